@@ -1,0 +1,114 @@
+# kcast -- the one build.
+#
+#   make            build/libkcast.a, build/libkcast.so, build/kcast
+#   make test       every CUnit suite and the CLI tests (one CUnit summary)
+#   make asan       the same tests under AddressSanitizer + UBSan
+#   make fuzz       build and run the PTX parser fuzzer (FUZZ_SECONDS, default 60)
+#   make bench      benchmarks (bench/)
+#   make deps       install the Debian packages the build needs (no-op if present)
+#   make demo       the main job on the embedded default
+#
+# Every module folder contributes its *.c files; no file lists to keep in sync.
+# BUILD=dir puts all outputs in another folder (e.g. for a sanitizer build).
+
+BUILD      ?= build
+CC         ?= cc
+LLVM_CONFIG ?= llvm-config-22
+CLANG      ?= clang-22
+NVCC       ?= nvcc
+
+# Debian packages the build and the tests need.  The one list: README and
+# .ci/run both go through `make deps`.
+DEPS_PKGS := make gcc libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
+             zlib1g-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
+             valgrind
+
+LLVM_INC   := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)
+LLVM_LIB   := $(shell $(LLVM_CONFIG) --libdir 2>/dev/null)
+
+WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+              -Wmissing-prototypes -Wno-unused-parameter
+CSTD       := -std=c11 -D_GNU_SOURCE
+OPT        ?= -O2 -g
+SANFLAGS   ?=
+CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) -fPIC -fopenmp -pthread \
+              -I. -Iinclude -isystem $(LLVM_INC) $(EXTRA_CFLAGS)
+LDLIBS_ALL := -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB) -lclang-22 -lLLVM-22 \
+              -lsqlite3 -lcjson -lcsv -lz -lm -ldl -fopenmp -pthread $(SANFLAGS)
+
+MODULES    := extractor datasets model profiler
+LIB_SRC    := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+LIB_SRC    := $(filter-out %_fuzz.c,$(LIB_SRC))
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_SRC    := $(wildcard cli/*.c)
+CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC   := $(wildcard tests/*.c)
+TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+BENCH_SRC  := $(wildcard bench/*.c)
+
+.PHONY: all test asan fuzz bench deps demo clean check-deps
+all: $(BUILD)/libkcast.a $(BUILD)/libkcast.so $(BUILD)/kcast
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+
+$(BUILD)/libkcast.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libkcast.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/kcast: $(CLI_OBJ) $(BUILD)/libkcast.a
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libkcast.a $(LDLIBS_ALL)
+
+# One test runner: every tests/*.c contributes suites (see tests/test_main.c).
+$(BUILD)/kcast-tests: $(TEST_OBJ) $(BUILD)/libkcast.a
+	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libkcast.a -lcunit $(LDLIBS_ALL)
+
+# Tests find the CLI and scratch space through the environment.
+test: $(BUILD)/kcast $(BUILD)/kcast-tests
+	KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
+	  $(BUILD)/kcast-tests
+
+# Sanitizers: a separate build folder, same tests.  OpenMP's runtime is not
+# instrumented; leak checking stays on.
+asan:
+	$(MAKE) BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+
+# Parser fuzzer (libFuzzer, clang-22).  FUZZ_SECONDS bounds the run.
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(filter-out extractor/frontend%.c,$(wildcard extractor/*.c))
+fuzz: $(BUILD)/fuzz/ptx_fuzz
+	@mkdir -p $(BUILD)/fuzz/corpus
+	cp -n tests/ptx/*.ptx $(BUILD)/fuzz/corpus/ 2>/dev/null || true
+	$(BUILD)/fuzz/ptx_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -max_len=65536 -rss_limit_mb=2048 $(BUILD)/fuzz/corpus
+
+$(BUILD)/fuzz/ptx_fuzz: tests/fuzz/ptx_fuzz.c $(FUZZ_SRC) $(wildcard extractor/*.h)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CSTD) -Wall -Wextra -Werror -O1 -g -I. -Iinclude \
+	  -fsanitize=fuzzer,address,undefined -o $@ tests/fuzz/ptx_fuzz.c $(FUZZ_SRC) -lm
+
+bench: $(BUILD)/kcast
+	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD))
+
+demo: $(BUILD)/kcast
+	$(BUILD)/kcast extract tests/ptx/saxpy_nvcc.ptx
+
+# Install what the build needs; does nothing when everything is present.
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else echo "make deps: all packages present"; fi
+
+clean:
+	rm -rf $(BUILD)

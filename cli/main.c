@@ -1,0 +1,110 @@
+/*
+ * main.c -- kcast's entry point: the command table and dispatch.
+ *
+ * `kcast CMD ARGS` runs cmd_CMD; `kcast CMD --help` and `kcast help CMD`
+ * print CMD's usage on stdout.
+ */
+#include "cli/cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "include/kcast.h"
+
+static const cmd_entry commands[] = {
+  {"extract", cmd_extract, "static features of the kernels in a .ptx/.cu/.ll/.bc file", cmd_extract_usage},
+  {"dataset", cmd_dataset, "inspect and export SQLite datasets (stats, export)", cmd_dataset_usage},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+void cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("kcast: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "kcast %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  fprintf(stderr, "Try 'kcast help %s'.\n", cmd);
+  return KCAST_EXIT_USAGE;
+}
+
+int cli_wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) return 0;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+  }
+  return 0;
+}
+
+int cli_parse_format(const char *s) {
+  if (!s) return -1;
+  if (!strcmp(s, "table")) return CLI_FMT_TABLE;
+  if (!strcmp(s, "csv")) return CLI_FMT_CSV;
+  if (!strcmp(s, "json")) return CLI_FMT_JSON;
+  return -1;
+}
+
+static void print_overview(FILE *f) {
+  fprintf(f, "kcast %s -- predict execution time and power of CUDA kernel launches\n\n",
+          KCAST_VERSION_STRING);
+  fprintf(f, "usage: kcast COMMAND [ARGS]\n\ncommands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "  %-10s %s\n", "help", "show help for a command");
+  fprintf(f, "  %-10s %s\n", "version", "print the version");
+}
+
+static const cmd_entry *find_command(const char *name) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (!strcmp(commands[i].name, name)) return &commands[i];
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    print_overview(stderr);
+    return KCAST_EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+    print_overview(stdout);
+    return KCAST_EXIT_OK;
+  }
+  if (!strcmp(name, "version") || !strcmp(name, "--version")) {
+    printf("kcast %s\n", KCAST_VERSION_STRING);
+    return KCAST_EXIT_OK;
+  }
+  if (!strcmp(name, "help")) {
+    if (argc < 3) {
+      print_overview(stdout);
+      return KCAST_EXIT_OK;
+    }
+    const cmd_entry *c = find_command(argv[2]);
+    if (!c) {
+      cli_error("no such command '%s' (see 'kcast help')", argv[2]);
+      return KCAST_EXIT_USAGE;
+    }
+    fputs(c->usage, stdout);
+    return KCAST_EXIT_OK;
+  }
+  const cmd_entry *c = find_command(name);
+  if (!c) {
+    cli_error("no such command '%s' (see 'kcast help')", name);
+    return KCAST_EXIT_USAGE;
+  }
+  if (cli_wants_help(argc - 1, argv + 1)) {
+    fputs(c->usage, stdout);
+    return KCAST_EXIT_OK;
+  }
+  return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,58 @@
+/*
+ * frontend.h -- turn what users have (.cu, .ll, .bc, .ptx) into PTX text,
+ * and list the __global__ kernels of a .cu file.
+ *
+ *   .ptx          read as is
+ *   .cu           nvcc -ptx (default) or clang-22 --cuda-device-only -S
+ *   .ll / .bc     LLVM C API: parse IR, NVPTX target machine, emit assembly
+ *
+ * Kernel listing uses libclang (clang-c/Index.h): every function with the
+ * CUDA global attribute, with its parameter names and types.
+ *
+ * Errors: functions return 0 on success, -1 on failure with one line in err
+ * ("FILE: what went wrong"; compiler diagnostics are summarised, the first
+ * error line included).
+ */
+#ifndef KCAST_FRONTEND_H
+#define KCAST_FRONTEND_H
+
+#include <stddef.h>
+
+typedef enum fe_compiler { FE_NVCC = 0, FE_CLANG = 1 } fe_compiler;
+
+typedef struct fe_options {
+  fe_compiler compiler;     /* for .cu input */
+  const char *arch;         /* "sm_90" etc.; NULL selects FE_DEFAULT_ARCH */
+  const char *const *extra; /* extra compiler arguments (-I, -D, -O3), or NULL */
+  size_t nextra;
+} fe_options;
+
+#define FE_DEFAULT_ARCH "sm_90"
+
+/*
+ * PTX text for path, chosen by its extension (case-insensitive).  *ptx is
+ * malloc'd and NUL-terminated (caller frees); *len excludes the NUL.
+ */
+int fe_to_ptx(const char *path, const fe_options *o, char **ptx, size_t *len,
+              char *err, size_t errcap);
+
+typedef struct fe_param {
+  char *name;   /* as written; "" when unnamed */
+  char *type;   /* spelled as clang prints it, e.g. "const float *" */
+} fe_param;
+
+typedef struct fe_kernel {
+  char *name;     /* source name, e.g. "saxpy" */
+  char *mangled;  /* the PTX .entry name (Itanium mangling) */
+  unsigned line;  /* line of the definition in the .cu file */
+  size_t nparams;
+  fe_param *params;
+} fe_kernel;
+
+/* The __global__ functions defined in a .cu file (templates: the explicit
+   instantiations clang sees).  Caller frees with fe_kernels_free. */
+int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
+                    size_t *n, char *err, size_t errcap);
+void fe_kernels_free(fe_kernel *k, size_t n);
+
+#endif
