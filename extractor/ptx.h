@@ -161,8 +161,17 @@ typedef struct ptx_operand {
   uint8_t kind;    /* ptx_opnd_kind */
   uint8_t neg;     /* 1 if written with '!' (predicate negation) */
   uint8_t fmt;     /* immediates: how it was written (PTX_IMMFMT_*), for printing */
-  uint8_t pipe;    /* 1 if this operand was joined to the previous one by '|' (shfl %r|%p) */
-  uint32_t n;      /* VEC/LIST: number of element operands that follow */
+  uint8_t pipe;    /* 1 if this operand was joined to the previous one by '|'
+                      (shfl %r|%p); it is a top-level operand of its own,
+                      counted in ptx_insn.nopnd but not in the op table's
+                      min/max check */
+  uint8_t sym_local; /* SYM, and ADDR with a symbol base: 1 when the symbol
+                        is function-scope (index into ptx_func.vars, which
+                        begins with the params), 0 for ptx_module.vars.
+                        Mirrors u.addr.sym_local, which SYM cannot use */
+  uint32_t n;      /* VEC/LIST: number of element operands that follow;
+                      ADDR: elements of a texture coordinate vector written
+                      inside the brackets ([%rd1, {%f1, %f2}]), 0 otherwise */
   union {
     uint32_t reg;       /* REG: slot in ptx_func.regs */
     uint32_t sreg;      /* SREG: ptx_sreg */
@@ -172,7 +181,7 @@ typedef struct ptx_operand {
     uint32_t sym;       /* SYM: index into ptx_module.vars, or into the function's
                            local vars when sym_local is set (see ptx_addr) */
     uint32_t label;     /* LABEL */
-    uint32_t func;      /* FUNC */
+    uint32_t func;      /* FUNC (also a function name used as a value) */
     struct ptx_addr {
       uint8_t base_kind;  /* PTX_OPND_REG, PTX_OPND_SYM or PTX_OPND_IMM_INT (absolute) */
       uint8_t sym_local;  /* base symbol is a function-local var (ptx_func.vars) */
@@ -182,19 +191,30 @@ typedef struct ptx_operand {
   } u;
 } ptx_operand;
 
-/* Immediate spelling, so that printing reproduces the source. */
+/* Immediate spelling, so that printing reproduces the source.  The low four
+   bits are the base (PTX_IMMFMT_KIND), the high bits are flags. */
 enum { PTX_IMMFMT_DEC = 0, PTX_IMMFMT_HEX, PTX_IMMFMT_OCT, PTX_IMMFMT_BIN,
        PTX_IMMFMT_FHEX /* 0f/0d */, PTX_IMMFMT_FDEC /* 1.5, 1e3 */,
+       PTX_IMMFMT_KIND = 0x0F,
+       PTX_IMMFMT_UPPER = 0x10    /* hex digits written A-F */,
+       PTX_IMMFMT_UPPREFIX = 0x20 /* prefix written 0X / 0F / 0D / 0B */,
+       PTX_IMMFMT_NEG = 0x40      /* written with a leading '-' */,
        PTX_IMMFMT_UNSIGNED = 0x80 /* suffix U */ };
+
+/* Address spelling (ptx_operand.fmt of an ADDR). */
+enum { PTX_ADDRFMT_OFFSET = 1 /* an offset was written, even +0 */,
+       PTX_ADDRFMT_MINUS = 2  /* written base-N rather than base+-N */ };
 
 /* --------------------------------------------------------- instructions -- */
 
 typedef struct ptx_insn {
   uint16_t op;        /* ptx_op (ptx_ops.h) */
-  uint8_t type;       /* primary type: last type modifier (ptx_type) */
+  uint8_t type;       /* primary type (ptx_type): the only type modifier, or
+                         with several the first one (the destination's) */
   uint8_t type2;      /* the other type of two-type instructions: for cvt and
                          cvt-like forms the source type (dst is `type`); for
-                         setp/set the comparison type and `type` the result */
+                         setp/set the comparison type and `type` the result
+                         (PTX_T_PRED for setp, the first type of set) */
   uint8_t space;      /* ptx_space for memory instructions, cvta and isspacep */
   uint8_t cmp;        /* ptx_cmp of setp/set/slct */
   uint8_t boolop;     /* setp/set combine: PTX_AUX_AND/OR/XOR or 0 */
@@ -202,14 +222,17 @@ typedef struct ptx_insn {
   uint8_t aux;        /* ptx_aux: atom/red op, shfl mode, vote mode, prmt mode,
                          membar/fence scope */
   uint8_t vec;        /* vector width: 1, 2, 4 or 8 */
-  uint8_t nopnd;      /* number of top-level operands */
+  uint8_t nopnd;      /* number of top-level operands (a '|'-joined one
+                         counts; see ptx_operand.pipe) */
   uint8_t guard_neg;  /* 1 when the guard is @!%p */
   uint32_t flags;     /* PTX_F_* */
   int32_t guard;      /* register slot of the guard predicate, -1 when none */
   uint32_t key;       /* opcode key: index into ptx_module.keys */
   uint32_t opnd;      /* first operand: index into ptx_func.opnds; the operands
                          of one instruction are contiguous; VEC/LIST elements
-                         follow their header and are not counted in nopnd */
+                         (and the n coordinates of a texture ADDR) follow
+                         their header and are not counted in nopnd; use
+                         ptx_insn_opnd() to index top-level operands */
   uint32_t line;      /* 1-based source line of the mnemonic */
   uint32_t col;       /* 1-based source column of the mnemonic */
 } ptx_insn;
@@ -234,7 +257,13 @@ typedef struct ptx_var {
                          NULL when the variable has none */
   uint32_t init_syms; /* number of entries in init_reloc (generic(sym) /
                          symbol addresses inside an initialiser) */
-  struct ptx_reloc { uint64_t offset; uint32_t sym; int64_t addend; } *init_reloc;
+  struct ptx_reloc {
+    uint64_t offset;  /* byte offset in init where the address goes */
+    uint32_t sym;     /* ptx_module.vars index, or ptx_module.funcs when is_func */
+    int64_t addend;   /* sym+8 -> 8 */
+    uint8_t is_func;  /* the symbol is a function (function-pointer table) */
+    uint8_t generic;  /* written generic(sym) */
+  } *init_reloc;
   uint32_t line;
 } ptx_var;
 
@@ -245,6 +274,9 @@ typedef struct ptx_reg {
   uint8_t vec;        /* 1, 2 or 4 for .v2/.v4 registers */
 } ptx_reg;
 
+/* Branch targets, and also the names of `.callprototype` declarations
+   (`prototype_0: .callprototype ...`), which an indirect call names as its
+   last operand (a LABEL). */
 typedef struct ptx_label {
   const char *name;
   uint32_t insn;      /* index of the first instruction after the label
@@ -297,7 +329,12 @@ typedef struct ptx_func {
   uint32_t nregs;
   ptx_reg *regs;          /* all register slots, including nested scopes */
   uint32_t nvars;
-  ptx_var *vars;          /* function-scope .local/.shared/.param variables */
+  ptx_var *vars;          /* every function-scope symbol: first the nparams
+                             params (params == vars), then the nrets return
+                             params (rets == vars + nparams), then the body's
+                             .local/.shared/.param/.const declarations in
+                             source order (each nested-scope redeclaration,
+                             e.g. nvcc's per-callseq `param0`, is its own) */
   uint32_t ninsns;
   ptx_insn *insns;
   uint32_t nopnds;
