@@ -69,8 +69,41 @@ $(BUILD)/kcast: $(CLI_OBJ) $(BUILD)/libkcast.a
 $(BUILD)/kcast-tests: $(TEST_OBJ) $(BUILD)/libkcast.a
 	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libkcast.a -lcunit $(LDLIBS_ALL)
 
+# Kernel corpus: every tests/kernels/*.cu compiled by nvcc and by clang to
+# PTX, and by clang to LLVM IR, in $(BUILD)/corpus (tests read it through
+# KCAST_BUILD).  A compiler that is not installed is skipped with a note; one
+# that fails fails the build.  Outputs are written to a temporary name and
+# renamed, so an interrupted or failed compile leaves no stale target.
+CORPUS_ARCH  ?= sm_90
+KERNELS      := $(wildcard tests/kernels/*.cu)
+NVCC_FOUND   := $(shell command -v $(NVCC) 2>/dev/null)
+CLANG_FOUND  := $(shell command -v $(CLANG) 2>/dev/null)
+CUDA_ROOT    ?= $(or $(CUDA_PATH),$(CUDA_HOME),$(patsubst %/bin/,%,$(dir $(NVCC_FOUND))),/usr/local/cuda)
+CLANG_CUDA   := -x cuda --cuda-device-only -O3 --cuda-gpu-arch=$(CORPUS_ARCH) \
+                --cuda-path=$(CUDA_ROOT) -Wno-unknown-cuda-version
+CORPUS       := $(if $(NVCC_FOUND),$(KERNELS:tests/kernels/%.cu=$(BUILD)/corpus/%.nvcc.ptx)) \
+                $(if $(CLANG_FOUND),$(KERNELS:tests/kernels/%.cu=$(BUILD)/corpus/%.clang.ptx) \
+                                    $(KERNELS:tests/kernels/%.cu=$(BUILD)/corpus/%.clang.ll))
+
+.PHONY: corpus
+corpus: $(CORPUS)
+	$(if $(NVCC_FOUND),,@echo "corpus: $(NVCC) not found on PATH, nvcc PTX skipped")
+	$(if $(CLANG_FOUND),,@echo "corpus: $(CLANG) not found on PATH, clang PTX and IR skipped")
+
+$(BUILD)/corpus/%.nvcc.ptx: tests/kernels/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -ptx -arch=$(CORPUS_ARCH) $< -o $@.tmp && mv $@.tmp $@
+
+$(BUILD)/corpus/%.clang.ptx: tests/kernels/%.cu
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CLANG_CUDA) -S $< -o $@.tmp && mv $@.tmp $@
+
+$(BUILD)/corpus/%.clang.ll: tests/kernels/%.cu
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CLANG_CUDA) -S -emit-llvm $< -o $@.tmp && mv $@.tmp $@
+
 # Tests find the CLI and scratch space through the environment.
-test: $(BUILD)/kcast $(BUILD)/kcast-tests
+test: $(BUILD)/kcast $(BUILD)/kcast-tests corpus
 	KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
 	  $(BUILD)/kcast-tests
 

@@ -49,8 +49,9 @@ typedef struct fe_kernel {
   fe_param *params;
 } fe_kernel;
 
-/* The __global__ functions defined in a .cu file (templates: the explicit
-   instantiations clang sees).  Caller frees with fe_kernels_free. */
+/* The non-template __global__ functions defined in a .cu file (libclang does
+   not expose template instantiations as cursors; their kernels still appear
+   in the PTX).  Caller frees with fe_kernels_free. */
 int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
                     size_t *n, char *err, size_t errcap);
 void fe_kernels_free(fe_kernel *k, size_t n);
