@@ -1,0 +1,369 @@
+/*
+ * cmd_extract.c -- `kcast extract`: static features of the kernels in a
+ * .ptx/.cu/.ll/.bc file.
+ *
+ * Pipeline: fe_to_ptx (front end by extension) -> ptx_parse -> ptx_cfg_build
+ * -> feat_static per .entry.  Output is a table per kernel (default), CSV (a
+ * header row `kernel,<feature>...`, the union of names over the selected
+ * kernels with 0 where a kernel lacks one, one row per kernel) or JSON as
+ * DESIGN.md fixes it: {"kernels": [{"name": MANGLED, "features": {...}}]}.
+ *
+ * --kernel K matches a mangled name exactly, else the source name: the
+ * Itanium base identifier (_Z5saxpyifPKfPf -> saxpy, last component of a
+ * nested _ZN...E name), else the length-prefixed identifier "5saxpy"
+ * anywhere inside a mangled name.  More than one match is an error that
+ * lists the candidates.
+ */
+#include "cli/cli.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+
+#include "extractor/features.h"
+#include "extractor/frontend.h"
+#include "extractor/ptx.h"
+
+const char cmd_extract_usage[] =
+    "usage: kcast extract FILE.{ptx,cu,ll,bc} [--kernel K] [--format table|csv|json]\n"
+    "                     [--list] [--compiler nvcc|clang] [--arch sm_XX]\n"
+    "\n"
+    "Static features (static.*) of every kernel (.entry) in FILE; see\n"
+    "docs/features.md for the names.\n"
+    "\n"
+    "  --kernel K      only kernel K: its mangled name or its source name\n"
+    "  --format F      table (default), csv (one row per kernel) or json\n"
+    "  --list          list the kernels with their parameters instead\n"
+    "  --compiler C    compiler for .cu input: nvcc (default) or clang\n"
+    "  --arch sm_XX    target architecture for .cu/.ll/.bc (default " FE_DEFAULT_ARCH ")\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input or unknown kernel, 2 bad command line.\n";
+
+typedef struct kfeat {
+  const ptx_func *k;
+  feat_vec v;
+} kfeat;
+
+/* Source base name of an Itanium-mangled name into buf; 0 when not mangled. */
+static int base_name(const char *mangled, char *buf, size_t cap) {
+  const char *p = mangled;
+  if (strncmp(p, "_Z", 2)) return 0;
+  p += 2;
+  int nested = 0;
+  if (*p == 'N') {
+    nested = 1;
+    p++;
+    while (*p == 'K' || *p == 'V' || *p == 'r') p++; /* cv-qualifiers */
+  }
+  const char *last = NULL;
+  size_t lastlen = 0;
+  while (isdigit((unsigned char)*p)) {
+    char *e;
+    unsigned long n = strtoul(p, &e, 10);
+    if (n == 0 || strlen(e) < n) return 0;
+    last = e;
+    lastlen = n;
+    p = e + n;
+    if (!nested) break;
+    if (*p == 'I') break; /* template arguments: the name came before */
+  }
+  if (!last || lastlen + 1 > cap) return 0;
+  memcpy(buf, last, lastlen);
+  buf[lastlen] = 0;
+  return 1;
+}
+
+/* Does kernel name `mangled` match the user's K (source-name rules)? */
+static int name_matches(const char *mangled, const char *want) {
+  char base[512];
+  if (base_name(mangled, base, sizeof base) && !strcmp(base, want)) return 2;
+  char lp[600];
+  snprintf(lp, sizeof lp, "%zu%s", strlen(want), want);
+  if (!strncmp(mangled, "_Z", 2) && strstr(mangled, lp)) return 1;
+  return 0;
+}
+
+/*
+ * Select the kernels to report: all .entry functions with a body, or the one
+ * K names.  Returns the number selected (into sel), or -1 after printing an
+ * error (unknown or ambiguous kernel).
+ */
+static long select_kernels(const ptx_module *m, const char *want,
+                           const ptx_func **sel, const char *path) {
+  long n = 0;
+  if (!want) {
+    for (uint32_t i = 0; i < m->nfuncs; i++)
+      if (m->funcs[i].is_entry && m->funcs[i].has_body) sel[n++] = &m->funcs[i];
+    return n;
+  }
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    const ptx_func *f = &m->funcs[i];
+    if (f->is_entry && f->has_body && !strcmp(f->name, want)) {
+      sel[0] = f;
+      return 1;
+    }
+  }
+  /* Exact base-name matches take precedence over substring matches. */
+  for (int level = 2; level >= 1; level--) {
+    n = 0;
+    for (uint32_t i = 0; i < m->nfuncs; i++) {
+      const ptx_func *f = &m->funcs[i];
+      if (f->is_entry && f->has_body && name_matches(f->name, want) >= level)
+        sel[n++] = f;
+    }
+    if (n == 1) return 1;
+    if (n > 1) {
+      size_t cap = 64;
+      for (long i = 0; i < n; i++) cap += strlen(sel[i]->name) + 2;
+      char *list = malloc(cap);
+      if (list) {
+        list[0] = 0;
+        for (long i = 0; i < n; i++) {
+          if (i) strcat(list, ", ");
+          strcat(list, sel[i]->name);
+        }
+      }
+      cli_error("%s: kernel name '%s' is ambiguous: %s", path, want,
+                list ? list : "(several)");
+      free(list);
+      return -1;
+    }
+  }
+  cli_error("%s: no kernel named '%s' (try 'kcast extract %s --list')", path,
+            want, path);
+  return -1;
+}
+
+static void print_number(FILE *f, double x) {
+  if (x == (double)(long long)x && x < 1e15 && x > -1e15) fprintf(f, "%lld", (long long)x);
+  else fprintf(f, "%.17g", x);
+}
+
+static void out_table(kfeat *kf, long n) {
+  for (long i = 0; i < n; i++) {
+    size_t w = 0;
+    for (size_t j = 0; j < kf[i].v.n; j++)
+      if (strlen(kf[i].v.names[j]) > w) w = strlen(kf[i].v.names[j]);
+    printf("%skernel %s\n", i ? "\n" : "", kf[i].k->name);
+    for (size_t j = 0; j < kf[i].v.n; j++) {
+      printf("  %-*s  ", (int)w, kf[i].v.names[j]);
+      print_number(stdout, kf[i].v.vals[j]);
+      putchar('\n');
+    }
+  }
+}
+
+/* CSV field: quoted when it holds a comma, quote or newline. */
+static void csv_field(const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) { fputs(s, stdout); return; }
+  putchar('"');
+  for (; *s; s++) {
+    if (*s == '"') putchar('"');
+    putchar(*s);
+  }
+  putchar('"');
+}
+
+static int out_csv(kfeat *kf, long n) {
+  feat_vec cols;
+  feat_init(&cols);
+  for (long i = 0; i < n; i++)
+    for (size_t j = 0; j < kf[i].v.n; j++)
+      if (feat_set(&cols, kf[i].v.names[j], 0)) { feat_free(&cols); return -1; }
+  feat_sort(&cols);
+  fputs("kernel", stdout);
+  for (size_t c = 0; c < cols.n; c++) { putchar(','); csv_field(cols.names[c]); }
+  putchar('\n');
+  for (long i = 0; i < n; i++) {
+    csv_field(kf[i].k->name);
+    for (size_t c = 0; c < cols.n; c++) {
+      putchar(',');
+      print_number(stdout, feat_get(&kf[i].v, cols.names[c], 0));
+    }
+    putchar('\n');
+  }
+  feat_free(&cols);
+  return 0;
+}
+
+static int out_json(kfeat *kf, long n) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON *arr = root ? cJSON_AddArrayToObject(root, "kernels") : NULL;
+  if (!arr) { cJSON_Delete(root); return -1; }
+  for (long i = 0; i < n; i++) {
+    cJSON *k = cJSON_CreateObject();
+    if (!k) { cJSON_Delete(root); return -1; }
+    cJSON_AddItemToArray(arr, k);
+    if (!cJSON_AddStringToObject(k, "name", kf[i].k->name)) { cJSON_Delete(root); return -1; }
+    cJSON *fs = cJSON_AddObjectToObject(k, "features");
+    if (!fs) { cJSON_Delete(root); return -1; }
+    for (size_t j = 0; j < kf[i].v.n; j++)
+      if (!cJSON_AddNumberToObject(fs, kf[i].v.names[j], kf[i].v.vals[j])) {
+        cJSON_Delete(root);
+        return -1;
+      }
+  }
+  char *s = cJSON_Print(root);
+  cJSON_Delete(root);
+  if (!s) return -1;
+  puts(s);
+  cJSON_free(s);
+  return 0;
+}
+
+/* --list for PTX input: entries with parameter names and PTX types. */
+static void list_ptx(const ptx_module *m) {
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    const ptx_func *f = &m->funcs[i];
+    if (!f->is_entry) continue;
+    printf("%s(", f->name);
+    for (uint32_t p = 0; p < f->nparams; p++) {
+      const ptx_var *v = &f->params[p];
+      printf("%s.%s%s %s", p ? ", " : "", ptx_type_name((ptx_type)v->type),
+             v->count > 1 ? "[]" : "", v->name ? v->name : "");
+    }
+    printf(")\n");
+  }
+}
+
+static int list_cu(const char *path, const fe_options *o) {
+  fe_kernel *ks = NULL;
+  size_t n = 0;
+  char err[1024] = "";
+  if (fe_list_kernels(path, o, &ks, &n, err, sizeof err)) {
+    cli_error("%s", err[0] ? err : "cannot list kernels");
+    return KCAST_EXIT_USER;
+  }
+  for (size_t i = 0; i < n; i++) {
+    printf("%s(", ks[i].name);
+    for (size_t p = 0; p < ks[i].nparams; p++)
+      printf("%s%s%s%s", p ? ", " : "", ks[i].params[p].type,
+             ks[i].params[p].name[0] ? " " : "", ks[i].params[p].name);
+    printf(")  %s  line %u\n", ks[i].mangled ? ks[i].mangled : "", ks[i].line);
+  }
+  fe_kernels_free(ks, n);
+  return KCAST_EXIT_OK;
+}
+
+static int has_ext(const char *path, const char *ext) {
+  size_t n = strlen(path), e = strlen(ext);
+  return n > e && !strcasecmp(path + n - e, ext);
+}
+
+int cmd_extract(int argc, char **argv) {
+  const char *path = NULL, *kernel = NULL, *arch = NULL;
+  int fmt = CLI_FMT_TABLE, list = 0;
+  fe_options fo = {FE_NVCC, NULL, NULL, 0};
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val = NULL;
+    const char *opts[] = {"--kernel", "--format", "--compiler", "--arch"};
+    int which = -1;
+    for (int o = 0; o < 4; o++) {
+      size_t l = strlen(opts[o]);
+      if (!strncmp(a, opts[o], l) && (a[l] == 0 || a[l] == '=')) {
+        which = o;
+        if (a[l] == '=') val = a + l + 1;
+        else if (i + 1 < argc) val = argv[++i];
+        else return cli_usage_error("extract", "option %s needs a value", opts[o]);
+        break;
+      }
+    }
+    if (which == 0) kernel = val;
+    else if (which == 1) {
+      fmt = cli_parse_format(val);
+      if (fmt < 0) return cli_usage_error("extract", "unknown format '%s' (table, csv or json)", val);
+    } else if (which == 2) {
+      if (!strcmp(val, "nvcc")) fo.compiler = FE_NVCC;
+      else if (!strcmp(val, "clang")) fo.compiler = FE_CLANG;
+      else return cli_usage_error("extract", "unknown compiler '%s' (nvcc or clang)", val);
+    } else if (which == 3) {
+      if (strncmp(val, "sm_", 3) || !isdigit((unsigned char)val[3]))
+        return cli_usage_error("extract", "bad --arch '%s' (expected sm_XX)", val);
+      arch = val;
+    } else if (!strcmp(a, "--list")) {
+      list = 1;
+    } else if (a[0] == '-' && a[1]) {
+      return cli_usage_error("extract", "unknown option '%s'", a);
+    } else if (path) {
+      return cli_usage_error("extract", "only one input file (got '%s' and '%s')", path, a);
+    } else {
+      path = a;
+    }
+  }
+  if (!path) return cli_usage_error("extract", "missing input file");
+  fo.arch = arch;
+
+  if (list && has_ext(path, ".cu")) return list_cu(path, &fo);
+
+  int rc = KCAST_EXIT_USER;
+  char *text = NULL;
+  size_t len = 0;
+  char ferr[1024] = "";
+  ptx_module *m = NULL;
+  const ptx_func **sel = NULL;
+  kfeat *kf = NULL;
+  long n = 0;
+  ptx_error perr;
+  memset(&perr, 0, sizeof perr);
+
+  if (fe_to_ptx(path, &fo, &text, &len, ferr, sizeof ferr)) {
+    cli_error("%s", ferr[0] ? ferr : "cannot read input");
+    goto out;
+  }
+  m = ptx_parse(text, len, path, &perr);
+  if (!m) {
+    cli_error("%s", perr.msg[0] ? perr.msg : "cannot parse PTX");
+    goto out;
+  }
+  if (list) {
+    list_ptx(m);
+    rc = KCAST_EXIT_OK;
+    goto out;
+  }
+  if (ptx_cfg_build(m, &perr)) {
+    cli_error("%s", perr.msg);
+    goto out;
+  }
+  sel = calloc(m->nfuncs ? m->nfuncs : 1, sizeof *sel);
+  if (!sel) { cli_error("out of memory"); goto out; }
+  n = select_kernels(m, kernel, sel, path);
+  if (n < 0) goto out;
+  if (n == 0) {
+    cli_error("%s: no kernels (.entry) in this file", path);
+    goto out;
+  }
+  kf = calloc((size_t)n, sizeof *kf);
+  if (!kf) { cli_error("out of memory"); goto out; }
+  for (long i = 0; i < n; i++) {
+    kf[i].k = sel[i];
+    feat_init(&kf[i].v);
+    if (feat_static(m, sel[i], &kf[i].v, &perr)) {
+      cli_error("%s", perr.msg);
+      n = i + 1;
+      goto out;
+    }
+    feat_sort(&kf[i].v);
+  }
+  int orc = 0;
+  switch (fmt) {
+    case CLI_FMT_CSV: orc = out_csv(kf, n); break;
+    case CLI_FMT_JSON: orc = out_json(kf, n); break;
+    default: out_table(kf, n); break;
+  }
+  if (orc) { cli_error("out of memory writing output"); goto out; }
+  if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
+  rc = KCAST_EXIT_OK;
+
+out:
+  if (kf)
+    for (long i = 0; i < n; i++) feat_free(&kf[i].v);
+  free(kf);
+  free(sel);
+  ptx_module_free(m);
+  free(text);
+  return rc;
+}
