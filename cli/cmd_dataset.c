@@ -1,0 +1,438 @@
+/*
+ * cmd_dataset.c -- `kcast dataset stats|export|merge`: look into, flatten and
+ * combine SQLite datasets (docs/formats.md describes the file).
+ *
+ * stats   counts per table, per app and per (gpu, metric); a table, or CSV
+ *         (one tidy table: a `kind` column says which count a row holds) or
+ *         JSON (one object).
+ * export  one CSV row per launch: its columns, one column per feature name
+ *         (union, sorted; empty where the launch lacks it), then the median of
+ *         every (gpu, metric) as `metric@gpu`.  Built from ds_query_matrix
+ *         (features only, missing = NAN) and ds_query_target, merged by
+ *         launch id, so it never reaches past ds.h.
+ * merge   OUT IN...: every input is checked before any is merged; each merge
+ *         is one transaction (ds_merge).
+ *
+ * Numbers are printed with the fewest digits that read back to the same
+ * double; CSV fields are quoted only when they need it (libcsv writes the
+ * quoted form).
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <csv.h>
+
+#include "datasets/ds.h"
+
+const char cmd_dataset_usage[] =
+    "usage: kcast dataset stats DB [--format table|csv|json]\n"
+    "       kcast dataset export DB [--format csv] [-o FILE]\n"
+    "       kcast dataset merge OUT IN...\n"
+    "\n"
+    "Inspect and combine kcast datasets (SQLite files; see docs/formats.md).\n"
+    "\n"
+    "  stats    launches, feature values and kernels per app; measurements per\n"
+    "           GPU and metric\n"
+    "  export   one CSV row per launch: id, bench, app, dataset, lseq, kernel,\n"
+    "           grid, block, shmem, a column per feature, then the median of\n"
+    "           each measured metric per GPU as METRIC@GPU (e.g. time_ns@H200)\n"
+    "  merge    add the launches, features, measurements and GPUs of each IN\n"
+    "           to OUT (created if missing); a launch present in both is\n"
+    "           matched by (app, dataset, lseq) and IN's values win\n"
+    "\n"
+    "  --format F   output format (stats: table, csv, json; export: csv)\n"
+    "  -o FILE      write the export to FILE instead of standard output\n"
+    "\n"
+    "Exit status: 0 ok, 1 unreadable or foreign file, 2 bad command line.\n";
+
+/* Options shared by the subcommands; positional arguments in pos[]. */
+typedef struct opts {
+  int format;          /* cli_format, -1 = default */
+  const char *output;  /* -o FILE or NULL */
+  int npos;
+  char **pos;
+} opts;
+
+static int parse_opts(int argc, char **argv, opts *o) {
+  o->format = -1;
+  o->output = NULL;
+  o->npos = 0;
+  o->pos = calloc((size_t)argc + 1, sizeof *o->pos);
+  if (!o->pos) {
+    cli_error("out of memory");
+    return KCAST_EXIT_USER;
+  }
+  int opts_done = 0;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i], *val = NULL;
+    if (opts_done || a[0] != '-' || !a[1]) {
+      o->pos[o->npos++] = argv[i];
+      continue;
+    }
+    if (!strcmp(a, "--")) {
+      opts_done = 1;
+    } else if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
+      val = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!val) return cli_usage_error("dataset", "--format needs a value");
+      o->format = cli_parse_format(val);
+      if (o->format < 0)
+        return cli_usage_error("dataset", "unknown format '%s'", val);
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
+               !strncmp(a, "--output=", 9)) {
+      val = a[1] == '-' && a[8] == '=' ? a + 9
+                                       : (i + 1 < argc ? argv[++i] : NULL);
+      if (!val || !*val)
+        return cli_usage_error("dataset", "%s needs a file name", a);
+      o->output = val;
+    } else {
+      return cli_usage_error("dataset", "unknown option '%s'", a);
+    }
+  }
+  return KCAST_EXIT_OK;
+}
+
+/* ------------------------------------------------------------ CSV output -- */
+
+static void csv_str(FILE *f, const char *s) {
+  if (!s) return;
+  size_t n = strlen(s);
+  if (n && !strpbrk(s, ",\"\r\n") && s[0] != ' ' && s[n - 1] != ' ')
+    fputs(s, f);
+  else if (n)
+    csv_fwrite(f, s, n);
+}
+
+/* Shortest decimal that reads back as v; nothing for NAN (missing). */
+static void csv_num(FILE *f, double v) {
+  if (isnan(v)) return;
+  if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+    fprintf(f, "%" PRId64, (int64_t)v);
+    return;
+  }
+  char buf[40];
+  for (int prec = 15; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  fputs(buf, f);
+}
+
+/* ------------------------------------------------------------------ stats -- */
+
+static int stats_table(const char *path, const ds_stats *s) {
+  printf("dataset         %s\n", path);
+  printf("launches        %" PRId64 "\n", s->launches);
+  printf("feature values  %" PRId64 "\n", s->feature_rows);
+  printf("feature names   %" PRId64 "\n", s->feature_names);
+  printf("measurements    %" PRId64 "\n", s->measurements);
+  printf("gpus            %" PRId64 "\n", s->gpus);
+  printf("runs            %" PRId64 "\n", s->runs);
+  int w = 3;
+  for (size_t i = 0; i < s->napps; i++)
+    if ((int)strlen(s->apps[i].app) > w) w = (int)strlen(s->apps[i].app);
+  if (s->napps) {
+    printf("\n%-*s  %10s  %8s  %7s  %14s\n", w, "app", "launches", "datasets",
+           "kernels", "feature values");
+    for (size_t i = 0; i < s->napps; i++)
+      printf("%-*s  %10" PRId64 "  %8" PRId64 "  %7" PRId64 "  %14" PRId64 "\n",
+             w, s->apps[i].app, s->apps[i].launches, s->apps[i].datasets,
+             s->apps[i].kernels, s->apps[i].feature_rows);
+  }
+  if (s->nmeas) {
+    w = 3;
+    for (size_t i = 0; i < s->nmeas; i++)
+      if ((int)strlen(s->meas[i].gpu) > w) w = (int)strlen(s->meas[i].gpu);
+    printf("\n%-*s  %-8s  %10s  %12s\n", w, "gpu", "metric", "launches",
+           "measurements");
+    for (size_t i = 0; i < s->nmeas; i++)
+      printf("%-*s  %-8s  %10" PRId64 "  %12" PRId64 "\n", w, s->meas[i].gpu,
+             s->meas[i].metric, s->meas[i].launches, s->meas[i].values);
+  } else {
+    printf("\nno measurements\n");
+  }
+  return KCAST_EXIT_OK;
+}
+
+static int stats_csv(const ds_stats *s) {
+  FILE *f = stdout;
+  fputs("kind,app,gpu,metric,launches,datasets,kernels,feature_values,"
+        "measurements\n", f);
+  fprintf(f, "total,,,,%" PRId64 ",,,%" PRId64 ",%" PRId64 "\n", s->launches,
+          s->feature_rows, s->measurements);
+  for (size_t i = 0; i < s->napps; i++) {
+    fputs("app,", f);
+    csv_str(f, s->apps[i].app);
+    fprintf(f, ",,,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",\n",
+            s->apps[i].launches, s->apps[i].datasets, s->apps[i].kernels,
+            s->apps[i].feature_rows);
+  }
+  for (size_t i = 0; i < s->nmeas; i++) {
+    fputs("gpu,,", f);
+    csv_str(f, s->meas[i].gpu);
+    fputc(',', f);
+    csv_str(f, s->meas[i].metric);
+    fprintf(f, ",%" PRId64 ",,,,%" PRId64 "\n", s->meas[i].launches,
+            s->meas[i].values);
+  }
+  return KCAST_EXIT_OK;
+}
+
+static int stats_json(const char *path, const ds_stats *s) {
+  cJSON *o = cJSON_CreateObject(), *apps = NULL, *meas = NULL;
+  if (!o) goto nomem;
+  cJSON_AddStringToObject(o, "file", path);
+  cJSON_AddNumberToObject(o, "launches", (double)s->launches);
+  cJSON_AddNumberToObject(o, "feature_values", (double)s->feature_rows);
+  cJSON_AddNumberToObject(o, "feature_names", (double)s->feature_names);
+  cJSON_AddNumberToObject(o, "measurements", (double)s->measurements);
+  cJSON_AddNumberToObject(o, "gpus", (double)s->gpus);
+  cJSON_AddNumberToObject(o, "runs", (double)s->runs);
+  if (!(apps = cJSON_AddArrayToObject(o, "apps")) ||
+      !(meas = cJSON_AddArrayToObject(o, "measured")))
+    goto nomem;
+  for (size_t i = 0; i < s->napps; i++) {
+    cJSON *a = cJSON_CreateObject();
+    if (!a || !cJSON_AddItemToArray(apps, a)) goto nomem;
+    cJSON_AddStringToObject(a, "app", s->apps[i].app);
+    cJSON_AddNumberToObject(a, "launches", (double)s->apps[i].launches);
+    cJSON_AddNumberToObject(a, "datasets", (double)s->apps[i].datasets);
+    cJSON_AddNumberToObject(a, "kernels", (double)s->apps[i].kernels);
+    cJSON_AddNumberToObject(a, "feature_values", (double)s->apps[i].feature_rows);
+  }
+  for (size_t i = 0; i < s->nmeas; i++) {
+    cJSON *m = cJSON_CreateObject();
+    if (!m || !cJSON_AddItemToArray(meas, m)) goto nomem;
+    cJSON_AddStringToObject(m, "gpu", s->meas[i].gpu);
+    cJSON_AddStringToObject(m, "metric", s->meas[i].metric);
+    cJSON_AddNumberToObject(m, "launches", (double)s->meas[i].launches);
+    cJSON_AddNumberToObject(m, "measurements", (double)s->meas[i].values);
+  }
+  char *txt = cJSON_Print(o);
+  if (!txt) goto nomem;
+  puts(txt);
+  cJSON_free(txt);
+  cJSON_Delete(o);
+  return KCAST_EXIT_OK;
+nomem:
+  cJSON_Delete(o);
+  cli_error("out of memory");
+  return KCAST_EXIT_USER;
+}
+
+static int open_db(const char *path, int flags, ds_db **db) {
+  char err[1100];
+  if (ds_open(path, flags, db, err, sizeof err) < 0) {
+    cli_error("%s", err);
+    return KCAST_EXIT_USER;
+  }
+  return KCAST_EXIT_OK;
+}
+
+static int sub_stats(opts *o) {
+  if (o->npos != 1)
+    return cli_usage_error("dataset", "stats needs exactly one DB");
+  if (o->output)
+    return cli_usage_error("dataset", "stats writes to standard output (no -o)");
+  ds_db *db;
+  int rc = open_db(o->pos[0], DS_READONLY, &db);
+  if (rc) return rc;
+  ds_stats s;
+  if (ds_get_stats(db, &s) < 0) {
+    cli_error("%s", ds_errmsg(db));
+    ds_close(db);
+    return KCAST_EXIT_USER;
+  }
+  switch (o->format < 0 ? CLI_FMT_TABLE : o->format) {
+    case CLI_FMT_CSV: rc = stats_csv(&s); break;
+    case CLI_FMT_JSON: rc = stats_json(o->pos[0], &s); break;
+    default: rc = stats_table(o->pos[0], &s); break;
+  }
+  ds_stats_free(&s);
+  ds_close(db);
+  return rc;
+}
+
+/* ----------------------------------------------------------------- export -- */
+
+typedef struct export_data {
+  ds_matrix m;       /* every launch, features only, missing = NAN */
+  ds_stats st;       /* the (gpu, metric) pairs */
+  ds_target *t;      /* st.nmeas medians */
+  size_t *tpos;      /* merge cursor per target */
+} export_data;
+
+static void export_free(export_data *e) {
+  for (size_t i = 0; e->t && i < e->st.nmeas; i++) ds_target_free(&e->t[i]);
+  free(e->t);
+  free(e->tpos);
+  ds_stats_free(&e->st);
+  ds_matrix_free(&e->m);
+}
+
+static int export_load(ds_db *db, export_data *e) {
+  ds_query q;
+  ds_query_init(&q);
+  q.missing = DS_MISSING_NAN;
+  q.include_empty = 1;
+  if (ds_query_matrix(db, &q, &e->m) < 0 || ds_get_stats(db, &e->st) < 0)
+    return -1;
+  e->t = calloc(e->st.nmeas ? e->st.nmeas : 1, sizeof *e->t);
+  e->tpos = calloc(e->st.nmeas ? e->st.nmeas : 1, sizeof *e->tpos);
+  if (!e->t || !e->tpos) return -2;
+  for (size_t i = 0; i < e->st.nmeas; i++)
+    if (ds_query_target(db, e->st.meas[i].gpu, e->st.meas[i].metric,
+                        DS_AGG_MEDIAN, &e->t[i]) < 0)
+      return -1;
+  return 0;
+}
+
+static int export_write(ds_db *db, export_data *e, FILE *f) {
+  static const char *const fixed[] = {
+    "id", "bench", "app", "dataset", "lseq", "kernel", "grid_x", "grid_y",
+    "grid_z", "block_x", "block_y", "block_z", "shmem"};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    fprintf(f, "%s%s", i ? "," : "", fixed[i]);
+  for (size_t j = 0; j < e->m.cols; j++) {
+    fputc(',', f);
+    csv_str(f, e->m.colnames[j]);
+  }
+  for (size_t i = 0; i < e->st.nmeas; i++) {
+    char name[512];
+    snprintf(name, sizeof name, "%s@%s", e->st.meas[i].metric,
+             e->st.meas[i].gpu);
+    fputc(',', f);
+    csv_str(f, name);
+  }
+  fputc('\n', f);
+  ds_iter *it;
+  if (ds_iter_launches(db, NULL, NULL, &it) < 0) return -1;
+  int64_t id;
+  ds_launch l;
+  size_t r = 0;
+  int rc;
+  while ((rc = ds_iter_next(it, &id, &l)) == 1) {
+    fprintf(f, "%" PRId64 ",", id);
+    csv_str(f, l.bench);
+    fputc(',', f);
+    csv_str(f, l.app);
+    fputc(',', f);
+    csv_str(f, l.dataset);
+    fprintf(f, ",%" PRId64 ",", l.lseq);
+    csv_str(f, l.kernel);
+    fprintf(f, ",%u,%u,%u,%u,%u,%u,%" PRId64, l.grid[0], l.grid[1], l.grid[2],
+            l.block[0], l.block[1], l.block[2], l.shmem);
+    /* The matrix has the same launches by id (include_empty); a launch
+       added by another writer since then simply gets empty cells. */
+    while (r < e->m.rows && e->m.launch_id[r] < id) r++;
+    int have = r < e->m.rows && e->m.launch_id[r] == id;
+    for (size_t j = 0; j < e->m.cols; j++) {
+      fputc(',', f);
+      if (have) csv_num(f, e->m.x[r * e->m.cols + j]);
+    }
+    for (size_t i = 0; i < e->st.nmeas; i++) {
+      const ds_target *t = &e->t[i];
+      size_t *p = &e->tpos[i];
+      while (*p < t->n && t->launch_id[*p] < id) (*p)++;
+      fputc(',', f);
+      if (*p < t->n && t->launch_id[*p] == id) csv_num(f, t->value[*p]);
+    }
+    fputc('\n', f);
+  }
+  ds_iter_free(it);
+  return rc < 0 ? -1 : 0;
+}
+
+static int sub_export(opts *o) {
+  if (o->npos != 1)
+    return cli_usage_error("dataset", "export needs exactly one DB");
+  if (o->format >= 0 && o->format != CLI_FMT_CSV)
+    return cli_usage_error("dataset", "export writes csv only");
+  ds_db *db;
+  int rc = open_db(o->pos[0], DS_READONLY, &db);
+  if (rc) return rc;
+  export_data e;
+  memset(&e, 0, sizeof e);
+  FILE *f = stdout;
+  int lrc = export_load(db, &e);
+  if (lrc < 0) {
+    if (lrc == -2) cli_error("out of memory");
+    else cli_error("%s", ds_errmsg(db));
+    rc = KCAST_EXIT_USER;
+    goto out;
+  }
+  if (o->output && !(f = fopen(o->output, "w"))) {
+    cli_error("%s: cannot write: %s", o->output, strerror(errno));
+    f = stdout;
+    rc = KCAST_EXIT_USER;
+    goto out;
+  }
+  if (export_write(db, &e, f) < 0) {
+    cli_error("%s", ds_errmsg(db));
+    rc = KCAST_EXIT_USER;
+  }
+  if (f != stdout) {
+    if (fclose(f) != 0 && !rc) {
+      cli_error("%s: cannot write: %s", o->output, strerror(errno));
+      rc = KCAST_EXIT_USER;
+    }
+  } else if (fflush(stdout) != 0 && !rc) {
+    cli_error("(stdout): cannot write: %s", strerror(errno));
+    rc = KCAST_EXIT_USER;
+  }
+out:
+  export_free(&e);
+  ds_close(db);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ merge -- */
+
+static int sub_merge(opts *o) {
+  if (o->npos < 2)
+    return cli_usage_error("dataset", "merge needs OUT and at least one IN");
+  if (o->format >= 0 || o->output)
+    return cli_usage_error("dataset", "merge takes no --format or -o");
+  /* Check every input first, so a bad one merges nothing. */
+  for (int i = 1; i < o->npos; i++) {
+    ds_db *in;
+    int rc = open_db(o->pos[i], DS_READONLY, &in);
+    if (rc) return rc;
+    ds_close(in);
+  }
+  ds_db *db;
+  int rc = open_db(o->pos[0], DS_CREATE, &db);
+  if (rc) return rc;
+  for (int i = 1; i < o->npos && !rc; i++) {
+    if (ds_merge(db, o->pos[i]) < 0) {
+      cli_error("%s", ds_errmsg(db));
+      rc = KCAST_EXIT_USER;
+    }
+  }
+  ds_close(db);
+  return rc;
+}
+
+int cmd_dataset(int argc, char **argv) {
+  if (argc < 2)
+    return cli_usage_error("dataset", "missing subcommand (stats, export, merge)");
+  const char *sub = argv[1];
+  int (*fn)(opts *) = !strcmp(sub, "stats")    ? sub_stats
+                      : !strcmp(sub, "export") ? sub_export
+                      : !strcmp(sub, "merge")  ? sub_merge
+                                               : NULL;
+  if (!fn)
+    return cli_usage_error("dataset", "unknown subcommand '%s' (stats, export,"
+                           " merge)", sub);
+  opts o;
+  int rc = parse_opts(argc, argv, &o);
+  if (rc == KCAST_EXIT_OK) rc = fn(&o);
+  free(o.pos);
+  return rc;
+}

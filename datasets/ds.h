@@ -1,0 +1,260 @@
+/*
+ * ds.h -- the dataset store: launches, their features and their measured
+ * time/power, in one SQLite file.
+ *
+ * A dataset is what `kcast run` (features, no GPU) and `kcast profile`
+ * (measurements, on a GPU) write and what `kcast train`/`kcast cv` read.
+ * Launches are joined across runs by (app, dataset, lseq): the program, a
+ * label for its input and the launch's position in the program's launch
+ * sequence -- the key the GPU Mangrove databases use.  docs/formats.md is the
+ * normative description of the schema; this header is the only way the rest
+ * of kcast touches it.
+ *
+ * Conventions:
+ *  - every function returns 0 on success and -1 on failure; the failure's
+ *    text ("FILE: problem") is then ds_errmsg(db) until the next call on db;
+ *  - writers are transactional: ds_begin .. ds_commit, or each call on its
+ *    own (then it commits by itself).  A process killed in between leaves the
+ *    file as it was before ds_begin (SQLite rollback journal);
+ *  - strings handed in are copied; strings handed out say who owns them;
+ *  - one ds_db is used by one thread at a time; separate handles (also on the
+ *    same file) may be used from separate threads or processes.
+ */
+#ifndef KCAST_DS_H
+#define KCAST_DS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "extractor/features.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Schema version this build reads and writes (meta.schema_version). */
+#define DS_SCHEMA_VERSION 1
+/* SQLite application_id of a kcast dataset: "KCST". */
+#define DS_APPLICATION_ID 0x4B435354
+
+/* ds_open flags. */
+enum {
+  DS_CREATE = 1 << 0,   /* create the file (or fill an empty one) if needed */
+  DS_READONLY = 1 << 1  /* open for reading only; not with DS_CREATE */
+};
+
+/* How repeated measurements of one (launch, gpu, metric) are combined. */
+enum { DS_AGG_MEDIAN = 0, DS_AGG_MEAN = 1 };
+
+/* What a missing feature becomes in a matrix (ds_query.missing). */
+enum {
+  DS_MISSING_DEFAULT = 0, /* ds_feature_default(): 0 for counts, NAN otherwise */
+  DS_MISSING_NAN = 1      /* NAN for every missing feature (exports) */
+};
+
+typedef struct ds_db ds_db;
+
+/* ------------------------------------------------------------ open/close -- */
+
+/*
+ * Open the dataset at path.  With DS_CREATE a missing or empty file gets the
+ * current schema; an existing dataset is checked either way.  Refused, with a
+ * message in err naming path: a missing file (without DS_CREATE), a file that
+ * is not SQLite, an SQLite file that is not a kcast dataset, a dataset of a
+ * newer (or unknown older) schema version.  [out] *db is NULL on failure.
+ * err may be NULL; it is always NUL-terminated when cap > 0.
+ */
+int ds_open(const char *path, int flags, ds_db **db, char *err, size_t cap);
+/* Close; rolls back an open transaction.  Accepts NULL. */
+void ds_close(ds_db *db);
+/* The last failure's message; "" when none.  Owned by db. */
+const char *ds_errmsg(const ds_db *db);
+/* The path db was opened with.  Owned by db. */
+const char *ds_path(const ds_db *db);
+
+/* ---------------------------------------------------------- transactions -- */
+
+/* Begin a write transaction (takes the write lock now; waits up to 5 s). */
+int ds_begin(ds_db *db);
+int ds_commit(ds_db *db);
+/* Roll back; a no-op when no transaction is open. */
+int ds_rollback(ds_db *db);
+/* PRAGMA integrity_check; -1 with the first problem when it is not "ok". */
+int ds_integrity_check(ds_db *db);
+
+/* ---------------------------------------------------------------- writers -- */
+
+/* One kernel launch.  Strings are read during the call only. */
+typedef struct ds_launch {
+  const char *bench;    /* suite label (Mangrove's "bench"), may be NULL */
+  const char *app;      /* program name, non-empty */
+  const char *dataset;  /* input label (the program's arguments), non-NULL */
+  int64_t lseq;         /* position in the program's launch sequence, >= 0 */
+  const char *kernel;   /* kernel name (mangled), non-empty */
+  uint32_t grid[3];     /* grid dimensions, x y z */
+  uint32_t block[3];    /* block dimensions, x y z */
+  int64_t shmem;        /* dynamic shared memory bytes */
+  const char *source;   /* tool that made the row ("kcast run"), may be NULL */
+} ds_launch;
+
+/*
+ * Record a provenance row (runs table): command line, UTC date, host.  Later
+ * launches and measurements written through db carry its id.  [out] run_id
+ * may be NULL.
+ */
+int ds_record_run(ds_db *db, const char *command, int64_t *run_id);
+
+/*
+ * Insert launch l, or update it when (app, dataset, lseq) exists already:
+ * the launch keeps its id and its measurements, its other columns are
+ * replaced (a NULL bench/source keeps the stored one).  When features is
+ * non-NULL the launch's feature set is replaced by it (names not in it are
+ * deleted); when NULL the stored features are kept (a profiler adding
+ * measurements).  Atomic.  [out] id may be NULL.
+ */
+int ds_insert_launch(ds_db *db, const ds_launch *l, const feat_vec *features,
+                     int64_t *id);
+/* [out] *id of launch (app, dataset, lseq); returns 1 when found, 0 when
+   not, -1 on error. */
+int ds_find_launch(ds_db *db, const char *app, const char *dataset,
+                   int64_t lseq, int64_t *id);
+/*
+ * Record one measured value: metric is "time_ns", "power_w" or "energy_j",
+ * value finite and >= 0, rep the repetition number (>= 0).  (launch, gpu,
+ * metric, rep) is a key: recording it again replaces value and tool.
+ */
+int ds_insert_measurement(ds_db *db, int64_t launch_id, const char *gpu,
+                          const char *metric, double value, int rep,
+                          const char *tool);
+
+/* A GPU's descriptors.  Numbers <= 0 and empty strings mean "unknown". */
+typedef struct ds_gpu {
+  char name[128];          /* key, as used in measurements.gpu ("H200") */
+  int cc_major, cc_minor;  /* compute capability */
+  int sm_count;
+  double sm_clock_mhz;     /* max SM clock */
+  double mem_clock_mhz;
+  int64_t mem_bytes;
+  double mem_bandwidth_gbs;
+  int64_t l2_bytes;
+  double tdp_w;            /* power limit */
+  char driver[64];         /* driver version */
+  char cuda[32];           /* CUDA version */
+} ds_gpu;
+
+/* Insert or replace the gpus row of g->name. */
+int ds_upsert_gpu(ds_db *db, const ds_gpu *g);
+/* Fill *out from the gpus row of name; returns 1 found, 0 not, -1 error. */
+int ds_get_gpu(ds_db *db, const char *name, ds_gpu *out);
+
+/*
+ * Merge the dataset at src_path into db: gpus (src wins), runs (appended),
+ * launches by key (src columns win; a src launch with features replaces the
+ * feature set), measurements by (launch, gpu, metric, rep) (src wins).  Must
+ * be called outside a transaction; it runs in one of its own.
+ */
+int ds_merge(ds_db *db, const char *src_path);
+
+/* ---------------------------------------------------------------- readers -- */
+
+typedef struct ds_iter ds_iter;
+
+/* Iterate launches by id, optionally only app and/or dataset (NULL = any). */
+int ds_iter_launches(ds_db *db, const char *app, const char *dataset,
+                     ds_iter **it);
+/*
+ * Next launch: returns 1 and fills *id and *out (strings owned by the
+ * iterator, valid until the next call), 0 at the end, -1 on error (message
+ * in ds_errmsg of the db).
+ */
+int ds_iter_next(ds_iter *it, int64_t *id, ds_launch *out);
+/* Accepts NULL. */
+void ds_iter_free(ds_iter *it);
+
+/* Append launch_id's features to out (feat_set; out must be initialised). */
+int ds_get_features(ds_db *db, int64_t launch_id, feat_vec *out);
+
+/*
+ * Value a matrix uses for a feature the launch lacks: 0 for the count
+ * families (op, class, mem, static), NAN for the rest (launch, ctrl, unknown),
+ * whose zero would be a real, different value.
+ */
+double ds_feature_default(const char *name);
+
+/* Matrix query.  Initialise with ds_query_init, then set what you need. */
+typedef struct ds_query {
+  const char *gpu;       /* measurements of this GPU; NULL = features only */
+  const char *metric;    /* "time_ns", "power_w", "energy_j" (with gpu) */
+  int agg;               /* DS_AGG_MEDIAN (default) or DS_AGG_MEAN */
+  const char *const *families; /* feature families to keep; NULL = all */
+  size_t nfamilies;
+  int drop_constant;     /* drop columns with one value in every row */
+  int missing;           /* DS_MISSING_DEFAULT or DS_MISSING_NAN */
+  const char *app;       /* only this app; NULL = all */
+  const char *dataset;   /* only this input label; NULL = all */
+  int include_empty;     /* keep launches without any feature row */
+} ds_query;
+
+void ds_query_init(ds_query *q);
+
+/*
+ * Launches as rows (by id), features as columns (sorted by name).  With
+ * q->gpu set: rows are the launches with at least one q->metric value on
+ * q->gpu, y their aggregate.  Without: y is NULL.  Launches without features
+ * are left out unless q->include_empty.  Columns: feature names present in
+ * at least one row, of the chosen families (family = the name up to its
+ * first dot).  Every pointer is owned by *out; free with ds_matrix_free.
+ */
+typedef struct ds_matrix {
+  size_t rows, cols;
+  char **colnames;     /* cols names */
+  double *x;           /* rows*cols, row-major; missing per q->missing */
+  double *y;           /* rows targets, NULL for a features-only query */
+  int64_t *launch_id;  /* rows ids, ascending */
+  char **app;          /* rows */
+  char **dataset;      /* rows */
+  char **kernel;       /* rows */
+} ds_matrix;
+
+int ds_query_matrix(ds_db *db, const ds_query *q, ds_matrix *out);
+/* Free and zero *m.  Accepts NULL and a zeroed matrix. */
+void ds_matrix_free(ds_matrix *m);
+
+/*
+ * Aggregated measurements of one (gpu, metric): n launches by ascending id
+ * with their aggregate value.  Free with ds_target_free.
+ */
+typedef struct ds_target {
+  size_t n;
+  int64_t *launch_id;
+  double *value;
+} ds_target;
+int ds_query_target(ds_db *db, const char *gpu, const char *metric, int agg,
+                    ds_target *out);
+void ds_target_free(ds_target *t);
+
+/* Summary counts (kcast dataset stats).  Free with ds_stats_free. */
+typedef struct ds_app_stats {
+  char *app;
+  int64_t launches, datasets, kernels; /* kernels: distinct kernel names */
+  int64_t feature_rows;                /* feature values of its launches */
+} ds_app_stats;
+typedef struct ds_meas_stats {
+  char *gpu, *metric;
+  int64_t launches, values; /* distinct launches, measurement rows */
+} ds_meas_stats;
+typedef struct ds_stats {
+  int64_t launches, feature_rows, feature_names, measurements, gpus, runs;
+  size_t napps;
+  ds_app_stats *apps;   /* by app name */
+  size_t nmeas;
+  ds_meas_stats *meas;  /* by gpu, then metric */
+} ds_stats;
+int ds_get_stats(ds_db *db, ds_stats *out);
+void ds_stats_free(ds_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
