@@ -1,0 +1,127 @@
+/*
+ * emu.h -- the PTX emulator: run a kernel launch on the CPU and count what it
+ * does (the dynamic features of docs/features.md).
+ *
+ * Model.  A device (emu_device) owns a table of allocations in one emulated
+ * address space.  A parsed PTX module is loaded onto a device (emu_module):
+ * its module-scope .global/.const variables are allocated and initialised,
+ * every instruction is checked to be supported (an unsupported one is named,
+ * with its line, at load time, never in the middle of a run) and prepared for
+ * execution.  A launch runs a grid of CTAs; each CTA's warps of 32 lanes run in
+ * lockstep with an active mask and a reconvergence stack (reconvergence at the
+ * immediate post-dominator, ptx_block.ipdom).  CTAs run in parallel with
+ * OpenMP; results and counts do not depend on the thread count.
+ *
+ * Addresses.  Device addresses are 64-bit values in the emulated space, not
+ * host pointers.  Generic addressing works: global allocations, the CTA's
+ * shared window and the thread's local window occupy disjoint ranges (see
+ * emu.c), and cvta converts between them.  Every access is checked: out of
+ * bounds, misaligned or unmapped stops the launch with kernel, CTA, thread,
+ * PTX line and address in one message.
+ *
+ * Errors.  Functions return 0 on success and -1 on failure with one line in
+ * the caller's err buffer.
+ *
+ * Threads.  One device may be used by one launch at a time; separate devices
+ * are independent.
+ */
+#ifndef KCAST_EMU_H
+#define KCAST_EMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "features.h"
+#include "ptx.h"
+
+typedef struct emu_device emu_device;
+typedef struct emu_module emu_module;
+
+/* ------------------------------------------------------------- memory -- */
+
+emu_device *emu_device_new(void);
+/* Free the device, every allocation and every module loaded on it.  NULL ok. */
+void emu_device_free(emu_device *d);
+
+/* Allocate bytes (zero-filled, 256-byte aligned); *addr is the device address. */
+int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err, size_t cap);
+/* Free an allocation by its base address (0 is a no-op). */
+int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap);
+/* Copies and fills; every byte of the range must lie in one allocation. */
+int emu_memcpy_htod(emu_device *d, uint64_t dst, const void *src, size_t n,
+                    char *err, size_t cap);
+int emu_memcpy_dtoh(emu_device *d, void *dst, uint64_t src, size_t n,
+                    char *err, size_t cap);
+int emu_memcpy_dtod(emu_device *d, uint64_t dst, uint64_t src, size_t n,
+                    char *err, size_t cap);
+int emu_memset(emu_device *d, uint64_t dst, int value, size_t n, char *err,
+               size_t cap);
+/*
+ * Host pointer for [addr, addr+n) when the range lies in one allocation, else
+ * NULL.  Valid until that allocation is freed.
+ */
+void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n);
+
+/* ------------------------------------------------------------- modules -- */
+
+/*
+ * Load a parsed module onto a device (builds its CFG if needed).  The module
+ * must outlive the emu_module.  Fails, naming instruction and line, when the
+ * module uses an instruction the emulator does not support.
+ */
+int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
+                    size_t cap);
+/* Unload (frees its globals).  NULL ok. */
+void emu_module_free(emu_module *em);
+/* Device address and size of a module-scope .global/.const variable. */
+int emu_symbol(emu_module *em, const char *name, uint64_t *addr, size_t *size,
+               char *err, size_t cap);
+
+/*
+ * Kernel parameter layout: byte offset of each parameter in the argument
+ * buffer (natural or .align alignment) and the buffer's total size.  offsets
+ * has room for k->nparams entries.
+ */
+int emu_param_layout(const ptx_func *k, size_t *offsets, size_t *total);
+
+/* ------------------------------------------------------------ launches -- */
+
+typedef struct emu_launch_cfg {
+  unsigned grid[3];        /* CTAs per dimension, each >= 1 */
+  unsigned block[3];       /* threads per dimension, each >= 1, product <= 1024 */
+  size_t shared_bytes;     /* dynamic shared memory */
+  const void *params;      /* argument buffer laid out by emu_param_layout */
+  size_t params_size;
+  uint64_t sample_ctas;    /* emulate this many CTAs spread over the grid and
+                              scale the counts; 0 = all CTAs */
+  uint64_t insn_budget;    /* stop after this many thread-instructions; 0 = none */
+  double time_limit_s;     /* stop after this many seconds; 0 = none */
+  int threads;             /* OpenMP threads; 0 = OpenMP's default */
+  FILE *printf_out;        /* device printf; NULL = stdout */
+} emu_launch_cfg;
+
+/* Fill cfg with defaults (1x1x1 grid and block, no limits). */
+void emu_launch_cfg_init(emu_launch_cfg *cfg);
+
+typedef struct emu_stats {
+  uint64_t ctas_total;     /* CTAs in the grid */
+  uint64_t ctas_run;       /* CTAs emulated (< total when sampled) */
+  uint64_t thread_insns;   /* thread-instructions executed (not scaled) */
+  uint64_t warp_insns;     /* warp-instructions executed (not scaled) */
+  double seconds;          /* wall time of the launch */
+  int sampled;             /* 1 when counts were scaled from a sample */
+} emu_stats;
+
+/*
+ * Run kernel (mangled .entry name) with cfg.  On success, features receives
+ * the dynamic features (launch.*, op.*, class.*, mem.*, ctrl.*; scaled to the
+ * whole grid when sampled) and st the statistics; either may be NULL.  On a
+ * failed launch (bad access, budget, time limit, trap) nothing is added to
+ * features and err names kernel, CTA, thread, PTX line and address/cause.
+ * Memory written before the failure stays written.
+ */
+int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
+               feat_vec *features, emu_stats *st, char *err, size_t cap);
+
+#endif

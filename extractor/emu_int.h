@@ -1,0 +1,95 @@
+/*
+ * emu_int.h -- emulator internals shared by the engine (emu.c and friends)
+ * and the arithmetic unit (emu_alu.c).  Not part of any public interface.
+ *
+ * The contract between the two halves:
+ *
+ *   The engine prepares every instruction of a loaded module into an emu_op:
+ *   each operand becomes a *slot* in the warp's register file.  Registers
+ *   map to their ptx_func.regs index; immediates, symbol addresses and most
+ *   special registers map to extra slots that the engine fills (all 32 lanes)
+ *   before the warp runs, so an ALU handler never looks at operand kinds.
+ *
+ *   Register file of one warp (slot-major, lane-minor):
+ *
+ *        slot s, lane l  ->  r[s * EMU_LANES + l]      (uint64_t)
+ *
+ *   Value encoding in a slot (handlers read and must write exactly this):
+ *     pred            0 or 1
+ *     8/16/32-bit     the low bits, upper bits zero (a signed value is stored
+ *                     as its two's complement bit pattern of that width,
+ *                     NOT sign-extended to 64 bits)
+ *     f16 / bf16      the 16-bit pattern in the low bits
+ *     f16x2 / bf16x2  the 32-bit pattern
+ *     f32             the IEEE single bit pattern in the low 32 bits
+ *     64-bit, f64     all 64 bits
+ *   A handler reading a slot narrower than its type's width may see zero
+ *   upper bits; it must truncate/extend per its own source type (this is
+ *   what lets mov.b32 %f1, %r1 and friends be plain copies).
+ *
+ *   For ALU instructions the engine calls op->alu(r, op, mask) once per warp
+ *   instruction with mask = the lanes that are active and whose guard is
+ *   true.  The handler updates d[] slots for exactly the lanes in mask.
+ *
+ *   Flattening rule (no per-opcode exceptions): d[] holds every destination
+ *   operand in order, a vector destination {a,b} contributing its elements
+ *   and a pipe destination (setp %p|%q) its second register; s[] holds every
+ *   source operand in order, vector sources flattened.  Examples:
+ *     setp.lt.and.s32 %p|%q, a, b, !c   d={p,q} s={a,b,c} sneg=0b100
+ *     mov.b64 %rd1, {%r1,%r2}           d={rd1} s={r1,r2}
+ *     mov.b64 {%r1,%r2}, %rd1           d={r1,r2} s={rd1}
+ *     lop3.b32 d, a, b, c, 0x96         d={d} s={a,b,c,imm}
+ *     add.cc.u32 d, a, b                d={d} s={a,b} cc=carry slot
+ *   Special registers (%tid.x, %clock ...), symbol and function addresses
+ *   and immediates are slots like any other, so mov of any of them is an
+ *   ALU instruction.
+ *
+ *   Which instructions are ALU instructions is decided by emu_alu_select():
+ *   it returns a handler, or NULL with *why set when the instruction is valid
+ *   for the ALU but a form it does not support (reported at load time), or
+ *   NULL with *why == NULL when the instruction is not the ALU's business
+ *   (memory, control, warp-collective, barriers, fences, cvta, isspacep: the
+ *   engine executes those).
+ */
+#ifndef KCAST_EMU_INT_H
+#define KCAST_EMU_INT_H
+
+#include <stdint.h>
+
+#include "ptx.h"
+
+#define EMU_LANES 32
+#define EMU_NOSLOT UINT32_MAX
+#define EMU_MAX_DST 4   /* mov/unpack {a,b,c,d}, setp p|q, carry-out */
+#define EMU_MAX_SRC 8   /* mov pack {a,b,c,d}; lop3/bfi 4 + immediates */
+
+typedef struct emu_op emu_op;
+typedef void (*emu_alu_fn)(uint64_t *restrict r, const emu_op *op,
+                           uint32_t mask);
+
+struct emu_op {
+  emu_alu_fn alu;             /* ALU handler; NULL: the engine executes it */
+  const ptx_insn *insn;       /* the decoded instruction */
+  uint32_t d[EMU_MAX_DST];    /* destination slots in operand order; for a
+                                 vector destination {a,b} its elements; for a
+                                 pipe destination (setp %p|%q) the second */
+  uint32_t s[EMU_MAX_SRC];    /* source slots in operand order, vector sources
+                                 flattened into consecutive entries */
+  uint8_t nd, ns;             /* used entries of d and s */
+  uint8_t sneg;               /* bit j: source j was written !%p (negate) */
+  uint8_t pad;
+  uint32_t cc;                /* slot of the warp's carry flag (0/1 per lane)
+                                 for .cc producers and addc/subc/madc
+                                 consumers; EMU_NOSLOT otherwise */
+};
+
+/*
+ * Select the handler for instruction i (with nd destination and ns source
+ * operands as the engine flattened them).  Returns the handler, or NULL (see
+ * the contract above).  *why, when set, is a static string such as
+ * "cvt.rn.f16.f64: rounding mode not supported".
+ */
+emu_alu_fn emu_alu_select(const ptx_insn *i, unsigned nd, unsigned ns,
+                          const char **why);
+
+#endif
