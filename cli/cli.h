@@ -30,6 +30,48 @@ int cmd_dataset(int argc, char **argv);
 extern const char cmd_extract_usage[];
 extern const char cmd_dataset_usage[];
 
+/* Model commands (cmd_train.c, cmd_cv.c, cmd_predict.c, cmd_model.c). */
+int cmd_train(int argc, char **argv);
+int cmd_cv(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+extern const char cmd_train_usage[];
+extern const char cmd_cv_usage[];
+extern const char cmd_predict_usage[];
+extern const char cmd_model_usage[];
+
+/* Training input shared by train and cv (cmd_train.c). */
+struct rf_params;
+struct rf_data;
+typedef struct cli_rf_input {
+  const char *csv, *db, *target, *gpu, *group, *ignore;
+  int drop_constant;
+} cli_rf_input;
+/* Parse the input/hyperparameter option at argv[*i] (advancing *i past its
+   value): 1 consumed, 0 not one of them, -1 usage error already printed. */
+int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_params *p,
+                  cli_rf_input *in);
+/* Load the matrix (CSV or dataset); -1 after printing the error. */
+int cli_rf_load(const char *cmd, const cli_rf_input *in, struct rf_data *d);
+/* Progress on stderr ("trees 40/100") once a job has run for a second. */
+typedef struct cli_progress { const char *label; double start, last; int shown; } cli_progress;
+void cli_progress_init(cli_progress *p, const char *label);
+void cli_progress_fn(void *ctx, unsigned done, unsigned total);
+
+/* Kernel selection shared by extract and emulate (cli_kernel.c): every
+   .entry with a body when want is NULL, else the one kernel want names (its
+   mangled name, or its source name).  sel has room for m->nfuncs entries.
+   Returns the number selected, or -1 after printing the error (unknown or
+   ambiguous name, with the candidates). */
+struct ptx_module;
+struct ptx_func;
+long cli_select_kernels(const struct ptx_module *m, const char *want,
+                        const struct ptx_func **sel, const char *path);
+
+/* kcast emulate (cmd_emulate.c). */
+int cmd_emulate(int argc, char **argv);
+extern const char cmd_emulate_usage[];
+
 /* Print "kcast: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print the command's usage on stderr after an error; returns KCAST_EXIT_USAGE. */

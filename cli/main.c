@@ -14,7 +14,11 @@
 
 static const cmd_entry commands[] = {
   {"extract", cmd_extract, "static features of the kernels in a .ptx/.cu/.ll/.bc file", cmd_extract_usage},
-  {"dataset", cmd_dataset, "inspect and export SQLite datasets (stats, export)", cmd_dataset_usage},
+  {"dataset", cmd_dataset, "inspect, export and merge SQLite datasets (stats, export, merge)", cmd_dataset_usage},
+  {"train", cmd_train, "train a random forest (CSV or dataset) into a .kcm model", cmd_train_usage},
+  {"cv", cmd_cv, "cross-validate a forest: MAPE, median APE, R^2, coverage", cmd_cv_usage},
+  {"predict", cmd_predict, "predict with a model, with intervals", cmd_predict_usage},
+  {"model", cmd_model, "show a model file (info, importance)", cmd_model_usage},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1,0 +1,163 @@
+/*
+ * cmd_cv.c -- `kcast cv`: cross-validate the forest on a CSV file or a
+ * dataset and report MAPE, median APE, RMSE of logs, R^2, Spearman and
+ * interval coverage, overall, per fold and per group (application).
+ *
+ * `--format json` prints one object (a contract other tools read):
+ *   {"rows": N, "folds": K, "scheme": "kfold"|"group", "mape": .., "median_ape": ..,
+ *    "rmse_log": .., "r2": .., "spearman": .., "coverage": .., "per_fold": [..],
+ *    "per_app": {GROUP: {metrics}, ...}, "search": [{"max_features":..,"min_leaf":..}]}
+ * APEs are percentages; undefined figures are null.
+ */
+#include "cli/cli.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+const char cmd_cv_usage[] =
+    "usage: kcast cv --csv FILE --target COLUMN [--folds K | --group COLUMN] [options]\n"
+    "       kcast cv DB --gpu G --target time|power [--folds K | --group app] [options]\n"
+    "\n"
+    "Cross-validate a random forest: k-fold (seeded shuffle, default 5 folds) or\n"
+    "leave-one-group-out (--group).  Prints MAPE, median APE, RMSE of logs, R^2,\n"
+    "Spearman's rho and the coverage of the prediction intervals.\n"
+    "\n"
+    "  --folds K           number of folds (5)\n"
+    "  --group COLUMN      leave one group out (CSV column, or app for a dataset)\n"
+    "  --search            choose max_features x min_leaf inside each training fold\n"
+    "                      ({1/3,2/3,1} x {1,5,10}, by OOB error; inner 3-fold CV\n"
+    "                      without bootstrap)\n"
+    "  --coverage C        nominal interval coverage (0.9)\n"
+    "  --format table|json output format (table)\n"
+    "and every input and hyperparameter option of 'kcast train'.\n";
+
+static cJSON *num(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+
+static cJSON *metrics_json(const rf_metrics *m) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "n", (double)m->n);
+  cJSON_AddItemToObject(o, "mape", num(m->mape));
+  cJSON_AddItemToObject(o, "median_ape", num(m->median_ape));
+  cJSON_AddItemToObject(o, "rmse_log", num(m->rmse_log));
+  cJSON_AddItemToObject(o, "r2", num(m->r2));
+  cJSON_AddItemToObject(o, "spearman", num(m->spearman));
+  cJSON_AddItemToObject(o, "coverage", num(m->coverage));
+  return o;
+}
+
+static void row(const char *name, const rf_metrics *m) {
+  printf("%-24s %7zu %9.2f %9.2f %9.4f %8.4f %8.4f %8.3f\n", name, m->n, m->mape, m->median_ape,
+         m->rmse_log, m->r2, m->spearman, m->coverage);
+}
+
+int cmd_cv(int argc, char **argv) {
+  rf_params p;
+  rf_params_default(&p);
+  cli_rf_input in = {0};
+  unsigned long folds = 0;
+  int search = 0, fmt = CLI_FMT_TABLE;
+  double coverage = 0.9;
+  for (int i = 1; i < argc; i++) {
+    int r = cli_rf_option("cv", argc, argv, &i, &p, &in);
+    if (r < 0) return KCAST_EXIT_USAGE;
+    if (r) continue;
+    const char *a = argv[i];
+    if (!strcmp(a, "--folds")) {
+      char *e;
+      if (i + 1 >= argc) return cli_usage_error("cv", "--folds needs a value");
+      folds = strtoul(argv[++i], &e, 10);
+      if (*e || folds < 2 || folds > 100000) return cli_usage_error("cv", "--folds '%s': give a count >= 2", argv[i]);
+    } else if (!strcmp(a, "--search")) {
+      search = 1;
+    } else if (!strcmp(a, "--coverage")) {
+      char *e;
+      if (i + 1 >= argc) return cli_usage_error("cv", "--coverage needs a value");
+      coverage = strtod(argv[++i], &e);
+      if (*e || !(coverage > 0 && coverage < 1)) return cli_usage_error("cv", "--coverage '%s' is not in (0,1)", argv[i]);
+    } else if (!strcmp(a, "--format")) {
+      if (i + 1 >= argc) return cli_usage_error("cv", "--format needs a value");
+      fmt = cli_parse_format(argv[++i]);
+      if (fmt != CLI_FMT_TABLE && fmt != CLI_FMT_JSON) return cli_usage_error("cv", "--format is table or json, not '%s'", argv[i]);
+    } else if (a[0] == '-') {
+      return cli_usage_error("cv", "unknown option '%s'", a);
+    } else if (!in.db) {
+      in.db = a;
+    } else {
+      return cli_usage_error("cv", "unexpected argument '%s'", a);
+    }
+  }
+  if (folds && in.group) return cli_usage_error("cv", "--folds and --group exclude each other");
+  rf_data d;
+  if (cli_rf_load("cv", &in, &d)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;
+  cli_progress pg;
+  cli_progress_init(&pg, "cv folds");
+  rf_cv_opts o = {.size = sizeof o, .folds = (unsigned)folds, .by_group = in.group != NULL,
+                  .search = search, .coverage = coverage, .progress = cli_progress_fn,
+                  .progress_ctx = &pg};
+  rf_cv_result r;
+  int rc = KCAST_EXIT_USER;
+  if (rf_cv(&d, &p, &o, &r)) {
+    cli_error("%s: %s", in.csv ? in.csv : in.db, rf_last_error());
+    rf_data_free(&d);
+    return rc;
+  }
+  if (fmt == CLI_FMT_JSON) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "rows", (double)r.n);
+    cJSON_AddNumberToObject(root, "folds", r.n_folds);
+    cJSON_AddStringToObject(root, "scheme", o.by_group ? "group" : "kfold");
+    cJSON_AddNumberToObject(root, "coverage_nominal", coverage);
+    cJSON *m = metrics_json(&r.overall);
+    for (cJSON *it = m->child; it; it = it->next)
+      cJSON_AddItemToObject(root, it->string, cJSON_Duplicate(it, 1));
+    cJSON_Delete(m);
+    cJSON *pf = cJSON_AddArrayToObject(root, "per_fold");
+    for (unsigned k = 0; k < r.n_folds; k++) cJSON_AddItemToArray(pf, metrics_json(&r.fold[k]));
+    cJSON *pa = cJSON_AddObjectToObject(root, "per_app");
+    for (size_t g = 0; g < r.n_groups; g++)
+      cJSON_AddItemToObject(pa, r.groups[g].name, metrics_json(&r.groups[g].m));
+    if (search) {
+      cJSON *s = cJSON_AddArrayToObject(root, "search");
+      for (unsigned k = 0; k < r.n_folds; k++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddNumberToObject(c, "max_features", r.fold_mf[k]);
+        cJSON_AddNumberToObject(c, "min_leaf", r.fold_leaf[k]);
+        cJSON_AddItemToArray(s, c);
+      }
+    }
+    char *txt = cJSON_PrintUnformatted(root);
+    if (txt) puts(txt);
+    free(txt);
+    cJSON_Delete(root);
+  } else {
+    printf("%s: %zu rows, %zu features, %u %s, target %s%s\n", in.csv ? in.csv : in.db, d.n_rows,
+           d.n_cols, r.n_folds, o.by_group ? "groups (leave one out)" : "folds", in.target,
+           p.transform == RF_TRANSFORM_LOG ? " (log)" : "");
+    printf("%-24s %7s %9s %9s %9s %8s %8s %8s\n", "", "rows", "MAPE%", "medAPE%", "RMSElog",
+           "R2", "rho", "cover");
+    row("overall", &r.overall);
+    if (r.n_groups) {
+      printf("per %s:\n", d.group_name ? d.group_name : "group");
+      for (size_t g = 0; g < r.n_groups; g++) row(r.groups[g].name, &r.groups[g].m);
+    } else {
+      for (unsigned k = 0; k < r.n_folds; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "fold %u", k + 1);
+        row(name, &r.fold[k]);
+      }
+    }
+    if (search)
+      for (unsigned k = 0; k < r.n_folds; k++)
+        printf("fold %u: search chose max_features %.3g, min_leaf %u\n", k + 1, r.fold_mf[k],
+               r.fold_leaf[k]);
+  }
+  rc = KCAST_EXIT_OK;
+  rf_cv_result_free(&r);
+  rf_data_free(&d);
+  return rc;
+}

@@ -1,0 +1,104 @@
+/*
+ * cmd_model.c -- `kcast model info|importance MODEL`: what a model file
+ * holds (target, transform, GPU, hyperparameters, training summary, sizes)
+ * and its feature importances, without predicting anything.
+ */
+#include "cli/cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/model.h"
+
+const char cmd_model_usage[] =
+    "usage: kcast model info MODEL\n"
+    "       kcast model importance MODEL [--top N]\n"
+    "\n"
+    "info: target and transform, GPU, features, hyperparameters, training\n"
+    "      summary (rows, OOB and CV figures, date) and the forest's size.\n"
+    "importance: features by impurity importance (MDI, normalised to 1), with\n"
+    "      the permutation importance (increase of the OOB squared error) when\n"
+    "      the model was trained with --perm-importance.\n";
+
+typedef struct ranked { size_t j; double v; } ranked;
+
+static int cmp_ranked(const void *a, const void *b) {
+  const ranked *x = a, *y = b;
+  if (x->v != y->v) return x->v < y->v ? 1 : -1;
+  return (x->j > y->j) - (x->j < y->j);
+}
+
+static void print_info(const char *path, const rf_info *in) {
+  const rf_params *p = &in->params;
+  const rf_summary *s = &in->summary;
+  char date[64] = "?";
+  time_t t = (time_t)s->created;
+  struct tm tm;
+  if (gmtime_r(&t, &tm)) strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  printf("model        %s\n", path);
+  printf("target       %s (%s)\n", in->target, in->transform == RF_TRANSFORM_LOG ? "log" : "none");
+  printf("gpu          %s\n", in->gpu[0] ? in->gpu : "(unknown)");
+  printf("features     %zu\n", in->n_features);
+  printf("forest       %s, %zu trees, %zu nodes, %zu leaves, %zu leaf samples\n",
+         p->extra_trees ? "extra trees" : "random forest", in->n_trees, in->n_nodes, in->n_leaves,
+         in->n_leaf_values);
+  printf("params       max_features %.4g, min_leaf %u, max_depth %u%s, bootstrap %s, bins %u, "
+         "leaf_cap %u, seed %llu\n",
+         p->max_features, p->min_leaf, p->max_depth, p->max_depth ? "" : " (unlimited)",
+         p->bootstrap ? "on" : "off", p->n_bins, p->leaf_cap, (unsigned long long)p->seed);
+  printf("trained      %llu rows, %s\n", (unsigned long long)s->n_rows, date);
+  if (!isnan(s->oob_mse))
+    printf("oob          MAPE %.2f %%, R^2 %.4f, MSE %.4g\n", s->oob_mape, s->oob_r2, s->oob_mse);
+  if (!isnan(s->cv_mape))
+    printf("cv           MAPE %.2f %%, median APE %.2f %%, coverage %.3f\n", s->cv_mape,
+           s->cv_median_ape, s->cv_coverage);
+}
+
+int cmd_model(int argc, char **argv) {
+  if (argc < 3) return cli_usage_error("model", "give info MODEL or importance MODEL");
+  const char *sub = argv[1], *path = argv[2];
+  unsigned long top = 0;
+  if (strcmp(sub, "info") && strcmp(sub, "importance"))
+    return cli_usage_error("model", "unknown subcommand '%s' (info, importance)", sub);
+  for (int i = 3; i < argc; i++) {
+    if (!strcmp(sub, "importance") && !strcmp(argv[i], "--top") && i + 1 < argc) {
+      char *e;
+      top = strtoul(argv[++i], &e, 10);
+      if (*e || top == 0) return cli_usage_error("model", "--top '%s': give a count >= 1", argv[i]);
+    } else {
+      return cli_usage_error("model", "unexpected argument '%s'", argv[i]);
+    }
+  }
+  rf_forest *f = NULL;
+  if (rf_load(path, &f)) {
+    cli_error("%s", rf_last_error());
+    return KCAST_EXIT_USER;
+  }
+  const rf_info *in = rf_get_info(f);
+  if (!strcmp(sub, "info")) {
+    print_info(path, in);
+    rf_free(f);
+    return KCAST_EXIT_OK;
+  }
+  ranked *r = malloc(in->n_features * sizeof *r);
+  if (!r) {
+    rf_free(f);
+    cli_error("out of memory");
+    return KCAST_EXIT_USER;
+  }
+  for (size_t j = 0; j < in->n_features; j++) r[j] = (ranked){j, in->mdi[j]};
+  qsort(r, in->n_features, sizeof *r, cmp_ranked);
+  size_t n = top && top < in->n_features ? top : in->n_features;
+  printf("%-4s %-40s %10s%s\n", "rank", "feature", "mdi", in->perm ? "       perm" : "");
+  for (size_t k = 0; k < n; k++) {
+    printf("%-4zu %-40s %10.5f", k + 1, in->features[r[k].j], r[k].v);
+    if (in->perm) printf(" %10.4g", in->perm[r[k].j]);
+    putchar('\n');
+  }
+  free(r);
+  rf_free(f);
+  return KCAST_EXIT_OK;
+}

@@ -1,0 +1,275 @@
+/*
+ * model.h -- random-forest regression for kcast: data matrices, training
+ * (CART / random forest / extremely randomized trees), prediction with
+ * quantile-regression-forest intervals, importance, metrics, cross-
+ * validation and the .kcm model file.
+ *
+ * Contract:
+ *  - every function that can fail returns 0 on success and -1 on failure;
+ *    the reason is then rf_last_error() (per thread, valid until the next
+ *    failing rf_ call on that thread).  Library code never prints or exits.
+ *  - a trained or loaded rf_forest is immutable: any number of threads may
+ *    predict from one forest at the same time.  rf_set_* calls need
+ *    exclusive access.
+ *  - a model is a pure function of (data, params minus n_threads/progress):
+ *    the same seed gives a byte-identical model file whatever the number of
+ *    threads (each tree draws from its own generator seeded from
+ *    (seed, tree index)).
+ *  - targets may be transformed (RF_TRANSFORM_LOG): trees fit log(y); a
+ *    prediction is exp(mean over trees of the leaf means of log y), i.e. a
+ *    geometric mean, without bias correction.  Interval bounds are the
+ *    leaf-sample quantiles in the transformed space mapped back with exp.
+ *  - docs/formats.md ("Model file (.kcm)") is the normative byte layout.
+ *
+ * This header builds as C and C++.
+ */
+#ifndef KCAST_MODEL_H
+#define KCAST_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the .kcm format this build writes and reads. */
+#define RF_FORMAT_VERSION 1
+/* Largest number of histogram bins per feature. */
+#define RF_MAX_BINS 256
+
+/* Target transforms (stored in the model file). */
+enum { RF_TRANSFORM_NONE = 0, RF_TRANSFORM_LOG = 1 };
+
+/* Text of the last failure on this thread ("" when none). */
+const char *rf_last_error(void);
+
+/*
+ * Test hook: make the n-th allocation from now on fail (n >= 1), and every
+ * one after it; n <= 0 turns failures off.  Process-wide; for tests only.
+ */
+void rf_test_fail_alloc(long n);
+
+/* ------------------------------------------------------------------ data -- */
+
+/*
+ * A dense matrix: n_rows x n_cols features (column-major), optional target
+ * and optional per-row group labels.  Every pointer is owned by the struct;
+ * free with rf_data_free.  NULL pointers are allowed for y and groups.
+ */
+typedef struct rf_data {
+  size_t n_rows;     /* rows (samples) */
+  size_t n_cols;     /* feature columns */
+  double *x;         /* n_rows*n_cols, column-major: x[j*n_rows + i] */
+  double *y;         /* n_rows targets, or NULL */
+  char **names;      /* n_cols unique feature names */
+  char *target;      /* name of the target column, or NULL */
+  char **groups;     /* n_rows group labels (e.g. the application), or NULL */
+  char *group_name;  /* name of the group column, or NULL */
+  size_t n_extra;    /* columns of the source that were not loaded */
+  char **extra;      /* their names (ignored, unselected, dropped constant) */
+} rf_data;
+
+/* Allocate an n_rows x n_cols matrix (zeroed, names NULL, y allocated when
+   with_y).  0 on success. */
+int rf_data_alloc(rf_data *d, size_t n_rows, size_t n_cols, int with_y);
+/* Free everything and zero *d.  Accepts NULL. */
+void rf_data_free(rf_data *d);
+
+/* CSV loader options: zero-initialise, set size = sizeof(rf_csv_opts). */
+typedef struct rf_csv_opts {
+  size_t size;              /* sizeof(rf_csv_opts) */
+  const char *target;       /* target column (required when !no_target) */
+  int no_target;            /* the file has no target (prediction input) */
+  const char *group;        /* string column of group labels, or NULL */
+  const char *ignore;       /* comma-separated columns to skip, or NULL */
+  const char *const *keep;  /* when set: load exactly these feature columns,
+                               in this order (others are skipped, unparsed) */
+  size_t n_keep;
+  int drop_constant;        /* drop feature columns with a single value */
+} rf_csv_opts;
+
+/*
+ * Load a CSV file: first record = column names, then one record per row.
+ * Feature and target cells must be numbers (strtod, surrounding blanks
+ * allowed); NaN and infinities are refused.  Errors name FILE:LINE and the
+ * column ("data.csv:7: column tile_x: 'abc' is not a number").  LINE counts
+ * records (header = line 1), so it is the text line for files without
+ * quoted newlines.  Fewer than 2 data rows is an error.
+ */
+int rf_data_load_csv(rf_data *d, const char *path, const rf_csv_opts *o);
+
+/* Check that every feature and target value is finite; src names the data
+   in the message. */
+int rf_data_check_finite(const rf_data *d, const char *src);
+
+/* ---------------------------------------------------------------- params -- */
+
+typedef void (*rf_progress_fn)(void *ctx, unsigned done, unsigned total);
+
+typedef struct rf_params {
+  size_t size;            /* sizeof(rf_params) (set by rf_params_default) */
+  unsigned n_trees;       /* trees (default 100) */
+  double max_features;    /* features tried per split: in (0,1] a fraction
+                             of the features, >= 1 (integral) a count; 0 =
+                             default: 1/3 (random forest, as R's
+                             randomForest for regression), 1.0 (extra trees,
+                             as scikit-learn's ExtraTreesRegressor) */
+  unsigned min_leaf;      /* smallest leaf, in (in-bag) samples (default 5) */
+  unsigned max_depth;     /* 0 = unlimited */
+  int extra_trees;        /* 1: extremely randomized trees */
+  int bootstrap;          /* -1 = default (1 for RF, 0 for extra trees) */
+  int transform;          /* RF_TRANSFORM_* (default NONE) */
+  uint64_t seed;          /* default 1 */
+  int n_threads;          /* OpenMP threads; 0 = runtime default.  Not stored */
+  unsigned n_bins;        /* histogram bins per feature, 2..256 (256) */
+  unsigned leaf_cap;      /* leaf samples kept for intervals (default 32) */
+  int perm_importance;    /* also compute OOB permutation importance */
+  int64_t created;        /* summary timestamp (unix s); 0 = now, or
+                             SOURCE_DATE_EPOCH when that is set */
+  rf_progress_fn progress;/* called after each tree (any thread, serialised) */
+  void *progress_ctx;
+} rf_params;
+
+void rf_params_default(rf_params *p);
+
+/* ---------------------------------------------------------------- forest -- */
+
+typedef struct rf_forest rf_forest;
+
+/* Training summary stored in the model; NaN = not computed. */
+typedef struct rf_summary {
+  uint64_t n_rows;        /* training rows */
+  double oob_mse;         /* OOB mean squared error, transformed space */
+  double oob_mape;        /* OOB mean absolute percentage error (%) */
+  double oob_r2;          /* OOB R^2 (original space) */
+  double cv_mape;         /* CV figures when `train --cv` ran */
+  double cv_median_ape;
+  double cv_coverage;
+  int64_t created;        /* unix time */
+} rf_summary;
+
+/* Read-only view of a forest; owned by the forest. */
+typedef struct rf_info {
+  const char *target;        /* target name ("time", a CSV column) */
+  const char *gpu;           /* GPU name ("" when unknown) */
+  int transform;             /* RF_TRANSFORM_* */
+  size_t n_features;
+  const char *const *features;
+  rf_params params;          /* hyperparameters (n_threads, progress: 0) */
+  rf_summary summary;
+  size_t n_trees, n_nodes, n_leaves, n_leaf_values;
+  const double *mdi;         /* n_features impurity importance, sums to 1 */
+  const double *perm;        /* n_features permutation importance or NULL */
+} rf_info;
+
+/* Train on d (d->y required, values finite; positive with LOG).  The model
+   takes the feature names and target name from d.  *out: free with rf_free. */
+int rf_train(const rf_data *d, const rf_params *p, rf_forest **out);
+/* Accepts NULL. */
+void rf_free(rf_forest *f);
+
+const rf_info *rf_get_info(const rf_forest *f);
+/* Set the GPU name / target name (copied). */
+int rf_set_gpu(rf_forest *f, const char *gpu);
+int rf_set_target(rf_forest *f, const char *target);
+/* Record CV figures in the summary. */
+struct rf_metrics;
+void rf_set_cv(rf_forest *f, const struct rf_metrics *m);
+
+/*
+ * Point prediction for one row of n_features values in the model's feature
+ * order.  A NaN feature goes left at every split on it.
+ */
+double rf_predict(const rf_forest *f, const double *row);
+/*
+ * Point prediction and the [lo, hi] interval at coverage in (0,1) (0.9 ->
+ * quantiles 0.05 and 0.95 of the leaf-sample distribution weighted as in
+ * Meinshausen's quantile regression forests).  Any out pointer may be NULL.
+ */
+int rf_predict_interval(const rf_forest *f, const double *row, double coverage,
+                        double *pred, double *lo, double *hi);
+/*
+ * Predict every row of d (d->n_cols == n_features, same order; use the CSV
+ * loader's keep list to get it).  lo/hi may be NULL (no intervals).
+ * OpenMP over rows with n_threads (0 = default).
+ */
+int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage,
+                     double *pred, double *lo, double *hi, int n_threads);
+
+/*
+ * Permutation importance on a given set (d in model feature order, with y):
+ * increase of the mean squared error (transformed space) when column j is
+ * shuffled, for every feature, into out[n_features].
+ */
+int rf_permutation_importance(const rf_forest *f, const rf_data *d,
+                              uint64_t seed, int n_threads, double *out);
+
+/* ------------------------------------------------------------ model file -- */
+
+/* Write atomically (PATH.tmp.PID, then rename). */
+int rf_save(const rf_forest *f, const char *path);
+/* Load and validate everything (magic, version, endianness, length, CRC,
+   every count and index); errors name the file and the problem. */
+int rf_load(const char *path, rf_forest **out);
+
+/* --------------------------------------------------------------- metrics -- */
+
+typedef struct rf_metrics {
+  size_t n;           /* rows evaluated */
+  double mape;        /* mean |pred-y|/|y| in percent (rows with y != 0) */
+  double median_ape;  /* median of the same */
+  double rmse_log;    /* sqrt(mean (ln pred - ln y)^2), rows with both > 0 */
+  double r2;          /* 1 - SS_res/SS_tot */
+  double spearman;    /* rank correlation (average ranks for ties) */
+  double coverage;    /* fraction with lo <= y <= hi; NaN without intervals */
+} rf_metrics;
+
+/* Metrics over n rows; lo/hi may be NULL.  NaN where undefined. */
+int rf_metrics_compute(const double *y, const double *pred, const double *lo,
+                       const double *hi, size_t n, rf_metrics *m);
+
+/* ------------------------------------------------------ cross-validation -- */
+
+typedef struct rf_cv_opts {
+  size_t size;            /* sizeof(rf_cv_opts) */
+  unsigned folds;         /* k-fold (seeded shuffle); ignored with by_group */
+  int by_group;           /* leave-one-group-out over d->groups */
+  int search;             /* grid search inside each training fold */
+  double coverage;        /* interval coverage (default 0.9 when 0) */
+  rf_progress_fn progress;/* called after each fold */
+  void *progress_ctx;
+} rf_cv_opts;
+
+typedef struct rf_cv_group {
+  char *name;             /* group label (owned) */
+  rf_metrics m;
+} rf_cv_group;
+
+typedef struct rf_cv_result {
+  rf_metrics overall;
+  size_t n;               /* rows */
+  double *pred, *lo, *hi; /* out-of-fold predictions per row */
+  unsigned n_folds;
+  rf_metrics *fold;       /* n_folds */
+  double *fold_mf;        /* max_features chosen per fold (search) */
+  unsigned *fold_leaf;    /* min_leaf chosen per fold (search) */
+  size_t n_groups;
+  rf_cv_group *groups;    /* per group metrics when d->groups (sorted) */
+} rf_cv_result;
+
+/*
+ * Cross-validate params p on d.  With o->search every training fold picks
+ * (max_features, min_leaf) from {1/3, 2/3, 1} x {1, 5, 10} by OOB error
+ * (bootstrap forests) or by an inner 3-fold CV (no bootstrap), fitting at
+ * most 50 trees per candidate, then trains the chosen one with p->n_trees.
+ */
+int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o,
+          rf_cv_result *r);
+void rf_cv_result_free(rf_cv_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,420 @@
+/*
+ * rf_data.c -- the dense data matrix the forest trains on and its CSV
+ * loader (libcsv).
+ *
+ * Why column-major: training scans one feature over the rows of a node
+ * (binning, extra-trees min/max, partitions), so a column is contiguous.
+ * Prediction takes rows; rf_predict_batch gathers them.
+ *
+ * CSV rules (docs/formats.md repeats them for users): the first record names
+ * the columns; names must be unique.  The target column (opts.target) becomes
+ * y, the group column (opts.group) stays a string per row and is never a
+ * feature, columns listed in opts.ignore are skipped unparsed; every other
+ * column is a feature and each of its cells must be a finite number.  The
+ * loader streams: a record is parsed into doubles as soon as libcsv hands it
+ * over, so a 200,000 x 100 file never exists as strings in memory.
+ */
+#include "model/rf_int.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rf_data_alloc(rf_data *d, size_t n_rows, size_t n_cols, int with_y) {
+  memset(d, 0, sizeof *d);
+  d->n_rows = n_rows;
+  d->n_cols = n_cols;
+  if (n_cols && n_rows > SIZE_MAX / n_cols) return rf__err("matrix too large");
+  d->x = rf__calloc((n_rows * n_cols) > 0 ? n_rows * n_cols : 1, sizeof(double));
+  d->names = rf__calloc(n_cols ? n_cols : 1, sizeof(char *));
+  if (with_y) d->y = rf__calloc(n_rows ? n_rows : 1, sizeof(double));
+  if (!d->x || !d->names || (with_y && !d->y)) {
+    rf_data_free(d);
+    return rf__nomem();
+  }
+  return 0;
+}
+
+static void free_strv(char **v, size_t n) {
+  if (!v) return;
+  for (size_t i = 0; i < n; i++) rf__free(v[i]);
+  rf__free(v);
+}
+
+void rf_data_free(rf_data *d) {
+  if (!d) return;
+  rf__free(d->x);
+  rf__free(d->y);
+  free_strv(d->names, d->n_cols);
+  free_strv(d->groups, d->n_rows);
+  free_strv(d->extra, d->n_extra);
+  rf__free(d->target);
+  rf__free(d->group_name);
+  memset(d, 0, sizeof *d);
+}
+
+int rf_data_check_finite(const rf_data *d, const char *src) {
+  for (size_t j = 0; j < d->n_cols; j++)
+    for (size_t i = 0; i < d->n_rows; i++)
+      if (!isfinite(d->x[j * d->n_rows + i]))
+        return rf__err("%s: row %zu: column %s: value %g is not finite", src, i + 1,
+                       d->names[j], d->x[j * d->n_rows + i]);
+  if (d->y)
+    for (size_t i = 0; i < d->n_rows; i++)
+      if (!isfinite(d->y[i]))
+        return rf__err("%s: row %zu: target %s: value %g is not finite", src, i + 1,
+                       d->target ? d->target : "y", d->y[i]);
+  return 0;
+}
+
+/* ------------------------------------------------------------ CSV loader -- */
+
+enum { ROLE_SKIP = -1, ROLE_TARGET = -2, ROLE_GROUP = -3 };
+
+typedef struct loader {
+  const char *path;
+  const rf_csv_opts *o;
+  int failed;             /* first error recorded; later callbacks do nothing */
+  size_t rec;             /* current record (0 = header) */
+  size_t field;           /* field index within the record */
+  /* header */
+  char **hdr;
+  size_t n_hdr, cap_hdr;
+  int *role;              /* per header column: feature slot >= 0 or ROLE_* */
+  size_t n_feat;
+  /* rows */
+  double *rows;           /* row-major n_feat per row */
+  double *y;
+  char **groups;
+  size_t n_rows, cap_rows;
+  double *cur;            /* current row's feature slots (n_feat) */
+  double cur_y;
+  char *cur_group;
+} loader;
+
+static void lfail_nomem(loader *L) {
+  if (!L->failed) rf__nomem();
+  L->failed = 1;
+}
+
+static int parse_num(const char *s, size_t len, double *out) {
+  char buf[128];
+  if (len == 0 || len >= sizeof buf) return -1;
+  memcpy(buf, s, len);
+  buf[len] = 0;
+  char *end;
+  errno = 0;
+  double v = strtod(buf, &end);
+  if (end == buf) return -1;
+  while (*end == ' ' || *end == '\t' || *end == '\r') end++;
+  if (*end) return -1;
+  *out = v;
+  return 0;
+}
+
+static void cell_error(loader *L, const char *s, size_t len, const char *what) {
+  int shown = len > 40 ? 40 : (int)len;
+  rf__err("%s:%zu: column %s: '%.*s%s' %s", L->path, L->rec + 1, L->hdr[L->field], shown, s,
+          len > 40 ? "..." : "", what);
+  L->failed = 1;
+}
+
+static void on_field(void *s, size_t len, void *ctx) {
+  loader *L = ctx;
+  if (L->failed) return;
+  if (L->rec == 0) {
+    if (L->n_hdr == L->cap_hdr) {
+      size_t nc = L->cap_hdr ? L->cap_hdr * 2 : 32;
+      char **t = rf__realloc(L->hdr, nc * sizeof *t);
+      if (!t) return lfail_nomem(L);
+      L->hdr = t;
+      L->cap_hdr = nc;
+    }
+    char *name = rf__malloc(len + 1);
+    if (!name) return lfail_nomem(L);
+    memcpy(name, s, len);
+    name[len] = 0;
+    L->hdr[L->n_hdr++] = name;
+    return;
+  }
+  size_t f = L->field++;
+  if (f >= L->n_hdr) return; /* counted; reported at end of record */
+  int role = L->role[f];
+  if (role == ROLE_SKIP) return;
+  if (role == ROLE_GROUP) {
+    rf__free(L->cur_group);
+    L->cur_group = rf__malloc(len + 1);
+    if (!L->cur_group) return lfail_nomem(L);
+    memcpy(L->cur_group, s, len);
+    L->cur_group[len] = 0;
+    return;
+  }
+  double v;
+  L->field = f; /* for the message */
+  if (parse_num(s, len, &v)) return cell_error(L, s, len, "is not a number");
+  if (!isfinite(v)) return cell_error(L, s, len, "is not a finite number (NaN and infinities are refused)");
+  L->field = f + 1;
+  if (role == ROLE_TARGET) L->cur_y = v;
+  else L->cur[role] = v;
+}
+
+static int in_list(const char *list, const char *name) {
+  if (!list) return 0;
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    if (l == n && !memcmp(p, name, n)) return 1;
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
+static int hdr_find(const loader *L, const char *name) {
+  for (size_t i = 0; i < L->n_hdr; i++)
+    if (!strcmp(L->hdr[i], name)) return (int)i;
+  return -1;
+}
+
+/* Decide each column's role once the header is complete. */
+static void resolve_header(loader *L) {
+  const rf_csv_opts *o = L->o;
+  if (L->n_hdr == 0) {
+    rf__err("%s:1: empty header", L->path);
+    L->failed = 1;
+    return;
+  }
+  for (size_t i = 0; i < L->n_hdr; i++)
+    for (size_t k = 0; k < i; k++)
+      if (!strcmp(L->hdr[i], L->hdr[k])) {
+        rf__err("%s:1: column '%s' appears twice", L->path, L->hdr[i]);
+        L->failed = 1;
+        return;
+      }
+  L->role = rf__mallocn(L->n_hdr, sizeof *L->role);
+  if (!L->role) return lfail_nomem(L);
+  for (size_t i = 0; i < L->n_hdr; i++) L->role[i] = ROLE_SKIP;
+  if (o->target && !o->no_target) {
+    int t = hdr_find(L, o->target);
+    if (t < 0) {
+      rf__err("%s:1: no column '%s' (the target)", L->path, o->target);
+      L->failed = 1;
+      return;
+    }
+    L->role[t] = ROLE_TARGET;
+  }
+  if (o->group) {
+    int g = hdr_find(L, o->group);
+    if (g < 0) {
+      rf__err("%s:1: no column '%s' (the group)", L->path, o->group);
+      L->failed = 1;
+      return;
+    }
+    if (L->role[g] == ROLE_TARGET) {
+      rf__err("%s:1: column '%s' cannot be both target and group", L->path, o->group);
+      L->failed = 1;
+      return;
+    }
+    L->role[g] = ROLE_GROUP;
+  }
+  if (o->ignore) {
+    for (const char *p = o->ignore; *p;) {
+      const char *e = strchr(p, ',');
+      size_t l = e ? (size_t)(e - p) : strlen(p);
+      int found = 0;
+      for (size_t i = 0; i < L->n_hdr; i++)
+        if (strlen(L->hdr[i]) == l && !memcmp(L->hdr[i], p, l)) found = 1;
+      if (!found && l) {
+        rf__err("%s:1: no column '%.*s' (in the ignore list)", L->path, (int)l, p);
+        L->failed = 1;
+        return;
+      }
+      if (!e) break;
+      p = e + 1;
+    }
+  }
+  L->n_feat = 0;
+  if (o->keep) {
+    for (size_t k = 0; k < o->n_keep; k++) {
+      int c = hdr_find(L, o->keep[k]);
+      if (c < 0) {
+        rf__err("%s:1: missing feature column '%s'", L->path, o->keep[k]);
+        L->failed = 1;
+        return;
+      }
+      if (L->role[c] != ROLE_SKIP) {
+        rf__err("%s:1: column '%s' is listed twice or is also the target or group", L->path,
+                o->keep[k]);
+        L->failed = 1;
+        return;
+      }
+      L->role[c] = (int)k;
+    }
+    L->n_feat = o->n_keep;
+  } else {
+    for (size_t i = 0; i < L->n_hdr; i++)
+      if (L->role[i] == ROLE_SKIP && !in_list(o->ignore, L->hdr[i])) L->role[i] = (int)L->n_feat++;
+  }
+  if (L->n_feat == 0) {
+    rf__err("%s:1: no feature columns", L->path);
+    L->failed = 1;
+    return;
+  }
+  L->cur = rf__calloc(L->n_feat, sizeof(double));
+  if (!L->cur) lfail_nomem(L);
+}
+
+static void on_record(int c, void *ctx) {
+  loader *L = ctx;
+  (void)c;
+  if (L->failed) return;
+  if (L->rec == 0) {
+    resolve_header(L);
+    L->rec++;
+    L->field = 0;
+    return;
+  }
+  if (L->field != L->n_hdr) {
+    rf__err("%s:%zu: %zu fields, the header has %zu", L->path, L->rec + 1, L->field, L->n_hdr);
+    L->failed = 1;
+    return;
+  }
+  if (L->n_rows == L->cap_rows) {
+    size_t nc = L->cap_rows ? L->cap_rows * 2 : 1024;
+    double *r = rf__realloc(L->rows, nc * L->n_feat * sizeof(double));
+    if (!r) return lfail_nomem(L);
+    L->rows = r;
+    double *y = rf__realloc(L->y, nc * sizeof(double));
+    if (!y) return lfail_nomem(L);
+    L->y = y;
+    if (L->o->group) {
+      char **g = rf__realloc(L->groups, nc * sizeof(char *));
+      if (!g) return lfail_nomem(L);
+      L->groups = g;
+    }
+    L->cap_rows = nc;
+  }
+  memcpy(L->rows + L->n_rows * L->n_feat, L->cur, L->n_feat * sizeof(double));
+  L->y[L->n_rows] = L->cur_y;
+  if (L->o->group) {
+    L->groups[L->n_rows] = L->cur_group;
+    L->cur_group = NULL;
+  }
+  L->n_rows++;
+  L->rec++;
+  L->field = 0;
+}
+
+static int add_extra(rf_data *d, const char *name) {
+  char **t = rf__realloc(d->extra, (d->n_extra + 1) * sizeof *t);
+  if (!t) return rf__nomem();
+  d->extra = t;
+  if (!(d->extra[d->n_extra] = rf__strdup(name))) return rf__nomem();
+  d->n_extra++;
+  return 0;
+}
+
+/* Move constant feature columns to d->extra. */
+static int drop_constant(rf_data *d) {
+  size_t w = 0;
+  for (size_t j = 0; j < d->n_cols; j++) {
+    const double *c = d->x + j * d->n_rows;
+    int constant = 1;
+    for (size_t i = 1; i < d->n_rows && constant; i++) constant = c[i] == c[0];
+    if (constant) {
+      if (add_extra(d, d->names[j])) return -1;
+      rf__free(d->names[j]);
+      continue;
+    }
+    if (w != j) memmove(d->x + w * d->n_rows, c, d->n_rows * sizeof(double));
+    d->names[w++] = d->names[j];
+  }
+  d->n_cols = w;
+  if (w == 0) return rf__err("every feature column is constant");
+  return 0;
+}
+
+static void loader_free(loader *L) {
+  free_strv(L->hdr, L->n_hdr);
+  rf__free(L->role);
+  rf__free(L->rows);
+  rf__free(L->y);
+  free_strv(L->groups, L->n_rows);
+  rf__free(L->cur);
+  rf__free(L->cur_group);
+}
+
+int rf_data_load_csv(rf_data *d, const char *path, const rf_csv_opts *o) {
+  memset(d, 0, sizeof *d);
+  if (!o || o->size < sizeof(rf_csv_opts)) return rf__err("rf_data_load_csv: bad options");
+  if (!o->no_target && !o->target) return rf__err("%s: no target column given", path);
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return rf__err("%s: %s", path, strerror(errno));
+  loader L = {.path = path, .o = o};
+  struct csv_parser p;
+  if (csv_init(&p, CSV_APPEND_NULL) != 0) {
+    fclose(fp);
+    return rf__nomem();
+  }
+  char buf[65536];
+  size_t n;
+  int rc = 0;
+  while (!L.failed && (n = fread(buf, 1, sizeof buf, fp)) > 0) {
+    if (csv_parse(&p, buf, n, on_field, on_record, &L) != n) {
+      rf__err("%s:%zu: CSV syntax error: %s", path, L.rec + 1, csv_strerror(csv_error(&p)));
+      L.failed = 1;
+    }
+  }
+  if (!L.failed && ferror(fp)) {
+    rf__err("%s: read error", path);
+    L.failed = 1;
+  }
+  if (!L.failed) csv_fini(&p, on_field, on_record, &L);
+  csv_free(&p);
+  fclose(fp);
+  if (L.failed) goto fail;
+  if (L.rec == 0) {
+    rf__err("%s: empty file (no header)", path);
+    goto fail;
+  }
+  if (L.n_rows == 0) {
+    rf__err("%s: no data rows", path);
+    goto fail;
+  }
+  if (L.n_rows == 1 && !o->no_target) {
+    rf__err("%s: only one data row; at least 2 are needed", path);
+    goto fail;
+  }
+  if (rf_data_alloc(d, L.n_rows, L.n_feat, !o->no_target)) goto fail;
+  for (size_t i = 0; i < L.n_rows; i++)
+    for (size_t j = 0; j < L.n_feat; j++) d->x[j * L.n_rows + i] = L.rows[i * L.n_feat + j];
+  if (d->y) memcpy(d->y, L.y, L.n_rows * sizeof(double));
+  for (size_t i = 0; i < L.n_hdr; i++) {
+    int r = L.role[i];
+    if (r >= 0 && !d->names[r]) {
+      if (!(d->names[r] = rf__strdup(L.hdr[i]))) goto nomem;
+    } else if (r == ROLE_SKIP) {
+      if (add_extra(d, L.hdr[i])) goto fail_d;
+    }
+  }
+  if (!o->no_target && !(d->target = rf__strdup(o->target))) goto nomem;
+  if (o->group) {
+    if (!(d->group_name = rf__strdup(o->group))) goto nomem;
+    d->groups = L.groups;
+    L.groups = NULL;
+  }
+  if (o->drop_constant && drop_constant(d)) goto fail_d;
+  loader_free(&L);
+  return rc;
+nomem:
+  rf__nomem();
+fail_d:
+  rf_data_free(d);
+fail:
+  loader_free(&L);
+  return -1;
+}

@@ -1,0 +1,353 @@
+/*
+ * rf_eval.c -- accuracy metrics and cross-validation.
+ *
+ * Metrics are the ones the GPU-prediction literature reports (Braun et al.
+ * report MAPE and its median per GPU) plus R^2, Spearman's rank correlation
+ * (does the model order configurations right: what an autotuner needs) and
+ * the empirical coverage of the prediction intervals.
+ *
+ * Cross-validation: k-fold assigns rows to folds after a shuffle seeded with
+ * params.seed; leave-one-group-out holds out one group (an application) per
+ * fold, the honest test for unseen programs.  Every row gets exactly one
+ * out-of-fold prediction; metrics are computed over all of them at once, per
+ * fold and per group.  The optional grid search runs only on the training
+ * rows of a fold (nested), choosing by OOB error for bootstrap forests
+ * (free: no refits) and by an inner 3-fold CV otherwise.
+ */
+#include "model/rf_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- metrics -- */
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct ri { double v; size_t i; } ri;
+
+static int cmp_ri(const void *a, const void *b) {
+  const ri *x = a, *y = b;
+  if (x->v != y->v) return (x->v > y->v) - (x->v < y->v);
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Average ranks (ties share the mean rank) into rank[]. */
+static int ranks(const double *v, size_t n, double *rank) {
+  ri *a = rf__mallocn(n, sizeof *a);
+  if (!a) return -1;
+  for (size_t i = 0; i < n; i++) a[i] = (ri){v[i], i};
+  qsort(a, n, sizeof *a, cmp_ri);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j + 1 < n && a[j + 1].v == a[i].v) j++;
+    double r = (double)(i + j) / 2 + 1;
+    for (size_t k = i; k <= j; k++) rank[a[k].i] = r;
+    i = j + 1;
+  }
+  rf__free(a);
+  return 0;
+}
+
+static double pearson(const double *a, const double *b, size_t n) {
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < n; i++) { ma += a[i]; mb += b[i]; }
+  ma /= (double)n;
+  mb /= (double)n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < n; i++) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
+}
+
+int rf_metrics_compute(const double *y, const double *pred, const double *lo, const double *hi,
+                       size_t n, rf_metrics *m) {
+  m->n = n;
+  m->mape = m->median_ape = m->rmse_log = m->r2 = m->spearman = m->coverage = NAN;
+  if (n == 0) return 0;
+  double *ape = rf__mallocn(n, sizeof(double));
+  double *ra = rf__mallocn(n, sizeof(double));
+  double *rb = rf__mallocn(n, sizeof(double));
+  if (!ape || !ra || !rb) {
+    rf__free(ape); rf__free(ra); rf__free(rb);
+    return rf__nomem();
+  }
+  size_t na = 0, nl = 0, nc = 0;
+  double sl = 0, ym = 0, ss_res = 0, ss_tot = 0, sa = 0;
+  for (size_t i = 0; i < n; i++) {
+    ym += y[i];
+    if (y[i] != 0) { ape[na] = 100 * fabs(pred[i] - y[i]) / fabs(y[i]); sa += ape[na++]; }
+    if (y[i] > 0 && pred[i] > 0) { double d = log(pred[i]) - log(y[i]); sl += d * d; nl++; }
+    if (lo && hi && y[i] >= lo[i] && y[i] <= hi[i]) nc++;
+  }
+  ym /= (double)n;
+  for (size_t i = 0; i < n; i++) {
+    ss_res += (pred[i] - y[i]) * (pred[i] - y[i]);
+    ss_tot += (y[i] - ym) * (y[i] - ym);
+  }
+  if (na) {
+    m->mape = sa / (double)na;
+    qsort(ape, na, sizeof(double), cmp_d);
+    m->median_ape = na % 2 ? ape[na / 2] : (ape[na / 2 - 1] + ape[na / 2]) / 2;
+  }
+  if (nl) m->rmse_log = sqrt(sl / (double)nl);
+  if (ss_tot > 0) m->r2 = 1 - ss_res / ss_tot;
+  if (lo && hi) m->coverage = (double)nc / (double)n;
+  if (n >= 2) {
+    if (ranks(y, n, ra) || ranks(pred, n, rb)) {
+      rf__free(ape); rf__free(ra); rf__free(rb);
+      return rf__nomem();
+    }
+    m->spearman = pearson(ra, rb, n);
+  }
+  rf__free(ape);
+  rf__free(ra);
+  rf__free(rb);
+  return 0;
+}
+
+/* ------------------------------------------------------------------- CV -- */
+
+/* Copy the rows sel[0..k) of d (features, y, groups not copied). */
+static int subset(const rf_data *d, const size_t *sel, size_t k, rf_data *out) {
+  if (rf_data_alloc(out, k, d->n_cols, d->y != NULL)) return -1;
+  for (size_t j = 0; j < d->n_cols; j++) {
+    const double *src = d->x + j * d->n_rows;
+    double *dst = out->x + j * k;
+    for (size_t i = 0; i < k; i++) dst[i] = src[sel[i]];
+    if (!(out->names[j] = rf__strdup(d->names[j]))) goto nomem;
+  }
+  if (d->y)
+    for (size_t i = 0; i < k; i++) out->y[i] = d->y[sel[i]];
+  if (d->target && !(out->target = rf__strdup(d->target))) goto nomem;
+  return 0;
+nomem:
+  rf_data_free(out);
+  return rf__nomem();
+}
+
+/* Mean squared error in the transformed space of an inner k-fold CV. */
+static int inner_cv_mse(const rf_data *d, const rf_params *p, unsigned k, double *mse) {
+  size_t n = d->n_rows;
+  size_t *tr = rf__mallocn(n, sizeof(size_t)), *te = rf__mallocn(n, sizeof(size_t));
+  double *row = rf__mallocn(d->n_cols, sizeof(double));
+  int rc = -1;
+  double se = 0;
+  if (!tr || !te || !row) { rf__nomem(); goto out; }
+  for (unsigned fo = 0; fo < k; fo++) {
+    size_t ntr = 0, nte = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (i % k == fo) te[nte++] = i;
+      else tr[ntr++] = i;
+    }
+    if (ntr < 2 || nte == 0) continue;
+    rf_data dtr;
+    rf_forest *f = NULL;
+    if (subset(d, tr, ntr, &dtr)) goto out;
+    int r = rf_train(&dtr, p, &f);
+    rf_data_free(&dtr);
+    if (r) goto out;
+    for (size_t q = 0; q < nte; q++) {
+      for (size_t j = 0; j < d->n_cols; j++) row[j] = d->x[j * n + te[q]];
+      double yt = p->transform == RF_TRANSFORM_LOG ? log(d->y[te[q]]) : d->y[te[q]];
+      double e = rf__raw_mean(f, row) - yt;
+      se += e * e;
+    }
+    rf_free(f);
+  }
+  *mse = se / (double)n;
+  rc = 0;
+out:
+  rf__free(tr);
+  rf__free(te);
+  rf__free(row);
+  return rc;
+}
+
+/* Pick (max_features, min_leaf) on d; writes them into *best. */
+static int grid_search(const rf_data *d, const rf_params *p, rf_params *best) {
+  static const double mfs[] = {1.0 / 3.0, 2.0 / 3.0, 1.0};
+  static const unsigned leaves[] = {1, 5, 10};
+  double best_err = INFINITY;
+  *best = *p;
+  for (size_t a = 0; a < 3; a++)
+    for (size_t b = 0; b < 3; b++) {
+      rf_params q = *p;
+      q.max_features = mfs[a];
+      q.min_leaf = leaves[b];
+      q.n_trees = p->n_trees < 50 ? p->n_trees : 50;
+      q.perm_importance = 0;
+      q.progress = NULL;
+      int boot = q.bootstrap < 0 ? !q.extra_trees : q.bootstrap;
+      double err;
+      if (boot) {
+        rf_forest *f = NULL;
+        if (rf_train(d, &q, &f)) return -1;
+        err = f->summary.oob_mse;
+        rf_free(f);
+      } else if (inner_cv_mse(d, &q, 3, &err)) {
+        return -1;
+      }
+      if (err < best_err) {
+        best_err = err;
+        best->max_features = mfs[a];
+        best->min_leaf = leaves[b];
+      }
+    }
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void rf_cv_result_free(rf_cv_result *r) {
+  if (!r) return;
+  rf__free(r->pred);
+  rf__free(r->lo);
+  rf__free(r->hi);
+  rf__free(r->fold);
+  rf__free(r->fold_mf);
+  rf__free(r->fold_leaf);
+  if (r->groups)
+    for (size_t g = 0; g < r->n_groups; g++) rf__free(r->groups[g].name);
+  rf__free(r->groups);
+  memset(r, 0, sizeof *r);
+}
+
+/* Metrics of the rows with fold[i] == which (or group index). */
+static int metrics_of(const rf_data *d, const rf_cv_result *r, const size_t *lab, size_t which,
+                      double *buf, rf_metrics *m) {
+  size_t n = d->n_rows, k = 0;
+  double *y = buf, *pr = buf + n, *lo = buf + 2 * n, *hi = buf + 3 * n;
+  for (size_t i = 0; i < n; i++)
+    if (lab[i] == which) {
+      y[k] = d->y[i]; pr[k] = r->pred[i]; lo[k] = r->lo[i]; hi[k] = r->hi[i];
+      k++;
+    }
+  return rf_metrics_compute(y, pr, lo, hi, k, m);
+}
+
+int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_result *r) {
+  memset(r, 0, sizeof *r);
+  if (!o || o->size < sizeof(rf_cv_opts)) return rf__err("rf_cv: bad options");
+  if (!d->y) return rf__err("cross-validation needs a target");
+  size_t n = d->n_rows, p_ = d->n_cols;
+  double cov = o->coverage > 0 ? o->coverage : 0.9;
+  if (!(cov < 1)) return rf__err("coverage %g is not in (0, 1)", cov);
+  if (o->by_group && !d->groups) return rf__err("leave-one-group-out needs a group column");
+  size_t *fold = rf__mallocn(n, sizeof(size_t));
+  size_t *gidx = NULL;
+  char **gnames = NULL;
+  size_t ng = 0, *tr = NULL, *te = NULL;
+  double *row = NULL, *buf = NULL;
+  int rc = -1;
+  r->n = n;
+  r->pred = rf__mallocn(n, sizeof(double));
+  r->lo = rf__mallocn(n, sizeof(double));
+  r->hi = rf__mallocn(n, sizeof(double));
+  tr = rf__mallocn(n, sizeof(size_t));
+  te = rf__mallocn(n, sizeof(size_t));
+  row = rf__mallocn(p_, sizeof(double));
+  buf = rf__mallocn(4 * n, sizeof(double));
+  if (!fold || !r->pred || !r->lo || !r->hi || !tr || !te || !row || !buf) {
+    rf__nomem();
+    goto out;
+  }
+  if (d->groups) { /* distinct sorted group names, index per row */
+    gnames = rf__mallocn(n, sizeof(char *));
+    gidx = rf__mallocn(n, sizeof(size_t));
+    if (!gnames || !gidx) { rf__nomem(); goto out; }
+    memcpy(gnames, d->groups, n * sizeof(char *));
+    qsort(gnames, n, sizeof(char *), cmp_str);
+    for (size_t i = 0; i < n; i++)
+      if (ng == 0 || strcmp(gnames[ng - 1], gnames[i])) gnames[ng++] = gnames[i];
+    for (size_t i = 0; i < n; i++) {
+      char **hit = bsearch(&d->groups[i], gnames, ng, sizeof(char *), cmp_str);
+      gidx[i] = (size_t)(hit - gnames);
+    }
+  }
+  unsigned K;
+  if (o->by_group) {
+    if (ng < 2) { rf__err("leave-one-group-out needs at least 2 groups (found %zu)", ng); goto out; }
+    K = (unsigned)ng;
+    memcpy(fold, gidx, n * sizeof(size_t));
+  } else {
+    K = o->folds ? o->folds : 5;
+    if (K < 2 || K > n) { rf__err("%u folds for %zu rows: need 2 <= folds <= rows", K, n); goto out; }
+    size_t *perm = tr; /* reuse as scratch */
+    for (size_t i = 0; i < n; i++) perm[i] = i;
+    rf_rng rng;
+    rf__rng_seed(&rng, p->seed, 0x43565f53ULL);
+    for (size_t i = n - 1; i > 0; i--) {
+      size_t k = (size_t)rf__rng_below(&rng, i + 1), t = perm[i];
+      perm[i] = perm[k];
+      perm[k] = t;
+    }
+    for (size_t i = 0; i < n; i++) fold[perm[i]] = i % K;
+  }
+  r->n_folds = K;
+  r->fold = rf__calloc(K, sizeof(rf_metrics));
+  r->fold_mf = rf__calloc(K, sizeof(double));
+  r->fold_leaf = rf__calloc(K, sizeof(unsigned));
+  if (!r->fold || !r->fold_mf || !r->fold_leaf) { rf__nomem(); goto out; }
+  for (unsigned k = 0; k < K; k++) {
+    size_t ntr = 0, nte = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (fold[i] == k) te[nte++] = i;
+      else tr[ntr++] = i;
+    }
+    if (ntr < 2) { rf__err("fold %u leaves %zu training rows", k + 1, ntr); goto out; }
+    rf_data dtr;
+    if (subset(d, tr, ntr, &dtr)) goto out;
+    rf_params q = *p;
+    q.progress = NULL;
+    q.perm_importance = 0;
+    if (o->search && grid_search(&dtr, &q, &q)) { rf_data_free(&dtr); goto out; }
+    rf_forest *f = NULL;
+    int e = rf_train(&dtr, &q, &f);
+    rf_data_free(&dtr);
+    if (e) goto out;
+    r->fold_mf[k] = f->params.max_features;
+    r->fold_leaf[k] = f->params.min_leaf;
+    for (size_t t = 0; t < nte; t++) {
+      size_t i = te[t];
+      for (size_t j = 0; j < p_; j++) row[j] = d->x[j * n + i];
+      if (rf_predict_interval(f, row, cov, &r->pred[i], &r->lo[i], &r->hi[i])) {
+        rf_free(f);
+        goto out;
+      }
+    }
+    rf_free(f);
+    if (o->progress) o->progress(o->progress_ctx, k + 1, K);
+  }
+  if (rf_metrics_compute(d->y, r->pred, r->lo, r->hi, n, &r->overall)) goto out;
+  for (unsigned k = 0; k < K; k++)
+    if (metrics_of(d, r, fold, k, buf, &r->fold[k])) goto out;
+  if (ng) {
+    r->groups = rf__calloc(ng, sizeof(rf_cv_group));
+    if (!r->groups) { rf__nomem(); goto out; }
+    r->n_groups = ng;
+    for (size_t g = 0; g < ng; g++) {
+      if (!(r->groups[g].name = rf__strdup(gnames[g]))) { rf__nomem(); goto out; }
+      if (metrics_of(d, r, gidx, g, buf, &r->groups[g].m)) goto out;
+    }
+  }
+  rc = 0;
+out:
+  if (rc) rf_cv_result_free(r);
+  rf__free(fold);
+  rf__free(gidx);
+  rf__free(gnames);
+  rf__free(tr);
+  rf__free(te);
+  rf__free(row);
+  rf__free(buf);
+  return rc;
+}

@@ -1,0 +1,460 @@
+/*
+ * rf_io.c -- the .kcm model file: writing (atomic) and loading (checked).
+ *
+ * docs/formats.md ("Model file (.kcm)") is the normative layout; in short:
+ *
+ *   0        8  magic "KCASTRF\0"
+ *   8        4  u32 format version (RF_FORMAT_VERSION)
+ *   12       4  u32 byte-order marker 0x01020304 as the writer stored it
+ *   16       8  u64 payload length L
+ *   24       L  payload: names, transform, hyperparameters, summary,
+ *               importances, trees (nodes, leaf offsets, leaf samples)
+ *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
+ *
+ * Numbers are in the writer's byte order; the marker lets a reader on the
+ * other order refuse the file by name instead of misreading it.
+ *
+ * A model file is input, not an invariant: the loader checks the frame
+ * (size, magic, marker, version, length, CRC) and then every count against
+ * the bytes left before allocating, every child index (greater than its
+ * parent's, inside the tree: a walk always ends), every feature index and
+ * every leaf number, so no file can make prediction read out of bounds or
+ * loop.  Each failure names the file and what is wrong.
+ */
+#include "model/rf_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define KCM_MAGIC "KCASTRF"  /* 8 bytes with its NUL */
+#define KCM_ENDIAN 0x01020304u
+#define KCM_HEADER 24
+
+/* ----------------------------------------------------------------- writer -- */
+
+typedef struct wbuf { uint8_t *p; size_t len, cap; int failed; } wbuf;
+
+static void put(wbuf *b, const void *src, size_t n) {
+  if (b->failed) return;
+  if (b->len + n > b->cap) {
+    size_t nc = b->cap ? b->cap : 4096;
+    while (nc < b->len + n) nc *= 2;
+    uint8_t *t = rf__realloc(b->p, nc);
+    if (!t) {
+      b->failed = 1;
+      return;
+    }
+    b->p = t;
+    b->cap = nc;
+  }
+  memcpy(b->p + b->len, src, n);
+  b->len += n;
+}
+
+static void put_u32(wbuf *b, uint32_t v) { put(b, &v, 4); }
+static void put_u64(wbuf *b, uint64_t v) { put(b, &v, 8); }
+static void put_f64(wbuf *b, double v) { put(b, &v, 8); }
+static void put_str(wbuf *b, const char *s) {
+  size_t n = strlen(s);
+  put_u32(b, (uint32_t)n);
+  put(b, s, n);
+}
+
+int rf_save(const rf_forest *f, const char *path) {
+  wbuf b = {0};
+  put(&b, KCM_MAGIC, 8);
+  put_u32(&b, RF_FORMAT_VERSION);
+  put_u32(&b, KCM_ENDIAN);
+  put_u64(&b, 0); /* payload length, patched below */
+  put_str(&b, f->target);
+  put_str(&b, f->gpu);
+  put_u32(&b, (uint32_t)f->params.transform);
+  put_u32(&b, (uint32_t)f->n_features);
+  for (size_t j = 0; j < f->n_features; j++) put_str(&b, f->features[j]);
+  const rf_params *p = &f->params;
+  put_u32(&b, p->n_trees);
+  put_f64(&b, p->max_features);
+  put_u32(&b, p->min_leaf);
+  put_u32(&b, p->max_depth);
+  put_u32(&b, (uint32_t)p->extra_trees);
+  put_u32(&b, (uint32_t)p->bootstrap);
+  put_u64(&b, p->seed);
+  put_u32(&b, p->n_bins);
+  put_u32(&b, p->leaf_cap);
+  put_u32(&b, (uint32_t)p->perm_importance);
+  const rf_summary *s = &f->summary;
+  put_u64(&b, s->n_rows);
+  put_f64(&b, s->oob_mse);
+  put_f64(&b, s->oob_mape);
+  put_f64(&b, s->oob_r2);
+  put_f64(&b, s->cv_mape);
+  put_f64(&b, s->cv_median_ape);
+  put_f64(&b, s->cv_coverage);
+  put_u64(&b, (uint64_t)s->created);
+  for (size_t j = 0; j < f->n_features; j++) put_f64(&b, f->mdi[j]);
+  put_u32(&b, f->perm != NULL);
+  if (f->perm)
+    for (size_t j = 0; j < f->n_features; j++) put_f64(&b, f->perm[j]);
+  for (size_t t = 0; t < f->n_trees; t++) {
+    const rf_tree *tr = &f->trees[t];
+    put_u32(&b, tr->n_nodes);
+    put_u32(&b, tr->n_leaves);
+    put_u32(&b, tr->n_values);
+    for (uint32_t k = 0; k < tr->n_nodes; k++) {
+      put_f64(&b, tr->nodes[k].v);
+      put_u32(&b, (uint32_t)tr->nodes[k].feature);
+      put_u32(&b, tr->nodes[k].left);
+    }
+    put(&b, tr->leaf_off, ((size_t)tr->n_leaves + 1) * 4);
+    put(&b, tr->values, (size_t)tr->n_values * 4);
+  }
+  if (b.failed) {
+    rf__free(b.p);
+    return rf__nomem();
+  }
+  uint64_t L = b.len - KCM_HEADER;
+  memcpy(b.p + 16, &L, 8);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (size_t off = 0; off < b.len;) { /* crc32 takes uInt lengths */
+    size_t chunk = b.len - off > (1u << 30) ? (1u << 30) : b.len - off;
+    crc = crc32(crc, b.p + off, (uInt)chunk);
+    off += chunk;
+  }
+  put_u32(&b, (uint32_t)crc);
+  if (b.failed) {
+    rf__free(b.p);
+    return rf__nomem();
+  }
+  size_t tl = strlen(path) + 32;
+  char *tmp = rf__malloc(tl);
+  if (!tmp) {
+    rf__free(b.p);
+    return rf__nomem();
+  }
+  snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
+  int rc = -1;
+  FILE *fp = fopen(tmp, "wb");
+  if (!fp) {
+    rf__err("%s: cannot create: %s", tmp, strerror(errno));
+    goto out;
+  }
+  size_t w = fwrite(b.p, 1, b.len, fp);
+  int e1 = fflush(fp), e2 = fsync(fileno(fp));
+  int e3 = fclose(fp);
+  if (w != b.len || e1 || e2 || e3) {
+    rf__err("%s: write failed: %s", tmp, strerror(errno));
+    unlink(tmp);
+    goto out;
+  }
+  if (rename(tmp, path)) {
+    rf__err("%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    unlink(tmp);
+    goto out;
+  }
+  rc = 0;
+out:
+  rf__free(tmp);
+  rf__free(b.p);
+  return rc;
+}
+
+/* ----------------------------------------------------------------- reader -- */
+
+typedef struct rd {
+  const uint8_t *p;
+  size_t len, pos;       /* pos within the whole file */
+  const char *path;
+  int failed;
+} rd;
+
+static int rd_need(rd *r, size_t n, const char *what) {
+  if (r->failed) return -1;
+  if (n > r->len - r->pos) {
+    rf__err("%s: inconsistent: %s (%zu bytes) runs past the end of the payload at offset %zu",
+            r->path, what, n, r->pos);
+    r->failed = 1;
+    return -1;
+  }
+  return 0;
+}
+
+static uint32_t get_u32(rd *r, const char *what) {
+  uint32_t v = 0;
+  if (rd_need(r, 4, what)) return 0;
+  memcpy(&v, r->p + r->pos, 4);
+  r->pos += 4;
+  return v;
+}
+
+static uint64_t get_u64(rd *r, const char *what) {
+  uint64_t v = 0;
+  if (rd_need(r, 8, what)) return 0;
+  memcpy(&v, r->p + r->pos, 8);
+  r->pos += 8;
+  return v;
+}
+
+static double get_f64(rd *r, const char *what) {
+  double v = 0;
+  if (rd_need(r, 8, what)) return 0;
+  memcpy(&v, r->p + r->pos, 8);
+  r->pos += 8;
+  return v;
+}
+
+static char *get_str(rd *r, const char *what) {
+  uint32_t n = get_u32(r, what);
+  if (rd_need(r, n, what)) return NULL;
+  if (memchr(r->p + r->pos, 0, n)) {
+    rf__err("%s: inconsistent: %s contains a NUL byte (offset %zu)", r->path, what, r->pos);
+    r->failed = 1;
+    return NULL;
+  }
+  char *s = rf__malloc((size_t)n + 1);
+  if (!s) {
+    rf__nomem();
+    r->failed = 1;
+    return NULL;
+  }
+  memcpy(s, r->p + r->pos, n);
+  s[n] = 0;
+  r->pos += n;
+  return s;
+}
+
+static int bad(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(rd *r, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  r->failed = 1;
+  return rf__err("%s: inconsistent: %s", r->path, msg);
+}
+
+static int read_tree(rd *r, rf_forest *f, size_t t, rf_tree *tr) {
+  char what[64];
+  snprintf(what, sizeof what, "tree %zu header", t);
+  tr->n_nodes = get_u32(r, what);
+  tr->n_leaves = get_u32(r, what);
+  tr->n_values = get_u32(r, what);
+  if (r->failed) return -1;
+  if (tr->n_nodes == 0) return bad(r, "tree %zu has no nodes", t);
+  if (tr->n_leaves == 0 || tr->n_leaves > tr->n_nodes)
+    return bad(r, "tree %zu: %u leaves for %u nodes", t, tr->n_leaves, tr->n_nodes);
+  snprintf(what, sizeof what, "tree %zu nodes", t);
+  if (rd_need(r, (size_t)tr->n_nodes * 16, what)) return -1;
+  snprintf(what, sizeof what, "tree %zu leaf offsets", t);
+  if (rd_need(r, (size_t)tr->n_nodes * 16 + ((size_t)tr->n_leaves + 1) * 4, what)) return -1;
+  snprintf(what, sizeof what, "tree %zu leaf samples", t);
+  if (rd_need(r, (size_t)tr->n_nodes * 16 + ((size_t)tr->n_leaves + 1) * 4 +
+                     (size_t)tr->n_values * 4, what))
+    return -1;
+  tr->nodes = rf__mallocn(tr->n_nodes, sizeof(rf_node));
+  tr->leaf_off = rf__mallocn((size_t)tr->n_leaves + 1, sizeof(uint32_t));
+  tr->values = rf__mallocn(tr->n_values ? tr->n_values : 1, sizeof(float));
+  if (!tr->nodes || !tr->leaf_off || !tr->values) {
+    r->failed = 1;
+    return rf__nomem();
+  }
+  for (uint32_t k = 0; k < tr->n_nodes; k++) {
+    rf_node *nd = &tr->nodes[k];
+    nd->v = get_f64(r, what);
+    nd->feature = (int32_t)get_u32(r, what);
+    nd->left = get_u32(r, what);
+    if (nd->feature >= 0) {
+      if ((size_t)nd->feature >= f->n_features)
+        return bad(r, "tree %zu node %u: feature index %d out of range (%zu features)", t, k,
+                   nd->feature, f->n_features);
+      if (nd->left <= k || nd->left >= tr->n_nodes - 1)
+        return bad(r, "tree %zu node %u: child index %u out of range (%u nodes)", t, k,
+                   nd->left, tr->n_nodes);
+      if (isnan(nd->v)) return bad(r, "tree %zu node %u: threshold is NaN", t, k);
+    } else if (nd->feature == -1) {
+      if (nd->left >= tr->n_leaves)
+        return bad(r, "tree %zu node %u: leaf number %u out of range (%u leaves)", t, k,
+                   nd->left, tr->n_leaves);
+    } else {
+      return bad(r, "tree %zu node %u: feature index %d is invalid", t, k, nd->feature);
+    }
+  }
+  memcpy(tr->leaf_off, r->p + r->pos, ((size_t)tr->n_leaves + 1) * 4);
+  r->pos += ((size_t)tr->n_leaves + 1) * 4;
+  if (tr->leaf_off[0] != 0 || tr->leaf_off[tr->n_leaves] != tr->n_values)
+    return bad(r, "tree %zu: leaf offsets do not span the %u leaf samples", t, tr->n_values);
+  for (uint32_t k = 0; k < tr->n_leaves; k++)
+    if (tr->leaf_off[k + 1] <= tr->leaf_off[k])
+      return bad(r, "tree %zu leaf %u: no samples or offsets out of order", t, k);
+  memcpy(tr->values, r->p + r->pos, (size_t)tr->n_values * 4);
+  r->pos += (size_t)tr->n_values * 4;
+  return 0;
+}
+
+static int parse(rd *r, rf_forest *f) {
+  r->pos = KCM_HEADER;
+  f->target = get_str(r, "target name");
+  f->gpu = get_str(r, "GPU name");
+  uint32_t tr = get_u32(r, "transform");
+  if (r->failed) return -1;
+  if (tr != RF_TRANSFORM_NONE && tr != RF_TRANSFORM_LOG)
+    return bad(r, "unknown target transform %u", tr);
+  uint32_t nf = get_u32(r, "feature count");
+  if (r->failed) return -1;
+  if (nf == 0) return bad(r, "no features");
+  if ((size_t)nf * 4 > r->len - r->pos) return bad(r, "%u features do not fit in the file", nf);
+  f->features = rf__calloc(nf, sizeof(char *));
+  if (!f->features) return rf__nomem();
+  f->n_features = nf;
+  for (uint32_t j = 0; j < nf; j++)
+    if (!(f->features[j] = get_str(r, "feature name"))) return -1;
+  rf_params_default(&f->params);
+  rf_params *p = &f->params;
+  p->transform = (int)tr;
+  p->n_trees = get_u32(r, "hyperparameters");
+  p->max_features = get_f64(r, "hyperparameters");
+  p->min_leaf = get_u32(r, "hyperparameters");
+  p->max_depth = get_u32(r, "hyperparameters");
+  p->extra_trees = (int)get_u32(r, "hyperparameters");
+  p->bootstrap = (int)get_u32(r, "hyperparameters");
+  p->seed = get_u64(r, "hyperparameters");
+  p->n_bins = get_u32(r, "hyperparameters");
+  p->leaf_cap = get_u32(r, "hyperparameters");
+  p->perm_importance = (int)get_u32(r, "hyperparameters");
+  rf_summary *s = &f->summary;
+  s->n_rows = get_u64(r, "summary");
+  s->oob_mse = get_f64(r, "summary");
+  s->oob_mape = get_f64(r, "summary");
+  s->oob_r2 = get_f64(r, "summary");
+  s->cv_mape = get_f64(r, "summary");
+  s->cv_median_ape = get_f64(r, "summary");
+  s->cv_coverage = get_f64(r, "summary");
+  s->created = (int64_t)get_u64(r, "summary");
+  if (r->failed) return -1;
+  if (p->n_trees == 0) return bad(r, "no trees");
+  if ((size_t)p->n_trees * 12 > r->len - r->pos)
+    return bad(r, "%u trees do not fit in the file", p->n_trees);
+  f->mdi = rf__mallocn(nf, sizeof(double));
+  if (!f->mdi) return rf__nomem();
+  for (uint32_t j = 0; j < nf; j++) f->mdi[j] = get_f64(r, "impurity importance");
+  uint32_t has_perm = get_u32(r, "permutation importance flag");
+  if (r->failed) return -1;
+  if (has_perm > 1) return bad(r, "permutation importance flag is %u", has_perm);
+  if (has_perm) {
+    f->perm = rf__mallocn(nf, sizeof(double));
+    if (!f->perm) return rf__nomem();
+    for (uint32_t j = 0; j < nf; j++) f->perm[j] = get_f64(r, "permutation importance");
+  }
+  if (r->failed) return -1;
+  f->trees = rf__calloc(p->n_trees, sizeof(rf_tree));
+  if (!f->trees) return rf__nomem();
+  f->n_trees = p->n_trees;
+  for (size_t t = 0; t < f->n_trees; t++)
+    if (read_tree(r, f, t, &f->trees[t])) return -1;
+  if (r->pos != r->len)
+    return bad(r, "%zu bytes left over after the last tree", r->len - r->pos);
+  return 0;
+}
+
+int rf_load(const char *path, rf_forest **out) {
+  *out = NULL;
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return rf__err("%s: %s", path, strerror(errno));
+  uint8_t *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (cap - len < 65536) {
+      size_t nc = cap ? cap * 2 : 1 << 16;
+      uint8_t *t = rf__realloc(buf, nc);
+      if (!t) {
+        fclose(fp);
+        rf__free(buf);
+        return rf__nomem();
+      }
+      buf = t;
+      cap = nc;
+    }
+    size_t n = fread(buf + len, 1, cap - len, fp);
+    len += n;
+    if (n == 0) break;
+  }
+  int rerr = ferror(fp);
+  fclose(fp);
+  rf_forest *f = NULL;
+  int rc = -1;
+  if (rerr) {
+    rf__err("%s: read error", path);
+    goto out;
+  }
+  if (len < 8 || memcmp(buf, KCM_MAGIC, 8)) {
+    if (len < 8 && !memcmp(buf, KCM_MAGIC, len) && len > 0)
+      rf__err("%s: truncated: expected at least %d bytes, the file has %zu", path, KCM_HEADER + 4, len);
+    else
+      rf__err("%s: bad magic: not a kcast model file", path);
+    goto out;
+  }
+  if (len < KCM_HEADER + 4) {
+    rf__err("%s: truncated: expected at least %d bytes, the file has %zu", path, KCM_HEADER + 4, len);
+    goto out;
+  }
+  uint32_t version, marker;
+  uint64_t plen;
+  memcpy(&version, buf + 8, 4);
+  memcpy(&marker, buf + 12, 4);
+  memcpy(&plen, buf + 16, 8);
+  if (marker != KCM_ENDIAN) {
+    if (marker == 0x04030201u)
+      rf__err("%s: wrong endianness: written on a machine of the other byte order", path);
+    else
+      rf__err("%s: bad byte-order marker 0x%08x", path, marker);
+    goto out;
+  }
+  if (version != RF_FORMAT_VERSION) {
+    rf__err("%s: unsupported version %u (this build reads version %d)", path, version,
+            RF_FORMAT_VERSION);
+    goto out;
+  }
+  if (plen > len || KCM_HEADER + plen + 4 != len) {
+    if (plen > len || KCM_HEADER + plen + 4 > len)
+      rf__err("%s: truncated: expected %llu bytes, the file has %zu", path,
+              (unsigned long long)plen + KCM_HEADER + 4, len);
+    else
+      rf__err("%s: %zu bytes of trailing garbage after the CRC", path,
+              len - (size_t)(KCM_HEADER + plen + 4));
+    goto out;
+  }
+  uint32_t stored;
+  memcpy(&stored, buf + len - 4, 4);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (size_t off = 0; off < len - 4;) {
+    size_t chunk = len - 4 - off > (1u << 30) ? (1u << 30) : len - 4 - off;
+    crc = crc32(crc, buf + off, (uInt)chunk);
+    off += chunk;
+  }
+  if ((uint32_t)crc != stored) {
+    rf__err("%s: CRC mismatch (stored %08x, computed %08x): the file is corrupt", path, stored,
+            (uint32_t)crc);
+    goto out;
+  }
+  f = rf__calloc(1, sizeof *f);
+  if (!f) {
+    rf__nomem();
+    goto out;
+  }
+  rd r = {.p = buf, .len = len - 4, .pos = KCM_HEADER, .path = path};
+  if (parse(&r, f)) goto out;
+  rf__fill_info(f);
+  *out = f;
+  f = NULL;
+  rc = 0;
+out:
+  rf_free(f);
+  rf__free(buf);
+  return rc;
+}

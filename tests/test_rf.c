@@ -1,0 +1,539 @@
+/*
+ * test_rf.c -- the forest module: accuracy on known functions, determinism
+ * across thread counts, the model file's round trip and its refusal of
+ * damaged files, intervals, importance, metrics, CV, the CSV loader and
+ * allocation failures.  Everything is synthetic and seeded, except one
+ * test on the dedispersion tuning data when ../shared/data holds it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "model/model.h"
+#include "tests.h"
+
+/* Assertions whose report is the statement they prove. */
+#define CHECK_MSG(msg, cond) \
+  CU_assertImplementation(!!(cond), __LINE__, (msg), __FILE__, "", CU_FALSE)
+#define CHECK_EQ(a, b, msg) CHECK_MSG(msg, (a) == (b))
+#define CHECK_STR(a, b, msg) CHECK_MSG(msg, strcmp((a), (b)) == 0)
+#define CHECK_NN(p, msg) CHECK_MSG(msg, (p) != NULL)
+
+/* Small deterministic generator for the synthetic data (not rf's). */
+static uint64_t lcg_state;
+static double urand(void) {
+  lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)(lcg_state >> 11) * 0x1.0p-53;
+}
+static double nrand(void) {
+  double u = urand(), v = urand();
+  return sqrt(-2 * log(u + 1e-300)) * cos(2 * M_PI * v);
+}
+
+/* y = 10 x0 + 5 sin(3 x1) + noise*N(0,1); x2..x4 are noise features. */
+static void make_data(rf_data *d, size_t n, double noise, uint64_t seed) {
+  lcg_state = seed;
+  CU_ASSERT_FATAL(rf_data_alloc(d, n, 5, 1) == 0);
+  for (size_t j = 0; j < 5; j++) {
+    char name[8];
+    snprintf(name, sizeof name, "x%zu", j);
+    d->names[j] = strdup(name);
+  }
+  d->target = strdup("y");
+  for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < 5; j++) d->x[j * n + i] = urand();
+    d->y[i] = 10 * d->x[i] + 5 * sin(3 * d->x[n + i]) + noise * nrand();
+  }
+}
+
+static double r2_on(const rf_forest *f, const rf_data *t) {
+  double *pred = malloc(t->n_rows * sizeof *pred);
+  rf_metrics m;
+  CU_ASSERT_FATAL(rf_predict_batch(f, t, 0.9, pred, NULL, NULL, 2) == 0);
+  rf_metrics_compute(t->y, pred, NULL, NULL, t->n_rows, &m);
+  free(pred);
+  return m.r2;
+}
+
+static rf_params params(unsigned trees) {
+  rf_params p;
+  rf_params_default(&p);
+  p.n_trees = trees;
+  p.seed = 42;
+  p.created = 1700000000;
+  p.n_threads = 2;
+  p.max_features = 0.6; /* 3 of 5 features are noise: try 3 per split */
+  return p;
+}
+
+static void test_forest_learns_known_function(void) {
+  rf_data tr, te;
+  make_data(&tr, 3000, 0.1, 1);
+  make_data(&te, 1000, 0.0, 2);
+  rf_params p = params(60);
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
+  double r2 = r2_on(f, &te);
+  CHECK_MSG("random forest reaches R^2 > 0.95 on y = 10 x0 + 5 sin(3 x1)", r2 > 0.95);
+  const rf_info *in = rf_get_info(f);
+  CHECK_MSG("OOB R^2 is computed and high", in->summary.oob_r2 > 0.9);
+  int top = 0;
+  for (size_t j = 1; j < in->n_features; j++)
+    if (in->mdi[j] > in->mdi[top]) top = (int)j;
+  CHECK_EQ(top, 0, "impurity importance ranks the informative x0 first");
+  rf_free(f);
+
+  p.extra_trees = 1;
+  CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
+  CHECK_MSG("extra trees reach R^2 > 0.95 too", r2_on(f, &te) > 0.95);
+  CHECK_EQ(rf_get_info(f)->params.bootstrap, 0, "extra trees default to no bootstrap");
+  CHECK_MSG("no bootstrap: no OOB error", isnan(rf_get_info(f)->summary.oob_mse));
+  rf_free(f);
+  rf_data_free(&tr);
+  rf_data_free(&te);
+}
+
+static void test_log_target_predicts_geometric_mean(void) {
+  rf_data d;
+  make_data(&d, 1500, 0.05, 3);
+  for (size_t i = 0; i < d.n_rows; i++) d.y[i] = exp(d.y[i] / 4);
+  rf_params p = params(40);
+  p.transform = RF_TRANSFORM_LOG;
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  rf_data te;
+  make_data(&te, 500, 0.0, 30);
+  for (size_t i = 0; i < te.n_rows; i++) te.y[i] = exp(te.y[i] / 4);
+  double *pr = malloc(te.n_rows * sizeof *pr);
+  CU_ASSERT_FATAL(rf_predict_batch(f, &te, 0.9, pr, NULL, NULL, 2) == 0);
+  rf_metrics m;
+  rf_metrics_compute(te.y, pr, NULL, NULL, te.n_rows, &m);
+  CHECK_MSG("log-target forest predicts exp(f(x)) with median APE below 5 %", m.median_ape < 5);
+  free(pr);
+  rf_data_free(&te);
+  rf_free(f);
+  /* one unsplit tree without bootstrap: its prediction is exp(mean log y) */
+  rf_params one = params(1);
+  one.transform = RF_TRANSFORM_LOG;
+  one.bootstrap = 0;
+  one.min_leaf = (unsigned)d.n_rows;
+  CU_ASSERT_FATAL(rf_train(&d, &one, &f) == 0);
+  double slog = 0;
+  for (size_t i = 0; i < d.n_rows; i++) slog += log(d.y[i]);
+  CU_ASSERT_DOUBLE_EQUAL(rf_predict(f, d.x), exp(slog / (double)d.n_rows), 1e-9 * exp(slog / (double)d.n_rows));
+  rf_free(f);
+  d.y[7] = -1;
+  CU_ASSERT_EQUAL(rf_train(&d, &p, &f), -1);
+  CHECK_NN(strstr(rf_last_error(), "row 8"),
+                                 "a non-positive target under --log-target is refused, naming its row");
+  rf_data_free(&d);
+}
+
+static char *tmpfile_path(char *buf, size_t cap, const char *name) {
+  char dir[1024];
+  CU_ASSERT_FATAL(tests_tmpdir(dir, sizeof dir, "rf") != NULL);
+  snprintf(buf, cap, "%s/%s", dir, name);
+  return buf;
+}
+
+static void test_model_identical_for_any_thread_count(void) {
+  rf_data d;
+  make_data(&d, 2000, 0.2, 4);
+  char a[1200], b[1200];
+  tmpfile_path(a, sizeof a, "t1.kcm");
+  tmpfile_path(b, sizeof b, "t2.kcm");
+  for (int extra = 0; extra < 2; extra++) {
+    rf_params p = params(24);
+    p.extra_trees = extra;
+    p.perm_importance = 1;
+    rf_forest *f1 = NULL, *f2 = NULL;
+    p.n_threads = 1;
+    CU_ASSERT_FATAL(rf_train(&d, &p, &f1) == 0);
+    p.n_threads = 2;
+    CU_ASSERT_FATAL(rf_train(&d, &p, &f2) == 0);
+    CU_ASSERT_FATAL(rf_save(f1, a) == 0 && rf_save(f2, b) == 0);
+    size_t la, lb;
+    char *ca = tests_read_file(a, &la), *cb = tests_read_file(b, &lb);
+    CU_ASSERT_FATAL(ca && cb);
+    CHECK_MSG("1 and 2 threads write byte-identical model files",
+                      la == lb && memcmp(ca, cb, la) == 0);
+    free(ca);
+    free(cb);
+    rf_free(f1);
+    rf_free(f2);
+  }
+  rf_data_free(&d);
+}
+
+static void test_save_load_round_trip(void) {
+  rf_data d, te;
+  make_data(&d, 1500, 0.3, 5);
+  make_data(&te, 200, 0.3, 6);
+  rf_params p = params(30);
+  rf_forest *f = NULL, *g = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  CU_ASSERT_FATAL(rf_set_gpu(f, "NVIDIA A100") == 0);
+  char path[1200];
+  tmpfile_path(path, sizeof path, "rt.kcm");
+  CU_ASSERT_FATAL(rf_save(f, path) == 0);
+  CU_ASSERT_FATAL(rf_load(path, &g) == 0);
+  const rf_info *a = rf_get_info(f), *b = rf_get_info(g);
+  CU_ASSERT_STRING_EQUAL(b->gpu, "NVIDIA A100");
+  CU_ASSERT_STRING_EQUAL(b->target, "y");
+  CU_ASSERT_STRING_EQUAL(b->features[4], "x4");
+  CU_ASSERT_EQUAL(a->n_nodes, b->n_nodes);
+  CU_ASSERT_EQUAL(b->summary.created, 1700000000);
+  CU_ASSERT_DOUBLE_EQUAL(a->summary.oob_mse, b->summary.oob_mse, 0);
+  int same = 1;
+  for (size_t i = 0; i < te.n_rows; i++) {
+    double row[5], p1, l1, h1, p2, l2, h2;
+    for (size_t j = 0; j < 5; j++) row[j] = te.x[j * te.n_rows + i];
+    rf_predict_interval(f, row, 0.8, &p1, &l1, &h1);
+    rf_predict_interval(g, row, 0.8, &p2, &l2, &h2);
+    same &= p1 == p2 && l1 == l2 && h1 == h2 && rf_predict(g, row) == p1;
+  }
+  CHECK_MSG("a loaded model predicts exactly what the saved one did (points and intervals)", same);
+  rf_free(f);
+  rf_free(g);
+  rf_data_free(&d);
+  rf_data_free(&te);
+}
+
+/* Rewrite the CRC trailer after editing a model image. */
+static void fix_crc(unsigned char *buf, size_t len) {
+  uint32_t c = (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, (uInt)(len - 4));
+  memcpy(buf + len - 4, &c, 4);
+}
+
+static int load_bytes(const char *path, const unsigned char *buf, size_t len) {
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(tests_write_file(path, buf, len) == 0);
+  int rc = rf_load(path, &f);
+  rf_free(f);
+  return rc;
+}
+
+#define ERR_HAS(s) (strstr(rf_last_error(), (s)) != NULL)
+
+static void test_damaged_files_are_refused_by_name(void) {
+  rf_data d;
+  make_data(&d, 300, 0.3, 7);
+  rf_params p = params(5);
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  char path[1200], bad[1300];
+  tmpfile_path(path, sizeof path, "ok.kcm");
+  snprintf(bad, sizeof bad, "%s.bad", path);
+  CU_ASSERT_FATAL(rf_save(f, path) == 0);
+  rf_free(f);
+  size_t len;
+  unsigned char *orig = (unsigned char *)tests_read_file(path, &len);
+  unsigned char *b = malloc(len);
+  CU_ASSERT_FATAL(orig && b);
+
+  CU_ASSERT_EQUAL(load_bytes(bad, orig, len - 100), -1);
+  char want[128];
+  snprintf(want, sizeof want, "expected %zu bytes, the file has %zu", len, len - 100);
+  CHECK_MSG("a cut file is 'truncated' with expected and present sizes", ERR_HAS("truncated") && ERR_HAS(want));
+  CU_ASSERT_EQUAL(load_bytes(bad, orig, 10), -1);
+  CHECK_MSG("a file cut inside the header is truncated too", ERR_HAS("truncated"));
+
+  memcpy(b, orig, len);
+  b[0] = 'X';
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("another magic is 'bad magic'", ERR_HAS("bad magic"));
+
+  memcpy(b, orig, len);
+  b[8] = 9;
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("version 9 is an unsupported version", ERR_HAS("unsupported version 9"));
+
+  memcpy(b, orig, len);
+  for (int k = 0; k < 4; k++) b[12 + k] = orig[15 - k];
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a byte-swapped marker is 'wrong endianness'", ERR_HAS("wrong endianness"));
+
+  memcpy(b, orig, len);
+  b[len / 2] ^= 0x40;
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("one flipped bit is a CRC mismatch", ERR_HAS("CRC mismatch"));
+
+  /* Offset of tree 0's root node, by the documented layout: header 24,
+     target "y" 4+1, gpu "" 4, transform 4, n_features 4, names 5 x (4+2),
+     hyperparameters 48, summary 64, MDI 5 x 8, perm flag 4 (no perm),
+     tree header 12. */
+  size_t nodes_at = 24 + 5 + 4 + 4 + 4 + 30 + 48 + 64 + 40 + 4 + 12;
+  int32_t root_feature;
+  uint32_t root_left;
+  memcpy(&root_feature, orig + nodes_at + 8, 4);
+  memcpy(&root_left, orig + nodes_at + 12, 4);
+  CHECK_MSG("the root sits where docs/formats.md says (a split with children 1, 2)",
+                    root_feature >= 0 && root_feature < 5 && root_left == 1);
+  CU_ASSERT_FATAL(nodes_at < len - 4);
+  memcpy(b, orig, len);
+  uint32_t huge = 1000000;
+  memcpy(b + nodes_at + 12, &huge, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a child index past the tree is named", ERR_HAS("child index 1000000 out of range"));
+  memcpy(b, orig, len);
+  int32_t feat = 77;
+  memcpy(b + nodes_at + 8, &feat, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a feature index past the features is named", ERR_HAS("feature index 77 out of range"));
+  uint32_t zero = 0;
+  memcpy(b, orig, len);
+  memcpy(b + nodes_at + 12, &zero, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a child pointing back (a loop) is refused", ERR_HAS("child index 0"));
+
+  /* every truncation point is refused without a crash */
+  int all = 1;
+  for (size_t cut = 0; cut < len; cut += 1 + len / 97) all &= load_bytes(bad, orig, cut) == -1;
+  CHECK_MSG("every prefix of a model file is refused", all);
+  CU_ASSERT_EQUAL(load_bytes(bad, orig, len), 0);
+  free(orig);
+  free(b);
+  rf_data_free(&d);
+}
+
+static void test_intervals_cover_nominal_rate(void) {
+  rf_data tr, te;
+  make_data(&tr, 4000, 1.0, 8);
+  make_data(&te, 2000, 1.0, 9);
+  rf_params p = params(60);
+  p.min_leaf = 10;
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
+  size_t n = te.n_rows;
+  double *pr = malloc(n * 8), *lo = malloc(n * 8), *hi = malloc(n * 8);
+  CU_ASSERT_FATAL(rf_predict_batch(f, &te, 0.9, pr, lo, hi, 2) == 0);
+  rf_metrics m;
+  rf_metrics_compute(te.y, pr, lo, hi, n, &m);
+  CHECK_MSG("90 % intervals cover 85..97 % of held-out noisy rows",
+                    m.coverage > 0.85 && m.coverage < 0.97);
+  int ordered = 1;
+  for (size_t i = 0; i < n; i++) ordered &= lo[i] <= hi[i];
+  CHECK_MSG("lo <= hi for every row", ordered);
+  CU_ASSERT_EQUAL(rf_predict_interval(f, te.x, 1.5, NULL, NULL, NULL), -1);
+  CHECK_MSG("coverage outside (0,1) is refused", ERR_HAS("coverage"));
+  free(pr);
+  free(lo);
+  free(hi);
+  rf_free(f);
+  rf_data_free(&tr);
+  rf_data_free(&te);
+}
+
+static void test_permutation_importance(void) {
+  rf_data tr, te;
+  make_data(&tr, 1500, 0.1, 10);
+  make_data(&te, 500, 0.1, 11);
+  rf_params p = params(30);
+  p.perm_importance = 1;
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
+  const rf_info *in = rf_get_info(f);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(in->perm);
+  CHECK_MSG("OOB permutation importance: x0 > x1 > every noise feature",
+                    in->perm[0] > in->perm[1] && in->perm[1] > in->perm[2] &&
+                        in->perm[1] > in->perm[3] && in->perm[1] > in->perm[4]);
+  double imp[5];
+  CU_ASSERT_FATAL(rf_permutation_importance(f, &te, 3, 2, imp) == 0);
+  CHECK_MSG("held-out permutation importance ranks x0 first and noise near 0",
+                    imp[0] > imp[1] && imp[1] > 10 * fabs(imp[3]));
+  rf_free(f);
+  rf_data_free(&tr);
+  rf_data_free(&te);
+}
+
+static void test_metrics_known_values(void) {
+  double y[] = {1, 2, 3, 4}, pr[] = {1.1, 1.8, 3.3, 4}, lo[] = {0, 0, 3.5, 3}, hi[] = {2, 3, 4, 5};
+  rf_metrics m;
+  CU_ASSERT_FATAL(rf_metrics_compute(y, pr, lo, hi, 4, &m) == 0);
+  CU_ASSERT_DOUBLE_EQUAL(m.mape, 7.5, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(m.median_ape, 10, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(m.spearman, 1, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(m.coverage, 0.75, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(m.r2, 1 - (0.01 + 0.04 + 0.09) / 5.0, 1e-12);
+  double l = sqrt((pow(log(1.1), 2) + pow(log(0.9), 2) + pow(log(1.1), 2)) / 4);
+  CU_ASSERT_DOUBLE_EQUAL(m.rmse_log, l, 1e-12);
+  double rev[] = {4, 3, 2, 1};
+  rf_metrics_compute(y, rev, NULL, NULL, 4, &m);
+  CU_ASSERT_DOUBLE_EQUAL(m.spearman, -1, 1e-12);
+  CHECK_MSG("no intervals: coverage is NaN", isnan(m.coverage));
+}
+
+static void test_cross_validation(void) {
+  rf_data d;
+  make_data(&d, 900, 0.1, 12);
+  d.groups = calloc(d.n_rows, sizeof(char *));
+  for (size_t i = 0; i < d.n_rows; i++) d.groups[i] = strdup(i % 3 == 0 ? "a" : i % 3 == 1 ? "b" : "c");
+  rf_params p = params(20);
+  rf_cv_opts o = {.size = sizeof o, .folds = 4};
+  rf_cv_result r;
+  CU_ASSERT_FATAL(rf_cv(&d, &p, &o, &r) == 0);
+  CU_ASSERT_EQUAL(r.n_folds, 4);
+  CHECK_MSG("4-fold CV on a smooth function: R^2 > 0.9", r.overall.r2 > 0.9);
+  size_t tot = 0;
+  for (unsigned k = 0; k < r.n_folds; k++) tot += r.fold[k].n;
+  CHECK_EQ(tot, d.n_rows, "every row is predicted out of fold exactly once");
+  CU_ASSERT_EQUAL(r.n_groups, 3);
+  CU_ASSERT_STRING_EQUAL(r.groups[0].name, "a");
+  CU_ASSERT_EQUAL(r.groups[1].m.n, 300);
+  rf_cv_result_free(&r);
+
+  o.by_group = 1;
+  o.search = 1;
+  CU_ASSERT_FATAL(rf_cv(&d, &p, &o, &r) == 0);
+  CHECK_EQ(r.n_folds, 3, "leave-one-group-out has one fold per group");
+  int in_grid = 1;
+  for (unsigned k = 0; k < r.n_folds; k++)
+    in_grid &= (r.fold_leaf[k] == 1 || r.fold_leaf[k] == 5 || r.fold_leaf[k] == 10) &&
+               r.fold_mf[k] > 0.3 && r.fold_mf[k] <= 1;
+  CHECK_MSG("search picks from the documented grid", in_grid);
+  CHECK_MSG("coverage is reported", r.overall.coverage > 0.5);
+  rf_cv_result_free(&r);
+  o.folds = 1000;
+  o.by_group = 0;
+  o.search = 0;
+  CU_ASSERT_EQUAL(rf_cv(&d, &p, &o, &r), -1);
+  CHECK_MSG("more folds than rows is refused", ERR_HAS("folds"));
+  rf_data_free(&d);
+}
+
+static int load_csv_text(const char *text, rf_csv_opts *o, rf_data *d, char *path, size_t cap) {
+  tmpfile_path(path, cap, "in.csv");
+  CU_ASSERT_FATAL(tests_write_file(path, text, strlen(text)) == 0);
+  return rf_data_load_csv(d, path, o);
+}
+
+static void test_csv_loader(void) {
+  char path[1200], want[1400];
+  rf_data d;
+  rf_csv_opts o = {.size = sizeof o, .target = "t", .group = "app", .ignore = "junk"};
+  CU_ASSERT_FATAL(load_csv_text("a,app,t,junk,b\n1,x,10,q,2\n3,y,20,r,4\n5,x,30,s,6\n", &o, &d, path, sizeof path) == 0);
+  CU_ASSERT_EQUAL(d.n_rows, 3);
+  CHECK_EQ(d.n_cols, 2, "group, target and ignored columns are not features");
+  CU_ASSERT_STRING_EQUAL(d.names[1], "b");
+  CU_ASSERT_DOUBLE_EQUAL(d.x[1 * 3 + 2], 6, 0);
+  CU_ASSERT_DOUBLE_EQUAL(d.y[1], 20, 0);
+  CU_ASSERT_STRING_EQUAL(d.groups[1], "y");
+  rf_data_free(&d);
+
+  rf_csv_opts o2 = {.size = sizeof o2, .target = "t"};
+  CU_ASSERT_EQUAL(load_csv_text("a,t\n1,2\nabc,3\n", &o2, &d, path, sizeof path), -1);
+  snprintf(want, sizeof want, "%s:3: column a: 'abc' is not a number", path);
+  CHECK_STR(rf_last_error(), want, "a text cell names FILE:LINE, column and value");
+  CU_ASSERT_EQUAL(load_csv_text("a,t\n1,2\nnan,3\n", &o2, &d, path, sizeof path), -1);
+  CHECK_MSG("NaN cells are refused", ERR_HAS(":3: column a: 'nan' is not a finite number"));
+  CU_ASSERT_EQUAL(load_csv_text("a,t\n1,2\n", &o2, &d, path, sizeof path), -1);
+  CHECK_MSG("one row is too few", ERR_HAS("only one data row"));
+  CU_ASSERT_EQUAL(load_csv_text("a,t\n", &o2, &d, path, sizeof path), -1);
+  CHECK_MSG("a header alone has no data rows", ERR_HAS("no data rows"));
+  CU_ASSERT_EQUAL(load_csv_text("", &o2, &d, path, sizeof path), -1);
+  CHECK_MSG("an empty file is named as such", ERR_HAS("empty file"));
+  CU_ASSERT_EQUAL(load_csv_text("a,b\n1,2\n3,4\n", &o2, &d, path, sizeof path), -1);
+  CHECK_MSG("a missing target column is named", ERR_HAS("no column 't' (the target)"));
+  CU_ASSERT_EQUAL(load_csv_text("a,t\n1,2\n3\n", &o2, &d, path, sizeof path), -1);
+  CHECK_MSG("a short record is refused with its line", ERR_HAS(":3: 1 fields, the header has 2"));
+
+  o2.drop_constant = 1;
+  CU_ASSERT_FATAL(load_csv_text("a,c,t\n1,7,2\n3,7,4\n", &o2, &d, path, sizeof path) == 0);
+  CHECK_EQ(d.n_cols, 1, "--drop-constant removes the constant column");
+  CU_ASSERT_EQUAL(d.n_extra, 1);
+  CU_ASSERT_STRING_EQUAL(d.extra[0], "c");
+  rf_data_free(&d);
+
+  const char *keep[] = {"b", "a"};
+  rf_csv_opts o3 = {.size = sizeof o3, .no_target = 1, .keep = keep, .n_keep = 2};
+  CU_ASSERT_FATAL(load_csv_text("a,name,b\n1,zz,2\n", &o3, &d, path, sizeof path) == 0);
+  CHECK_MSG("a keep list loads columns in its own order, skipping text columns",
+                    d.n_cols == 2 && d.x[0] == 2 && d.x[1] == 1 && d.n_extra == 1);
+  rf_data_free(&d);
+  const char *keep2[] = {"a", "zz"};
+  o3.keep = keep2;
+  CU_ASSERT_EQUAL(load_csv_text("a,b\n1,2\n", &o3, &d, path, sizeof path), -1);
+  CHECK_MSG("a missing model feature is named", ERR_HAS("missing feature column 'zz'"));
+}
+
+static void test_allocation_failures_are_reported(void) {
+  rf_data d;
+  make_data(&d, 200, 0.1, 13);
+  rf_params p = params(4);
+  p.perm_importance = 1;
+  char path[1200];
+  tmpfile_path(path, sizeof path, "alloc.kcm");
+  int ok = 1, succeeded = 0;
+  for (long k = 1; k < 400 && !succeeded; k++) {
+    rf_forest *f = NULL;
+    rf_test_fail_alloc(k);
+    int rc = rf_train(&d, &p, &f);
+    if (rc == 0) rc = rf_save(f, path);
+    rf_test_fail_alloc(0);
+    if (rc) ok &= strcmp(rf_last_error(), "out of memory") == 0;
+    else succeeded = 1;
+    rf_free(f);
+  }
+  CHECK_MSG("every failing allocation in training and saving reports 'out of memory'", ok);
+  CHECK_MSG("training succeeds once allocations stop failing", succeeded);
+  ok = 1;
+  succeeded = 0;
+  for (long k = 1; k < 200 && !succeeded; k++) {
+    rf_forest *f = NULL;
+    rf_test_fail_alloc(k);
+    int rc = rf_load(path, &f);
+    rf_test_fail_alloc(0);
+    if (rc) ok &= strcmp(rf_last_error(), "out of memory") == 0;
+    else succeeded = 1;
+    rf_free(f);
+  }
+  CHECK_MSG("every failing allocation in loading reports 'out of memory'", ok && succeeded);
+  rf_data_free(&d);
+}
+
+static void test_dedispersion_data(void) {
+  const char *path = "../shared/data/tuning-dedispersion/A100.csv";
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    fprintf(stderr, "\n  (skipped: %s not present)\n", path);
+    return;
+  }
+  fclose(fp);
+  rf_data d;
+  rf_csv_opts o = {.size = sizeof o, .target = "time_ms_median", .ignore = "time_ms_mean,repeats"};
+  CU_ASSERT_FATAL(rf_data_load_csv(&d, path, &o) == 0);
+  CU_ASSERT_EQUAL(d.n_rows, 11130);
+  CU_ASSERT_EQUAL(d.n_cols, 8);
+  rf_params p = params(30);
+  p.transform = RF_TRANSFORM_LOG;
+  rf_cv_opts co = {.size = sizeof co, .folds = 3};
+  rf_cv_result r;
+  CU_ASSERT_FATAL(rf_cv(&d, &p, &co, &r) == 0);
+  CHECK_MSG("dedispersion A100, 3-fold CV: median APE below 5 %", r.overall.median_ape < 5);
+  CHECK_MSG("and Spearman above 0.8", r.overall.spearman > 0.8);
+  rf_cv_result_free(&r);
+  rf_data_free(&d);
+}
+
+TEST_SUITES(rf_suites) {
+  CU_pSuite s = tests_suite("rf");
+  TEST_ADD(s, test_forest_learns_known_function);
+  TEST_ADD(s, test_log_target_predicts_geometric_mean);
+  TEST_ADD(s, test_model_identical_for_any_thread_count);
+  TEST_ADD(s, test_save_load_round_trip);
+  TEST_ADD(s, test_damaged_files_are_refused_by_name);
+  TEST_ADD(s, test_intervals_cover_nominal_rate);
+  TEST_ADD(s, test_permutation_importance);
+  TEST_ADD(s, test_metrics_known_values);
+  TEST_ADD(s, test_cross_validation);
+  TEST_ADD(s, test_csv_loader);
+  TEST_ADD(s, test_allocation_failures_are_reported);
+  TEST_ADD(s, test_dedispersion_data);
+}
