@@ -12,6 +12,8 @@
  *         launch id, so it never reaches past ds.h.
  * merge   OUT IN...: every input is checked before any is merged; each merge
  *         is one transaction (ds_merge).
+ * import-mangrove  GPU Mangrove's fluxmetrics/kerneltime/kernelpower
+ *         databases into a dataset, in one transaction (ds_import_mangrove).
  *
  * Numbers are printed with the fewest digits that read back to the same
  * double; CSV fields are quoted only when they need it (libcsv writes the
@@ -25,6 +27,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 #include <csv.h>
@@ -35,6 +38,8 @@ const char cmd_dataset_usage[] =
     "usage: kcast dataset stats DB [--format table|csv|json]\n"
     "       kcast dataset export DB [--format csv] [-o FILE]\n"
     "       kcast dataset merge OUT IN...\n"
+    "       kcast dataset import-mangrove --features FLUX.db [--time T.db]\n"
+    "                     [--power P.db] [--gpu NAME] -o DB\n"
     "\n"
     "Inspect and combine kcast datasets (SQLite files; see docs/formats.md).\n"
     "\n"
@@ -46,6 +51,11 @@ const char cmd_dataset_usage[] =
     "  merge    add the launches, features, measurements and GPUs of each IN\n"
     "           to OUT (created if missing); a launch present in both is\n"
     "           matched by (app, dataset, lseq) and IN's values win\n"
+    "  import-mangrove\n"
+    "           add GPU Mangrove databases to DB (created if missing): the\n"
+    "           launches and opcode counts of FLUX.db (table fluxmetrics) and\n"
+    "           the times (kerneltime, us) and powers (kernelpower, W) that\n"
+    "           T.db/P.db recorded on GPU NAME (--gpu is needed with them)\n"
     "\n"
     "  --format F   output format (stats: table, csv, json; export: csv)\n"
     "  -o FILE      write the export to FILE instead of standard output\n"
@@ -419,17 +429,109 @@ static int sub_merge(opts *o) {
   return rc;
 }
 
+/* -------------------------------------------------------- import-mangrove -- */
+
+/* The command line as one string for the runs table (malloc'd; NULL on
+   ENOMEM, then no run is recorded). */
+static char *join_argv(int argc, char **argv) {
+  size_t n = sizeof "kcast";
+  for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  strcpy(s, "kcast");
+  for (int i = 0; i < argc; i++) {
+    strcat(s, " ");
+    strcat(s, argv[i]);
+  }
+  return s;
+}
+
+static int sub_import_mangrove(int argc, char **argv) {
+  ds_mangrove_opts mo;
+  memset(&mo, 0, sizeof mo);
+  const char *out = NULL;
+  for (int i = 2; i < argc; i++) {
+    static const char *const names[] = {"--features", "--time", "--power",
+                                        "--gpu", "-o", "--output"};
+    const char **dst[] = {&mo.features, &mo.time, &mo.power, &mo.gpu, &out,
+                          &out};
+    const char *a = argv[i];
+    size_t k = 0, nn = sizeof names / sizeof names[0];
+    const char *val = NULL;
+    for (; k < nn; k++) {
+      size_t l = strlen(names[k]);
+      if (!strcmp(a, names[k])) {
+        val = i + 1 < argc ? argv[++i] : NULL;
+        break;
+      }
+      if (l > 2 && !strncmp(a, names[k], l) && a[l] == '=') {
+        val = a + l + 1;
+        break;
+      }
+    }
+    if (k == nn)
+      return cli_usage_error("dataset", "import-mangrove: unknown %s '%s'",
+                             a[0] == '-' ? "option" : "argument", a);
+    if (!val || !*val)
+      return cli_usage_error("dataset", "import-mangrove: %s needs a value",
+                             names[k]);
+    *dst[k] = val;
+  }
+  if (!mo.features)
+    return cli_usage_error("dataset", "import-mangrove needs --features FLUX.db");
+  if (!out)
+    return cli_usage_error("dataset", "import-mangrove needs -o DB");
+  if ((mo.time || mo.power) && !mo.gpu)
+    return cli_usage_error("dataset", "import-mangrove: --time and --power"
+                           " need --gpu NAME");
+  /* A file this command creates is removed again when the import fails:
+     the output is then exactly as it was (absent). */
+  struct stat sb;
+  int existed = stat(out, &sb) == 0;
+  ds_db *db;
+  int rc = open_db(out, DS_CREATE, &db);
+  if (rc) return rc;
+  char *cmdline = join_argv(argc, argv);
+  mo.command = cmdline;
+  ds_import_report r;
+  if (ds_import_mangrove(db, &mo, &r) < 0) {
+    cli_error("%s", ds_errmsg(db));
+    rc = KCAST_EXIT_USER;
+  } else {
+    if (r.time_skipped)
+      fprintf(stderr, "kcast: %s: %" PRId64 " measurement rows have no"
+              " matching launch in %s; skipped\n", mo.time, r.time_skipped,
+              mo.features);
+    if (r.power_skipped)
+      fprintf(stderr, "kcast: %s: %" PRId64 " measurement rows have no"
+              " matching launch in %s; skipped\n", mo.power, r.power_skipped,
+              mo.features);
+    printf("%s: %" PRId64 " launches (%" PRId64 " feature values)",
+           out, r.launches, r.features);
+    if (mo.time) printf(", %" PRId64 " time_ns", r.time_rows);
+    if (mo.power) printf(", %" PRId64 " power_w", r.power_rows);
+    if (mo.gpu && (mo.time || mo.power)) printf(" values on %s", mo.gpu);
+    printf("\n");
+  }
+  free(cmdline);
+  ds_close(db);
+  if (rc && !existed) remove(out);
+  return rc;
+}
+
 int cmd_dataset(int argc, char **argv) {
   if (argc < 2)
-    return cli_usage_error("dataset", "missing subcommand (stats, export, merge)");
+    return cli_usage_error("dataset", "missing subcommand (stats, export, merge,"
+                           " import-mangrove)");
   const char *sub = argv[1];
+  if (!strcmp(sub, "import-mangrove")) return sub_import_mangrove(argc, argv);
   int (*fn)(opts *) = !strcmp(sub, "stats")    ? sub_stats
                       : !strcmp(sub, "export") ? sub_export
                       : !strcmp(sub, "merge")  ? sub_merge
                                                : NULL;
   if (!fn)
     return cli_usage_error("dataset", "unknown subcommand '%s' (stats, export,"
-                           " merge)", sub);
+                           " merge, import-mangrove)", sub);
   opts o;
   int rc = parse_opts(argc, argv, &o);
   if (rc == KCAST_EXIT_OK) rc = fn(&o);

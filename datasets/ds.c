@@ -26,6 +26,7 @@
  *    meta table's schema_version; anything else is refused by name.
  */
 #include "datasets/ds.h"
+#include "datasets/ds_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -155,6 +156,13 @@ static int sql_err(ds_db *db, const char *what) {
 
 const char *ds_errmsg(const ds_db *db) { return db ? db->err : ""; }
 const char *ds_path(const ds_db *db) { return db ? db->path : ""; }
+
+void ds_set_errmsg(ds_db *db, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(db->err, sizeof db->err, fmt, ap);
+  va_end(ap);
+}
 
 static void drop_name_cache(ds_db *db) {
   feat_free(&db->names);

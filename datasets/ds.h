@@ -155,6 +155,43 @@ int ds_get_gpu(ds_db *db, const char *name, ds_gpu *out);
  */
 int ds_merge(ds_db *db, const char *src_path);
 
+/* What to import from GPU Mangrove's databases (ds_import_mangrove). */
+typedef struct ds_mangrove_opts {
+  const char *features;  /* CUDA Flux database (table fluxmetrics), required */
+  const char *time;      /* table kerneltime (microseconds), or NULL */
+  const char *power;     /* table kernelpower (watts), or NULL */
+  const char *gpu;       /* GPU the time/power were measured on; required
+                            with time or power */
+  const char *command;   /* command line for the runs table, or NULL (none) */
+} ds_mangrove_opts;
+
+/* What an import wrote and left out. */
+typedef struct ds_import_report {
+  int64_t flux_rows;      /* fluxmetrics rows read */
+  int64_t launches;       /* launches written (inserted or replaced) */
+  int64_t features;       /* feature values written */
+  int64_t no_mem;         /* launches without mem.global_* (a memory key
+                             whose bytes the key does not say) */
+  int64_t time_rows;      /* time_ns values written */
+  int64_t time_skipped;   /* kerneltime rows without a launch in features */
+  int64_t power_rows;     /* power_w values written */
+  int64_t power_skipped;  /* kernelpower rows without a launch in features */
+} ds_import_report;
+
+/*
+ * Import GPU Mangrove databases into db (docs/formats.md, "Importing GPU
+ * Mangrove databases", gives the mapping): one launch per (app, dataset,
+ * lseq) of o->features with its op.*, class.*, launch.* and derivable mem.*
+ * features; time_ns/power_w measurements of o->gpu, one per source row,
+ * rep = its position among the launch's rows; a gpus row for o->gpu if
+ * there is none.  Must be called outside a transaction; runs in one of its
+ * own, so a failure (a foreign or malformed input named with file, table,
+ * row and column) leaves db as it was.  Importing the same files again
+ * rewrites the same rows.  [out] rep may be NULL; it is filled on success.
+ */
+int ds_import_mangrove(ds_db *db, const ds_mangrove_opts *o,
+                       ds_import_report *rep);
+
 /* ---------------------------------------------------------------- readers -- */
 
 typedef struct ds_iter ds_iter;
