@@ -102,8 +102,35 @@ $(BUILD)/corpus/%.clang.ll: tests/kernels/%.cu
 	@mkdir -p $(dir $@)
 	$(CLANG) $(CLANG_CUDA) -S -emit-llvm $< -o $@.tmp && mv $@.tmp $@
 
+# Injection library of `kcast profile` (profiler/inject/): CUDA/CUPTI
+# headers at compile time only; libcupti, libcuda and libnvidia-ml are
+# dlopen'ed at run time, so it builds and links on machines without a GPU
+# driver.  Never sanitized: it is loaded into other programs.  Skipped with
+# a note when the toolkit headers are missing.
+CUDA_INC     ?= $(CUDA_ROOT)/include
+INJECT_LIB   := $(if $(wildcard $(CUDA_INC)/cupti.h),$(BUILD)/libkcast_inject.so)
+all: $(INJECT_LIB)
+	$(if $(INJECT_LIB),,@echo "all: $(CUDA_INC)/cupti.h not found, libkcast_inject.so skipped")
+
+$(BUILD)/libkcast_inject.so: profiler/inject/prof_inject.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread -isystem $(CUDA_INC) \
+	  -shared -o $@.tmp $< -ldl && mv $@.tmp $@
+
+# CUDA test programs (tests/programs/*.cu), for GPU machines: sm_90 code and
+# compute_90 PTX.  `make gpu-check` builds and runs them (docs/gpu-check.md).
+GPU_GENCODE  ?= -gencode arch=compute_90,code=[sm_90,compute_90]
+PROGRAMS     := $(patsubst tests/programs/%.cu,$(BUILD)/programs/%,$(wildcard tests/programs/*.cu))
+.PHONY: programs gpu-check
+programs: $(PROGRAMS)
+$(BUILD)/programs/%: tests/programs/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 $(GPU_GENCODE) -o $@.tmp $< && mv $@.tmp $@
+gpu-check:
+	BUILD=$(BUILD) profiler/gpu_check.sh
+
 # Tests find the CLI and scratch space through the environment.
-test: $(BUILD)/kcast $(BUILD)/kcast-tests corpus
+test: $(BUILD)/kcast $(BUILD)/kcast-tests corpus $(INJECT_LIB)
 	KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
 	  $(BUILD)/kcast-tests
 

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# gpu_check.sh -- `make gpu-check`: check `kcast profile` on a real NVIDIA GPU
+# and collect ground truth into datasets/data/<gpu>.db (docs/gpu-check.md).
+#
+# Steps, each under its own `timeout`, the whole within 8 minutes:
+#   build     kcast, libkcast_inject.so, tests/programs (sm_90 + PTX)
+#   timing    gpu_check under kcast profile: durations within 5 % of the
+#             program's cudaEvent timings for launches >= 50 us; launch
+#             sequence (lseq order and kernel names) identical
+#   repeat    --repeat 5: the program still prints PASS (results unchanged),
+#             5 time_ns rows per launch, no low-confidence rows
+#   power     --power on a 1.5 s kernel: power_w inside the board's range
+#             (20 W .. 1.05 x NVML max power limit), energy_j = power x time
+#   overhead  suite wall time with and without injection (time-only); the
+#             target is <= 3 % (reported, WARN above it)
+#   suite     datasets/suite/suite.txt (or tests/programs): time (--repeat 5),
+#             then power (--power --repeat 5 --rep-offset 5)
+# Prints a summary table last; exits 1 if a check failed, keeping the data.
+set -u -o pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+BUILD=${BUILD:-build}
+JOBS=${JOBS:-8}
+START=$(date +%s)
+DEADLINE=$((START + 450))        # no new step after this; summary by 480 s
+WORK=$BUILD/gpu-check
+rm -rf "$WORK"
+mkdir -p "$WORK" datasets/data
+LOG=$WORK/log.txt
+K=$BUILD/kcast
+PROG=$BUILD/programs/gpu_check
+NAMES=() RESULTS=() DETAILS=()
+FAILED=0
+
+record() {
+  NAMES+=("$1"); RESULTS+=("$2"); DETAILS+=("$3")
+  [ "$2" = FAIL ] && FAILED=1
+  echo "[$2] $1: $3" | tee -a "$LOG" >&2
+}
+left() { echo $((DEADLINE - $(date +%s))); }
+# run with a timeout of min($1, time left), at least 5 s
+t() {
+  local lim=$1; shift
+  local l; l=$(left); [ "$l" -lt "$lim" ] && lim=$l; [ "$lim" -lt 5 ] && lim=5
+  timeout --kill-after=5 "$lim" "$@"
+}
+now_ns() { date +%s%N; }
+summary() {
+  echo
+  echo "== make gpu-check summary ($(( $(date +%s) - START )) s) =="
+  printf '%-10s %-5s %s\n' CHECK RESULT DETAIL
+  for i in "${!NAMES[@]}"; do
+    printf '%-10s %-5s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${DETAILS[$i]}"
+  done
+  [ "$FAILED" = 0 ] && echo "gpu-check: all checks passed" || echo "gpu-check: FAILED"
+}
+
+# ---------------------------------------------------------------- build --
+if t 300 make BUILD="$BUILD" -j"$JOBS" all programs >"$WORK/build.log" 2>&1 &&
+   [ -x "$K" ] && [ -f "$BUILD/libkcast_inject.so" ] && [ -x "$PROG" ]; then
+  record build PASS "kcast, libkcast_inject.so, programs ($(( $(date +%s) - START )) s)"
+else
+  record build FAIL "see $WORK/build.log: $(tail -n 3 "$WORK/build.log" | tr '\n' ' ')"
+  summary; exit 1
+fi
+
+# ------------------------------------------------------------- identity --
+GPU_FULL=$(t 20 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+DRIVER=$(t 20 nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+PLIM=$(t 20 nvidia-smi --query-gpu=power.min_limit,power.max_limit --format=csv,noheader,nounits 2>/dev/null | head -n 1)
+PMIN=$(echo "$PLIM" | cut -d, -f1 | tr -d ' ')
+PMAX=$(echo "$PLIM" | cut -d, -f2 | tr -d ' ')
+CUDA_V=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+if [ -z "$GPU_FULL" ]; then
+  record gpu FAIL "nvidia-smi reports no GPU"
+  summary; exit 1
+fi
+GPU=$(echo "$GPU_FULL" | sed -e 's/^NVIDIA //' -e 's/^Tesla //' -e 's/[^A-Za-z0-9._]\+/-/g' -e 's/^-//' -e 's/-$//')
+record gpu PASS "$GPU_FULL (key $GPU), driver $DRIVER, CUDA $CUDA_V, power limits $PMIN..$PMAX W"
+
+# Column of METRIC@GPU in an export; prints "lseq kernel value" per row.
+export_col() {  # db metric
+  t 60 "$K" dataset export "$1" -o "$WORK/export.csv" >/dev/null 2>>"$LOG" || return 1
+  awk -F, -v col="$2@$GPU" 'NR==1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+                            { print $5, $6, (c ? $c : "") }' "$WORK/export.csv"
+}
+
+# --------------------------------------------------------------- timing --
+t 120 "$K" profile -o "$WORK/check.db" --gpu "$GPU" -- "$PROG" >"$WORK/check.out" 2>"$WORK/check.err"
+rc=$?
+if [ $rc -ne 0 ] || ! grep -q '^PASS' "$WORK/check.out"; then
+  record timing FAIL "exit $rc: $(tail -n 2 "$WORK/check.err" | tr '\n' ' ')"
+else
+  export_col "$WORK/check.db" time_ns >"$WORK/check.rows"
+  res=$(awk 'FNR == NR { kern[$1] = $2; tns[$1] = $3; nrow++; next }
+             $1 == "event_ms" { n++; l = $2
+               if (!(l in kern) || index(kern[l], $3) == 0) seq++
+               else if ($4 >= 0.05) { c++; e = (tns[l] / 1e6 - $4) / $4; if (e < 0) e = -e
+                 if (e > m) m = e; if (e > 0.05) bad++ } }
+             END { if (nrow != n) seq++
+               printf "%d %d %d %d %.2f", n, nrow, seq + 0, bad + 0, m * 100 }' \
+        "$WORK/check.rows" "$WORK/check.out")
+  read -r n nrow seq bad maxe <<<"$res"
+  if [ "$n" -gt 0 ] && [ "$seq" = 0 ] && [ "$bad" = 0 ]; then
+    record timing PASS "$n launches, sequence identical, max |cupti-event|/event $maxe % (>= 50 us)"
+  else
+    record timing FAIL "$n event lines vs $nrow rows, $seq sequence mismatches, $bad over 5 % (max $maxe %)"
+  fi
+fi
+
+# --------------------------------------------------------------- repeat --
+t 180 "$K" profile --repeat 5 -o "$WORK/rep.db" --gpu "$GPU" -- "$PROG" >"$WORK/rep.out" 2>"$WORK/rep.err"
+rc=$?
+nl=$(grep -c '^event_ms' "$WORK/rep.out")
+nm=$(t 30 "$K" dataset stats "$WORK/rep.db" --format json 2>/dev/null | grep -o '"measurements": *[0-9]*' | head -n 1 | grep -o '[0-9]*$')
+if [ $rc -eq 0 ] && grep -q '^PASS' "$WORK/rep.out" && [ "${nm:-0}" = $((nl * 5)) ] &&
+   ! grep -q 'low-confidence' "$WORK/rep.err"; then
+  record repeat PASS "results unchanged (PASS), $nm time rows for $nl launches x 5"
+else
+  record repeat FAIL "exit $rc, ${nm:-?} rows for $nl launches x 5: $(grep 'kcast' "$WORK/rep.err" | tail -n 2 | tr '\n' ' ')"
+fi
+
+# ---------------------------------------------------------------- power --
+t 120 "$K" profile --power --repeat 3 -o "$WORK/pw.db" --gpu "$GPU" -- "$PROG" --long >"$WORK/pw.out" 2>"$WORK/pw.err"
+rc=$?
+pw=$(export_col "$WORK/pw.db" power_w | awk '$1 == 0 { print $3 }')
+en=$(export_col "$WORK/pw.db" energy_j | awk '$1 == 0 { print $3 }')
+tn=$(export_col "$WORK/pw.db" time_ns | awk '$1 == 0 { print $3 }')
+if [ $rc -eq 0 ] && [ -n "$pw" ] && [ -n "$PMAX" ] &&
+   awk -v p="$pw" -v mx="$PMAX" -v e="$en" -v tn="$tn" \
+     'BEGIN { ok = p >= 20 && p <= 1.05 * mx; if (e != "" && tn > 0) { q = e / (tn * 1e-9) / p; ok = ok && q > 0.9 && q < 1.1 }; exit !ok }'; then
+  record power PASS "1.5 s kernel: $pw W (range 20..$PMAX W), $en J per run"
+else
+  record power FAIL "exit $rc, power_w '${pw}' W, energy_j '${en}', limits '$PMIN..$PMAX': $(tail -n 1 "$WORK/pw.err")"
+fi
+
+# ---------------------------------------------------------------- suite --
+# One line per run: PROGRAM [ARGS]; PROGRAM relative to the repo root or a
+# name in $BUILD/suite or $BUILD/programs.
+SUITE=$WORK/suite.txt
+if [ -f datasets/suite/suite.txt ]; then
+  grep -v '^[[:space:]]*\(#\|$\)' datasets/suite/suite.txt >"$SUITE"
+  SUITE_SRC=datasets/suite/suite.txt
+else
+  : >"$SUITE"
+  for p in "$BUILD"/programs/*; do [ -x "$p" ] && echo "$p" >>"$SUITE"; done
+  SUITE_SRC="$BUILD/programs (no datasets/suite/suite.txt)"
+fi
+resolve() {
+  if [ -x "$1" ]; then echo "$1"
+  elif [ -x "$BUILD/suite/$1" ]; then echo "$BUILD/suite/$1"
+  elif [ -x "$BUILD/programs/$1" ]; then echo "$BUILD/programs/$1"
+  else echo ""; fi
+}
+
+# Overhead: time-only profile vs plain run, best of two, summed over the suite.
+plain=0 prof=0 nrun=0
+while read -r prog args; do
+  [ "$(left)" -lt 200 ] && break
+  exe=$(resolve "$prog"); [ -z "$exe" ] && continue
+  best_a=0 best_b=0
+  for _ in 1 2; do
+    a0=$(now_ns); t 60 "$exe" $args >/dev/null 2>&1; a1=$(now_ns)
+    b0=$(now_ns); t 60 "$K" profile -o "$WORK/ovh.db" --gpu "$GPU" -- "$exe" $args >/dev/null 2>&1; b1=$(now_ns)
+    da=$((a1 - a0)); db=$((b1 - b0))
+    { [ $best_a = 0 ] || [ $da -lt $best_a ]; } && best_a=$da
+    { [ $best_b = 0 ] || [ $db -lt $best_b ]; } && best_b=$db
+  done
+  plain=$((plain + best_a)); prof=$((prof + best_b)); nrun=$((nrun + 1))
+done <"$SUITE"
+if [ $nrun -gt 0 ] && [ $plain -gt 0 ]; then
+  ovh=$(awk -v a=$plain -v b=$prof 'BEGIN { printf "%.1f", (b - a) * 100.0 / a }')
+  detail="$nrun programs: $(awk -v a=$plain 'BEGIN{printf "%.2f", a/1e9}') s plain, $(awk -v b=$prof 'BEGIN{printf "%.2f", b/1e9}') s profiled: +$ovh % (target <= 3 %)"
+  if awk -v o="$ovh" 'BEGIN { exit !(o <= 3) }'; then record overhead PASS "$detail"; else record overhead WARN "$detail"; fi
+else
+  record overhead WARN "not measured (no suite program ran in time)"
+fi
+
+# Ground truth: time, then power, into datasets/data/<gpu>.db.
+DB=datasets/data/$GPU.db
+ok_t=0 ok_p=0 tried=0 skipped=0
+for pass in time power; do
+  while read -r prog args; do
+    exe=$(resolve "$prog")
+    if [ -z "$exe" ]; then skipped=$((skipped + 1)); continue; fi
+    [ "$(left)" -lt 15 ] && { skipped=$((skipped + 1)); continue; }
+    app=$(basename "$prog")
+    if [ $pass = time ]; then
+      tried=$((tried + 1))
+      t 90 "$K" profile --repeat 5 --gpu "$GPU" --bench kcast-suite --app "$app" -o "$DB" -- "$exe" $args \
+        >>"$WORK/suite.out" 2>>"$WORK/suite.err" && ok_t=$((ok_t + 1))
+    else
+      t 90 "$K" profile --power --repeat 5 --rep-offset 5 --gpu "$GPU" --bench kcast-suite --app "$app" \
+        -o "$DB" -- "$exe" $args >>"$WORK/suite.out" 2>>"$WORK/suite.err" && ok_p=$((ok_p + 1))
+    fi
+  done <"$SUITE"
+done
+if [ $tried -gt 0 ] && [ $ok_t = $tried ] && [ $ok_p = $tried ]; then
+  record suite PASS "$tried runs from $SUITE_SRC: time and power into $DB"
+else
+  record suite FAIL "$tried runs from $SUITE_SRC: $ok_t timed, $ok_p with power, $skipped skipped (see $WORK/suite.err)"
+fi
+
+# ----------------------------------------------------------- provenance --
+{
+  echo "# $GPU ground truth (kcast profile)"
+  echo
+  echo "- GPU: $GPU_FULL (key \`$GPU\`), power limits $PMIN..$PMAX W"
+  echo "- driver: $DRIVER; CUDA toolkit: $CUDA_V"
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ); host: $(uname -nrm)"
+  echo "- command: \`make gpu-check\` (profiler/gpu_check.sh), kcast $("$K" version 2>/dev/null)"
+  echo "- suite: $SUITE_SRC; time: \`kcast profile --repeat 5\`; power: \`kcast profile --power --repeat 5 --rep-offset 5\`"
+  echo
+  echo "| check | result | detail |"
+  echo "| --- | --- | --- |"
+  for i in "${!NAMES[@]}"; do echo "| ${NAMES[$i]} | ${RESULTS[$i]} | ${DETAILS[$i]} |"; done
+} >"datasets/data/$GPU.md"
+
+summary
+exit $FAILED
