@@ -54,6 +54,7 @@
 #ifndef KCAST_EMU_INT_H
 #define KCAST_EMU_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ptx.h"
@@ -91,5 +92,29 @@ struct emu_op {
  */
 emu_alu_fn emu_alu_select(const ptx_insn *i, unsigned nd, unsigned ns,
                           const char **why);
+
+/* ------------------------------------------------ engine-side helpers -- */
+
+/* A growable text buffer (device printf output of one CTA). */
+typedef struct emu_strbuf {
+  char *p;      /* NUL-terminated when non-NULL; owned */
+  size_t len;   /* bytes used, excluding the NUL */
+  size_t cap;   /* bytes allocated */
+} emu_strbuf;
+
+/* Append n bytes of s.  0, or -1 on ENOMEM (b unchanged). */
+int emu_strbuf_append(emu_strbuf *b, const char *s, size_t n);
+
+/* Checked read of n bytes at device address addr (generic); 0 or -1. */
+typedef int (*emu_read_fn)(void *ctx, uint64_t addr, void *dst, size_t n);
+
+/*
+ * Format one device printf (vprintf): the format string at fmt_addr, the
+ * packed argument buffer at args (each argument aligned to its size), both
+ * read through rd.  Appends the text to out.  0, or -1 with err filled in.
+ * Defined in emu_printf.c.
+ */
+int emu_printf_format(emu_strbuf *out, uint64_t fmt_addr, uint64_t args,
+                      emu_read_fn rd, void *ctx, char *err, size_t cap);
 
 #endif

@@ -566,14 +566,8 @@ int feat_static(ptx_module *m, const ptx_func *k, feat_vec *out, ptx_error *err)
     }
   }
   /* Parameters laid out in order, each at its alignment. */
-  uint64_t poff = 0;
-  for (uint32_t p = 0; p < k->nparams; p++) {
-    const ptx_var *pv = &k->params[p];
-    uint64_t al = pv->align;
-    if (!al) al = (uint64_t)ptx_type_size((ptx_type)pv->type) * (pv->vec ? pv->vec : 1);
-    if (!al) al = 1;
-    poff = (poff + al - 1) / al * al + pv->size;
-  }
+  size_t poff = 0;
+  ptx_param_layout(k, NULL, &poff, NULL);
   if (feat_set(out, "static.shared_bytes", shared) ||
       feat_set(out, "static.local_bytes", local) ||
       feat_set(out, "static.const_bytes", cnst) ||

@@ -113,7 +113,10 @@ typedef enum ptx_aux {
   PTX_AUX_F4E, PTX_AUX_B4E, PTX_AUX_RC8, PTX_AUX_ECL, PTX_AUX_ECR,
   PTX_AUX_RC16,
   /* membar / fence scope: */
-  PTX_AUX_CTA, PTX_AUX_GL, PTX_AUX_SYS, PTX_AUX_GPU, PTX_AUX_CLUSTER
+  PTX_AUX_CTA, PTX_AUX_GL, PTX_AUX_SYS, PTX_AUX_GPU, PTX_AUX_CLUSTER,
+  /* testp property: */
+  PTX_AUX_FINITE, PTX_AUX_INFINITE, PTX_AUX_NUMBER, PTX_AUX_NOTANUMBER,
+  PTX_AUX_NORMAL, PTX_AUX_SUBNORMAL
 } ptx_aux;
 
 /* ------------------------------------------------------------ operands -- */
@@ -220,7 +223,7 @@ typedef struct ptx_insn {
   uint8_t boolop;     /* setp/set combine: PTX_AUX_AND/OR/XOR or 0 */
   uint8_t rnd;        /* ptx_rnd */
   uint8_t aux;        /* ptx_aux: atom/red op, shfl mode, vote mode, prmt mode,
-                         membar/fence scope */
+                         membar/fence scope, testp property */
   uint8_t vec;        /* vector width: 1, 2, 4 or 8 */
   uint8_t nopnd;      /* number of top-level operands (a '|'-joined one
                          counts; see ptx_operand.pipe) */
@@ -274,13 +277,23 @@ typedef struct ptx_reg {
   uint8_t vec;        /* 1, 2 or 4 for .v2/.v4 registers */
 } ptx_reg;
 
-/* Branch targets, and also the names of `.callprototype` declarations
-   (`prototype_0: .callprototype ...`), which an indirect call names as its
-   last operand (a LABEL). */
+/* Branch targets; jump tables (`$L_brx_0: .branchtargets $L_a, $L_b;`),
+   which brx.idx names as its last operand (a LABEL); and the names of
+   `.callprototype` declarations (`prototype_0: .callprototype ...`), which
+   an indirect call names as its last operand (a LABEL).  The parser checks
+   that every brx.idx names a table, that no bra names one, and that a table
+   lists only code labels (never a table). */
 typedef struct ptx_label {
   const char *name;
   uint32_t insn;      /* index of the first instruction after the label
-                         (== ninsns when the label ends the body) */
+                         (== ninsns when the label ends the body); for a
+                         table, of the one after the directive, which is not
+                         a branch target */
+  uint32_t ntargets;  /* .branchtargets: entries of the jump table (>= 1);
+                         0 for every other label */
+  uint32_t *targets;  /* .branchtargets: label indices of the jump table in
+                         table order (owned by the module's arena); NULL for
+                         every other label */
 } ptx_label;
 
 /* ------------------------------------------------------------- the CFG -- */
@@ -288,9 +301,14 @@ typedef struct ptx_label {
 typedef struct ptx_block {
   uint32_t first;     /* first instruction (index into ptx_func.insns) */
   uint32_t count;     /* number of instructions */
-  uint32_t nsucc;     /* 0, 1 or 2 successors (brx.idx may have more) */
+  uint32_t nsucc;     /* 0, 1 or 2 successors; brx.idx: the distinct
+                         targets of its table, plus the fall-through when
+                         guarded */
   uint32_t *succ;     /* successor block indices; for a conditional branch
-                         succ[0] is the taken target, succ[1] the fall-through */
+                         succ[0] is the taken target, succ[1] the fall-through;
+                         for brx.idx the table's targets in table order (a
+                         block listed again is not repeated), then the
+                         fall-through */
   uint32_t npred;
   uint32_t *pred;
   int32_t idom;       /* immediate dominator, -1 for the entry and unreachable */
@@ -394,6 +412,17 @@ ptx_func *ptx_find_func(const ptx_module *m, const char *name);
  */
 size_t ptx_insn_print(const ptx_module *m, const ptx_func *f,
                       const ptx_insn *i, char *buf, size_t cap);
+
+/*
+ * Argument-buffer layout of f's parameters: each parameter at its natural
+ * alignment or its .align (a `.ptr .align N` attribute is the pointee's
+ * alignment and does not move the pointer itself).  offsets (room for
+ * f->nparams entries) may be NULL.  *end is the end of the last parameter
+ * (no trailing padding); *total is that rounded up to the largest alignment.
+ * Either may be NULL.
+ */
+void ptx_param_layout(const ptx_func *f, size_t *offsets, size_t *end,
+                      size_t *total);
 
 /* Opcode key text of an instruction. */
 static inline const char *ptx_insn_key(const ptx_module *m, const ptx_insn *i) {

@@ -6,15 +6,19 @@
  * diverged warps at the immediate post-dominator of a branch (the classic
  * SIMT stack rule); the static features count blocks, loops and loop depth.
  *
- * Blocks.  A block starts at instruction 0, at every label that a branch
- * (bra, brx) names, and after every branch, ret, exit and trap.  Successors
- * of a block, by its last instruction:
+ * Blocks.  A block starts at instruction 0, at every label that a bra names
+ * or that the .branchtargets table of a brx.idx lists, and after every
+ * branch, ret, exit and trap.  The label of a table is not a leader: it
+ * names the list, not code.  Successors of a block, by its last instruction:
  *
  *   bra L          [L]                 @p bra L     [L, fall-through]
  *   ret/exit/trap  []   (exit block)   @p ret/exit  [fall-through] (exit block)
- *   brx.idx        [every label]       anything else [fall-through]
+ *   brx.idx T      [T's targets]       @p brx.idx T [T's targets, fall-through]
+ *   anything else  [fall-through]
  *
- * A guarded branch whose target is the fall-through block has one successor.
+ * brx.idx's targets are in table order, each block once (a switch whose
+ * cases share a body lists its label several times).  A guarded branch whose
+ * target is the fall-through block has one successor for it.
  * When a branch targets a label at the very end of the body, or the last
  * instruction can fall off the end, an empty trailing block (count 0) stands
  * for "the end of the function"; it is an exit block.  A function without
@@ -93,14 +97,27 @@ static int is_leave(const ptx_insn *in) {
          (ptx_op_info_table[in->op].flags & (PTX_OPF_RET | PTX_OPF_EXIT)) != 0;
 }
 
-/*
- * brx.idx names its targets through a `.branchtargets` list, which the
- * parser skips: the label brx names stands for the list (and a label that a
- * call names stands for a .callprototype), not for a target.  So every other
- * label of the function is a possible brx target (conservative: the graph
- * may have extra edges but never misses one).
- */
-static void mark_table(void *ctx, uint32_t l) { ((uint8_t *)ctx)[l] = 1; }
+/* The .branchtargets table a brx.idx names (its last label operand; the
+   parser guarantees one); NULL when there is none. */
+static const ptx_label *brx_table(const ptx_func *f, const ptx_insn *in) {
+  const ptx_operand *o = in->nopnd ? ptx_insn_opnd(f, in, in->nopnd - 1u) : NULL;
+  if (!o || o->kind != PTX_OPND_LABEL || o->u.label >= f->nlabels) return NULL;
+  const ptx_label *t = &f->labels[o->u.label];
+  return t->ntargets ? t : NULL;
+}
+
+/* Calls fn(label index) for every label a branch can go to: the labels a
+   bra names, the entries of a brx.idx's table. */
+static void branch_labels(const ptx_func *f, const ptx_insn *in,
+                          void (*fn)(void *, uint32_t), void *ctx) {
+  if (in->op != PTX_OP_BRX) {
+    insn_labels(f, in, fn, ctx);
+    return;
+  }
+  const ptx_label *t = brx_table(f, in);
+  for (uint32_t k = 0; t && k < t->ntargets; k++)
+    if (t->targets[k] < f->nlabels) fn(ctx, t->targets[k]);
+}
 
 /* ---------------------------------------------------------- dominators -- */
 
@@ -190,9 +207,18 @@ typedef struct edge_buf {
   size_t n, cap;
 } edge_buf;
 
-static int edge_push(edge_buf *b, uint32_t from, uint32_t to) {
-  for (size_t i = b->n; i > 0 && b->e[i - 1].from == from; i--)
-    if (b->e[i - 1].to == to) return 0; /* duplicate successor */
+/* Append from->to unless it is already there.  Edges are appended grouped
+   by from; seen (one entry per target node, UNDEF at first), when given,
+   remembers the last from of each target, so that a brx with a large table
+   costs one lookup per entry instead of a scan of the group. */
+static int edge_push(edge_buf *b, uint32_t from, uint32_t to, uint32_t *seen) {
+  if (seen) {
+    if (seen[to] == from) return 0; /* duplicate successor */
+    seen[to] = from;
+  } else {
+    for (size_t i = b->n; i > 0 && b->e[i - 1].from == from; i--)
+      if (b->e[i - 1].to == to) return 0; /* duplicate successor */
+  }
   if (b->n == b->cap) {
     size_t nc = b->cap ? b->cap * 2 : 16;
     ptx_edge *t = realloc(b->e, nc * sizeof *t);
@@ -206,18 +232,19 @@ static int edge_push(edge_buf *b, uint32_t from, uint32_t to) {
   return 0;
 }
 
-typedef struct brx_ctx {
+typedef struct target_ctx {
   edge_buf *eb;
   const ptx_func *f;
   const uint32_t *blk_at; /* insn index (0..ninsns) -> block */
+  uint32_t *seen;         /* edge_push's duplicate filter */
   uint32_t from;
   int fail;
-} brx_ctx;
+} target_ctx;
 
 static void push_label(void *ctx, uint32_t l) {
-  brx_ctx *c = ctx;
+  target_ctx *c = ctx;
   if (c->f->labels[l].insn > c->f->ninsns) return;
-  if (edge_push(c->eb, c->from, c->blk_at[c->f->labels[l].insn])) c->fail = 1;
+  if (edge_push(c->eb, c->from, c->blk_at[c->f->labels[l].insn], c->seen)) c->fail = 1;
 }
 
 /* Build the CFG of one function.  Returns NULL on allocation failure. */
@@ -227,35 +254,24 @@ static ptx_cfg *cfg_of(struct ptx_arena *arena, const ptx_func *f) {
   uint8_t *lead = calloc((size_t)ni + 1, 1);
   uint32_t *blk_at = malloc(((size_t)ni + 1) * sizeof *blk_at);
   uint32_t *first = NULL;
-  uint8_t *exits = NULL, *is_table = NULL;
+  uint8_t *exits = NULL;
   uint32_t *idom = NULL, *ipdom = NULL, *order = NULL, *depth = NULL;
-  uint32_t *mark = NULL, *work = NULL;
+  uint32_t *mark = NULL, *work = NULL, *seen = NULL;
   edge_buf eb = {0}, back = {0};
   csr fs = {0}, fp = {0}, rs = {0}, rp = {0};
   if (!lead || !blk_at) goto fail;
 
   /* 1. Leaders. */
-  int all_labels = 0;
   label_ctx lc = {f, lead, 0};
-  is_table = calloc((size_t)f->nlabels + 1, 1);
-  if (!is_table) goto fail;
   if (ni) lead[0] = 1;
   for (uint32_t i = 0; i < ni; i++) {
     const ptx_insn *in = &f->insns[i];
     if (is_branch(in)) {
-      if (in->op == PTX_OP_BRX) all_labels = 1;
-      else insn_labels(f, in, mark_label, &lc);
+      branch_labels(f, in, mark_label, &lc);
       lead[i + 1] = 1;
     } else if (is_leave(in)) {
       lead[i + 1] = 1;
     }
-  }
-  if (all_labels) {
-    for (uint32_t i = 0; i < ni; i++)
-      if (f->insns[i].op == PTX_OP_BRX || f->insns[i].op == PTX_OP_CALL)
-        insn_labels(f, &f->insns[i], mark_table, is_table);
-    for (uint32_t l = 0; l < f->nlabels; l++)
-      if (!is_table[l]) mark_label(&lc, l);
   }
   int falls_off = ni == 0;
   if (ni) {
@@ -284,27 +300,24 @@ static ptx_cfg *cfg_of(struct ptx_arena *arena, const ptx_func *f) {
   }
 
   /* 3. Successors. */
+  seen = malloc((size_t)nb * sizeof *seen);
+  if (!seen) goto fail;
+  for (uint32_t b = 0; b < nb; b++) seen[b] = UNDEF;
   for (uint32_t b = 0; b < ncode; b++) {
     uint32_t lasti = first[b + 1] - 1;
     const ptx_insn *in = &f->insns[lasti];
     uint32_t next = b + 1 < nb ? b + 1 : UNDEF; /* fall-through block */
     int guarded = in->guard >= 0;
     if (is_branch(in)) {
-      if (in->op == PTX_OP_BRX) {
-        for (uint32_t l = 0; l < f->nlabels; l++)
-          if (!is_table[l] && f->labels[l].insn <= ni &&
-              edge_push(&eb, b, blk_at[f->labels[l].insn])) goto fail;
-      } else {
-        brx_ctx bc = {&eb, f, blk_at, b, 0};
-        insn_labels(f, in, push_label, &bc);
-        if (bc.fail) goto fail;
-      }
-      if (guarded && next != UNDEF && edge_push(&eb, b, next)) goto fail;
+      target_ctx tc = {&eb, f, blk_at, seen, b, 0};
+      branch_labels(f, in, push_label, &tc);
+      if (tc.fail) goto fail;
+      if (guarded && next != UNDEF && edge_push(&eb, b, next, seen)) goto fail;
     } else if (is_leave(in)) {
       exits[b] = 1;
-      if (guarded && next != UNDEF && edge_push(&eb, b, next)) goto fail;
+      if (guarded && next != UNDEF && edge_push(&eb, b, next, seen)) goto fail;
     } else if (next != UNDEF) {
-      if (edge_push(&eb, b, next)) goto fail;
+      if (edge_push(&eb, b, next, seen)) goto fail;
     }
   }
 
@@ -379,7 +392,7 @@ static ptx_cfg *cfg_of(struct ptx_arena *arena, const ptx_func *f) {
     uint32_t u = eb.e[e].from, v = eb.e[e].to;
     if (idom[u] == UNDEF || idom[v] == UNDEF) continue;
     for (uint32_t x = u;; x = idom[x]) {
-      if (x == v) { if (edge_push(&back, u, v)) goto fail; break; }
+      if (x == v) { if (edge_push(&back, u, v, NULL)) goto fail; break; }
       if (idom[x] == x) break; /* reached the entry */
     }
   }
@@ -460,7 +473,7 @@ static ptx_cfg *cfg_of(struct ptx_arena *arena, const ptx_func *f) {
   }
 
 fail:
-  free(lead); free(blk_at); free(first); free(exits); free(is_table);
+  free(lead); free(blk_at); free(first); free(exits); free(seen);
   free(idom); free(ipdom); free(order); free(depth); free(mark); free(work);
   free(eb.e); free(back.e);
   csr_free(&fs); csr_free(&fp); csr_free(&rs); csr_free(&rp);

@@ -16,7 +16,8 @@
  *    `.param .b32 param0` in every callseq block).  Labels have their own
  *    table and may be used before they are defined; an undefined one is an
  *    error at the end of the body.  Module symbols (variables, functions) have
- *    a third table.
+ *    a third table.  A `.branchtargets` jump table is kept on its label
+ *    (ptx_label.targets); brx.idx names it like a branch target.
  *  - Per-function arrays grow in reusable scratch vectors and are copied to
  *    the module's arena, exactly sized, when the body closes.  Nothing is
  *    malloc'ed per token or per instruction.
@@ -136,6 +137,9 @@ typedef struct key_entry {
 
 typedef struct label_use { uint32_t line, col; } label_use;
 
+/* One entry of a .branchtargets list, where it was written. */
+typedef struct target_use { uint32_t label, line, col; } target_use;
+
 typedef struct parser {
   ptx_lexer L;
   ptx_tok tok;              /* current token */
@@ -149,6 +153,7 @@ typedef struct parser {
   smap msyms, kmap;
   /* function scratch (reset per function) */
   vec insns, opnds, regs, fvars, labels, luse, binds, scopes;
+  vec tuse;                 /* target_use of every .branchtargets entry */
   smap fsyms, lmap;
   /* initialiser scratch */
   vec relocs, initbuf;
@@ -485,7 +490,7 @@ static uint64_t parse_uint(parser *P, const char *what) {
 
 enum { MK_TYPE, MK_SPACE, MK_CMP, MK_RND, MK_FLAG, MK_AUX, MK_VEC, MK_BOOL,
        MK_SCOPE, MK_LOHI, MK_ATOMOP, MK_SHFL, MK_VOTE, MK_PRMT, MK_UNI,
-       MK_LR, MK_RED };
+       MK_LR, MK_RED, MK_TESTP };
 
 typedef struct modifier { const char *name; uint8_t kind; uint32_t val; } modifier;
 
@@ -547,6 +552,9 @@ static const modifier modifiers[] = {
   {"cta", MK_SCOPE, PTX_AUX_CTA}, {"gl", MK_SCOPE, PTX_AUX_GL},
   {"sys", MK_SCOPE, PTX_AUX_SYS}, {"gpu", MK_SCOPE, PTX_AUX_GPU},
   {"cluster", MK_SCOPE, PTX_AUX_CLUSTER},
+  {"finite", MK_TESTP, PTX_AUX_FINITE}, {"infinite", MK_TESTP, PTX_AUX_INFINITE},
+  {"number", MK_TESTP, PTX_AUX_NUMBER}, {"notanumber", MK_TESTP, PTX_AUX_NOTANUMBER},
+  {"normal", MK_TESTP, PTX_AUX_NORMAL}, {"subnormal", MK_TESTP, PTX_AUX_SUBNORMAL},
 };
 
 static const modifier *find_modifier(const char *s, size_t n) {
@@ -624,6 +632,7 @@ static void decode_key(parser *P, const char *s, uint32_t len, ptx_insn *t) {
     case MK_SCOPE:
       if (op == PTX_OP_MEMBAR || op == PTX_OP_FENCE) t->aux = (uint8_t)md->val;
       break;
+    case MK_TESTP: if (op == PTX_OP_TESTP) t->aux = (uint8_t)md->val; break;
     default: break;
     }
   }
@@ -701,6 +710,8 @@ static uint32_t label_ref(parser *P, const ptx_tok *t, int define) {
     ptx_label *l = VPUSH(P, P->labels, ptx_label);
     l->name = s;
     l->insn = UINT32_MAX;
+    l->ntargets = 0;
+    l->targets = NULL;
     label_use *u = VPUSH(P, P->luse, label_use);
     u->line = t->line;
     u->col = t->col;
@@ -1421,7 +1432,7 @@ static uint32_t parse_param_list(parser *P) {
 
 static void reset_function_scratch(parser *P) {
   P->insns.n = P->opnds.n = P->regs.n = P->fvars.n = P->labels.n = 0;
-  P->luse.n = P->binds.n = P->scopes.n = 0;
+  P->luse.n = P->binds.n = P->scopes.n = P->tuse.n = 0;
   smap_clear(&P->fsyms);
   smap_clear(&P->lmap);
 }
@@ -1462,6 +1473,92 @@ static void parse_perf(parser *P, ptx_func *f) {
 }
 
 static void parse_body(parser *P);
+
+/*
+ * `NAME: .branchtargets L1, L2, ...;` (after NAME and ':'): the jump table
+ * of a brx.idx, kept on label li.  Entries may name labels defined further
+ * down (label_ref records the first use, so an undefined one is reported
+ * there); what they name is checked when the body closes.
+ */
+static void parse_branchtargets(parser *P, uint32_t li) {
+  next(P); /* .branchtargets */
+  uint32_t first = P->tuse.n;
+  for (;;) {
+    const ptx_tok *t = &P->tok;
+    if (t->kind != PTX_TK_WORD || t->c == '.' || t->c == '%') {
+      char q[200];
+      fail(P, "expected a label in .branchtargets, found %s", tokq(P, q, sizeof q));
+    }
+    uint32_t line = t->line, col = t->col, target = label_ref(P, t, 0);
+    target_use *u = VPUSH(P, P->tuse, target_use);
+    u->label = target;
+    u->line = line;
+    u->col = col;
+    next(P);
+    if (is_punct(P, ',')) { next(P); continue; }
+    break;
+  }
+  if (!is_punct(P, ';')) {
+    char q[200];
+    fail(P, "expected ',' or ';' in .branchtargets, found %s", tokq(P, q, sizeof q));
+  }
+  next(P);
+  uint32_t n = P->tuse.n - first;
+  uint32_t *tg = aalloc(P, (size_t)n * sizeof *tg);
+  for (uint32_t k = 0; k < n; k++) tg[k] = VAT(P->tuse, target_use, first + k).label;
+  ptx_label *l = &VAT(P->labels, ptx_label, li);
+  l->ntargets = n;
+  l->targets = tg;
+}
+
+/* Top-level operand j of scratch instruction ii (ptx_insn_opnd on the
+   scratch vectors); NULL when absent. */
+static const ptx_operand *scratch_opnd(const parser *P, uint32_t ii, unsigned j) {
+  const ptx_insn *I = &VAT(P->insns, ptx_insn, ii);
+  if (j >= I->nopnd) return NULL;
+  uint32_t k = I->opnd;
+  for (unsigned n = 0; n < j && k < P->opnds.n; n++) {
+    const ptx_operand *o = &VAT(P->opnds, ptx_operand, k);
+    k += 1 + ((o->kind == PTX_OPND_VEC || o->kind == PTX_OPND_LIST || o->kind == PTX_OPND_ADDR)
+                  ? o->n : 0);
+  }
+  return k < P->opnds.n ? &VAT(P->opnds, ptx_operand, k) : NULL;
+}
+
+/*
+ * When the body has closed and every label is defined: a .branchtargets
+ * entry names a code label, not another table; brx.idx names a table; bra
+ * does not.  (A table may follow the brx that names it, so none of this can
+ * be decided earlier.)
+ */
+static void check_jump_tables(parser *P) {
+  for (uint32_t i = 0; i < P->tuse.n; i++) {
+    const target_use *u = &VAT(P->tuse, target_use, i);
+    const ptx_label *l = &VAT(P->labels, ptx_label, u->label);
+    if (l->ntargets)
+      fail_at(P, u->line, u->col, ".branchtargets entry '%s' is a jump table, not a code label",
+              l->name);
+  }
+  for (uint32_t ii = 0; ii < P->insns.n; ii++) {
+    const ptx_insn *I = &VAT(P->insns, ptx_insn, ii);
+    if (I->op == PTX_OP_BRX) {
+      const ptx_operand *o = scratch_opnd(P, ii, 1);
+      if (!o || o->kind != PTX_OPND_LABEL)
+        fail_at(P, I->line, I->col, "brx.idx needs a .branchtargets label as its last operand");
+      const ptx_label *l = &VAT(P->labels, ptx_label, o->u.label);
+      if (!l->ntargets)
+        fail_at(P, I->line, I->col, "brx.idx names '%s', which is not a .branchtargets table",
+                l->name);
+    } else if (I->op == PTX_OP_BRA) {
+      for (unsigned j = 0; j < I->nopnd; j++) {
+        const ptx_operand *o = scratch_opnd(P, ii, j);
+        if (o && o->kind == PTX_OPND_LABEL && VAT(P->labels, ptx_label, o->u.label).ntargets)
+          fail_at(P, I->line, I->col, "bra names '%s', a .branchtargets table, not a code label",
+                  VAT(P->labels, ptx_label, o->u.label).name);
+      }
+    }
+  }
+}
 
 static void parse_func(parser *P, const decl *lk, int is_entry, uint32_t line) {
   next(P); /* .entry / .func */
@@ -1560,6 +1657,7 @@ static void parse_func(parser *P, const decl *lk, int is_entry, uint32_t line) {
       fail_at(P, u->line, u->col, "unknown label '%s'", l->name);
     }
   }
+  check_jump_tables(P);
   f.has_body = 1;
   f.is_extern = 0;
   f.nregs = P->regs.n;
@@ -1649,11 +1747,11 @@ static void parse_body(parser *P) {
       }
       if (ptx_lex_peek_char(&P->L) == ':') {
         ptx_tok lt = *t;
-        label_ref(P, &lt, 1);
+        uint32_t li = label_ref(P, &lt, 1);
         next(P); /* name */
         next(P); /* ':' */
-        if (tok_is(P, ".callprototype") || tok_is(P, ".branchtargets") ||
-            tok_is(P, ".calltargets"))
+        if (tok_is(P, ".branchtargets")) parse_branchtargets(P, li);
+        else if (tok_is(P, ".callprototype") || tok_is(P, ".calltargets"))
           skip_statement(P);
         continue;
       }
@@ -1774,7 +1872,7 @@ static void parse_module(parser *P) {
 static void parser_free(parser *P) {
   vec *vs[] = {&P->mvars, &P->funcs, &P->keys, &P->ktmpl, &P->insns, &P->opnds,
                &P->regs, &P->fvars, &P->labels, &P->luse, &P->binds, &P->scopes,
-               &P->relocs, &P->initbuf};
+               &P->tuse, &P->relocs, &P->initbuf};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) free(vs[i]->a);
   free(P->msyms.slot);
   free(P->kmap.slot);
@@ -1901,6 +1999,24 @@ ptx_func *ptx_find_func(const ptx_module *m, const char *name) {
   for (uint32_t i = 0; i < m->nfuncs; i++)
     if (m->funcs[i].name && strcmp(m->funcs[i].name, name) == 0) return &m->funcs[i];
   return NULL;
+}
+
+void ptx_param_layout(const ptx_func *f, size_t *offsets, size_t *end,
+                      size_t *total) {
+  size_t off = 0, maxal = 1;
+  for (uint32_t i = 0; f && i < f->nparams; i++) {
+    const ptx_var *v = &f->params[i];
+    size_t al = v->align && !v->is_ptr
+                    ? v->align
+                    : ptx_type_size((ptx_type)v->type) * (v->vec ? v->vec : 1);
+    if (!al) al = 1;
+    if (al > maxal) maxal = al;
+    off = (off + al - 1) / al * al;
+    if (offsets) offsets[i] = off;
+    off += v->size;
+  }
+  if (end) *end = off;
+  if (total) *total = (off + maxal - 1) / maxal * maxal;
 }
 
 const ptx_operand *ptx_insn_opnd(const ptx_func *f, const ptx_insn *i, unsigned j) {

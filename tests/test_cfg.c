@@ -89,6 +89,7 @@ static void check_func(const ptx_module *m, const ptx_func *f, const char *what)
   uint8_t *seen = calloc(g->nblocks + 1, 1), *seen2 = calloc(g->nblocks + 1, 1);
   uint32_t *cover = calloc(f->ninsns + 1, sizeof *cover);
   int ok_cover = 1, ok_mutual = 1, ok_dom = 1, ok_pdom = 1, ok_back = 1, ok_reach = 1;
+  int ok_brx = 1;
 
   /* block_of covers every instruction exactly once, blocks in order. */
   uint32_t next = 0;
@@ -122,6 +123,34 @@ static void check_func(const ptx_module *m, const ptx_func *f, const char *what)
     }
   }
   ASSERT_MSG("every successor edge appears once as a predecessor edge and back", ok_mutual);
+
+  /* A block ending in brx.idx goes to the blocks its table lists, each once,
+   * in table order, then (guarded) to the fall-through: nothing else. */
+  for (uint32_t b = 0; b < g->nblocks; b++) {
+    const ptx_block *B = &g->blocks[b];
+    if (!B->count || f->insns[B->first + B->count - 1].op != PTX_OP_BRX) continue;
+    const ptx_insn *in = &f->insns[B->first + B->count - 1];
+    const ptx_operand *o = ptx_insn_opnd(f, in, 1);
+    if (!o || o->kind != PTX_OPND_LABEL || !f->labels[o->u.label].ntargets) { ok_brx = 0; continue; }
+    const ptx_label *t = &f->labels[o->u.label];
+    uint32_t want[64], nw = 0;
+    for (uint32_t k = 0; k < t->ntargets && nw < 63; k++) {
+      uint32_t at = f->labels[t->targets[k]].insn;
+      uint32_t tb = at < f->ninsns ? g->block_of[at] : g->nblocks - 1;
+      int dup = 0;
+      for (uint32_t j = 0; j < nw; j++) dup |= want[j] == tb;
+      if (!dup) want[nw++] = tb;
+    }
+    if (in->guard >= 0 && b + 1 < g->nblocks) {
+      int dup = 0;
+      for (uint32_t j = 0; j < nw; j++) dup |= want[j] == b + 1;
+      if (!dup) want[nw++] = b + 1;
+    }
+    if (t->ntargets >= 63) continue; /* too large to compare here */
+    if (B->nsucc != nw) { ok_brx = 0; continue; }
+    for (uint32_t j = 0; j < nw; j++) if (B->succ[j] != want[j]) ok_brx = 0;
+  }
+  ASSERT_MSG("brx.idx blocks go to their table's targets in table order and nowhere else", ok_brx);
 
   /* Reachability and dominators. */
   CU_ASSERT_EQUAL(g->blocks[0].idom, -1);
@@ -176,7 +205,7 @@ static void check_func(const ptx_module *m, const ptx_func *f, const char *what)
       ok_back = 0;
   ASSERT_MSG("back edges are edges into dominating headers inside loops", ok_back);
 
-  if (!(ok_cover && ok_mutual && ok_dom && ok_pdom && ok_back && ok_reach))
+  if (!(ok_cover && ok_mutual && ok_dom && ok_pdom && ok_back && ok_reach && ok_brx))
     fprintf(stderr, "\n  CFG invariant failed in %s, function %s (%s)\n", what, f->name,
             m->filename);
   free(seen);
@@ -410,34 +439,76 @@ static void test_guarded_branch_to_next(void) {
   ptx_module_free(m);
 }
 
+/* A switch diamond: brx.idx to three case blocks that meet at a join.  The
+   table lists its targets out of block order and one twice. */
 static void test_brx(void) {
   ptx_module *m = parse_str(HDR
       ".visible .entry sw(.param .u32 n)\n{\n"
       "  .reg .b32 %r<4>;\n"
       "  ld.param.u32 %r1, [n];\n"
-      "  $L_tbl: .branchtargets $L_a, $L_b;\n"
-      "  brx.idx %r1, $L_tbl;\n"
+      "  $L_tbl: .branchtargets $L_c, $L_a, $L_c, $L_b;\n"
+      "  brx.idx %r1, $L_tbl;\n"             /* block 0: ld, brx */
       "$L_a:\n"
-      "  add.s32 %r2, %r1, 1;\n"
+      "  add.s32 %r2, %r1, 1;\n"             /* block 1 */
       "  bra.uni $L_join;\n"
       "$L_b:\n"
-      "  sub.s32 %r2, %r1, 1;\n"
+      "  sub.s32 %r2, %r1, 1;\n"             /* block 2 */
+      "  bra.uni $L_join;\n"
+      "$L_c:\n"
+      "  mul.lo.s32 %r2, %r1, 3;\n"          /* block 3, falls into the join */
       "$L_join:\n"
-      "  ret;\n}\n");
+      "  ret;\n}\n");                        /* block 4 */
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
   const ptx_cfg *g = m->funcs[0].cfg;
-  CU_ASSERT_EQUAL_FATAL(g->nblocks, 4);
-  int to_a = 0, to_b = 0, to_self = 0;
-  for (uint32_t i = 0; i < g->blocks[0].nsucc; i++) {
-    to_a |= g->blocks[0].succ[i] == 1;
-    to_b |= g->blocks[0].succ[i] == 2;
-    to_self |= g->blocks[0].succ[i] == 0;
+  /* the table's label starts no block: ld and brx.idx share block 0 */
+  CU_ASSERT_EQUAL_FATAL(g->nblocks, 5);
+  CU_ASSERT_EQUAL(g->blocks[0].count, 2);
+  /* successors are the table's distinct targets in table order: c, a, b */
+  CU_ASSERT_EQUAL_FATAL(g->blocks[0].nsucc, 3);
+  CU_ASSERT_EQUAL(g->blocks[0].succ[0], 3);
+  CU_ASSERT_EQUAL(g->blocks[0].succ[1], 1);
+  CU_ASSERT_EQUAL(g->blocks[0].succ[2], 2);
+  /* the join is the immediate post-dominator of the brx block (where the
+     emulator reconverges) and of each case; the brx block dominates all */
+  CU_ASSERT_EQUAL(g->blocks[0].ipdom, 4);
+  for (uint32_t b = 1; b <= 3; b++) {
+    CU_ASSERT_EQUAL(g->blocks[b].ipdom, 4);
+    CU_ASSERT_EQUAL(g->blocks[b].idom, 0);
   }
-  ASSERT_MSG("brx.idx reaches both .branchtargets labels", to_a && to_b);
-  ASSERT_MSG("the .branchtargets label itself is not a target", !to_self);
+  CU_ASSERT_EQUAL(g->blocks[4].idom, 0);
+  CU_ASSERT_EQUAL(g->blocks[4].npred, 3);
   CU_ASSERT_EQUAL(g->nloops, 0);
-  CU_ASSERT_EQUAL(g->blocks[0].ipdom, 3);
   check_module(m, "brx");
+  ptx_module_free(m);
+
+  /* Guarded, with the table after the brx: targets, then the fall-through. */
+  m = parse_str(HDR
+      ".visible .entry g(.param .u32 n)\n{\n"
+      "  .reg .pred %p<2>;\n"
+      "  .reg .b32 %r<4>;\n"
+      "  ld.param.u32 %r1, [n];\n"
+      "  setp.lt.u32 %p1, %r1, 2;\n"
+      "  @%p1 brx.idx %r1, $L_tbl;\n"        /* block 0 */
+      "  mov.u32 %r2, 7;\n"                  /* block 1: fall-through */
+      "  bra.uni $L_join;\n"
+      "  $L_tbl: .branchtargets $L_b, $L_a;\n"
+      "$L_a:\n"
+      "  mov.u32 %r2, 1;\n"                  /* block 2 */
+      "  bra.uni $L_join;\n"
+      "$L_b:\n"
+      "  mov.u32 %r2, 2;\n"                  /* block 3 */
+      "$L_join:\n"
+      "  ret;\n}\n");                        /* block 4 */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  g = m->funcs[0].cfg;
+  CU_ASSERT_EQUAL_FATAL(g->nblocks, 5);
+  CU_ASSERT_EQUAL_FATAL(g->blocks[0].nsucc, 3);
+  /* a guarded brx.idx: its table (b, a), then the fall-through */
+  CU_ASSERT_EQUAL(g->blocks[0].succ[0], 3);
+  CU_ASSERT_EQUAL(g->blocks[0].succ[1], 2);
+  CU_ASSERT_EQUAL(g->blocks[0].succ[2], 1);
+  CU_ASSERT_EQUAL(g->blocks[0].ipdom, 4);
+  check_module(m, "guarded brx");
   ptx_module_free(m);
 }
 

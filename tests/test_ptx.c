@@ -413,6 +413,22 @@ static const bad_case bad_cases[] = {
   {"unknown mnemonic with guard", K("\t.reg .pred %p;\n\t@%p frob;"), 0,
    "unknown instruction 'frob'", 8, 6},
   {"bad version", ".version 9.x\n", 0, "bad version '9.x'", 1, 10},
+  {"undefined jump-table target", K("\t$T: .branchtargets $L_a, $L_nowhere;\n"
+                                    "\tbrx.idx %r1, $T;\n$L_a:\n\tret;"), 0,
+   "unknown label '$L_nowhere'", 7, 27},
+  {"empty jump table", K("\t$T: .branchtargets ;"), 0,
+   "expected a label in .branchtargets, found ';'", 7, 21},
+  {"jump table without ';'", K("\t$T: .branchtargets $L_a\n$L_a:\n\tret;"), 0,
+   "expected ',' or ';' in .branchtargets, found '$L_a'", 8, 1},
+  {"brx naming a code label", K("\tbrx.idx %r1, $L_a;\n$L_a:\n\tret;"), 0,
+   "brx.idx names '$L_a', which is not a .branchtargets table", 7, 2},
+  {"brx naming a register", K("\tbrx.idx %r1, %r2;"), 0,
+   "brx.idx needs a .branchtargets label as its last operand", 7, 2},
+  {"bra naming a jump table", K("\t$T: .branchtargets $L_a;\n\tbra.uni $T;\n$L_a:\n\tret;"), 0,
+   "bra names '$T', a .branchtargets table, not a code label", 8, 2},
+  {"jump table listing a jump table", K("\t$T: .branchtargets $U;\n$U: .branchtargets $L_a;\n"
+                                        "\tbrx.idx %r1, $T;\n$L_a:\n\tret;"), 0,
+   ".branchtargets entry '$U' is a jump table, not a code label", 7, 21},
 };
 
 static void test_malformed(void) {
@@ -509,6 +525,50 @@ static const char *print_insn(const ptx_module *m, const ptx_func *f, uint32_t i
   static char buf[512];
   ptx_insn_print(m, f, &f->insns[i], buf, sizeof buf);
   return buf;
+}
+
+/* .branchtargets: kept on the table's label, in table order, with targets
+   and even the table itself defined after the brx.idx that uses them. */
+static void test_jump_tables(void) {
+  ptx_func *f;
+  ptx_module *m = kernel("",
+      "\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n"
+      "\tld.param.u32 %r1, [k_param_0];\n"                        /* 0 */
+      "\t$L_brx_0: .branchtargets\n\t\t$L_c,\n\t\t$L_a,\n\t\t$L_c;\n"
+      "\tbrx.idx %r1, $L_brx_0;\n"                                /* 1 */
+      "$L_a:\n\tsetp.eq.u32 %p1, %r1, 0;\n"                        /* 2 */
+      "\t@%p1 brx.idx %r1, $L_late;\n"                            /* 3 */
+      "\tbra.uni $L_c;\n"                                         /* 4 */
+      "$L_late: .branchtargets $L_a;\n"
+      "$L_c:\n\tret;", &f);                                      /* 5 */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL_FATAL(f->ninsns, 6);
+  const ptx_operand *o = ptx_insn_opnd(f, &f->insns[1], 1);
+  /* brx.idx's last operand is a LABEL naming the table */
+  CU_ASSERT_EQUAL_FATAL(o->kind, PTX_OPND_LABEL);
+  const ptx_label *t = &f->labels[o->u.label];
+  CU_ASSERT_STRING_EQUAL(t->name, "$L_brx_0");
+  /* the table keeps its three entries in source order, repeats included,
+     although $L_c and $L_a were not defined yet where it was written */
+  CU_ASSERT_EQUAL_FATAL(t->ntargets, 3);
+  CU_ASSERT_STRING_EQUAL(f->labels[t->targets[0]].name, "$L_c");
+  CU_ASSERT_STRING_EQUAL(f->labels[t->targets[1]].name, "$L_a");
+  CU_ASSERT_EQUAL(t->targets[2], t->targets[0]);
+  CU_ASSERT_EQUAL(f->labels[t->targets[0]].insn, 5);
+  CU_ASSERT_EQUAL(f->labels[t->targets[1]].insn, 2);
+  /* a table named before it is written resolves too */
+  o = ptx_insn_opnd(f, &f->insns[3], 1);
+  CU_ASSERT_EQUAL_FATAL(o->kind, PTX_OPND_LABEL);
+  CU_ASSERT_EQUAL_FATAL(f->labels[o->u.label].ntargets, 1);
+  CU_ASSERT_EQUAL(f->labels[f->labels[o->u.label].targets[0]].insn, 2);
+  /* code labels carry no table */
+  CU_ASSERT_EQUAL(f->labels[t->targets[1]].ntargets, 0);
+  CU_ASSERT_PTR_NULL(f->labels[t->targets[1]].targets);
+  /* the printer writes brx.idx with the table's name, as the source does */
+  CU_ASSERT_STRING_EQUAL(print_insn(m, f, 1), "brx.idx %r1, $L_brx_0");
+  CU_ASSERT_STRING_EQUAL(print_insn(m, f, 3), "@%p1 brx.idx %r1, $L_late");
+  ptx_module_free(m);
 }
 
 static void test_registers_and_scopes(void) {
@@ -965,6 +1025,7 @@ TEST_SUITES(register_ptx_tests) {
   TEST_ADD(s, test_truncations);
   TEST_ADD(s, test_long_lines);
   TEST_ADD(s, test_registers_and_scopes);
+  TEST_ADD(s, test_jump_tables);
   TEST_ADD(s, test_operands);
   TEST_ADD(s, test_immediates);
   TEST_ADD(s, test_decoded_fields);

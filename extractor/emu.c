@@ -1,0 +1,2630 @@
+/*
+ * emu.c -- the PTX emulator engine: device memory, module loading
+ * (preparation of every instruction), and kernel launches.
+ *
+ * What: runs a kernel launch on the CPU, warp by warp, and counts what it
+ * does (docs/features.md: launch.*, op.*, class.*, mem.*, ctrl.*).  The
+ * arithmetic lives in emu_alu.c behind the emu_int.h contract; this file does
+ * everything else: memory, control flow, calls, barriers, warp collectives,
+ * printf, counting, budgets, OpenMP across CTAs.
+ *
+ * Address windows.  One 64-bit emulated space; generic addresses tell their
+ * space by range:
+ *
+ *     0x0000_0001_0000_0000 ..   global allocations (cudaMalloc, module
+ *                                .global/.const), 256-aligned, never reused,
+ *                                with at least 256 unmapped bytes between two
+ *     0x0000_1000_0000_0000 + o  shared: offset o in the running CTA's shared
+ *                                memory (static vars, then dynamic `extern
+ *                                .shared` at the end, 16-aligned)
+ *     0x0000_2000_0000_0000 + o  local: offset o in the running thread's
+ *                                local stack (one frame per call level)
+ *     0x0000_3000_0000_0000 + o  param: offset o in the kernel argument
+ *                                buffer (read-only)
+ *     0x0000_4000_0000_0000 + i  function i (a function used as a value)
+ *
+ * Shared-, local- and param-space addresses (ld.shared, ld.local, cvta.to)
+ * are the offsets; cvta adds or subtracts the window base.  .param variables
+ * of a .func (its params, its return values, and a caller's call-sequence
+ * params) live in the thread's local frame, so st.param / call / ld.param
+ * are copies between frames.
+ *
+ * Reconvergence (SIMT stack).  Each warp has a stack of {pc, mask, rpc}; the
+ * top entry runs.  A conditional branch whose active lanes disagree turns
+ * the top into the merge entry (pc = rpc = first instruction of the branch
+ * block's immediate post-dominator; none when it is the exit) and pushes the
+ * fall-through path and then the taken path, each with that rpc.  A path
+ * entry is popped when its pc reaches its rpc or its mask empties; when the
+ * top's rpc already equals the new one, the top is replaced instead, so
+ * loops with lane-dependent trip counts keep the stack bounded.  brx.idx
+ * does the same with one path entry per distinct target of its lanes
+ * (pushed so that they run in table order, the guard-false lanes' fall-
+ * through last); lanes that all go one way are a plain jump.  exit
+ * removes lanes from every entry; ret removes them from the entries of the
+ * current call frame, and the frame returns when its entries are gone.
+ *
+ * Calls.  A call frame has its own register file (the callee's slots), its
+ * own local frame (its .local and .param variables) and the index of the
+ * first SIMT entry it owns.  Recursion works up to the local stack size.
+ *
+ * Scheduling.  A CTA's warps run in turn: each until it exits or waits at
+ * a barrier; a barrier releases when all live warps (or the thread count
+ * given) have arrived.  CTAs are distributed over OpenMP threads
+ * (schedule(dynamic)); each thread owns its warps, shared memory, local
+ * stacks and counters, summed at the end, so counts do not depend on the
+ * thread count.  Device printf output is buffered per CTA and written in
+ * CTA order after the launch.
+ *
+ * Counting.  Per basic block: thread executions (popcount of the active
+ * mask when a warp enters the block) and warp entries.  op.* = sum over
+ * blocks of count x occurrences of the key, computed once at the end.  The
+ * budget, time limit and stop flag are checked at block entries only.
+ *
+ * Sampling.  With cfg->sample_ctas = N < CTAs, N CTAs spread evenly over the
+ * linear index range (first and last included) run and every additive count
+ * is multiplied by CTAs/N; ctrl.active_lane_ratio is not scaled.
+ * mem.footprint_bytes is the sampled CTAs' footprint times CTAs/N, an
+ * estimate: it overstates data that CTAs share (a tiled matmul's inputs)
+ * and is exact for disjoint per-CTA data.  launch.shared_bytes is the
+ * dynamic shared memory only (docs/features.md).
+ *
+ * Errors.  The first error (lowest CTA index when several CTAs fail) is
+ * reported; a failing CTA stops every CTA with a higher index at their next
+ * block entry; budget and time limit stop all.
+ */
+#include "extractor/emu.h"
+#include "extractor/emu_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+/* declared here: clang's omp.h is not always installed */
+int omp_get_max_threads(void);
+#endif
+
+#define GLOBAL_BASE 0x0000000100000000ull
+#define GLOBAL_GAP 256ull
+#define SHARED_WIN 0x0000100000000000ull
+#define LOCAL_WIN 0x0000200000000000ull
+#define PARAM_WIN 0x0000300000000000ull
+#define FUNC_WIN 0x0000400000000000ull
+#define WIN_SIZE 0x0000010000000000ull
+#define NONE UINT32_MAX
+#define RECURSIVE_STACK (16u * 1024u) /* per-thread local bytes when recursive */
+#define MAX_CALL_DEPTH 1024
+#define NBAR 16
+
+static int errf(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int errf(char *err, size_t cap, const char *fmt, ...) {
+  if (err && cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static inline uint64_t align_up(uint64_t v, uint64_t a) {
+  return a > 1 ? (v + a - 1) / a * a : v;
+}
+
+/* ============================================================ memory ==== */
+
+typedef struct galloc {
+  uint64_t base;   /* device address, 256-aligned */
+  uint64_t size;   /* bytes (>= 1) */
+  uint8_t *host;   /* owned, size bytes */
+  uint8_t *touch;  /* footprint bitmap (1 bit per byte) during a launch */
+} galloc;
+
+struct emu_device {
+  galloc *a;             /* sorted by base; bases increase, never reused */
+  size_t n, cap;
+  uint64_t next;         /* next free device address */
+  emu_module **mods;     /* loaded modules (freed with the device) */
+  size_t nmods, capmods;
+};
+
+emu_device *emu_device_new(void) {
+  emu_device *d = calloc(1, sizeof *d);
+  if (d) d->next = GLOBAL_BASE;
+  return d;
+}
+
+/* Index of the allocation containing addr, or -1. */
+static long galloc_find(const emu_device *d, uint64_t addr) {
+  size_t lo = 0, hi = d->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (d->a[mid].base <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const galloc *g = &d->a[lo - 1];
+  return addr - g->base < g->size ? (long)(lo - 1) : -1;
+}
+
+/* Nearest allocation at or below addr (for messages), or -1. */
+static long galloc_below(const emu_device *d, uint64_t addr) {
+  size_t lo = 0, hi = d->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (d->a[mid].base <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  return (long)lo - 1;
+}
+
+int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err,
+               size_t cap) {
+  if (!d || !addr) return errf(err, cap, "emu_malloc: null argument");
+  uint64_t size = bytes ? bytes : 1;
+  if (size > (1ull << 40)) return errf(err, cap, "emu_malloc: %zu bytes is too large", bytes);
+  if (d->n == d->cap) {
+    size_t nc = d->cap ? d->cap * 2 : 16;
+    galloc *na = realloc(d->a, nc * sizeof *na);
+    if (!na) return errf(err, cap, "emu_malloc: out of memory");
+    d->a = na;
+    d->cap = nc;
+  }
+  uint8_t *h = calloc(1, size);
+  if (!h) return errf(err, cap, "emu_malloc: cannot allocate %zu bytes", bytes);
+  galloc *g = &d->a[d->n++];
+  g->base = d->next;
+  g->size = size;
+  g->host = h;
+  g->touch = NULL;
+  d->next = align_up(g->base + size + GLOBAL_GAP, 256);
+  *addr = g->base;
+  return 0;
+}
+
+int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap) {
+  if (!d) return errf(err, cap, "emu_free: null device");
+  if (!addr) return 0;
+  long i = galloc_find(d, addr);
+  if (i < 0 || d->a[i].base != addr)
+    return errf(err, cap, "emu_free: 0x%llx is not the base of an allocation",
+                (unsigned long long)addr);
+  free(d->a[i].host);
+  free(d->a[i].touch);
+  memmove(&d->a[i], &d->a[i + 1], (d->n - (size_t)i - 1) * sizeof *d->a);
+  d->n--;
+  return 0;
+}
+
+void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n) {
+  if (!d) return NULL;
+  long i = galloc_find(d, addr);
+  if (i < 0) return NULL;
+  const galloc *g = &d->a[i];
+  if (n > g->size - (addr - g->base)) return NULL;
+  return g->host + (addr - g->base);
+}
+
+static uint8_t *range_ptr(emu_device *d, uint64_t addr, size_t n, char *err,
+                          size_t cap, const char *what) {
+  uint8_t *p = emu_host_ptr(d, addr, n ? n : 1);
+  if (!p)
+    errf(err, cap, "%s: [0x%llx, +%zu) does not lie in one allocation", what,
+         (unsigned long long)addr, n);
+  return p;
+}
+
+int emu_memcpy_htod(emu_device *d, uint64_t dst, const void *src, size_t n,
+                    char *err, size_t cap) {
+  if (!n) return 0;
+  uint8_t *p = range_ptr(d, dst, n, err, cap, "memcpy host to device");
+  if (!p) return -1;
+  memcpy(p, src, n);
+  return 0;
+}
+
+int emu_memcpy_dtoh(emu_device *d, void *dst, uint64_t src, size_t n,
+                    char *err, size_t cap) {
+  if (!n) return 0;
+  uint8_t *p = range_ptr(d, src, n, err, cap, "memcpy device to host");
+  if (!p) return -1;
+  memcpy(dst, p, n);
+  return 0;
+}
+
+int emu_memcpy_dtod(emu_device *d, uint64_t dst, uint64_t src, size_t n,
+                    char *err, size_t cap) {
+  if (!n) return 0;
+  uint8_t *s = range_ptr(d, src, n, err, cap, "memcpy device to device");
+  if (!s) return -1;
+  uint8_t *t = range_ptr(d, dst, n, err, cap, "memcpy device to device");
+  if (!t) return -1;
+  memmove(t, s, n);
+  return 0;
+}
+
+int emu_memset(emu_device *d, uint64_t dst, int value, size_t n, char *err,
+               size_t cap) {
+  if (!n) return 0;
+  uint8_t *p = range_ptr(d, dst, n, err, cap, "memset");
+  if (!p) return -1;
+  memset(p, value, n);
+  return 0;
+}
+
+/* ============================================================ modules === */
+
+/* Engine opcodes (eop.k). */
+enum {
+  K_ALU, K_NOP, K_LD, K_ST, K_ATOM, K_CVTA, K_ISSPACEP, K_BRA, K_BRX, K_CALL,
+  K_PRINTF, K_RET, K_EXIT, K_TRAP, K_BAR, K_SHFL, K_VOTE, K_MATCH,
+  K_ACTIVEMASK, K_REDUX, K_ELECT
+};
+
+/* A slot the engine fills when a frame starts. */
+typedef struct cslot {
+  uint32_t slot;
+  uint8_t kind;    /* CS_* */
+  uint64_t v;      /* CS_IMM: value; CS_FRAME: offset added to the frame
+                      base; CS_SREG: ptx_sreg */
+} cslot;
+enum { CS_IMM, CS_FRAME, CS_SREG };
+
+struct efunc;
+
+/* Argument or return value of a call: a caller variable or a slot. */
+typedef struct carg {
+  uint8_t isvar;   /* 1: caller's function-scope var v; 0: slot v */
+  uint32_t v;
+} carg;
+
+typedef struct ecall {
+  struct efunc *callee;  /* NULL for vprintf */
+  uint32_t nargs, nrets;
+  carg *args, *rets;
+} ecall;
+
+/* One prepared instruction. */
+typedef struct eop {
+  emu_op o;            /* the ALU contract part (d/s slots, handler) */
+  uint8_t k;           /* K_* */
+  uint8_t gneg;        /* guard negated */
+  uint8_t space;       /* memory/cvta/isspacep space */
+  uint8_t size;        /* element bytes of a memory access */
+  uint8_t vec;         /* elements per lane */
+  uint8_t sext;        /* a load sign-extends */
+  uint8_t clock;       /* reads %clock-like slots: refresh them first */
+  uint8_t isred;       /* red (no destination), bar.red */
+  uint8_t dw[EMU_MAX_DST]; /* destination register widths in bytes */
+  uint32_t guard;      /* guard slot or NONE */
+  uint32_t abase;      /* address base slot */
+  int64_t aoff;        /* address offset */
+  uint32_t x;          /* bra: target instruction */
+  const ptx_label *tab;/* brx.idx: its .branchtargets table (ntargets >= 1,
+                          every target's insn <= ninsns) */
+  uint32_t mbytes;     /* bytes per lane for mem.* counts */
+  ecall *call;         /* K_CALL / K_PRINTF */
+} eop;
+
+typedef struct efunc {
+  const ptx_func *f;
+  uint32_t idx;        /* index in ptx_module.funcs */
+  eop *ops;            /* f->ninsns */
+  uint32_t nslots;     /* registers + constants + specials + cc + sink */
+  uint32_t ncs;
+  cslot *cs;           /* slots filled per frame */
+  uint32_t nclock;
+  uint32_t *clock_cs;  /* indices into cs of clock-like specials */
+  uint32_t cc_slot, sink_slot;
+  uint32_t *bstart;    /* ninsns+1: block index when pc starts a block */
+  uint32_t *bend;      /* per block: one past its last instruction */
+  uint32_t *brpc;      /* per block: reconvergence instruction or NONE */
+  uint64_t *voff;      /* per var: frame offset, shared offset or param
+                          buffer offset */
+  uint64_t frame;      /* local frame bytes */
+  uint64_t stack;      /* frame + deepest callee chain */
+  uint32_t cbase;      /* first block counter */
+  uint8_t visiting, done, recursive;
+} efunc;
+
+struct emu_module {
+  emu_device *d;
+  ptx_module *m;
+  efunc *fn;               /* m->nfuncs */
+  uint32_t nblocks;        /* block counters over all functions */
+  uint64_t *vaddr;         /* per module var: device address, shared offset */
+  uint64_t *galloc_base;   /* per module var: allocation base or 0 */
+  uint64_t shared_static;  /* static shared bytes */
+  uint64_t dyn_off;        /* offset of dynamic shared memory */
+};
+
+/* ------------------------------------------------------- preparation -- */
+
+typedef struct prep {
+  emu_module *em;
+  efunc *fn;
+  cslot *cs;
+  uint32_t ncs, capcs;
+  uint32_t nextslot;
+  uint32_t sreg_slot[PTX_SR_COUNT];
+  char *err;
+  size_t cap;
+  unsigned nbad;
+  char first_bad[512];
+} prep;
+
+static int add_cs(prep *P, uint8_t kind, uint64_t v, uint32_t *slot) {
+  for (uint32_t i = 0; i < P->ncs; i++)
+    if (P->cs[i].kind == kind && P->cs[i].v == v) {
+      *slot = P->cs[i].slot;
+      return 0;
+    }
+  if (P->ncs == P->capcs) {
+    uint32_t nc = P->capcs ? P->capcs * 2 : 32;
+    cslot *n = realloc(P->cs, nc * sizeof *n);
+    if (!n) return -1;
+    P->cs = n;
+    P->capcs = nc;
+  }
+  P->cs[P->ncs].slot = P->nextslot;
+  P->cs[P->ncs].kind = kind;
+  P->cs[P->ncs].v = v;
+  P->ncs++;
+  *slot = P->nextslot++;
+  return 0;
+}
+
+static void bad(prep *P, const ptx_insn *in, const char *why) {
+  if (P->nbad++ == 0)
+    snprintf(P->first_bad, sizeof P->first_bad,
+             "%s:%u: unsupported instruction '%s' (%s)",
+             P->em->m->filename ? P->em->m->filename : "<ptx>", in->line,
+             P->em->m->keys[in->key], why);
+}
+
+/* Value of a symbol (module var, function var or function) as a slot. */
+static int sym_slot(prep *P, const ptx_operand *o, int local, uint32_t sym,
+                    uint32_t *slot, const char **why) {
+  emu_module *em = P->em;
+  const ptx_func *f = P->fn->f;
+  if (!local) {
+    if (sym >= em->m->nvars) { *why = "bad symbol"; return 1; }
+    if (em->vaddr[sym] == UINT64_MAX) { *why = "symbol of an unsupported state space"; return 1; }
+    return add_cs(P, CS_IMM, em->vaddr[sym], slot);
+  }
+  if (sym >= f->nvars) { *why = "bad local symbol"; return 1; }
+  const ptx_var *v = &f->vars[sym];
+  if (f->is_entry && sym < f->nparams)
+    return add_cs(P, CS_IMM, PARAM_WIN + P->fn->voff[sym], slot);
+  switch (v->space) {
+    case PTX_SP_LOCAL: case PTX_SP_PARAM:
+      return add_cs(P, CS_FRAME, P->fn->voff[sym], slot);
+    case PTX_SP_SHARED:
+      return add_cs(P, CS_IMM, P->fn->voff[sym], slot);
+    default:
+      *why = "function-scope variable of an unsupported state space";
+      return 1;
+  }
+  (void)o;
+}
+
+/* Slot of a value operand; 1 with *why when unsupported, -1 on ENOMEM. */
+static int opnd_slot(prep *P, const ptx_operand *o, uint32_t *slot,
+                     const char **why) {
+  const ptx_func *f = P->fn->f;
+  switch (o->kind) {
+    case PTX_OPND_REG:
+      if (o->u.reg >= f->nregs) { *why = "bad register"; return 1; }
+      *slot = o->u.reg;
+      return 0;
+    case PTX_OPND_SINK:
+      *slot = P->fn->sink_slot;
+      return 0;
+    case PTX_OPND_SREG:
+      if (o->u.sreg >= PTX_SR_COUNT) { *why = "bad special register"; return 1; }
+      if (P->sreg_slot[o->u.sreg] == NONE) {
+        if (add_cs(P, CS_SREG, o->u.sreg, &P->sreg_slot[o->u.sreg])) return -1;
+      }
+      *slot = P->sreg_slot[o->u.sreg];
+      return 0;
+    case PTX_OPND_IMM_INT:
+      return add_cs(P, CS_IMM, (uint64_t)o->u.i, slot);
+    case PTX_OPND_IMM_F32:
+      return add_cs(P, CS_IMM, o->u.f32bits, slot);
+    case PTX_OPND_IMM_F64:
+      return add_cs(P, CS_IMM, o->u.f64bits, slot);
+    case PTX_OPND_SYM:
+      return sym_slot(P, o, o->sym_local, o->u.sym, slot, why);
+    case PTX_OPND_FUNC:
+      return add_cs(P, CS_IMM, FUNC_WIN + o->u.func, slot);
+    default:
+      *why = "operand kind not supported here";
+      return 1;
+  }
+}
+
+static int is_clock_sreg(uint32_t s) {
+  return s == PTX_SR_CLOCK || s == PTX_SR_CLOCK_HI || s == PTX_SR_CLOCK64 ||
+         s == PTX_SR_GLOBALTIMER || s == PTX_SR_GLOBALTIMER_LO ||
+         s == PTX_SR_GLOBALTIMER_HI;
+}
+
+static int type_signed(unsigned t) {
+  return t == PTX_T_S8 || t == PTX_T_S16 || t == PTX_T_S32 || t == PTX_T_S64;
+}
+
+static unsigned reg_width(const ptx_func *f, uint32_t slot) {
+  if (slot >= f->nregs) return 8;
+  unsigned t = f->regs[slot].type;
+  unsigned s = ptx_type_size((ptx_type)t);
+  if (t == PTX_T_PRED) return 1;
+  return s ? s : 8;
+}
+
+/* Engine kind of an opcode, or -1 when the ALU decides. */
+static int engine_kind(const ptx_module *m, const ptx_insn *in) {
+  switch ((ptx_op)in->op) {
+    case PTX_OP_LD: case PTX_OP_LDU: return K_LD;
+    case PTX_OP_ST: return K_ST;
+    case PTX_OP_ATOM: case PTX_OP_RED: return K_ATOM;
+    case PTX_OP_PREFETCH: case PTX_OP_PREFETCHU: case PTX_OP_MEMBAR:
+    case PTX_OP_FENCE: case PTX_OP_NANOSLEEP: case PTX_OP_PMEVENT:
+    case PTX_OP_GRIDDEPCONTROL:
+      return K_NOP;
+    case PTX_OP_CVTA: return K_CVTA;
+    case PTX_OP_ISSPACEP: return K_ISSPACEP;
+    case PTX_OP_BRA: return K_BRA;
+    case PTX_OP_BRX: return K_BRX;
+    case PTX_OP_CALL: return K_CALL;
+    case PTX_OP_RET: return K_RET;
+    case PTX_OP_EXIT: return K_EXIT;
+    case PTX_OP_TRAP: return K_TRAP;
+    case PTX_OP_BAR: case PTX_OP_BARRIER:
+      if (strstr(m->keys[in->key], ".warp")) return K_NOP; /* bar.warp.sync */
+      return K_BAR;
+    case PTX_OP_SHFL: return K_SHFL;
+    case PTX_OP_VOTE: return K_VOTE;
+    case PTX_OP_MATCH: return K_MATCH;
+    case PTX_OP_ACTIVEMASK: return K_ACTIVEMASK;
+    case PTX_OP_REDUX: return K_REDUX;
+    case PTX_OP_ELECT: return K_ELECT;
+    default: return -1;
+  }
+}
+
+/* Flatten operands into d/s slots (the emu_int.h rule); the address
+   operand goes to abase/aoff, a label to x.  1 with *why when unsupported. */
+static int flatten(prep *P, const ptx_insn *in, eop *e, int first_is_dst,
+                   const char **why) {
+  const ptx_func *f = P->fn->f;
+  int rc;
+  for (unsigned j = 0; j < in->nopnd; j++) {
+    const ptx_operand *o = ptx_insn_opnd(f, in, j);
+    if (!o) { *why = "missing operand"; return 1; }
+    int dst = (j == 0 && first_is_dst) || (j == 1 && o->pipe && first_is_dst);
+    if (o->kind == PTX_OPND_ADDR) {
+      if (o->n) { *why = "texture coordinates"; return 1; }
+      e->aoff = o->u.addr.offset;
+      if (o->u.addr.base_kind == PTX_OPND_REG) {
+        if (o->u.addr.base >= f->nregs) { *why = "bad register"; return 1; }
+        e->abase = o->u.addr.base;
+      } else if (o->u.addr.base_kind == PTX_OPND_SYM) {
+        rc = sym_slot(P, o, o->u.addr.sym_local, o->u.addr.base, &e->abase, why);
+        if (rc) return rc;
+      } else {
+        rc = add_cs(P, CS_IMM, 0, &e->abase);
+        if (rc) return rc;
+        e->aoff = (int64_t)o->u.addr.base + o->u.addr.offset;
+      }
+      continue;
+    }
+    if (o->kind == PTX_OPND_LABEL) {
+      if (o->u.label >= f->nlabels) { *why = "bad label"; return 1; }
+      e->x = f->labels[o->u.label].insn;
+      continue;
+    }
+    unsigned cnt = 1;
+    const ptx_operand *el = o;
+    if (o->kind == PTX_OPND_VEC) { cnt = o->n; el = o + 1; }
+    else if (o->kind == PTX_OPND_LIST) { *why = "operand list"; return 1; }
+    for (unsigned k = 0; k < cnt; k++) {
+      uint32_t slot;
+      rc = opnd_slot(P, &el[k], &slot, why);
+      if (rc) return rc;
+      if (dst) {
+        if (e->o.nd >= EMU_MAX_DST) { *why = "too many destination operands"; return 1; }
+        e->dw[e->o.nd] = (uint8_t)reg_width(f, slot);
+        e->o.d[e->o.nd++] = slot;
+      } else {
+        if (e->o.ns >= EMU_MAX_SRC) { *why = "too many source operands"; return 1; }
+        if (el[k].neg) e->o.sneg |= (uint8_t)(1u << e->o.ns);
+        if (el[k].kind == PTX_OPND_SREG && is_clock_sreg(el[k].u.sreg)) e->clock = 1;
+        e->o.s[e->o.ns++] = slot;
+      }
+    }
+  }
+  return 0;
+}
+
+static int call_args(prep *P, const ptx_operand *o, uint32_t *n, carg **out,
+                     const char **why) {
+  const ptx_func *f = P->fn->f;
+  *n = o->n;
+  *out = calloc(o->n ? o->n : 1, sizeof **out);
+  if (!*out) return -1;
+  for (uint32_t k = 0; k < o->n; k++) {
+    const ptx_operand *el = o + 1 + k;
+    if (el->kind == PTX_OPND_SYM && el->sym_local && el->u.sym < f->nvars &&
+        (f->vars[el->u.sym].space == PTX_SP_PARAM ||
+         f->vars[el->u.sym].space == PTX_SP_LOCAL) &&
+        !(f->is_entry && el->u.sym < f->nparams)) {
+      (*out)[k].isvar = 1;
+      (*out)[k].v = el->u.sym;
+    } else {
+      uint32_t slot;
+      int rc = opnd_slot(P, el, &slot, why);
+      if (rc) return rc;
+      (*out)[k].v = slot;
+    }
+  }
+  return 0;
+}
+
+static int prep_call(prep *P, const ptx_insn *in, eop *e, const char **why) {
+  const ptx_func *f = P->fn->f;
+  ecall *c = calloc(1, sizeof *c);
+  if (!c) return -1;
+  e->call = c;
+  int seen_func = 0, rc;
+  for (unsigned j = 0; j < in->nopnd; j++) {
+    const ptx_operand *o = ptx_insn_opnd(f, in, j);
+    if (!o) { *why = "missing operand"; return 1; }
+    if (o->kind == PTX_OPND_FUNC) {
+      if (o->u.func >= P->em->m->nfuncs) { *why = "bad function"; return 1; }
+      const ptx_func *cf = &P->em->m->funcs[o->u.func];
+      if (!cf->has_body) {
+        if (strcmp(cf->name, "vprintf") == 0) {
+          e->k = K_PRINTF;
+        } else {
+          *why = "call to an external function without a body";
+          return 1;
+        }
+      } else {
+        c->callee = &P->em->fn[o->u.func];
+      }
+      seen_func = 1;
+    } else if (o->kind == PTX_OPND_LIST) {
+      rc = seen_func ? call_args(P, o, &c->nargs, &c->args, why)
+                     : call_args(P, o, &c->nrets, &c->rets, why);
+      if (rc) return rc;
+    } else if (o->kind == PTX_OPND_LABEL && seen_func) {
+      continue; /* prototype of an indirect call: not reached */
+    } else {
+      *why = "indirect call";
+      return 1;
+    }
+  }
+  if (!seen_func) { *why = "indirect call"; return 1; }
+  if (e->k == K_PRINTF) {
+    if (c->nargs != 2) { *why = "vprintf takes two arguments"; return 1; }
+    return 0;
+  }
+  const ptx_func *cf = c->callee->f;
+  if (c->nargs != cf->nparams || c->nrets > cf->nrets) {
+    *why = "argument count does not match the callee";
+    return 1;
+  }
+  return 0;
+}
+
+static int atom_ok(const ptx_insn *in, const char **why) {
+  unsigned t = in->type, sz = ptx_type_size((ptx_type)t);
+  if (sz != 4 && sz != 8) { *why = "atomic type not supported"; return 0; }
+  if (t == PTX_T_F16X2 || t == PTX_T_BF16X2) { *why = "packed half atomics not supported"; return 0; }
+  switch (in->aux) {
+    case PTX_AUX_ADD: case PTX_AUX_MIN: case PTX_AUX_MAX: case PTX_AUX_EXCH:
+    case PTX_AUX_CAS:
+      return 1;
+    case PTX_AUX_INC: case PTX_AUX_DEC:
+      if (t == PTX_T_U32) return 1;
+      *why = "inc/dec need .u32";
+      return 0;
+    case PTX_AUX_AND: case PTX_AUX_OR: case PTX_AUX_XOR:
+      if (t == PTX_T_F32 || t == PTX_T_F64) { *why = "bitwise atomic on a float type"; return 0; }
+      return 1;
+    default:
+      *why = "atomic operation not supported";
+      return 0;
+  }
+}
+
+/* Prepare instruction i of the function in P. */
+static int prep_insn(prep *P, uint32_t i) {
+  efunc *fn = P->fn;
+  const ptx_func *f = fn->f;
+  const ptx_module *m = P->em->m;
+  const ptx_insn *in = &f->insns[i];
+  eop *e = &fn->ops[i];
+  const char *why = NULL;
+  int rc;
+  e->o.insn = in;
+  e->o.cc = EMU_NOSLOT;
+  e->guard = NONE;
+  e->x = NONE;
+  e->abase = NONE;
+  if (in->guard >= 0) {
+    if ((uint32_t)in->guard >= f->nregs) { bad(P, in, "bad guard"); return 0; }
+    e->guard = (uint32_t)in->guard;
+    e->gneg = in->guard_neg;
+  }
+  unsigned fl = ptx_op_info_table[in->op].flags;
+  int k = engine_kind(m, in);
+  e->mbytes = feat_mem_bytes_of_key(m->keys[in->key]);
+  if (k < 0) {
+    /* the ALU's business */
+    rc = flatten(P, in, e, !(fl & PTX_OPF_NODST), &why);
+    if (rc < 0) return -1;
+    if (rc > 0) { bad(P, in, why); return 0; }
+    if ((in->flags & PTX_F_CC) || in->op == PTX_OP_ADDC ||
+        in->op == PTX_OP_SUBC || in->op == PTX_OP_MADC)
+      e->o.cc = fn->cc_slot;
+    const char *awhy = NULL;
+    e->o.alu = emu_alu_select(in, e->o.nd, e->o.ns, &awhy);
+    if (!e->o.alu) {
+      bad(P, in, awhy ? awhy : "instruction not supported by the emulator");
+      return 0;
+    }
+    e->k = K_ALU;
+    return 0;
+  }
+  e->k = (uint8_t)k;
+  switch (k) {
+    case K_LD: case K_ST: case K_ATOM: {
+      rc = flatten(P, in, e, k == K_LD || (k == K_ATOM && in->op == PTX_OP_ATOM), &why);
+      if (rc < 0) return -1;
+      if (rc > 0) { bad(P, in, why); return 0; }
+      if (e->abase == NONE) { bad(P, in, "no address operand"); return 0; }
+      unsigned sz = ptx_type_size((ptx_type)in->type);
+      if (in->type == PTX_T_PRED || sz == 0 || sz > 8) {
+        bad(P, in, "access type not supported");
+        return 0;
+      }
+      e->size = (uint8_t)sz;
+      e->vec = in->vec ? in->vec : 1;
+      e->sext = (uint8_t)type_signed(in->type);
+      e->space = in->space ? in->space : PTX_SP_GENERIC;
+      if (e->space == PTX_SP_SHARED_CLUSTER) e->space = PTX_SP_SHARED;
+      if (e->space == PTX_SP_TEX || e->space == PTX_SP_REG) { bad(P, in, "state space not supported"); return 0; }
+      if (k == K_LD && e->o.nd != e->vec) { bad(P, in, "vector width does not match the destination"); return 0; }
+      if (k == K_ST && e->o.ns != e->vec) { bad(P, in, "vector width does not match the source"); return 0; }
+      if (k == K_ATOM) {
+        if (!atom_ok(in, &why)) { bad(P, in, why); return 0; }
+        if (e->vec != 1) { bad(P, in, "vector atomics not supported"); return 0; }
+        if (e->space != PTX_SP_GLOBAL && e->space != PTX_SP_SHARED &&
+            e->space != PTX_SP_GENERIC) {
+          bad(P, in, "atomic state space not supported");
+          return 0;
+        }
+        e->isred = in->op == PTX_OP_RED;
+        unsigned need = in->aux == PTX_AUX_CAS ? 2 : 1;
+        if (e->o.ns != need || (!e->isred && e->o.nd != 1)) { bad(P, in, "operands"); return 0; }
+      }
+      if (!e->mbytes) e->mbytes = sz * e->vec;
+      return 0;
+    }
+    case K_CVTA: case K_ISSPACEP:
+      rc = flatten(P, in, e, 1, &why);
+      if (rc < 0) return -1;
+      if (rc > 0 || e->o.nd != 1 || e->o.ns != 1) { bad(P, in, why ? why : "operands"); return 0; }
+      e->space = in->space;
+      e->size = (uint8_t)ptx_type_size((ptx_type)in->type);
+      if (!e->size) e->size = 8;
+      return 0;
+    case K_BRX: {
+      rc = flatten(P, in, e, 0, &why);
+      if (rc < 0) return -1;
+      if (rc > 0) { bad(P, in, why); return 0; }
+      const ptx_operand *o = ptx_insn_opnd(f, in, 1);
+      if (e->o.ns != 1 || !o || o->kind != PTX_OPND_LABEL || o->u.label >= f->nlabels ||
+          !f->labels[o->u.label].ntargets) {
+        bad(P, in, "brx.idx without an index and a .branchtargets table");
+        return 0;
+      }
+      e->tab = &f->labels[o->u.label];
+      e->x = NONE;
+      for (uint32_t t = 0; t < e->tab->ntargets; t++)
+        if (e->tab->targets[t] >= f->nlabels || f->labels[e->tab->targets[t]].insn > f->ninsns) {
+          bad(P, in, "bad .branchtargets entry");
+          return 0;
+        }
+      return 0;
+    }
+    case K_BRA:
+      rc = flatten(P, in, e, 0, &why);
+      if (rc < 0) return -1;
+      if (rc > 0 || e->x == NONE) { bad(P, in, why ? why : "branch without a label"); return 0; }
+      return 0;
+    case K_CALL:
+      rc = prep_call(P, in, e, &why);
+      if (rc < 0) return -1;
+      if (rc > 0) bad(P, in, why);
+      return 0;
+    case K_RET: case K_EXIT: case K_TRAP: case K_NOP:
+      return 0;
+    case K_BAR:
+      if (strstr(m->keys[in->key], "cluster")) { bad(P, in, "cluster barriers not supported"); return 0; }
+      e->isred = (in->flags & PTX_F_RED) != 0;
+      rc = flatten(P, in, e, e->isred, &why);
+      if (rc < 0) return -1;
+      if (rc > 0) { bad(P, in, why); return 0; }
+      if (e->isred && (e->o.ns < 2 || (in->aux != PTX_AUX_POPC && in->aux != PTX_AUX_AND &&
+                                       in->aux != PTX_AUX_OR))) {
+        bad(P, in, "barrier reduction form");
+        return 0;
+      }
+      return 0;
+    default:
+      rc = flatten(P, in, e, 1, &why);
+      if (rc < 0) return -1;
+      if (rc > 0) { bad(P, in, why); return 0; }
+      e->size = (uint8_t)ptx_type_size((ptx_type)in->type);
+      if (k == K_SHFL && (e->o.ns < 3 || e->o.nd < 1)) { bad(P, in, "operands"); return 0; }
+      if ((k == K_VOTE || k == K_MATCH || k == K_REDUX) && (e->o.ns < 1 || e->o.nd < 1)) {
+        bad(P, in, "operands");
+        return 0;
+      }
+      if (k == K_REDUX && in->aux != PTX_AUX_ADD && in->aux != PTX_AUX_MIN &&
+          in->aux != PTX_AUX_MAX && in->aux != PTX_AUX_AND &&
+          in->aux != PTX_AUX_OR && in->aux != PTX_AUX_XOR) {
+        bad(P, in, "redux operation not supported");
+        return 0;
+      }
+      if (k == K_ACTIVEMASK && e->o.nd != 1) { bad(P, in, "operands"); return 0; }
+      return 0;
+  }
+}
+
+/* Frame layout of a function: .local and .param variables in the thread's
+   local stack (kernel params excepted), .shared ones in the module layout. */
+static int layout_vars(emu_module *em, efunc *fn, uint64_t *shared_top) {
+  const ptx_func *f = fn->f;
+  fn->voff = calloc(f->nvars ? f->nvars : 1, sizeof *fn->voff);
+  if (!fn->voff) return -1;
+  uint64_t off = 0;
+  if (f->is_entry && f->nparams) {
+    size_t *po = calloc(f->nparams, sizeof *po);
+    size_t total;
+    if (!po) return -1;
+    emu_param_layout(f, po, &total);
+    for (uint32_t i = 0; i < f->nparams; i++) fn->voff[i] = po[i];
+    free(po);
+  }
+  for (uint32_t i = 0; i < f->nvars; i++) {
+    const ptx_var *v = &f->vars[i];
+    if (f->is_entry && i < f->nparams) continue;
+    uint64_t al = v->align && !v->is_ptr ? v->align : ptx_type_size((ptx_type)v->type) * (v->vec ? v->vec : 1);
+    if (!al) al = 1;
+    if (v->space == PTX_SP_LOCAL || v->space == PTX_SP_PARAM) {
+      off = align_up(off, al);
+      fn->voff[i] = off;
+      off += v->size;
+    } else if (v->space == PTX_SP_SHARED) {
+      if (v->is_extern && v->count == 0) {
+        fn->voff[i] = UINT64_MAX; /* dynamic: fixed up after the layout */
+      } else {
+        *shared_top = align_up(*shared_top, al);
+        fn->voff[i] = *shared_top;
+        *shared_top += v->size;
+      }
+    }
+  }
+  fn->frame = align_up(off, 16);
+  (void)em;
+  return 0;
+}
+
+/* Deepest local stack from fn down (each frame 16-aligned). */
+static uint64_t stack_need(emu_module *em, efunc *fn, int *recursive) {
+  if (fn->done) return fn->stack;
+  if (fn->visiting) { *recursive = 1; return 0; }
+  fn->visiting = 1;
+  uint64_t deepest = 0;
+  for (uint32_t i = 0; i < fn->f->ninsns; i++) {
+    const eop *e = &fn->ops[i];
+    if (e->k == K_CALL && e->call && e->call->callee) {
+      uint64_t s = stack_need(em, e->call->callee, recursive);
+      if (s > deepest) deepest = s;
+    }
+  }
+  fn->visiting = 0;
+  fn->done = 1;
+  fn->stack = fn->frame + deepest;
+  return fn->stack;
+}
+
+static void efunc_free(efunc *fn) {
+  if (fn->ops) {
+    for (uint32_t i = 0; i < fn->f->ninsns; i++) {
+      ecall *c = fn->ops[i].call;
+      if (c) {
+        free(c->args);
+        free(c->rets);
+        free(c);
+      }
+    }
+  }
+  free(fn->ops);
+  free(fn->cs);
+  free(fn->clock_cs);
+  free(fn->bstart);
+  free(fn->bend);
+  free(fn->brpc);
+  free(fn->voff);
+}
+
+void emu_module_free(emu_module *em) {
+  if (!em) return;
+  if (em->fn)
+    for (uint32_t i = 0; i < em->m->nfuncs; i++) efunc_free(&em->fn[i]);
+  free(em->fn);
+  if (em->galloc_base && em->d) {
+    for (uint32_t i = 0; i < em->m->nvars; i++)
+      if (em->galloc_base[i]) emu_free(em->d, em->galloc_base[i], NULL, 0);
+  }
+  if (em->d) {
+    for (size_t i = 0; i < em->d->nmods; i++)
+      if (em->d->mods[i] == em) {
+        em->d->mods[i] = em->d->mods[--em->d->nmods];
+        break;
+      }
+  }
+  free(em->vaddr);
+  free(em->galloc_base);
+  free(em);
+}
+
+void emu_device_free(emu_device *d) {
+  if (!d) return;
+  while (d->nmods) emu_module_free(d->mods[d->nmods - 1]);
+  for (size_t i = 0; i < d->n; i++) {
+    free(d->a[i].host);
+    free(d->a[i].touch);
+  }
+  free(d->a);
+  free(d->mods);
+  free(d);
+}
+
+/* Allocate and initialise module-scope .global/.const variables. */
+static int load_vars(emu_module *em, char *err, size_t cap) {
+  ptx_module *m = em->m;
+  uint32_t n = m->nvars;
+  em->vaddr = malloc((n ? n : 1) * sizeof *em->vaddr);
+  em->galloc_base = calloc(n ? n : 1, sizeof *em->galloc_base);
+  if (!em->vaddr || !em->galloc_base) return errf(err, cap, "out of memory");
+  uint64_t shtop = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const ptx_var *v = &m->vars[i];
+    em->vaddr[i] = UINT64_MAX;
+    uint64_t al = v->align ? v->align : ptx_type_size((ptx_type)v->type) * (v->vec ? v->vec : 1);
+    if (!al) al = 1;
+    if (v->space == PTX_SP_GLOBAL || v->space == PTX_SP_CONST) {
+      if (v->is_extern && v->size == 0) continue;
+      uint64_t a;
+      if (emu_malloc(em->d, v->size, &a, err, cap) != 0) return -1;
+      em->galloc_base[i] = a;
+      em->vaddr[i] = a;
+    } else if (v->space == PTX_SP_SHARED) {
+      if (v->is_extern && v->count == 0) continue; /* dynamic, below */
+      shtop = align_up(shtop, al);
+      em->vaddr[i] = shtop;
+      shtop += v->size;
+    }
+  }
+  /* function-scope .shared after the module-scope ones */
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    em->fn[i].f = &m->funcs[i];
+    em->fn[i].idx = i;
+    if (layout_vars(em, &em->fn[i], &shtop) != 0) return errf(err, cap, "out of memory");
+  }
+  em->shared_static = shtop;
+  em->dyn_off = align_up(shtop, 16);
+  for (uint32_t i = 0; i < n; i++)
+    if (m->vars[i].space == PTX_SP_SHARED && m->vars[i].is_extern &&
+        m->vars[i].count == 0)
+      em->vaddr[i] = em->dyn_off;
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    efunc *fn = &em->fn[i];
+    for (uint32_t j = 0; j < fn->f->nvars; j++)
+      if (fn->voff[j] == UINT64_MAX) fn->voff[j] = em->dyn_off;
+  }
+  /* initialisers, then relocations (addresses of symbols) */
+  for (uint32_t i = 0; i < n; i++) {
+    const ptx_var *v = &m->vars[i];
+    if (!em->galloc_base[i] || !v->init) continue;
+    uint8_t *p = emu_host_ptr(em->d, em->vaddr[i], v->size);
+    if (!p) continue;
+    memcpy(p, v->init, v->size);
+    for (uint32_t r = 0; r < v->init_syms; r++) {
+      const struct ptx_reloc *rl = &v->init_reloc[r];
+      uint64_t val;
+      if (rl->is_func) val = FUNC_WIN + rl->sym;
+      else if (rl->sym < n && em->vaddr[rl->sym] != UINT64_MAX) {
+        val = em->vaddr[rl->sym];
+        if (rl->generic && m->vars[rl->sym].space == PTX_SP_SHARED) val += SHARED_WIN;
+      } else continue;
+      val += (uint64_t)rl->addend;
+      unsigned w = m->address_size == 32 ? 4 : 8;
+      if (rl->offset + w <= v->size) memcpy(p + rl->offset, &val, w);
+    }
+  }
+  return 0;
+}
+
+int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
+                    size_t cap) {
+  if (!d || !m || !out) return errf(err, cap, "emu_module_load: null argument");
+  *out = NULL;
+  ptx_error pe;
+  if (ptx_cfg_build(m, &pe) != 0) return errf(err, cap, "%s", pe.msg);
+  emu_module *em = calloc(1, sizeof *em);
+  if (!em) return errf(err, cap, "out of memory");
+  em->d = d;
+  em->m = m;
+  em->fn = calloc(m->nfuncs ? m->nfuncs : 1, sizeof *em->fn);
+  if (!em->fn) {
+    free(em);
+    return errf(err, cap, "out of memory");
+  }
+  if (d->nmods == d->capmods) {
+    size_t nc = d->capmods ? d->capmods * 2 : 4;
+    emu_module **nm = realloc(d->mods, nc * sizeof *nm);
+    if (!nm) {
+      free(em->fn);
+      free(em);
+      return errf(err, cap, "out of memory");
+    }
+    d->mods = nm;
+    d->capmods = nc;
+  }
+  d->mods[d->nmods++] = em;
+  if (load_vars(em, err, cap) != 0) goto fail;
+  prep P;
+  memset(&P, 0, sizeof P);
+  P.em = em;
+  P.err = err;
+  P.cap = cap;
+  for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+    efunc *fn = &em->fn[fi];
+    const ptx_func *f = fn->f;
+    if (!f->has_body || !f->cfg) continue;
+    fn->ops = calloc(f->ninsns ? f->ninsns : 1, sizeof *fn->ops);
+    fn->bstart = malloc((f->ninsns + 1) * sizeof *fn->bstart);
+    fn->bend = malloc(f->cfg->nblocks * sizeof *fn->bend);
+    fn->brpc = malloc(f->cfg->nblocks * sizeof *fn->brpc);
+    if (!fn->ops || !fn->bstart || !fn->bend || !fn->brpc) goto nomem;
+    for (uint32_t i = 0; i <= f->ninsns; i++) fn->bstart[i] = NONE;
+    for (uint32_t b = 0; b < f->cfg->nblocks; b++) {
+      const ptx_block *bl = &f->cfg->blocks[b];
+      if (bl->count && fn->bstart[bl->first] == NONE) fn->bstart[bl->first] = b;
+      fn->bend[b] = bl->first + bl->count;
+      int32_t ip = bl->ipdom;
+      fn->brpc[b] = ip >= 0 ? f->cfg->blocks[ip].first : NONE;
+    }
+    fn->cbase = em->nblocks;
+    em->nblocks += f->cfg->nblocks;
+    P.fn = fn;
+    P.ncs = 0;
+    P.nextslot = f->nregs;
+    for (unsigned s = 0; s < PTX_SR_COUNT; s++) P.sreg_slot[s] = NONE;
+    fn->cc_slot = P.nextslot++;
+    fn->sink_slot = P.nextslot++;
+    for (uint32_t i = 0; i < f->ninsns; i++)
+      if (prep_insn(&P, i) != 0) goto nomem;
+    fn->nslots = P.nextslot;
+    fn->cs = P.cs;
+    fn->ncs = P.ncs;
+    P.cs = NULL;
+    P.capcs = 0;
+    for (uint32_t c = 0; c < fn->ncs; c++)
+      if (fn->cs[c].kind == CS_SREG && is_clock_sreg((uint32_t)fn->cs[c].v)) fn->nclock++;
+    if (fn->nclock) {
+      fn->clock_cs = malloc(fn->nclock * sizeof *fn->clock_cs);
+      if (!fn->clock_cs) goto nomem;
+      fn->nclock = 0;
+      for (uint32_t c = 0; c < fn->ncs; c++)
+        if (fn->cs[c].kind == CS_SREG && is_clock_sreg((uint32_t)fn->cs[c].v))
+          fn->clock_cs[fn->nclock++] = c;
+    }
+  }
+  free(P.cs);
+  if (P.nbad) {
+    if (P.nbad > 1)
+      errf(err, cap, "%s (and %u more unsupported instruction%s)", P.first_bad,
+           P.nbad - 1, P.nbad > 2 ? "s" : "");
+    else
+      errf(err, cap, "%s", P.first_bad);
+    goto fail;
+  }
+  /* per-thread local stack: deepest call chain; a function from which a
+     recursive cycle is reachable gets RECURSIVE_STACK (checked per call) */
+  for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+    efunc *fn = &em->fn[fi];
+    if (!fn->ops) continue;
+    for (uint32_t k = 0; k < m->nfuncs; k++) em->fn[k].done = em->fn[k].visiting = 0;
+    int rec = 0;
+    fn->stack = stack_need(em, fn, &rec);
+    fn->recursive = (uint8_t)rec;
+  }
+  *out = em;
+  return 0;
+nomem:
+  free(P.cs);
+  errf(err, cap, "out of memory");
+fail:
+  emu_module_free(em);
+  return -1;
+}
+
+int emu_symbol(emu_module *em, const char *name, uint64_t *addr, size_t *size,
+               char *err, size_t cap) {
+  if (!em || !name) return errf(err, cap, "emu_symbol: null argument");
+  for (uint32_t i = 0; i < em->m->nvars; i++) {
+    const ptx_var *v = &em->m->vars[i];
+    if (strcmp(v->name, name) == 0 && em->galloc_base[i]) {
+      if (addr) *addr = em->vaddr[i];
+      if (size) *size = v->size;
+      return 0;
+    }
+  }
+  return errf(err, cap, "no .global or .const variable named '%s'", name);
+}
+
+int emu_param_layout(const ptx_func *k, size_t *offsets, size_t *total) {
+  if (!k) return -1;
+  ptx_param_layout(k, offsets, NULL, total);
+  return 0;
+}
+
+void emu_launch_cfg_init(emu_launch_cfg *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  for (int i = 0; i < 3; i++) cfg->grid[i] = cfg->block[i] = 1;
+}
+
+/* ============================================================ launches == */
+
+/* Counters of one OpenMP thread (summed at the end). */
+enum {
+  S_GBYTES, S_GLOAD, S_GSTORE, S_GATOM, S_GACC, S_GSECT, S_SBYTES, S_SACC,
+  S_SREPLAY, S_LBYTES, S_BRANCH, S_DIVERGE, S_BARRIER, S_NSTAT
+};
+
+typedef struct sent {
+  uint32_t pc;    /* next instruction */
+  uint32_t mask;  /* lanes on this path */
+  uint32_t rpc;   /* reconvergence instruction, NONE: exit/ret only */
+} sent;
+
+typedef struct frame {
+  efunc *fn;
+  size_t roff;      /* register file offset in the warp's arena */
+  uint64_t lbase;   /* local frame base (offset in the thread's stack) */
+  uint64_t ltop;    /* lbase + frame size */
+  uint32_t sbase;   /* first SIMT entry of this frame */
+  const eop *call;  /* the caller's call instruction (NULL for the kernel) */
+} frame;
+
+enum { W_RUN, W_BAR, W_DONE };
+
+typedef struct warp {
+  uint32_t idx;      /* warp index in the CTA */
+  uint32_t live;     /* lanes not exited */
+  int state;         /* W_* */
+  sent *st;
+  uint32_t ns, scap;
+  frame *fr;
+  uint32_t nf, fcap;
+  uint64_t *ra;      /* register arena (frames' register files) */
+  size_t rtop, rcap;
+  uint64_t clock;    /* warp instructions issued (drives %clock) */
+  uint32_t bar_id;   /* barrier waited at */
+  uint32_t bar_dslot, bar_dmask; /* bar.red destination */
+} warp;
+
+typedef struct bar_state {
+  uint32_t arrived;   /* warps arrived */
+  uint32_t want;      /* warps expected (0: every live warp) */
+  uint32_t popc;      /* bar.red.popc */
+  uint32_t andv, orv; /* bar.red.and / .or */
+} bar_state;
+
+typedef struct launch launch;
+
+typedef struct worker {
+  launch *L;
+  uint64_t *tcnt, *wcnt;  /* per block: thread executions, warp entries */
+  uint64_t st[S_NSTAT];
+  warp *w;
+  uint32_t nw;
+  uint8_t *sh;            /* shared memory of the running CTA */
+  uint8_t *loc;           /* local stacks: nthreads x lsz */
+  uint64_t cta;           /* linear index of the running CTA */
+  uint32_t ctaid[3];
+  uint32_t live_warps;
+  bar_state bar[NBAR];
+  emu_strbuf pf;          /* printf text of the running CTA */
+  uint64_t insn_acc;      /* thread-instructions not yet added to L */
+  uint32_t tick;
+  long gcache;            /* last allocation hit */
+  int oom;
+} worker;
+
+struct launch {
+  emu_module *em;
+  efunc *k;
+  const emu_launch_cfg *cfg;
+  const char *kname;
+  uint32_t bdim[3], gdim[3];
+  uint32_t nthreads, nwarps;
+  uint64_t shsize;        /* static + dynamic shared bytes */
+  uint64_t lsz;           /* local stack bytes per thread */
+  uint64_t ntotal, nrun;
+  uint64_t *list;         /* sampled CTA indices, NULL = all */
+  uint64_t abort_cta;     /* CTAs above this index stop (atomic) */
+  int stop_all;           /* every CTA stops (atomic) */
+  uint64_t err_cta;       /* CTA of the recorded error */
+  char err[1024];
+  uint64_t used;          /* thread-instructions (atomic) */
+  uint64_t flush_at;
+  double t0;
+  emu_strbuf *pout;       /* printf text per run index */
+};
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void record_error(worker *W, int all, const char *msg) {
+  launch *L = W->L;
+#pragma omp critical(emu_error)
+  {
+    if (W->cta < L->err_cta || L->err_cta == UINT64_MAX) {
+      if (W->cta < L->err_cta) {
+        L->err_cta = W->cta;
+        snprintf(L->err, sizeof L->err, "%s", msg);
+      }
+    }
+  }
+  uint64_t cur = __atomic_load_n(&L->abort_cta, __ATOMIC_RELAXED);
+  while (W->cta < cur &&
+         !__atomic_compare_exchange_n(&L->abort_cta, &cur, W->cta, 0,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  if (all) __atomic_store_n(&L->stop_all, 1, __ATOMIC_RELAXED);
+}
+
+/* "kernel K: CTA (x,y,z) thread (x,y,z): FILE:LINE: KEY: <msg>" */
+static void fail(worker *W, const warp *w, int lane, const ptx_insn *in,
+                 int all, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void fail(worker *W, const warp *w, int lane, const ptx_insn *in,
+                 int all, const char *fmt, ...) {
+  launch *L = W->L;
+  char head[384], body[384], msg[800];
+  int n = snprintf(head, sizeof head, "kernel %s: CTA (%u,%u,%u)", L->kname,
+                   W->ctaid[0], W->ctaid[1], W->ctaid[2]);
+  if (w && lane >= 0) {
+    uint32_t t = w->idx * EMU_LANES + (uint32_t)lane;
+    snprintf(head + n, sizeof head - (size_t)n, " thread (%u,%u,%u)",
+             t % L->bdim[0], t / L->bdim[0] % L->bdim[1],
+             t / (L->bdim[0] * L->bdim[1]));
+  } else if (w) {
+    snprintf(head + n, sizeof head - (size_t)n, " warp %u", w->idx);
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  if (in)
+    snprintf(msg, sizeof msg, "%s: %s:%u: %s: %s", head,
+             L->em->m->filename ? L->em->m->filename : "<ptx>", in->line,
+             L->em->m->keys[in->key], body);
+  else
+    snprintf(msg, sizeof msg, "%s: %s", head, body);
+  record_error(W, all, msg);
+}
+
+/* ------------------------------------------------------ special regs -- */
+
+static uint64_t sreg_val(const worker *W, const warp *w, uint32_t s,
+                         uint32_t lane) {
+  const launch *L = W->L;
+  uint32_t t = w->idx * EMU_LANES + lane;
+  switch (s) {
+    case PTX_SR_TID_X: return t % L->bdim[0];
+    case PTX_SR_TID_Y: return t / L->bdim[0] % L->bdim[1];
+    case PTX_SR_TID_Z: return t / (L->bdim[0] * L->bdim[1]);
+    case PTX_SR_NTID_X: case PTX_SR_NTID_Y: case PTX_SR_NTID_Z:
+      return L->bdim[s - PTX_SR_NTID_X];
+    case PTX_SR_CTAID_X: case PTX_SR_CTAID_Y: case PTX_SR_CTAID_Z:
+      return W->ctaid[s - PTX_SR_CTAID_X];
+    case PTX_SR_NCTAID_X: case PTX_SR_NCTAID_Y: case PTX_SR_NCTAID_Z:
+      return L->gdim[s - PTX_SR_NCTAID_X];
+    case PTX_SR_CLUSTERID_X: case PTX_SR_CLUSTERID_Y: case PTX_SR_CLUSTERID_Z:
+      return W->ctaid[s - PTX_SR_CLUSTERID_X];
+    case PTX_SR_NCLUSTERID_X: case PTX_SR_NCLUSTERID_Y: case PTX_SR_NCLUSTERID_Z:
+      return L->gdim[s - PTX_SR_NCLUSTERID_X];
+    case PTX_SR_CLUSTER_NCTAID_X: case PTX_SR_CLUSTER_NCTAID_Y:
+    case PTX_SR_CLUSTER_NCTAID_Z: case PTX_SR_CLUSTER_NCTARANK: case PTX_SR_NSMID:
+      return 1;
+    case PTX_SR_LANEID: return lane;
+    case PTX_SR_WARPID: return w->idx;
+    case PTX_SR_NWARPID: return 64;
+    case PTX_SR_LANEMASK_EQ: return 1u << lane;
+    case PTX_SR_LANEMASK_LE: return (uint32_t)((2ull << lane) - 1);
+    case PTX_SR_LANEMASK_LT: return (1u << lane) - 1;
+    case PTX_SR_LANEMASK_GE: return ~((1u << lane) - 1);
+    case PTX_SR_LANEMASK_GT: return (uint32_t)~((2ull << lane) - 1);
+    case PTX_SR_CLOCK: return (uint32_t)w->clock;
+    case PTX_SR_CLOCK_HI: return (uint32_t)(w->clock >> 32);
+    case PTX_SR_CLOCK64: return w->clock;
+    case PTX_SR_GLOBALTIMER: return w->clock * 4;
+    case PTX_SR_GLOBALTIMER_LO: return (uint32_t)(w->clock * 4);
+    case PTX_SR_GLOBALTIMER_HI: return (uint32_t)((w->clock * 4) >> 32);
+    case PTX_SR_DYNAMIC_SMEM_SIZE: return L->cfg->shared_bytes;
+    case PTX_SR_TOTAL_SMEM_SIZE: return L->shsize;
+    default: return 0;
+  }
+}
+
+/* Fill the constant and special slots of a fresh register file. */
+static void fill_frame(const worker *W, const warp *w, const efunc *fn,
+                       uint64_t *r, uint64_t lbase) {
+  memset(r, 0, (size_t)fn->nslots * EMU_LANES * sizeof *r);
+  for (uint32_t c = 0; c < fn->ncs; c++) {
+    const cslot *cs = &fn->cs[c];
+    uint64_t *p = r + (size_t)cs->slot * EMU_LANES;
+    if (cs->kind == CS_SREG) {
+      for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = sreg_val(W, w, (uint32_t)cs->v, l);
+    } else {
+      uint64_t v = cs->kind == CS_FRAME ? cs->v + lbase : cs->v;
+      for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = v;
+    }
+  }
+}
+
+static void refresh_clock(const worker *W, const warp *w, const efunc *fn,
+                          uint64_t *r) {
+  for (uint32_t c = 0; c < fn->nclock; c++) {
+    const cslot *cs = &fn->cs[fn->clock_cs[c]];
+    uint64_t v = sreg_val(W, w, (uint32_t)cs->v, 0);
+    uint64_t *p = r + (size_t)cs->slot * EMU_LANES;
+    for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = v;
+  }
+}
+
+/* ------------------------------------------------------------ stacks -- */
+
+static int push_ent(warp *w, uint32_t pc, uint32_t mask, uint32_t rpc) {
+  if (w->ns == w->scap) {
+    uint32_t nc = w->scap ? w->scap * 2 : 16;
+    sent *n = realloc(w->st, nc * sizeof *n);
+    if (!n) return -1;
+    w->st = n;
+    w->scap = nc;
+  }
+  w->st[w->ns].pc = pc;
+  w->st[w->ns].mask = mask;
+  w->st[w->ns].rpc = rpc;
+  w->ns++;
+  return 0;
+}
+
+static int push_frame(worker *W, warp *w, efunc *fn, uint64_t lbase,
+                      const eop *call) {
+  if (w->nf == w->fcap) {
+    uint32_t nc = w->fcap ? w->fcap * 2 : 4;
+    frame *n = realloc(w->fr, nc * sizeof *n);
+    if (!n) return -1;
+    w->fr = n;
+    w->fcap = nc;
+  }
+  size_t need = w->rtop + (size_t)fn->nslots * EMU_LANES;
+  if (need > w->rcap) {
+    size_t nc = w->rcap ? w->rcap : 1024;
+    while (nc < need) nc *= 2;
+    uint64_t *n = realloc(w->ra, nc * sizeof *n);
+    if (!n) return -1;
+    w->ra = n;
+    w->rcap = nc;
+  }
+  frame *f = &w->fr[w->nf++];
+  f->fn = fn;
+  f->roff = w->rtop;
+  f->lbase = lbase;
+  f->ltop = lbase + fn->frame;
+  f->sbase = w->ns;
+  f->call = call;
+  w->rtop = need;
+  fill_frame(W, w, fn, w->ra + f->roff, lbase);
+  return 0;
+}
+
+static inline uint8_t *lane_local(worker *W, const warp *w, uint32_t lane) {
+  return W->loc + ((size_t)w->idx * EMU_LANES + lane) * W->L->lsz;
+}
+
+/* ------------------------------------------------------------ memory -- */
+
+/* Resolved access of one lane. */
+enum { R_GLOBAL, R_SHARED, R_LOCAL, R_PARAM, R_CONST };
+enum { E_OK, E_UNMAPPED, E_OOB, E_MISALIGNED, E_READONLY };
+
+typedef struct acc {
+  uint8_t *p;
+  uint8_t rs;    /* R_* */
+  long g;        /* allocation index for global/const */
+} lacc;
+
+static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
+                   uint64_t a, unsigned n, int write, lacc *out) {
+  launch *L = W->L;
+  if (n > 1 && (a & (n - 1))) return E_MISALIGNED;
+  unsigned sp = space;
+  uint64_t off = a;
+  if (sp == PTX_SP_GENERIC) {
+    if (a - SHARED_WIN < WIN_SIZE) { sp = PTX_SP_SHARED; off = a - SHARED_WIN; }
+    else if (a - LOCAL_WIN < WIN_SIZE) { sp = PTX_SP_LOCAL; off = a - LOCAL_WIN; }
+    else if (a - PARAM_WIN < WIN_SIZE) { sp = PTX_SP_PARAM; }
+    else sp = PTX_SP_GLOBAL;
+  } else if (sp == PTX_SP_SHARED && a - SHARED_WIN < WIN_SIZE) {
+    off = a - SHARED_WIN;
+  } else if (sp == PTX_SP_LOCAL && a - LOCAL_WIN < WIN_SIZE) {
+    off = a - LOCAL_WIN;
+  }
+  switch (sp) {
+    case PTX_SP_SHARED:
+      if (off > L->shsize || n > L->shsize - off) return E_OOB;
+      out->p = W->sh + off;
+      out->rs = R_SHARED;
+      return E_OK;
+    case PTX_SP_PARAM:
+      if (a - PARAM_WIN < WIN_SIZE) {
+        if (write) return E_READONLY;
+        off = a - PARAM_WIN;
+        if (off > L->cfg->params_size || n > L->cfg->params_size - off) return E_OOB;
+        out->p = (uint8_t *)L->cfg->params + off;
+        out->rs = R_PARAM;
+        return E_OK;
+      }
+      /* a .func parameter: the thread's local frame */
+      /* fallthrough */
+    case PTX_SP_LOCAL: {
+      uint64_t top = w->fr[w->nf - 1].ltop;
+      if (off > top || n > top - off) return E_OOB;
+      out->p = lane_local(W, w, lane) + off;
+      out->rs = sp == PTX_SP_PARAM ? R_PARAM : R_LOCAL;
+      return E_OK;
+    }
+    default: {
+      const emu_device *d = L->em->d;
+      long gi = W->gcache;
+      if (gi < 0 || (size_t)gi >= d->n || a - d->a[gi].base >= d->a[gi].size) {
+        gi = galloc_find(d, a);
+        if (gi < 0) {
+          long b = galloc_below(d, a);
+          if (b >= 0 && a - d->a[b].base < d->a[b].size + 4096) {
+            out->g = b;
+            return E_OOB;
+          }
+          if (b + 1 < (long)d->n && d->a[b + 1].base - a <= 4096) {
+            out->g = b + 1;
+            return E_OOB;
+          }
+          out->g = -1;
+          return E_UNMAPPED;
+        }
+        W->gcache = gi;
+      }
+      const galloc *g = &d->a[gi];
+      out->g = gi;
+      if (n > g->size - (a - g->base)) return E_OOB;
+      out->p = g->host + (a - g->base);
+      out->rs = sp == PTX_SP_CONST ? R_CONST : R_GLOBAL;
+      return E_OK;
+    }
+  }
+}
+
+static const char *space_word(unsigned space, uint64_t a) {
+  switch (space) {
+    case PTX_SP_SHARED: return "shared";
+    case PTX_SP_LOCAL: return "local";
+    case PTX_SP_PARAM: return "param";
+    case PTX_SP_CONST: return "const";
+    case PTX_SP_GLOBAL: return "global";
+    default:
+      if (a - SHARED_WIN < WIN_SIZE) return "generic (shared)";
+      if (a - LOCAL_WIN < WIN_SIZE) return "generic (local)";
+      if (a - PARAM_WIN < WIN_SIZE) return "generic (param)";
+      return "generic (global)";
+  }
+}
+
+static void mem_fail(worker *W, const warp *w, uint32_t lane, const eop *e,
+                     int code, uint64_t a, unsigned n, int write,
+                     const lacc *ac) {
+  const char *what = e->k == K_ATOM ? "atomic" : write ? "write" : "read";
+  const char *sp = space_word(e->space, a);
+  const emu_device *d = W->L->em->d;
+  switch (code) {
+    case E_MISALIGNED:
+      fail(W, w, (int)lane, e->o.insn, 0,
+           "misaligned %s %s of %u bytes at 0x%llx (address %% %u != 0)", sp,
+           what, n, (unsigned long long)a, n);
+      break;
+    case E_READONLY:
+      fail(W, w, (int)lane, e->o.insn, 0,
+           "write of %u bytes at 0x%llx to the read-only kernel parameters", n,
+           (unsigned long long)a);
+      break;
+    case E_UNMAPPED:
+      fail(W, w, (int)lane, e->o.insn, 0, "unmapped %s %s of %u bytes at 0x%llx",
+           sp, what, n, (unsigned long long)a);
+      break;
+    default:
+      if (ac->g >= 0 && (size_t)ac->g < d->n && strstr(sp, "global"))
+        fail(W, w, (int)lane, e->o.insn, 0,
+             "out-of-bounds %s %s of %u bytes at 0x%llx (allocation 0x%llx+%llu)",
+             sp, what, n, (unsigned long long)a,
+             (unsigned long long)d->a[ac->g].base,
+             (unsigned long long)d->a[ac->g].size);
+      else
+        fail(W, w, (int)lane, e->o.insn, 0,
+             "out-of-bounds %s %s of %u bytes at 0x%llx", sp, what, n,
+             (unsigned long long)a);
+  }
+}
+
+static inline uint64_t load_n(const uint8_t *p, unsigned n) {
+  switch (n) {
+    case 1: return *p;
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+  }
+}
+
+static inline void store_n(uint8_t *p, uint64_t v, unsigned n) {
+  switch (n) {
+    case 1: *p = (uint8_t)v; break;
+    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    default: memcpy(p, &v, 8);
+  }
+}
+
+static inline uint64_t extend(uint64_t v, unsigned size, int sext, unsigned dw) {
+  if (sext && size < 8) {
+    uint64_t sign = 1ull << (size * 8 - 1);
+    v = (v ^ sign) - sign;
+  }
+  if (dw < 8) v &= (1ull << (dw * 8)) - 1;
+  return v;
+}
+
+static float f32_of(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+static uint32_t bits_f32(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+static double f64_of(uint64_t b) { double f; memcpy(&f, &b, 8); return f; }
+static uint64_t bits_f64(double f) { uint64_t b; memcpy(&b, &f, 8); return b; }
+
+/* New value of an atomic read-modify-write. */
+static uint64_t atom_new(unsigned aux, unsigned type, unsigned size,
+                         uint64_t old, uint64_t b, uint64_t c) {
+  int fl = type == PTX_T_F32 || type == PTX_T_F64;
+  int sg = type_signed(type);
+  switch (aux) {
+    case PTX_AUX_ADD:
+      if (type == PTX_T_F32) return bits_f32(f32_of((uint32_t)old) + f32_of((uint32_t)b));
+      if (type == PTX_T_F64) return bits_f64(f64_of(old) + f64_of(b));
+      return old + b;
+    case PTX_AUX_MIN: case PTX_AUX_MAX: {
+      int less;
+      if (fl && size == 4) less = f32_of((uint32_t)b) < f32_of((uint32_t)old);
+      else if (fl) less = f64_of(b) < f64_of(old);
+      else if (sg && size == 4) less = (int32_t)b < (int32_t)old;
+      else if (sg) less = (int64_t)b < (int64_t)old;
+      else less = b < old;
+      if (aux == PTX_AUX_MIN) return less ? b : old;
+      int greater;
+      if (fl && size == 4) greater = f32_of((uint32_t)b) > f32_of((uint32_t)old);
+      else if (fl) greater = f64_of(b) > f64_of(old);
+      else if (sg && size == 4) greater = (int32_t)b > (int32_t)old;
+      else if (sg) greater = (int64_t)b > (int64_t)old;
+      else greater = b > old;
+      return greater ? b : old;
+    }
+    case PTX_AUX_INC: return (uint32_t)old >= (uint32_t)b ? 0 : old + 1;
+    case PTX_AUX_DEC:
+      return ((uint32_t)old == 0 || (uint32_t)old > (uint32_t)b) ? b : old - 1;
+    case PTX_AUX_CAS: return old == b ? c : old;
+    case PTX_AUX_EXCH: return b;
+    case PTX_AUX_AND: return old & b;
+    case PTX_AUX_OR: return old | b;
+    case PTX_AUX_XOR: return old ^ b;
+    default: return old;
+  }
+}
+
+static uint64_t atom_do(const eop *e, uint8_t *p, uint64_t b, uint64_t c) {
+  const ptx_insn *in = e->o.insn;
+  unsigned t = in->type;
+  int intadd = in->aux == PTX_AUX_ADD && t != PTX_T_F32 && t != PTX_T_F64;
+  if (e->size == 4) {
+    uint32_t *q = (uint32_t *)(void *)p;
+    if (intadd) return __atomic_fetch_add(q, (uint32_t)b, __ATOMIC_RELAXED);
+    if (in->aux == PTX_AUX_EXCH) return __atomic_exchange_n(q, (uint32_t)b, __ATOMIC_RELAXED);
+    uint32_t old = __atomic_load_n(q, __ATOMIC_RELAXED);
+    for (;;) {
+      uint32_t nv = (uint32_t)atom_new(in->aux, t, 4, old, (uint32_t)b, (uint32_t)c);
+      if (nv == old) return old;
+      if (__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return old;
+    }
+  }
+  uint64_t *q = (uint64_t *)(void *)p;
+  if (intadd) return __atomic_fetch_add(q, b, __ATOMIC_RELAXED);
+  if (in->aux == PTX_AUX_EXCH) return __atomic_exchange_n(q, b, __ATOMIC_RELAXED);
+  uint64_t old = __atomic_load_n(q, __ATOMIC_RELAXED);
+  for (;;) {
+    uint64_t nv = atom_new(in->aux, t, 8, old, b, c);
+    if (nv == old) return old;
+    if (__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+      return old;
+  }
+}
+
+/* Distinct values in v[0..n) (small n); sorts v. */
+static unsigned count_distinct(uint64_t *v, unsigned n) {
+  int sorted = 1;
+  for (unsigned i = 1; i < n; i++)
+    if (v[i] < v[i - 1]) { sorted = 0; break; }
+  if (!sorted)
+    for (unsigned i = 1; i < n; i++) {
+      uint64_t x = v[i];
+      unsigned j = i;
+      while (j > 0 && v[j - 1] > x) { v[j] = v[j - 1]; j--; }
+      v[j] = x;
+    }
+  unsigned d = n ? 1 : 0;
+  for (unsigned i = 1; i < n; i++) d += v[i] != v[i - 1];
+  return d;
+}
+
+static void touch(const emu_device *d, long gi, uint64_t a, unsigned n) {
+  const galloc *g = &d->a[gi];
+  if (!g->touch) return;
+  uint64_t o = a - g->base;
+  for (unsigned i = 0; i < n; i++, o++) {
+    uint8_t bit = (uint8_t)(1u << (o & 7));
+    uint8_t *t = &g->touch[o >> 3];
+    if (!(__atomic_load_n(t, __ATOMIC_RELAXED) & bit))
+      __atomic_fetch_or(t, bit, __ATOMIC_RELAXED);
+  }
+}
+
+/* ld / st / atom / red for the lanes in m. */
+static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
+  unsigned n = (unsigned)e->size * e->vec;
+  int write = e->k != K_LD;
+  lacc ac[EMU_LANES];
+  uint64_t addr[EMU_LANES];
+  uint32_t gl = 0, sl = 0, ll = 0;
+  const uint64_t *base = r + (size_t)e->abase * EMU_LANES;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(mm);
+    uint64_t a = base[l] + (uint64_t)e->aoff;
+    addr[l] = a;
+    ac[l].g = -1;
+    int rc = resolve(W, w, l, e->space, a, n, write, &ac[l]);
+    if (rc != E_OK) {
+      mem_fail(W, w, l, e, rc, a, n, write, &ac[l]);
+      return -1;
+    }
+    if (ac[l].rs == R_GLOBAL) gl |= 1u << l;
+    else if (ac[l].rs == R_SHARED) sl |= 1u << l;
+    else if (ac[l].rs == R_LOCAL) ll |= 1u << l;
+  }
+  if (e->k == K_LD) {
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      for (unsigned k = 0; k < e->vec; k++) {
+        uint64_t v = load_n(ac[l].p + k * e->size, e->size);
+        r[(size_t)e->o.d[k] * EMU_LANES + l] = extend(v, e->size, e->sext, e->dw[k]);
+      }
+    }
+  } else if (e->k == K_ST) {
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      for (unsigned k = 0; k < e->vec; k++)
+        store_n(ac[l].p + k * e->size, r[(size_t)e->o.s[k] * EMU_LANES + l], e->size);
+    }
+  } else {
+    const uint64_t *bs = r + (size_t)e->o.s[0] * EMU_LANES;
+    const uint64_t *cs = e->o.ns > 1 ? r + (size_t)e->o.s[1] * EMU_LANES : bs;
+    uint64_t mask = e->size == 4 ? 0xffffffffull : ~0ull;
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      uint64_t old = atom_do(e, ac[l].p, bs[l] & mask, cs[l] & mask);
+      if (!e->isred) r[(size_t)e->o.d[0] * EMU_LANES + l] = extend(old, e->size, 0, e->dw[0]);
+    }
+  }
+  /* statistics */
+  if (gl) {
+    unsigned cnt = (unsigned)__builtin_popcount(gl);
+    uint64_t bytes = (uint64_t)cnt * e->mbytes;
+    W->st[S_GBYTES] += bytes;
+    W->st[e->k == K_LD ? S_GLOAD : e->k == K_ST ? S_GSTORE : S_GATOM] += bytes;
+    W->st[S_GACC]++;
+    uint64_t sec[2 * EMU_LANES];
+    unsigned ns = 0;
+    const emu_device *d = W->L->em->d;
+    for (uint32_t mm = gl; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      uint64_t a = addr[l];
+      sec[ns++] = a >> 5;
+      if (((a + n - 1) >> 5) != (a >> 5)) sec[ns++] = (a + n - 1) >> 5;
+      touch(d, ac[l].g, a, n);
+    }
+    W->st[S_GSECT] += count_distinct(sec, ns);
+  }
+  if (sl) {
+    unsigned cnt = (unsigned)__builtin_popcount(sl);
+    W->st[S_SBYTES] += (uint64_t)cnt * e->mbytes;
+    W->st[S_SACC]++;
+    uint64_t wd[4 * EMU_LANES];
+    unsigned nw = 0;
+    for (uint32_t mm = sl; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      uint64_t o = (uint64_t)(ac[l].p - W->sh);
+      for (uint64_t x = o >> 2; x <= (o + n - 1) >> 2 && nw < 4 * EMU_LANES; x++) wd[nw++] = x;
+    }
+    count_distinct(wd, nw); /* sorts */
+    unsigned per[32] = {0}, mx = 0;
+    for (unsigned i = 0; i < nw; i++) {
+      if (i && wd[i] == wd[i - 1]) continue;
+      unsigned b = (unsigned)(wd[i] & 31);
+      if (++per[b] > mx) mx = per[b];
+    }
+    if (mx > 1) W->st[S_SREPLAY] += mx - 1;
+  }
+  if (ll) W->st[S_LBYTES] += (uint64_t)__builtin_popcount(ll) * e->mbytes;
+  return 0;
+}
+
+/* Checked read for printf (generic addresses of one lane). */
+typedef struct rdctx { worker *W; warp *w; uint32_t lane; } rdctx;
+static int printf_read(void *vctx, uint64_t a, void *dst, size_t n) {
+  rdctx *c = vctx;
+  lacc ac;
+  ac.g = -1;
+  for (size_t i = 0; i < n; i++) {
+    if (resolve(c->W, c->w, c->lane, PTX_SP_GENERIC, a + i, 1, 0, &ac) != E_OK) return -1;
+    ((uint8_t *)dst)[i] = *ac.p;
+  }
+  return 0;
+}
+
+/* Value of call argument j for one lane: from a caller var or a slot. */
+static void arg_bytes(worker *W, const warp *w, const frame *fr,
+                      const uint64_t *r, const carg *a, uint32_t lane,
+                      void *dst, uint64_t n) {
+  if (a->isvar) {
+    memcpy(dst, lane_local(W, w, lane) + fr->lbase + fr->fn->voff[a->v], n);
+  } else {
+    uint64_t v = r[(size_t)a->v * EMU_LANES + lane];
+    memcpy(dst, &v, n > 8 ? 8 : n);
+  }
+}
+
+static int do_printf(worker *W, warp *w, const frame *fr, uint64_t *r,
+                     const eop *e, uint32_t m) {
+  const ecall *c = e->call;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(mm);
+    uint64_t fmt = 0, args = 0;
+    arg_bytes(W, w, fr, r, &c->args[0], l, &fmt, 8);
+    arg_bytes(W, w, fr, r, &c->args[1], l, &args, 8);
+    rdctx rc = {W, w, l};
+    char msg[256];
+    size_t before = W->pf.len;
+    if (emu_printf_format(&W->pf, fmt, args, printf_read, &rc, msg, sizeof msg) != 0) {
+      fail(W, w, (int)l, e->o.insn, 0, "%s", msg);
+      return -1;
+    }
+    if (c->nrets) {
+      int32_t cnt = (int32_t)(W->pf.len - before);
+      const carg *ra = &c->rets[0];
+      if (ra->isvar) {
+        const ptx_var *v = &fr->fn->f->vars[ra->v];
+        memcpy(lane_local(W, w, l) + fr->lbase + fr->fn->voff[ra->v], &cnt,
+               v->size < 4 ? v->size : 4);
+      } else {
+        r[(size_t)ra->v * EMU_LANES + l] = (uint32_t)cnt;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------- collectives -- */
+
+static uint32_t member_mask(const uint64_t *r, const eop *e, unsigned j,
+                            uint32_t m) {
+  if (j >= e->o.ns || !m) return 0xffffffffu;
+  return (uint32_t)r[(size_t)e->o.s[j] * EMU_LANES + __builtin_ctz(m)];
+}
+
+static void do_shfl(uint64_t *r, const eop *e, uint32_t m) {
+  uint64_t a[EMU_LANES];
+  const uint64_t *as = r + (size_t)e->o.s[0] * EMU_LANES;
+  const uint64_t *bs = r + (size_t)e->o.s[1] * EMU_LANES;
+  const uint64_t *cs = r + (size_t)e->o.s[2] * EMU_LANES;
+  memcpy(a, as, sizeof a);
+  unsigned mode = e->o.insn->aux;
+  uint64_t res[EMU_LANES], pv[EMU_LANES];
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(mm);
+    uint32_t b = (uint32_t)bs[l] & 31, c = (uint32_t)cs[l];
+    uint32_t segmask = (c >> 8) & 31, clamp = c & 31;
+    uint32_t minl = l & segmask, maxl = minl | (clamp & ~segmask);
+    int32_t j;
+    int ok;
+    switch (mode) {
+      case PTX_AUX_UP: j = (int32_t)l - (int32_t)b; ok = j >= (int32_t)maxl; break;
+      case PTX_AUX_DOWN: j = (int32_t)(l + b); ok = j <= (int32_t)maxl; break;
+      case PTX_AUX_BFLY: j = (int32_t)(l ^ b); ok = j <= (int32_t)maxl; break;
+      default: j = (int32_t)(minl | (b & ~segmask)); ok = j <= (int32_t)maxl; break;
+    }
+    if (!ok || j < 0 || j > 31) j = (int32_t)l;
+    res[l] = a[j] & 0xffffffffull;
+    pv[l] = (uint64_t)ok;
+  }
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(mm);
+    r[(size_t)e->o.d[0] * EMU_LANES + l] = res[l];
+    if (e->o.nd > 1) r[(size_t)e->o.d[1] * EMU_LANES + l] = pv[l];
+  }
+}
+
+static void do_vote(uint64_t *r, const eop *e, uint32_t m) {
+  uint32_t mm = m & member_mask(r, e, 1, m);
+  const uint64_t *ps = r + (size_t)e->o.s[0] * EMU_LANES;
+  int neg = e->o.sneg & 1;
+  uint32_t ballot = 0;
+  for (uint32_t x = mm; x; x &= x - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(x);
+    if ((ps[l] & 1) ^ (uint64_t)neg) ballot |= 1u << l;
+  }
+  uint64_t v;
+  switch (e->o.insn->aux) {
+    case PTX_AUX_ALL: v = ballot == mm; break;
+    case PTX_AUX_ANY: v = ballot != 0; break;
+    case PTX_AUX_UNIALL: v = ballot == 0 || ballot == mm; break;
+    default: v = ballot; break;
+  }
+  for (uint32_t x = m; x; x &= x - 1)
+    r[(size_t)e->o.d[0] * EMU_LANES + __builtin_ctz(x)] = v;
+}
+
+static void do_match(uint64_t *r, const eop *e, uint32_t m) {
+  uint32_t mm = m & member_mask(r, e, 1, m);
+  const uint64_t *as = r + (size_t)e->o.s[0] * EMU_LANES;
+  uint64_t wmask = e->size == 8 ? ~0ull : 0xffffffffull;
+  uint32_t allsame = 1;
+  uint32_t first = mm ? (uint32_t)__builtin_ctz(mm) : 0;
+  for (uint32_t x = mm; x; x &= x - 1)
+    if ((as[__builtin_ctz(x)] & wmask) != (as[first] & wmask)) allsame = 0;
+  for (uint32_t x = m; x; x &= x - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(x);
+    uint64_t v;
+    if (e->o.insn->aux == PTX_AUX_ALL) {
+      v = allsame ? mm : 0;
+      if (e->o.nd > 1) r[(size_t)e->o.d[1] * EMU_LANES + l] = allsame;
+    } else {
+      uint32_t s = 0;
+      for (uint32_t y = mm; y; y &= y - 1) {
+        uint32_t k = (uint32_t)__builtin_ctz(y);
+        if ((as[k] & wmask) == (as[l] & wmask)) s |= 1u << k;
+      }
+      v = s;
+    }
+    r[(size_t)e->o.d[0] * EMU_LANES + l] = v;
+  }
+}
+
+static void do_redux(uint64_t *r, const eop *e, uint32_t m) {
+  uint32_t mm = m & member_mask(r, e, 1, m);
+  const uint64_t *as = r + (size_t)e->o.s[0] * EMU_LANES;
+  unsigned t = e->o.insn->type, aux = e->o.insn->aux;
+  uint32_t acc = 0;
+  int first = 1;
+  for (uint32_t x = mm; x; x &= x - 1) {
+    uint32_t v = (uint32_t)as[__builtin_ctz(x)];
+    if (first) { acc = v; first = 0; continue; }
+    switch (aux) {
+      case PTX_AUX_ADD: acc += v; break;
+      case PTX_AUX_AND: acc &= v; break;
+      case PTX_AUX_OR: acc |= v; break;
+      case PTX_AUX_XOR: acc ^= v; break;
+      case PTX_AUX_MIN:
+        acc = t == PTX_T_S32 ? ((int32_t)v < (int32_t)acc ? v : acc) : (v < acc ? v : acc);
+        break;
+      default:
+        acc = t == PTX_T_S32 ? ((int32_t)v > (int32_t)acc ? v : acc) : (v > acc ? v : acc);
+    }
+  }
+  for (uint32_t x = m; x; x &= x - 1)
+    r[(size_t)e->o.d[0] * EMU_LANES + __builtin_ctz(x)] = acc;
+}
+
+/* ------------------------------------------------------------ control -- */
+
+/* Retire lanes from every SIMT entry at index >= from. */
+static void drop_lanes(warp *w, uint32_t from, uint32_t m) {
+  for (uint32_t i = from; i < w->ns; i++) w->st[i].mask &= ~m;
+}
+
+/* Copy the callee's return values to the caller for the lanes in m. */
+static void copy_rets(worker *W, warp *w, uint32_t m) {
+  const frame *cf = &w->fr[w->nf - 1], *pf = &w->fr[w->nf - 2];
+  const ecall *c = cf->call->call;
+  const ptx_func *f = cf->fn->f;
+  uint64_t *pr = w->ra + pf->roff;
+  for (uint32_t j = 0; j < c->nrets; j++) {
+    const ptx_var *rv = &f->vars[f->nparams + j];
+    uint64_t src = cf->lbase + cf->fn->voff[f->nparams + j];
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      uint8_t *loc = lane_local(W, w, l);
+      if (c->rets[j].isvar) {
+        const ptx_var *dv = &pf->fn->f->vars[c->rets[j].v];
+        uint64_t n = rv->size < dv->size ? rv->size : dv->size;
+        memcpy(loc + pf->lbase + pf->fn->voff[c->rets[j].v], loc + src, n);
+      } else {
+        uint64_t v = 0;
+        memcpy(&v, loc + src, rv->size < 8 ? rv->size : 8);
+        pr[(size_t)c->rets[j].v * EMU_LANES + l] = v;
+      }
+    }
+  }
+}
+
+/* Start a call for the lanes in m; the caller resumes at pc+1. */
+static int do_call(worker *W, warp *w, const eop *e, uint32_t pc, uint32_t m) {
+  const ecall *c = e->call;
+  efunc *callee = c->callee;
+  frame *cf = &w->fr[w->nf - 1];
+  if (w->nf >= MAX_CALL_DEPTH) {
+    fail(W, w, __builtin_ctz(m), e->o.insn, 0, "call depth exceeds %d", MAX_CALL_DEPTH);
+    return -1;
+  }
+  uint64_t lbase = align_up(cf->ltop, 16);
+  if (lbase + callee->frame > W->L->lsz) {
+    fail(W, w, __builtin_ctz(m), e->o.insn, 0,
+         "local memory stack overflow calling %s (%llu bytes per thread)",
+         callee->f->name, (unsigned long long)W->L->lsz);
+    return -1;
+  }
+  w->st[w->ns - 1].pc = pc + 1;
+  /* copy the arguments into the callee's frame before pushing (the push
+     may move the register arena) */
+  const ptx_func *f = callee->f;
+  for (uint32_t j = 0; j < c->nargs; j++) {
+    uint64_t n = f->vars[j].size;
+    uint64_t dst = lbase + callee->voff[j];
+    const uint64_t *r = w->ra + cf->roff;
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      uint8_t *loc = lane_local(W, w, l);
+      if (c->args[j].isvar) {
+        const ptx_var *sv = &cf->fn->f->vars[c->args[j].v];
+        uint64_t k = n < sv->size ? n : sv->size;
+        memmove(loc + dst, loc + cf->lbase + cf->fn->voff[c->args[j].v], k);
+      } else {
+        arg_bytes(W, w, cf, r, &c->args[j], l, loc + dst, n < 8 ? n : 8);
+      }
+    }
+  }
+  if (push_frame(W, w, callee, lbase, e) != 0 || push_ent(w, 0, m, NONE) != 0) {
+    W->oom = 1;
+    fail(W, w, -1, e->o.insn, 1, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+/* Budget, time limit and stop flags; called at block entries. */
+static int check_limits(worker *W, const warp *w, const ptx_insn *in) {
+  launch *L = W->L;
+  if (__atomic_load_n(&L->stop_all, __ATOMIC_RELAXED) ||
+      __atomic_load_n(&L->abort_cta, __ATOMIC_RELAXED) < W->cta)
+    return -1;
+  if (W->insn_acc >= L->flush_at) {
+    uint64_t u = __atomic_add_fetch(&L->used, W->insn_acc, __ATOMIC_RELAXED);
+    W->insn_acc = 0;
+    if (L->cfg->insn_budget && u > L->cfg->insn_budget) {
+      fail(W, w, -1, in, 1, "exceeded the instruction budget of %llu thread-instructions",
+           (unsigned long long)L->cfg->insn_budget);
+      return -1;
+    }
+  }
+  if (L->cfg->time_limit_s > 0 && (++W->tick & 255) == 0 &&
+      now_s() - L->t0 > L->cfg->time_limit_s) {
+    fail(W, w, -1, in, 1, "exceeded the time limit of %g s", L->cfg->time_limit_s);
+    return -1;
+  }
+  return 0;
+}
+
+static inline uint32_t guard_mask(const uint64_t *p, int neg) {
+  uint32_t m = 0;
+  for (uint32_t l = 0; l < EMU_LANES; l++) m |= (uint32_t)(p[l] & 1) << l;
+  return neg ? ~m : m;
+}
+
+/*
+ * Run warp w until it exits, waits at a barrier, or fails (-1).
+ * Locals: fr/fn/r/ops describe the running frame and are reloaded after
+ * anything that changes frames or may move the register arena.
+ */
+static int run_warp(worker *W, warp *w) {
+  launch *L = W->L;
+  frame *fr;
+  efunc *fn;
+  uint64_t *r;
+  const eop *ops;
+#define RELOAD()                          \
+  do {                                    \
+    fr = &w->fr[w->nf - 1];               \
+    fn = fr->fn;                          \
+    r = w->ra + fr->roff;                 \
+    ops = fn->ops;                        \
+  } while (0)
+  RELOAD();
+  for (;;) {
+    /* ---- block boundary: pick the running entry ---- */
+    if (w->ns == fr->sbase) {
+      if (w->nf == 1) {
+        w->state = W_DONE;
+        return 0;
+      }
+      w->rtop = fr->roff;
+      w->nf--;
+      RELOAD();
+      continue;
+    }
+    sent *t = &w->st[w->ns - 1];
+    if (!t->mask || t->pc == t->rpc) {
+      if (t->mask && t->pc == NONE) {
+        fail(W, w, -1, NULL, 0, "internal error: lanes lost at reconvergence");
+        return -1;
+      }
+      w->ns--;
+      continue;
+    }
+    uint32_t pc = t->pc, active = t->mask;
+    const ptx_func *f = fn->f;
+    if (pc >= f->ninsns) {
+      /* fell off the end: an implicit ret */
+      if (w->nf == 1) {
+        drop_lanes(w, 0, active);
+        w->live &= ~active;
+      } else {
+        copy_rets(W, w, active);
+        drop_lanes(w, fr->sbase, active);
+      }
+      continue;
+    }
+    uint32_t b = fn->bstart[pc], end;
+    if (b != NONE) {
+      uint32_t pop = (uint32_t)__builtin_popcount(active);
+      end = fn->bend[b];
+      W->tcnt[fn->cbase + b] += pop;
+      W->wcnt[fn->cbase + b]++;
+      w->clock += end - pc;
+      W->insn_acc += (uint64_t)pop * (end - pc);
+      if (check_limits(W, w, &f->insns[pc]) != 0) return -1;
+    } else {
+      end = fn->bend[f->cfg->block_of[pc]];
+    }
+    /* ---- execute the block from pc ---- */
+    for (;;) {
+      if (pc >= end) {
+        w->st[w->ns - 1].pc = pc;
+        break;
+      }
+      const eop *e = &ops[pc];
+      uint32_t m = active;
+      if (e->guard != NONE) m &= guard_mask(r + (size_t)e->guard * EMU_LANES, e->gneg);
+      switch (e->k) {
+        case K_ALU:
+          if (m) {
+            if (e->clock) refresh_clock(W, w, fn, r);
+            e->o.alu(r, &e->o, m);
+          }
+          pc++;
+          continue;
+        case K_NOP:
+          pc++;
+          continue;
+        case K_LD: case K_ST: case K_ATOM:
+          if (m && mem_op(W, w, r, e, m) != 0) return -1;
+          pc++;
+          continue;
+        case K_CVTA: {
+          uint64_t win = 0;
+          if (e->space == PTX_SP_SHARED || e->space == PTX_SP_SHARED_CLUSTER) win = SHARED_WIN;
+          else if (e->space == PTX_SP_LOCAL) win = LOCAL_WIN;
+          else if (e->space == PTX_SP_PARAM) win = 0; /* param addresses are generic already */
+          int to = (e->o.insn->flags & PTX_F_TO) != 0;
+          const uint64_t *s = r + (size_t)e->o.s[0] * EMU_LANES;
+          uint64_t *d = r + (size_t)e->o.d[0] * EMU_LANES;
+          for (uint32_t mm = m; mm; mm &= mm - 1) {
+            uint32_t l = (uint32_t)__builtin_ctz(mm);
+            uint64_t v = s[l];
+            if (win) v = to ? (v - win < WIN_SIZE ? v - win : v) : v + win;
+            d[l] = e->size == 4 ? (uint32_t)v : v;
+          }
+          pc++;
+          continue;
+        }
+        case K_ISSPACEP: {
+          const uint64_t *s = r + (size_t)e->o.s[0] * EMU_LANES;
+          uint64_t *d = r + (size_t)e->o.d[0] * EMU_LANES;
+          for (uint32_t mm = m; mm; mm &= mm - 1) {
+            uint32_t l = (uint32_t)__builtin_ctz(mm);
+            uint64_t a = s[l];
+            int sh = a - SHARED_WIN < WIN_SIZE, lo = a - LOCAL_WIN < WIN_SIZE,
+                pa = a - PARAM_WIN < WIN_SIZE;
+            int v;
+            switch (e->space) {
+              case PTX_SP_SHARED: case PTX_SP_SHARED_CLUSTER: v = sh; break;
+              case PTX_SP_LOCAL: v = lo; break;
+              case PTX_SP_PARAM: v = pa; break;
+              default: v = !sh && !lo && !pa && galloc_find(L->em->d, a) >= 0;
+            }
+            d[l] = (uint64_t)v;
+          }
+          pc++;
+          continue;
+        }
+        case K_BRA: {
+          uint32_t top = w->ns - 1;
+          if (e->guard == NONE) {
+            w->st[top].pc = e->x;
+            break;
+          }
+          W->st[S_BRANCH]++;
+          uint32_t T = m, N = active & ~m, fall = pc + 1;
+          if (!N || e->x == fall) { w->st[top].pc = e->x; break; }
+          if (!T) { w->st[top].pc = fall; break; }
+          W->st[S_DIVERGE]++;
+          uint32_t R = fn->brpc[f->cfg->block_of[pc]];
+          if (w->st[top].rpc == R) w->ns--;
+          else w->st[top].pc = R;
+          if ((fall != R && push_ent(w, fall, N, R) != 0) ||
+              (e->x != R && push_ent(w, e->x, T, R) != 0)) {
+            fail(W, w, -1, e->o.insn, 1, "out of memory");
+            return -1;
+          }
+          break;
+        }
+        case K_BRX: {
+          /* brx.idx idx, T: each lane of m goes to T's entry idx, the
+             other active lanes (guard false) to the fall-through.  Lanes
+             are grouped by target instruction; with more than one group
+             the warp diverges as at a bra (see the note at the top), one
+             path entry per group, pushed so that the paths run in table
+             order (a group's place: its lowest index) and the fall-through
+             last. */
+          W->st[S_BRANCH]++;
+          const ptx_label *tab = e->tab;
+          const uint64_t *ix = r + (size_t)e->o.s[0] * EMU_LANES;
+          uint32_t gpc[EMU_LANES + 1], gmask[EMU_LANES + 1], gkey[EMU_LANES + 1], ng = 0;
+          uint32_t N = active & ~m;
+          for (uint32_t mm = m; mm; mm &= mm - 1) {
+            uint32_t l = (uint32_t)__builtin_ctz(mm), v = (uint32_t)ix[l];
+            if (v >= tab->ntargets) {
+              fail(W, w, (int)l, e->o.insn, 0,
+                   "brx.idx index %u out of range (table of %u targets)", v, tab->ntargets);
+              return -1;
+            }
+            uint32_t to = f->labels[tab->targets[v]].insn, g = 0;
+            while (g < ng && gpc[g] != to) g++;
+            if (g == ng) { gpc[g] = to; gmask[g] = 0; gkey[g] = v; ng++; }
+            gmask[g] |= 1u << l;
+            if (v < gkey[g]) gkey[g] = v;
+          }
+          if (N) {
+            uint32_t g = 0;
+            while (g < ng && gpc[g] != pc + 1) g++;
+            if (g == ng) { gpc[g] = pc + 1; gmask[g] = 0; gkey[g] = UINT32_MAX; ng++; }
+            gmask[g] |= N;
+          }
+          uint32_t top = w->ns - 1;
+          if (ng <= 1) {
+            w->st[top].pc = ng ? gpc[0] : pc + 1;
+            break;
+          }
+          W->st[S_DIVERGE]++;
+          for (uint32_t i = 1; i < ng; i++) /* insertion sort, key descending */
+            for (uint32_t j = i; j > 0 && gkey[j - 1] < gkey[j]; j--) {
+              uint32_t tp = gpc[j], tm = gmask[j], tk = gkey[j];
+              gpc[j] = gpc[j - 1]; gmask[j] = gmask[j - 1]; gkey[j] = gkey[j - 1];
+              gpc[j - 1] = tp; gmask[j - 1] = tm; gkey[j - 1] = tk;
+            }
+          uint32_t R = fn->brpc[f->cfg->block_of[pc]];
+          if (w->st[top].rpc == R) w->ns--;
+          else w->st[top].pc = R;
+          for (uint32_t g = 0; g < ng; g++)
+            if (gpc[g] != R && push_ent(w, gpc[g], gmask[g], R) != 0) {
+              fail(W, w, -1, e->o.insn, 1, "out of memory");
+              return -1;
+            }
+          break;
+        }
+        case K_CALL:
+          if (!m) { pc++; continue; }
+          if (do_call(W, w, e, pc, m) != 0) return -1;
+          RELOAD();
+          break;
+        case K_PRINTF:
+          if (m && do_printf(W, w, fr, r, e, m) != 0) return -1;
+          pc++;
+          continue;
+        case K_RET:
+          if (w->nf > 1) {
+            if (m) {
+              copy_rets(W, w, m);
+              drop_lanes(w, fr->sbase, m);
+            }
+            w->st[w->ns - 1].pc = pc + 1;
+            break;
+          }
+          /* ret from the kernel is exit */
+          __attribute__((fallthrough));
+        case K_EXIT:
+          if (m) {
+            drop_lanes(w, 0, m);
+            w->live &= ~m;
+          }
+          w->st[w->ns - 1].pc = pc + 1;
+          break;
+        case K_TRAP:
+          if (!m) { pc++; continue; }
+          fail(W, w, __builtin_ctz(m), e->o.insn, 0, "trap: the kernel aborted");
+          return -1;
+        case K_BAR: {
+          if (!m) { pc++; continue; }
+          W->st[S_BARRIER]++;
+          uint32_t first = (uint32_t)__builtin_ctz(m);
+          uint32_t id = e->o.ns > (e->isred ? 1u : 0u) ? (uint32_t)r[(size_t)e->o.s[0] * EMU_LANES + first] : 0;
+          if (id >= NBAR) {
+            fail(W, w, (int)first, e->o.insn, 0, "barrier id %u out of range", id);
+            return -1;
+          }
+          bar_state *bs = &W->bar[id];
+          unsigned cntj = e->isred ? 2 : 1;
+          if (e->o.ns > cntj && !(e->isred && e->o.ns == 2)) {
+            uint64_t cnt = r[(size_t)e->o.s[1] * EMU_LANES + first];
+            bs->want = (uint32_t)((cnt + 31) / 32);
+          }
+          if (e->isred) {
+            const uint64_t *ps = r + (size_t)e->o.s[e->o.ns - 1] * EMU_LANES;
+            int neg = (e->o.sneg >> (e->o.ns - 1)) & 1;
+            if (bs->arrived == 0) { bs->andv = 1; bs->orv = 0; bs->popc = 0; }
+            for (uint32_t mm = m; mm; mm &= mm - 1) {
+              uint32_t v = (uint32_t)((ps[__builtin_ctz(mm)] & 1) ^ (uint64_t)neg);
+              bs->popc += v;
+              bs->andv &= v;
+              bs->orv |= v;
+            }
+            w->bar_dslot = e->o.d[0];
+            w->bar_dmask = m;
+          }
+          bs->arrived++;
+          w->st[w->ns - 1].pc = pc + 1;
+          if (e->o.insn->flags & PTX_F_ARRIVE) break;
+          w->bar_id = id;
+          w->state = W_BAR;
+          return 0;
+        }
+        case K_SHFL:
+          if (m) do_shfl(r, e, m);
+          pc++;
+          continue;
+        case K_VOTE:
+          if (m) do_vote(r, e, m);
+          pc++;
+          continue;
+        case K_MATCH:
+          if (m) do_match(r, e, m);
+          pc++;
+          continue;
+        case K_REDUX:
+          if (m) do_redux(r, e, m);
+          pc++;
+          continue;
+        case K_ACTIVEMASK:
+          for (uint32_t mm = m; mm; mm &= mm - 1)
+            r[(size_t)e->o.d[0] * EMU_LANES + __builtin_ctz(mm)] = active;
+          pc++;
+          continue;
+        case K_ELECT: {
+          uint32_t mm = m & member_mask(r, e, 0, m);
+          uint32_t leader = mm ? (uint32_t)__builtin_ctz(mm) : 0;
+          for (uint32_t x = m; x; x &= x - 1) {
+            uint32_t l = (uint32_t)__builtin_ctz(x);
+            r[(size_t)e->o.d[0] * EMU_LANES + l] = leader;
+            if (e->o.nd > 1) r[(size_t)e->o.d[1] * EMU_LANES + l] = mm && l == leader;
+          }
+          pc++;
+          continue;
+        }
+        default:
+          fail(W, w, -1, e->o.insn, 0, "internal error: bad engine op");
+          return -1;
+      }
+      break; /* control transfer: back to the boundary */
+    }
+  }
+#undef RELOAD
+}
+
+/* Release barriers whose every expected warp has arrived; 1 if any. */
+static int release_barriers(worker *W) {
+  int any = 0;
+  for (uint32_t id = 0; id < NBAR; id++) {
+    bar_state *bs = &W->bar[id];
+    if (!bs->arrived) continue;
+    uint32_t want = bs->want ? bs->want : W->live_warps;
+    if (bs->arrived < want) continue;
+    uint32_t v = 0;
+    for (uint32_t i = 0; i < W->nw; i++) {
+      warp *w = &W->w[i];
+      if (w->state != W_BAR || w->bar_id != id) continue;
+      w->state = W_RUN;
+      const eop *e = NULL;
+      /* bar.red result: the instruction before the resume pc */
+      frame *fr = &w->fr[w->nf - 1];
+      uint32_t pc = w->st[w->ns - 1].pc;
+      if (pc > 0) e = &fr->fn->ops[pc - 1];
+      if (e && e->k == K_BAR && e->isred) {
+        switch (e->o.insn->aux) {
+          case PTX_AUX_POPC: v = bs->popc; break;
+          case PTX_AUX_AND: v = bs->andv; break;
+          default: v = bs->orv; break;
+        }
+        uint64_t *r = w->ra + fr->roff;
+        for (uint32_t mm = w->bar_dmask; mm; mm &= mm - 1)
+          r[(size_t)w->bar_dslot * EMU_LANES + __builtin_ctz(mm)] = v;
+      }
+    }
+    memset(bs, 0, sizeof *bs);
+    any = 1;
+  }
+  return any;
+}
+
+static void warp_free(warp *w) {
+  free(w->st);
+  free(w->fr);
+  free(w->ra);
+}
+
+/* Run CTA number `cta` (linear index); 0 or -1. */
+static int run_cta(worker *W, uint64_t cta) {
+  launch *L = W->L;
+  W->cta = cta;
+  W->ctaid[0] = (uint32_t)(cta % L->gdim[0]);
+  W->ctaid[1] = (uint32_t)(cta / L->gdim[0] % L->gdim[1]);
+  W->ctaid[2] = (uint32_t)(cta / ((uint64_t)L->gdim[0] * L->gdim[1]));
+  memset(W->bar, 0, sizeof W->bar);
+  if (L->shsize) memset(W->sh, 0, L->shsize);
+  W->live_warps = L->nwarps;
+  for (uint32_t i = 0; i < L->nwarps; i++) {
+    warp *w = &W->w[i];
+    w->idx = i;
+    uint32_t lanes = L->nthreads - i * EMU_LANES;
+    w->live = lanes >= 32 ? 0xffffffffu : ((1u << lanes) - 1);
+    w->state = W_RUN;
+    w->ns = w->nf = 0;
+    w->rtop = 0;
+    w->clock = 0;
+    if (push_frame(W, w, L->k, 0, NULL) != 0 || push_ent(w, 0, w->live, NONE) != 0) {
+      fail(W, NULL, -1, NULL, 1, "out of memory");
+      return -1;
+    }
+  }
+  for (;;) {
+    int progress = 0, alldone = 1;
+    for (uint32_t i = 0; i < L->nwarps; i++) {
+      warp *w = &W->w[i];
+      if (w->state == W_RUN) {
+        if (run_warp(W, w) != 0) return -1;
+        progress = 1;
+        if (w->state == W_DONE) W->live_warps--;
+        if (release_barriers(W)) progress = 1;
+      }
+      if (w->state != W_DONE) alldone = 0;
+    }
+    if (alldone) return 0;
+    if (release_barriers(W)) progress = 1;
+    if (!progress) {
+      for (uint32_t i = 0; i < L->nwarps; i++)
+        if (W->w[i].state == W_BAR) {
+          warp *w = &W->w[i];
+          const frame *fr = &w->fr[w->nf - 1];
+          uint32_t pc = w->st[w->ns - 1].pc;
+          fail(W, w, -1, pc ? fr->fn->ops[pc - 1].o.insn : NULL, 0,
+               "deadlock: waits at barrier %u, which the CTA's other warps "
+               "never reach", w->bar_id);
+          return -1;
+        }
+      fail(W, NULL, -1, NULL, 0, "internal error: no warp can run");
+      return -1;
+    }
+  }
+}
+
+static int worker_init(worker *W, launch *L) {
+  memset(W, 0, sizeof *W);
+  W->L = L;
+  W->gcache = -1;
+  W->tcnt = calloc(L->em->nblocks ? L->em->nblocks : 1, sizeof *W->tcnt);
+  W->wcnt = calloc(L->em->nblocks ? L->em->nblocks : 1, sizeof *W->wcnt);
+  W->w = calloc(L->nwarps, sizeof *W->w);
+  W->nw = L->nwarps;
+  W->sh = malloc(L->shsize ? L->shsize : 1);
+  W->loc = calloc((size_t)L->nwarps * EMU_LANES, L->lsz);
+  if (!W->tcnt || !W->wcnt || !W->w || !W->sh || !W->loc) return -1;
+  return 0;
+}
+
+static void worker_free(worker *W) {
+  if (W->w)
+    for (uint32_t i = 0; i < W->nw; i++) warp_free(&W->w[i]);
+  free(W->w);
+  free(W->tcnt);
+  free(W->wcnt);
+  free(W->sh);
+  free(W->loc);
+  free(W->pf.p);
+}
+
+int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
+               feat_vec *features, emu_stats *st, char *err, size_t cap) {
+  if (!em || !kernel || !cfg) return errf(err, cap, "emu_launch: null argument");
+  const ptx_module *m = em->m;
+  uint32_t ki = UINT32_MAX;
+  for (uint32_t i = 0; i < m->nfuncs; i++)
+    if (m->funcs[i].is_entry && strcmp(m->funcs[i].name, kernel) == 0) ki = i;
+  if (ki == UINT32_MAX || !em->fn[ki].ops)
+    return errf(err, cap, "no kernel named '%s' in %s", kernel,
+                m->filename ? m->filename : "the module");
+  uint64_t nthreads = 1, ntotal = 1;
+  for (int i = 0; i < 3; i++) {
+    if (cfg->grid[i] < 1 || cfg->block[i] < 1)
+      return errf(err, cap, "kernel %s: grid and block dimensions must be >= 1", kernel);
+    nthreads *= cfg->block[i];
+    ntotal *= cfg->grid[i];
+  }
+  if (nthreads > 1024)
+    return errf(err, cap, "kernel %s: %llu threads per block exceeds 1024", kernel,
+                (unsigned long long)nthreads);
+  size_t ptotal;
+  const ptx_func *kf = &m->funcs[ki];
+  size_t *po = calloc(kf->nparams ? kf->nparams : 1, sizeof *po);
+  if (!po) return errf(err, cap, "out of memory");
+  emu_param_layout(kf, po, &ptotal);
+  size_t pend = kf->nparams ? po[kf->nparams - 1] + kf->params[kf->nparams - 1].size : 0;
+  free(po);
+  if (cfg->params_size < pend || (pend && !cfg->params))
+    return errf(err, cap, "kernel %s: argument buffer of %zu bytes, the parameters need %zu",
+                kernel, cfg->params_size, pend);
+  if (cfg->shared_bytes > (1u << 30))
+    return errf(err, cap, "kernel %s: %zu bytes of dynamic shared memory is too much",
+                kernel, cfg->shared_bytes);
+
+  launch L;
+  memset(&L, 0, sizeof L);
+  L.em = em;
+  L.k = &em->fn[ki];
+  L.cfg = cfg;
+  L.kname = kernel;
+  for (int i = 0; i < 3; i++) {
+    L.bdim[i] = cfg->block[i];
+    L.gdim[i] = cfg->grid[i];
+  }
+  L.nthreads = (uint32_t)nthreads;
+  L.nwarps = (L.nthreads + EMU_LANES - 1) / EMU_LANES;
+  L.shsize = cfg->shared_bytes ? em->dyn_off + cfg->shared_bytes : em->shared_static;
+  L.lsz = align_up(L.k->recursive ? (L.k->stack > RECURSIVE_STACK ? L.k->stack : RECURSIVE_STACK)
+                                  : L.k->stack, 16);
+  if (!L.lsz) L.lsz = 16;
+  L.ntotal = ntotal;
+  L.nrun = ntotal;
+  L.abort_cta = UINT64_MAX;
+  L.err_cta = UINT64_MAX;
+  L.flush_at = 1u << 16;
+  if (cfg->insn_budget && cfg->insn_budget / 64 + 1 < L.flush_at)
+    L.flush_at = cfg->insn_budget / 64 + 1;
+  int rc = -1;
+  uint64_t *tcnt = NULL, *wcnt = NULL;
+  double *keyc = NULL;
+  uint64_t stt[S_NSTAT] = {0};
+  if (cfg->sample_ctas && cfg->sample_ctas < ntotal) {
+    L.nrun = cfg->sample_ctas;
+    L.list = malloc(L.nrun * sizeof *L.list);
+    if (!L.list) { errf(err, cap, "out of memory"); goto out; }
+    for (uint64_t i = 0; i < L.nrun; i++)
+      L.list[i] = L.nrun == 1 ? 0 : (uint64_t)((unsigned __int128)i * (ntotal - 1) / (L.nrun - 1));
+  }
+  L.pout = calloc(L.nrun, sizeof *L.pout);
+  tcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *tcnt);
+  wcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *wcnt);
+  keyc = calloc(m->nkeys ? m->nkeys : 1, sizeof *keyc);
+  if (!L.pout || !tcnt || !wcnt || !keyc) { errf(err, cap, "out of memory"); goto out; }
+  emu_device *d = em->d;
+  for (size_t i = 0; i < d->n; i++) {
+    free(d->a[i].touch);
+    d->a[i].touch = calloc((d->a[i].size + 7) / 8, 1);
+    if (!d->a[i].touch) { errf(err, cap, "out of memory"); goto out; }
+  }
+  L.t0 = now_s();
+  int oom = 0;
+  int nth = cfg->threads > 0 ? cfg->threads : 0;
+#ifdef _OPENMP
+  if (!nth) nth = omp_get_max_threads();
+  if ((uint64_t)nth > L.nrun) nth = (int)L.nrun;
+#else
+  nth = 1;
+#endif
+#pragma omp parallel num_threads(nth)
+  {
+    worker W;
+    int ok = worker_init(&W, &L) == 0;
+    if (!ok) {
+#pragma omp atomic write
+      oom = 1;
+      __atomic_store_n(&L.stop_all, 1, __ATOMIC_RELAXED);
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (uint64_t i = 0; i < L.nrun; i++) {
+      if (!ok) continue;
+      uint64_t cta = L.list ? L.list[i] : i;
+      if (__atomic_load_n(&L.stop_all, __ATOMIC_RELAXED) ||
+          cta > __atomic_load_n(&L.abort_cta, __ATOMIC_RELAXED))
+        continue;
+      W.pf.len = 0;
+      if (run_cta(&W, cta) == 0 && W.pf.len) {
+        L.pout[i] = W.pf;
+        memset(&W.pf, 0, sizeof W.pf);
+      }
+    }
+    if (ok) {
+#pragma omp critical(emu_merge)
+      {
+        for (uint32_t b = 0; b < em->nblocks; b++) {
+          tcnt[b] += W.tcnt[b];
+          wcnt[b] += W.wcnt[b];
+        }
+        for (int s = 0; s < S_NSTAT; s++) stt[s] += W.st[s];
+        L.used += W.insn_acc;
+      }
+    }
+    worker_free(&W);
+  }
+  double secs = now_s() - L.t0;
+  if (oom) { errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel); goto out; }
+  if (L.err_cta != UINT64_MAX) { errf(err, cap, "%s", L.err); goto fpout; }
+  /* ---- features ---- */
+  double scale = L.list ? (double)ntotal / (double)L.nrun : 1.0;
+  uint64_t tinsn = 0, winsn = 0;
+  for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+    const efunc *fn = &em->fn[fi];
+    if (!fn->ops) continue;
+    const ptx_cfg *g = fn->f->cfg;
+    for (uint32_t b = 0; b < g->nblocks; b++) {
+      uint64_t c = tcnt[fn->cbase + b];
+      const ptx_block *bl = &g->blocks[b];
+      tinsn += c * bl->count;
+      winsn += wcnt[fn->cbase + b] * bl->count;
+      if (!c) continue;
+      for (uint32_t i = bl->first; i < bl->first + bl->count; i++)
+        keyc[fn->f->insns[i].key] += (double)c;
+    }
+  }
+  if (st) {
+    st->ctas_total = ntotal;
+    st->ctas_run = L.nrun;
+    st->thread_insns = tinsn;
+    st->warp_insns = winsn;
+    st->seconds = secs;
+    st->sampled = L.list != NULL;
+  }
+  if (features) {
+    feat_vec v;
+    feat_init(&v);
+    int bad = 0;
+    const char *dims = "xyz";
+    char name[512];
+    for (int i = 0; i < 3; i++) {
+      snprintf(name, sizeof name, "launch.grid_%c", dims[i]);
+      bad |= feat_set(&v, name, cfg->grid[i]);
+      snprintf(name, sizeof name, "launch.block_%c", dims[i]);
+      bad |= feat_set(&v, name, cfg->block[i]);
+    }
+    bad |= feat_set(&v, "launch.ctas", (double)ntotal);
+    bad |= feat_set(&v, "launch.threads", (double)ntotal * (double)nthreads);
+    bad |= feat_set(&v, "launch.shared_bytes", (double)cfg->shared_bytes);
+    bad |= feat_set(&v, "launch.param_bytes", (double)pend);
+    double cls[FEAT_C_COUNT] = {0};
+    for (uint32_t k = 0; k < m->nkeys; k++) {
+      if (!keyc[k]) continue;
+      snprintf(name, sizeof name, "op.%s", m->keys[k]);
+      bad |= feat_set(&v, name, keyc[k] * scale);
+      cls[feat_class_of_key(m->keys[k])] += keyc[k] * scale;
+    }
+    for (int c = 0; c < FEAT_C_COUNT; c++) {
+      snprintf(name, sizeof name, "class.%s", feat_class_name((feat_class)c));
+      bad |= feat_set(&v, name, cls[c]);
+    }
+    uint64_t foot = 0;
+    for (size_t i = 0; i < d->n; i++) {
+      const uint8_t *t = d->a[i].touch;
+      if (!t) continue;
+      for (uint64_t j = 0; j < (d->a[i].size + 7) / 8; j++) foot += (uint64_t)__builtin_popcount(t[j]);
+    }
+    static const struct { const char *name; int s; } mem[] = {
+      {"mem.global_bytes", S_GBYTES}, {"mem.global_load_bytes", S_GLOAD},
+      {"mem.global_store_bytes", S_GSTORE}, {"mem.global_atomic_bytes", S_GATOM},
+      {"mem.global_accesses", S_GACC}, {"mem.global_sectors", S_GSECT},
+      {"mem.shared_bytes", S_SBYTES}, {"mem.shared_accesses", S_SACC},
+      {"mem.shared_bank_replays", S_SREPLAY}, {"mem.local_bytes", S_LBYTES},
+      {"ctrl.branches", S_BRANCH}, {"ctrl.divergent_branches", S_DIVERGE},
+      {"ctrl.barriers", S_BARRIER}};
+    for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
+      bad |= feat_set(&v, mem[i].name, (double)stt[mem[i].s] * scale);
+    bad |= feat_set(&v, "mem.footprint_bytes", (double)foot * scale);
+    bad |= feat_set(&v, "ctrl.warp_insns", (double)winsn * scale);
+    bad |= feat_set(&v, "ctrl.active_lane_ratio",
+                    winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);
+    for (size_t i = 0; i < v.n && !bad; i++) bad |= feat_set(features, v.names[i], v.vals[i]);
+    feat_free(&v);
+    if (bad) { errf(err, cap, "out of memory"); goto fpout; }
+  }
+  rc = 0;
+fpout:
+  /* printf text of the CTAs that ran, in CTA order */
+  for (uint64_t i = 0; i < L.nrun; i++)
+    if (L.pout[i].len) fwrite(L.pout[i].p, 1, L.pout[i].len, cfg->printf_out ? cfg->printf_out : stdout);
+out:
+  if (L.pout)
+    for (uint64_t i = 0; i < L.nrun; i++) free(L.pout[i].p);
+  free(L.pout);
+  free(L.list);
+  free(tcnt);
+  free(wcnt);
+  free(keyc);
+  for (size_t i = 0; i < em->d->n; i++) {
+    free(em->d->a[i].touch);
+    em->d->a[i].touch = NULL;
+  }
+  return rc;
+}

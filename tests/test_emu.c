@@ -1,0 +1,997 @@
+/*
+ * test_emu.c -- engine-level tests of the PTX emulator on small hand-written
+ * PTX kernels: control flow and reconvergence (per-block counts equal the
+ * analytic sums), barriers, checked memory (messages naming kernel, CTA,
+ * thread, line and address), budgets, calls with parameter passing, device
+ * printf, warp collectives, memory statistics, thread-count independence,
+ * sampling and load-time rejection of unsupported instructions.
+ *
+ * Each kernel is a PTX string parsed with ptx_parse(); the expected numbers
+ * are derived in comments next to each check.
+ */
+#include "tests.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extractor/emu.h"
+#include "extractor/features.h"
+#include "extractor/ptx.h"
+
+/* One check whose failure report is the statement it proves. */
+#define CHECK(cond, msg) \
+  CU_assertImplementation((cond) ? CU_TRUE : CU_FALSE, __LINE__, (msg), __FILE__, "", CU_FALSE)
+
+#define HDR ".version 8.0\n.target sm_90\n.address_size 64\n"
+
+/* A loaded module with its device. */
+typedef struct env {
+  ptx_module *m;
+  emu_device *d;
+  emu_module *em;
+  char err[1024];
+} env;
+
+static int env_load(env *E, const char *ptx) {
+  memset(E, 0, sizeof *E);
+  ptx_error pe;
+  E->m = ptx_parse(ptx, strlen(ptx), "test.ptx", &pe);
+  if (!E->m) {
+    snprintf(E->err, sizeof E->err, "%s", pe.msg);
+    return -1;
+  }
+  E->d = emu_device_new();
+  if (!E->d) return -1;
+  return emu_module_load(E->d, E->m, &E->em, E->err, sizeof E->err);
+}
+
+static void env_free(env *E) {
+  emu_device_free(E->d); /* frees the module too */
+  ptx_module_free(E->m);
+}
+
+/* Launch kernel k with one u64 pointer argument (and an optional u32). */
+static int run1(env *E, const char *k, unsigned grid, unsigned block,
+                uint64_t ptr, emu_launch_cfg *cfg, feat_vec *fv) {
+  unsigned char params[16];
+  memcpy(params, &ptr, 8);
+  cfg->grid[0] = grid;
+  cfg->block[0] = block;
+  cfg->params = params;
+  cfg->params_size = sizeof params;
+  return emu_launch(E->em, k, cfg, fv, NULL, E->err, sizeof E->err);
+}
+
+/* ------------------------------------------------------- divergence -- */
+
+static const char *ifelse_ptx = HDR
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  and.b32 %r2, %r1, 1;\n"
+    "  setp.eq.u32 %p1, %r2, 0;\n"
+    "  @%p1 bra EVEN;\n"
+    "  mov.u32 %r3, 2;\n"
+    "  bra.uni DONE;\n"
+    "EVEN:\n"
+    "  mov.u32 %r3, 1;\n"
+    "DONE:\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r3;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_divergent_ifelse(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, ifelse_ptx), 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64 * 4, &out, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  feat_vec fv;
+  feat_init(&fv);
+  int rc = run1(&E, "k", 1, 64, out, &cfg, &fv);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint32_t h[64];
+  emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+  int ok = 1;
+  for (int i = 0; i < 64; i++) ok &= h[i] == (i % 2 ? 2u : 1u);
+  CHECK(ok, "even threads took the EVEN side, odd ones the other");
+  /* blocks: entry 6 insns x64, odd side 2 x32, even side 1 x32, join 4 x64 */
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.mov.u32", -1), 64 + 32 + 32);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.bra", -1), 64);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.bra.uni", -1), 32);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.st.global.u32", -1), 64);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.ret", -1), 64);
+  CU_ASSERT_EQUAL(feat_get(&fv, "class.control", -1), 64 + 32 + 64);
+  /* two warps, each with one divergent conditional branch */
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.branches", -1), 2);
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.divergent_branches", -1), 2);
+  /* warp issues: 2 x (6 + 2 + 1 + 4); thread-insns 64*10 + 32*3 */
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.warp_insns", -1), 26);
+  CU_ASSERT_DOUBLE_EQUAL(feat_get(&fv, "ctrl.active_lane_ratio", -1),
+                         (64.0 * 10 + 32 * 3) / (32.0 * 26), 1e-12);
+  /* 64 stores of 4 bytes, 4 sectors per warp access, all bytes distinct */
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.global_bytes", -1), 256);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.global_store_bytes", -1), 256);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.global_accesses", -1), 2);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.global_sectors", -1), 8);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.footprint_bytes", -1), 256);
+  CU_ASSERT_EQUAL(feat_get(&fv, "launch.threads", -1), 64);
+  CU_ASSERT_EQUAL(feat_get(&fv, "launch.param_bytes", -1), 8);
+  feat_free(&fv);
+  env_free(&E);
+}
+
+/* Nested loops: thread t runs t%4 outer iterations of t%3 inner ones. */
+static const char *loops_ptx = HDR
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  rem.u32 %r2, %r1, 4;\n"
+    "  rem.u32 %r3, %r1, 3;\n"
+    "  mov.u32 %r4, 0;\n"
+    "  mov.u32 %r6, 0;\n"
+    "OUTER:\n"
+    "  setp.ge.u32 %p1, %r4, %r2;\n"
+    "  @%p1 bra END;\n"
+    "  mov.u32 %r5, 0;\n"
+    "INNER:\n"
+    "  setp.ge.u32 %p2, %r5, %r3;\n"
+    "  @%p2 bra NEXT;\n"
+    "  add.u32 %r6, %r6, 1;\n"
+    "  add.u32 %r5, %r5, 1;\n"
+    "  bra.uni INNER;\n"
+    "NEXT:\n"
+    "  add.u32 %r4, %r4, 1;\n"
+    "  bra.uni OUTER;\n"
+    "END:\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r6;\n"
+    "  exit;\n"
+    "}\n";
+
+static void test_nested_loops(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, loops_ptx), 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 100 * 4, &out, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  feat_vec fv;
+  feat_init(&fv);
+  int rc = run1(&E, "k", 1, 100, out, &cfg, &fv);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint32_t h[100];
+  emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+  double add = 0, setp = 0, bra = 0, brauni = 0;
+  int ok = 1;
+  for (unsigned t = 0; t < 100; t++) {
+    unsigned n = t % 4, m = t % 3;
+    ok &= h[t] == n * m;
+    add += 2.0 * n * m + n;           /* body 2 adds, NEXT 1 add */
+    setp += (n + 1) + n * (m + 1.0);  /* outer and inner headers */
+    bra += (n + 1) + n * (m + 1.0);
+    brauni += n * m + n;
+  }
+  CHECK(ok, "each thread's sum is (t%4)*(t%3)");
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.add.u32", -1), add);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.setp.ge.u32", -1), setp);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.bra", -1), bra);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.bra.uni", -1), brauni);
+  /* every thread reaches END once, after reconverging */
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.st.global.u32", -1), 100);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.exit", -1), 100);
+  CU_ASSERT(feat_get(&fv, "ctrl.divergent_branches", 0) > 0);
+  feat_free(&fv);
+  env_free(&E);
+}
+
+/* ----------------------------------------------------------- barrier -- */
+
+static const char *barrier_ptx = HDR
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .shared .align 4 .b8 sh[256];\n"
+    "  .reg .b32 %r<10>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mul.lo.u32 %r2, %r1, 10;\n"
+    "  shl.b32 %r3, %r1, 2;\n"
+    "  mov.u32 %r4, sh;\n"
+    "  add.u32 %r5, %r4, %r3;\n"
+    "  st.shared.u32 [%r5], %r2;\n"
+    "  bar.sync 0;\n"
+    "  add.u32 %r6, %r1, 32;\n"
+    "  and.b32 %r6, %r6, 63;\n"
+    "  shl.b32 %r7, %r6, 2;\n"
+    "  add.u32 %r8, %r4, %r7;\n"
+    "  ld.shared.u32 %r9, [%r8];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r9;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_barrier(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, barrier_ptx), 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64 * 4, &out, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  feat_vec fv;
+  feat_init(&fv);
+  int rc = run1(&E, "k", 2, 64, out, &cfg, &fv);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint32_t h[64];
+  emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+  int ok = 1;
+  for (unsigned t = 0; t < 64; t++) ok &= h[t] == ((t + 32) % 64) * 10;
+  CHECK(ok, "each warp read what the other warp wrote before bar.sync");
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.barriers", -1), 4);  /* 2 CTAs x 2 warps */
+  /* consecutive words: no bank conflicts; 2 shared accesses per warp */
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_accesses", -1), 8);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_bytes", -1), 2 * 2 * 64 * 4);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_bank_replays", -1), 0);
+  feat_free(&fv);
+  env_free(&E);
+}
+
+/* Stride-2 shared stores: lanes l and l+16 hit the same bank. */
+static const char *bank_ptx = HDR
+    ".visible .entry k()\n"
+    "{\n"
+    "  .shared .align 4 .b8 sh[512];\n"
+    "  .reg .b32 %r<6>;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  shl.b32 %r2, %r1, 3;\n"
+    "  mov.u32 %r3, sh;\n"
+    "  add.u32 %r4, %r3, %r2;\n"
+    "  st.shared.u32 [%r4], %r1;\n"
+    "  ld.shared.u32 %r5, [%r3];\n"    /* broadcast: no conflict */
+    "  ret;\n"
+    "}\n";
+
+static void test_bank_conflicts(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, bank_ptx), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.block[0] = 32;
+  feat_vec fv;
+  feat_init(&fv);
+  CU_ASSERT_EQUAL_FATAL(emu_launch(E.em, "k", &cfg, &fv, NULL, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_bank_replays", -1), 1);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_accesses", -1), 2);
+  feat_free(&fv);
+  env_free(&E);
+}
+
+/* ------------------------------------------------------ bad accesses -- */
+
+static const char *oob_ptx = HDR
+    ".visible .entry k(.param .u64 buf)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<5>;\n"
+    "  ld.param.u64 %rd1, [buf];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  ld.global.u32 %r2, [%rd3];\n"
+    "  add.s64 %rd4, %rd3, 2;\n"
+    "  st.global.u32 [%rd4], %r2;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_out_of_bounds(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, oob_ptx), 0);
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 16, &buf, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.grid[1] = 2;
+  feat_vec fv;
+  feat_init(&fv);
+  int rc = run1(&E, "k", 3, 8, buf, &cfg, &fv);
+  CU_ASSERT_EQUAL(rc, -1);
+  char want[256];
+  snprintf(want, sizeof want,
+           "kernel k: CTA (0,0,0) thread (4,0,0): test.ptx:12: ld.global.u32: "
+           "out-of-bounds global read of 4 bytes at 0x%llx (allocation 0x%llx+16)",
+           (unsigned long long)(buf + 16), (unsigned long long)buf);
+  CU_ASSERT_STRING_EQUAL(E.err, want);
+  CU_ASSERT_EQUAL(fv.n, 0); /* a failed launch adds no features */
+  feat_free(&fv);
+  env_free(&E);
+}
+
+static void test_misaligned(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, oob_ptx), 0);
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64, &buf, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  CU_ASSERT_EQUAL(run1(&E, "k", 1, 4, buf, &cfg, NULL), -1);
+  char want[256];
+  snprintf(want, sizeof want,
+           "kernel k: CTA (0,0,0) thread (0,0,0): test.ptx:14: st.global.u32: "
+           "misaligned global write of 4 bytes at 0x%llx",
+           (unsigned long long)(buf + 2));
+  CHECK(strncmp(E.err, want, strlen(want)) == 0,
+                    "the message names kernel, CTA, thread, line, key and address");
+  env_free(&E);
+}
+
+/* ------------------------------------------------------------ budget -- */
+
+static const char *endless_ptx = HDR
+    ".visible .entry k()\n"
+    "{\n"
+    "  .reg .b32 %r<2>;\n"
+    "  mov.u32 %r1, 0;\n"
+    "L:\n"
+    "  add.u32 %r1, %r1, 1;\n"
+    "  bra.uni L;\n"
+    "}\n";
+
+static void test_budget_and_time(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, endless_ptx), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.grid[0] = 4;
+  cfg.block[0] = 64;
+  cfg.insn_budget = 100000;
+  CU_ASSERT_EQUAL(emu_launch(E.em, "k", &cfg, NULL, NULL, E.err, sizeof E.err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "exceeded the instruction budget of 100000"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "kernel k: CTA ("));
+  cfg.insn_budget = 0;
+  cfg.time_limit_s = 0.2;
+  CU_ASSERT_EQUAL(emu_launch(E.em, "k", &cfg, NULL, NULL, E.err, sizeof E.err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "exceeded the time limit of 0.2 s"));
+  env_free(&E);
+}
+
+/* ------------------------------------------------------------- calls -- */
+
+static const char *call_ptx = HDR
+    ".func (.param .b32 rv) addmul(.param .b32 a, .param .b32 b)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n"
+    "  ld.param.u32 %r1, [a];\n"
+    "  ld.param.u32 %r2, [b];\n"
+    "  mad.lo.s32 %r3, %r1, %r2, 7;\n"
+    "  st.param.b32 [rv], %r3;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  {\n"
+    "  .param .b32 param0;\n"
+    "  st.param.b32 [param0], %r1;\n"
+    "  .param .b32 param1;\n"
+    "  st.param.b32 [param1], 3;\n"
+    "  .param .b32 retval0;\n"
+    "  call.uni (retval0), addmul, (param0, param1);\n"
+    "  ld.param.b32 %r2, [retval0];\n"
+    "  }\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r2;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_call_ret(void) {
+  env E;
+  int rc = env_load(&E, call_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 40 * 4, &out, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  feat_vec fv;
+  feat_init(&fv);
+  rc = run1(&E, "k", 1, 40, out, &cfg, &fv);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint32_t h[40];
+  emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+  int ok = 1;
+  for (unsigned t = 0; t < 40; t++) ok &= h[t] == t * 3 + 7;
+  CHECK(ok, "the callee saw both arguments and returned a*b+7");
+  /* callee instructions count under their own keys, once per thread */
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.mad.lo.s32", -1), 40);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.ld.param.u32", -1), 80);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.call.uni", -1), 40);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.ret", -1), 80);
+  feat_free(&fv);
+  env_free(&E);
+}
+
+/* ------------------------------------------------------------ printf -- */
+
+static const char *printf_ptx = HDR
+    ".extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, "
+    ".param .b64 vprintf_param_1);\n"
+    ".global .align 1 .b8 fmt[23] = {99,61,37,100,32,116,61,37,100,32,118,61,37,46,49,"
+    "102,32,115,61,37,115,10,0};\n"
+    ".global .align 1 .b8 word[3] = {104,105,0};\n"
+    ".visible .entry k()\n"
+    "{\n"
+    "  .local .align 8 .b8 __local_depot0[24];\n"
+    "  .reg .b64 %SP;\n"
+    "  .reg .b64 %SPL;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<6>;\n"
+    "  mov.u64 %SPL, __local_depot0;\n"
+    "  cvta.local.u64 %SP, %SPL;\n"
+    "  mov.u32 %r1, %ctaid.x;\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  st.local.u32 [%SPL], %r1;\n"
+    "  st.local.u32 [%SPL+4], %r2;\n"
+    "  mov.b64 %rd1, 0d3FF8000000000000;\n"
+    "  st.local.u64 [%SPL+8], %rd1;\n"
+    "  mov.u64 %rd2, word;\n"
+    "  cvta.global.u64 %rd3, %rd2;\n"
+    "  st.local.u64 [%SPL+16], %rd3;\n"
+    "  mov.u64 %rd4, fmt;\n"
+    "  cvta.global.u64 %rd5, %rd4;\n"
+    "  {\n"
+    "  .param .b64 param0;\n"
+    "  st.param.b64 [param0], %rd5;\n"
+    "  .param .b64 param1;\n"
+    "  st.param.b64 [param1], %SP;\n"
+    "  .param .b32 retval0;\n"
+    "  call.uni (retval0), vprintf, (param0, param1);\n"
+    "  ld.param.b32 %r3, [retval0];\n"
+    "  }\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_printf(void) {
+  env E;
+  int rc = env_load(&E, printf_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  const char *want =
+      "c=0 t=0 v=1.5 s=hi\nc=0 t=1 v=1.5 s=hi\n"
+      "c=1 t=0 v=1.5 s=hi\nc=1 t=1 v=1.5 s=hi\n"
+      "c=2 t=0 v=1.5 s=hi\nc=2 t=1 v=1.5 s=hi\n";
+  for (int threads = 1; threads <= 2; threads++) {
+    FILE *f = tmpfile();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    cfg.grid[0] = 3;
+    cfg.block[0] = 2;
+    cfg.threads = threads;
+    cfg.printf_out = f;
+    rc = emu_launch(E.em, "k", &cfg, NULL, NULL, E.err, sizeof E.err);
+    if (rc) fprintf(stderr, "\n%s\n", E.err);
+    CU_ASSERT_EQUAL(rc, 0);
+    char buf[512] = {0};
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(buf, want); /* CTA order, lane order */
+  }
+  env_free(&E);
+}
+
+/* ------------------------------------------------- warp collectives -- */
+
+static const char *warp_ptx = HDR
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<16>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  shfl.sync.bfly.b32 %r2, %r1, 16, 31, -1;\n"
+    "  add.u32 %r3, %r1, %r2;\n"
+    "  shfl.sync.bfly.b32 %r2, %r3, 8, 31, -1;\n"
+    "  add.u32 %r3, %r3, %r2;\n"
+    "  shfl.sync.bfly.b32 %r2, %r3, 4, 31, -1;\n"
+    "  add.u32 %r3, %r3, %r2;\n"
+    "  shfl.sync.bfly.b32 %r2, %r3, 2, 31, -1;\n"
+    "  add.u32 %r3, %r3, %r2;\n"
+    "  shfl.sync.bfly.b32 %r2, %r3, 1, 31, -1;\n"
+    "  add.u32 %r3, %r3, %r2;\n"          /* sum of 0..31 = 496 */
+    "  and.b32 %r4, %r1, 1;\n"
+    "  setp.ne.u32 %p1, %r4, 0;\n"
+    "  vote.sync.ballot.b32 %r5, %p1, -1;\n" /* 0xaaaaaaaa */
+    "  shfl.sync.down.b32 %r6|%p2, %r1, 1, 31, -1;\n"
+    "  selp.u32 %r7, 1, 0, %p2;\n"
+    "  redux.sync.max.u32 %r8, %r1, -1;\n"
+    "  @%p1 bra SKIP;\n"
+    "  activemask.b32 %r9;\n"             /* even lanes only: 0x55555555 */
+    "SKIP:\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mul.wide.u32 %rd2, %r1, 32;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.v4.u32 [%rd3], {%r3, %r5, %r6, %r7};\n"
+    "  st.global.v2.u32 [%rd3+16], {%r8, %r9};\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_warp_collectives(void) {
+  env E;
+  int rc = env_load(&E, warp_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 32 * 32, &out, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  rc = run1(&E, "k", 1, 32, out, &cfg, NULL);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint32_t h[32 * 8];
+  emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+  int sum = 1, ballot = 1, down = 1, pred = 1, mx = 1, am = 1;
+  for (unsigned l = 0; l < 32; l++) {
+    const uint32_t *o = h + l * 8;
+    sum &= o[0] == 496;
+    ballot &= o[1] == 0xaaaaaaaau;
+    down &= o[2] == (l < 31 ? l + 1 : l);
+    pred &= o[3] == (l < 31);
+    mx &= o[4] == 31;
+    if (!(l & 1)) am &= o[5] == 0x55555555u;
+  }
+  CHECK(sum, "a butterfly reduction gives every lane the warp sum");
+  CHECK(ballot, "ballot of odd lanes is 0xaaaaaaaa");
+  CHECK(down, "shfl.down reads lane+1, the last lane keeps its own value");
+  CHECK(pred, "shfl.down's predicate is false only past the clamp");
+  CHECK(mx, "redux.max over the warp is 31");
+  CHECK(am, "activemask inside the even-lane branch is 0x55555555");
+  env_free(&E);
+}
+
+/* ---------------------------------------- thread count, sampling -- */
+
+static const char *atomics_ptx = HDR
+    ".visible .entry k(.param .u64 buf)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .f32 %f<3>;\n"
+    "  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [buf];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, %ctaid.x;\n"
+    "  and.b32 %r3, %r1, 7;\n"
+    "  mul.wide.u32 %rd2, %r3, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  atom.global.add.u32 %r4, [%rd3], 1;\n"
+    "  red.global.max.u32 [%rd1+32], %r2;\n"
+    "  cvt.rn.f32.u32 %f1, %r3;\n"
+    "  atom.global.add.f32 %f2, [%rd1+36], %f1;\n"
+    "  setp.lt.u32 %p1, %r1, 5;\n"
+    "  @%p1 red.global.add.u64 [%rd1+40], 3;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_threads_and_sampling(void) {
+  env E;
+  int rc = env_load(&E, atomics_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 48, &buf, E.err, sizeof E.err), 0);
+  feat_vec fv[2];
+  unsigned char mem[2][48];
+  for (int t = 0; t < 2; t++) {
+    emu_memset(E.d, buf, 0, 48, E.err, sizeof E.err);
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    cfg.threads = t + 1;
+    feat_init(&fv[t]);
+    rc = run1(&E, "k", 40, 96, buf, &cfg, &fv[t]);
+    if (rc) fprintf(stderr, "\n%s\n", E.err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    emu_memcpy_dtoh(E.d, mem[t], buf, 48, E.err, sizeof E.err);
+  }
+  CHECK(memcmp(mem[0], mem[1], 48) == 0,
+                    "1 and 2 threads leave the same memory");
+  int same = fv[0].n == fv[1].n;
+  for (size_t i = 0; same && i < fv[0].n; i++)
+    same = feat_get(&fv[1], fv[0].names[i], -1) == fv[0].vals[i];
+  CHECK(same, "1 and 2 threads give identical features");
+  uint32_t cnt[8];
+  memcpy(cnt, mem[0], 32);
+  CU_ASSERT_EQUAL(cnt[0], 40 * 12);         /* 96 threads / 8 bins x 40 CTAs */
+  uint32_t mx;
+  memcpy(&mx, mem[0] + 32, 4);
+  CU_ASSERT_EQUAL(mx, 39);
+  float fs;
+  memcpy(&fs, mem[0] + 36, 4);
+  CU_ASSERT_EQUAL(fs, 40 * 12 * 28.0f);     /* 12 x (0+..+7) per CTA, exact */
+  uint64_t s64;
+  memcpy(&s64, mem[0] + 40, 8);
+  CU_ASSERT_EQUAL(s64, 40 * 5 * 3);         /* guarded red: 5 lanes per CTA */
+  CU_ASSERT_EQUAL(feat_get(&fv[0], "op.red.global.add.u64", -1), 40 * 96);
+  CU_ASSERT_EQUAL(feat_get(&fv[0], "mem.global_atomic_bytes", -1),
+                  40 * (96 * 4 + 96 * 4 + 96 * 4 + 5 * 8));
+  /* sampled: 7 of 40 CTAs, counts scaled by 40/7 */
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.sample_ctas = 7;
+  feat_vec sv;
+  feat_init(&sv);
+  emu_stats st;
+  unsigned char params[8];
+  memcpy(params, &buf, 8);
+  cfg.grid[0] = 40;
+  cfg.block[0] = 96;
+  cfg.params = params;
+  cfg.params_size = 8;
+  rc = emu_launch(E.em, "k", &cfg, &sv, &st, E.err, sizeof E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL(st.sampled, 1);
+  CU_ASSERT_EQUAL(st.ctas_run, 7);
+  CU_ASSERT_EQUAL(st.ctas_total, 40);
+  int close = 1;
+  for (size_t i = 0; i < fv[0].n; i++) {
+    if (strcmp(fv[0].names[i], "mem.footprint_bytes") == 0) continue;
+    double full = fv[0].vals[i], smp = feat_get(&sv, fv[0].names[i], -1);
+    if (full == 0 ? smp != 0 : fabs(smp - full) / full > 0.01) {
+      close = 0;
+      fprintf(stderr, "\n%s: full %g sampled %g\n", fv[0].names[i], full, smp);
+    }
+  }
+  CHECK(close, "sampled counts are within 1% of the full counts");
+  feat_free(&sv);
+  feat_free(&fv[0]);
+  feat_free(&fv[1]);
+  env_free(&E);
+}
+
+/* ------------------------------------------------------- unsupported -- */
+
+static const char *unsupported_ptx = HDR
+    ".visible .entry k()\n"
+    "{\n"
+    "  .reg .b32 %r<2>;\n"
+    "  mov.u32 %r1, 1;\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  wgmma.commit_group.sync.aligned;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_unsupported(void) {
+  env E;
+  CU_ASSERT_EQUAL(env_load(&E, unsupported_ptx), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "test.ptx:8: unsupported instruction "
+                                       "'wgmma.fence.sync.aligned'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "and 1 more"));
+  CU_ASSERT_PTR_NULL(E.em);
+  env_free(&E);
+}
+
+/* Parameter layout: natural alignment, total rounded up. */
+static void test_param_layout(void) {
+  static const char *ptx = HDR
+      ".visible .entry k(.param .u8 a, .param .u64 b, .param .u32 c, "
+      ".param .align 16 .b8 s[20])\n{\n  ret;\n}\n";
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, ptx), 0);
+  size_t off[4], total;
+  CU_ASSERT_EQUAL(emu_param_layout(ptx_find_func(E.m, "k"), off, &total), 0);
+  CU_ASSERT_EQUAL(off[0], 0);
+  CU_ASSERT_EQUAL(off[1], 8);
+  CU_ASSERT_EQUAL(off[2], 16);
+  CU_ASSERT_EQUAL(off[3], 32);
+  CU_ASSERT_EQUAL(total, 64);
+  env_free(&E);
+}
+
+/* Recursion with a lane-dependent depth: fact(n) for n = tid%8 + 1. */
+static const char *fact_ptx = HDR
+    ".func (.param .b32 rv) fact(.param .b32 n)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<5>;\n"
+    "  ld.param.u32 %r1, [n];\n"
+    "  setp.le.u32 %p1, %r1, 1;\n"
+    "  @%p1 bra BASE;\n"
+    "  sub.u32 %r2, %r1, 1;\n"
+    "  {\n"
+    "  .param .b32 param0;\n"
+    "  st.param.b32 [param0], %r2;\n"
+    "  .param .b32 retval0;\n"
+    "  call.uni (retval0), fact, (param0);\n"
+    "  ld.param.b32 %r3, [retval0];\n"
+    "  }\n"
+    "  mul.lo.u32 %r4, %r3, %r1;\n"
+    "  st.param.b32 [rv], %r4;\n"
+    "  ret;\n"
+    "BASE:\n"
+    "  st.param.b32 [rv], 1;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry k(.param .u64 out, .param .u32 add)\n"
+    "{\n"
+    "  .reg .b32 %r<5>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  and.b32 %r2, %r1, 7;\n"
+    "  ld.param.u32 %r4, [add];\n"
+    "  add.u32 %r2, %r2, %r4;\n"
+    "  {\n"
+    "  .param .b32 param0;\n"
+    "  st.param.b32 [param0], %r2;\n"
+    "  .param .b32 retval0;\n"
+    "  call.uni (retval0), fact, (param0);\n"
+    "  ld.param.b32 %r3, [retval0];\n"
+    "  }\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r3;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_recursion(void) {
+  env E;
+  int rc = env_load(&E, fact_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 48 * 4, &out, E.err, sizeof E.err), 0);
+  unsigned char params[16] = {0};
+  memcpy(params, &out, 8);
+  uint32_t add = 1;
+  memcpy(params + 8, &add, 4);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.block[0] = 48;
+  cfg.params = params;
+  cfg.params_size = 12;
+  feat_vec fv;
+  feat_init(&fv);
+  rc = emu_launch(E.em, "k", &cfg, &fv, NULL, E.err, sizeof E.err);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint32_t h[48];
+  emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+  static const uint32_t f[9] = {1, 1, 2, 6, 24, 120, 720, 5040, 40320};
+  int ok = 1;
+  double calls = 0;
+  for (unsigned t = 0; t < 48; t++) {
+    ok &= h[t] == f[t % 8 + 1];
+    calls += t % 8 + 1; /* fact(n) is entered n times */
+  }
+  CHECK(ok, "every lane returned (tid%8+1)! through its own recursion depth");
+  /* call.uni: one per kernel thread plus one per recursive step */
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.call.uni", -1), calls);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.ld.param.u32", -1), calls + 48);
+  /* a depth beyond the stack is an error, not a crash */
+  add = 100000;
+  memcpy(params + 8, &add, 4);
+  cfg.block[0] = 1;
+  rc = emu_launch(E.em, "k", &cfg, NULL, NULL, E.err, sizeof E.err);
+  CU_ASSERT_EQUAL(rc, -1);
+  CHECK(strstr(E.err, "call depth exceeds") || strstr(E.err, "stack overflow"),
+        "runaway recursion stops with a call depth / stack message");
+  feat_free(&fv);
+  env_free(&E);
+}
+
+/* A barrier that only warp 0 reaches releases once the CTA's other warps
+   have exited; bar.red.popc hands every waiting lane the count. */
+static const char *partial_bar_ptx = HDR
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<3>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  setp.ge.u32 %p1, %r1, 32;\n"
+    "  @%p1 exit;\n"
+    "  bar.red.popc.u32 %r2, 0, %p1;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r2;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_barrier_after_exit(void) {
+  env E;
+  int rc = env_load(&E, partial_bar_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 32 * 4, &out, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  rc = run1(&E, "k", 1, 128, out, &cfg, NULL);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint32_t h[32];
+  emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+  int ok = 1;
+  for (unsigned t = 0; t < 32; t++) ok &= h[t] == 0;
+  CHECK(ok, "warp 0 passed the barrier once warps 1-3 exited; popc of false is 0");
+  env_free(&E);
+}
+
+/* ------------------------------------------------------ jump tables -- */
+
+/* brx.idx: k switches on tid%4 through a table whose entries 0 and 2 share
+   a case (warp 1 takes index 1 everywhere); kg is a guarded brx whose
+   guard-false lanes fall through with out-of-range indices; ko indexes past
+   its table. */
+static const char *brx_ptx = HDR
+    ".visible .entry k(.param .u64 out)\n"           /* line 4 */
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  and.b32 %r2, %r1, 3;\n"
+    "  setp.ge.u32 %p1, %r1, 32;\n"
+    "  selp.b32 %r2, 1, %r2, %p1;\n"
+    "  $L_tab: .branchtargets $L_a, $L_b, $L_a, $L_c;\n"
+    "  brx.idx %r2, $L_tab;\n"
+    "$L_c:\n"
+    "  mov.u32 %r3, 30;\n"
+    "  bra.uni $L_join;\n"
+    "$L_a:\n"
+    "  mov.u32 %r3, 10;\n"
+    "  bra.uni $L_join;\n"
+    "$L_b:\n"
+    "  mov.u32 %r3, 20;\n"
+    "$L_join:\n"
+    "  add.u32 %r3, %r3, %r2;\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r3;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry kg(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  setp.lt.u32 %p1, %r1, 2;\n"
+    "  @%p1 brx.idx %r1, $L_t;\n"
+    "  mov.u32 %r3, 5;\n"
+    "  bra.uni $L_j;\n"
+    "  $L_t: .branchtargets $L_a, $L_b;\n"
+    "$L_a:\n"
+    "  mov.u32 %r3, 6;\n"
+    "  bra.uni $L_j;\n"
+    "$L_b:\n"
+    "  mov.u32 %r3, 7;\n"
+    "$L_j:\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r3;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry ko(.param .u64 out)\n"
+    "{\n"
+    "  .reg .b32 %r<2>;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  $L_t: .branchtargets $L_a, $L_a, $L_a, $L_a;\n"
+    "  brx.idx %r1, $L_t;\n"                          /* line 61 */
+    "$L_a:\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_brx(void) {
+  env E;
+  int rc = env_load(&E, brx_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64 * 4, &out, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  feat_vec fv;
+  feat_init(&fv);
+  rc = run1(&E, "k", 1, 64, out, &cfg, &fv);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  uint32_t h[64];
+  emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+  static const uint32_t per_index[4] = {10, 20, 10, 30};
+  int ok = 1;
+  for (uint32_t t = 0; t < 64; t++)
+    ok &= h[t] == (t < 32 ? per_index[t % 4] + t % 4 : 20u + 1);
+  CHECK(ok, "each lane ran the case its index selects (entries 0 and 2 share $L_a)");
+  /* thread-level counts: the switch block x64, case c x8 (t%4 == 3 in warp
+     0), case a x16 (t%4 in {0,2}), case b x8 + x32 (warp 1), join x64 */
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.brx.idx", -1), 64);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.mov.u32", -1), 64 + 8 + 16 + 40);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.bra.uni", -1), 8 + 16);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.add.u32", -1), 64);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.st.global.u32", -1), 64);
+  /* one brx per warp; warp 0 splits three ways, warp 1 jumps as one */
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.branches", -1), 2);
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.divergent_branches", -1), 1);
+  /* both warps run the join once, reconverged: warp 0 issues 7 + 2 + 2 + 1
+     + 5, warp 1 7 + 1 + 5 */
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.warp_insns", -1), 17 + 13);
+  feat_free(&fv);
+
+  /* guarded: lanes 0 and 1 take the table, the rest (indices 2..31, out of
+     range but guarded off) fall through */
+  feat_init(&fv);
+  rc = run1(&E, "kg", 1, 32, out, &cfg, &fv);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  emu_memcpy_dtoh(E.d, h, out, 32 * 4, E.err, sizeof E.err);
+  ok = h[0] == 6 && h[1] == 7;
+  for (uint32_t t = 2; t < 32; t++) ok &= h[t] == 5;
+  CHECK(ok, "guard-true lanes follow the table, guard-false lanes fall through");
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.branches", -1), 1);
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.divergent_branches", -1), 1);
+  CU_ASSERT_EQUAL(feat_get(&fv, "op.mov.u32", -1), 32 + 30 + 1 + 1);
+  /* 5 + (2 + 2 + 1) paths + 4 join, the join once */
+  CU_ASSERT_EQUAL(feat_get(&fv, "ctrl.warp_insns", -1), 5 + 5 + 4);
+  feat_free(&fv);
+
+  /* out of range: thread 4 is the first lane past the 4-entry table */
+  feat_init(&fv);
+  rc = run1(&E, "ko", 1, 32, out, &cfg, &fv);
+  CU_ASSERT_EQUAL(rc, -1);
+  CU_ASSERT_STRING_EQUAL(E.err, "kernel ko: CTA (0,0,0) thread (4,0,0): test.ptx:61: brx.idx: "
+                                "brx.idx index 4 out of range (table of 4 targets)");
+  CU_ASSERT_EQUAL(fv.n, 0); /* a failed launch adds no features */
+  feat_free(&fv);
+  env_free(&E);
+}
+
+TEST_SUITES(register_emu) {
+  CU_pSuite s = tests_suite("emu");
+  TEST_ADD(s, test_divergent_ifelse);
+  TEST_ADD(s, test_brx);
+  TEST_ADD(s, test_nested_loops);
+  TEST_ADD(s, test_barrier);
+  TEST_ADD(s, test_bank_conflicts);
+  TEST_ADD(s, test_out_of_bounds);
+  TEST_ADD(s, test_misaligned);
+  TEST_ADD(s, test_budget_and_time);
+  TEST_ADD(s, test_call_ret);
+  TEST_ADD(s, test_recursion);
+  TEST_ADD(s, test_barrier_after_exit);
+  TEST_ADD(s, test_printf);
+  TEST_ADD(s, test_warp_collectives);
+  TEST_ADD(s, test_threads_and_sampling);
+  TEST_ADD(s, test_unsupported);
+  TEST_ADD(s, test_param_layout);
+}
