@@ -72,6 +72,10 @@ long cli_select_kernels(const struct ptx_module *m, const char *want,
 int cmd_emulate(int argc, char **argv);
 extern const char cmd_emulate_usage[];
 
+/* kcast profile (cmd_profile.c). */
+int cmd_profile(int argc, char **argv);
+extern const char cmd_profile_usage[];
+
 /* Print "kcast: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print the command's usage on stderr after an error; returns KCAST_EXIT_USAGE. */

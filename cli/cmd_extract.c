@@ -8,11 +8,8 @@
  * kernels with 0 where a kernel lacks one, one row per kernel) or JSON as
  * DESIGN.md fixes it: {"kernels": [{"name": MANGLED, "features": {...}}]}.
  *
- * --kernel K matches a mangled name exactly, else the source name: the
- * Itanium base identifier (_Z5saxpyifPKfPf -> saxpy, last component of a
- * nested _ZN...E name), else the length-prefixed identifier "5saxpy"
- * anywhere inside a mangled name.  More than one match is an error that
- * lists the candidates.
+ * --kernel K follows the rule of cli_select_kernels() (cli_kernel.c):
+ * mangled name, else source name; an ambiguous name lists the candidates.
  */
 #include "cli/cli.h"
 
@@ -46,96 +43,6 @@ typedef struct kfeat {
   const ptx_func *k;
   feat_vec v;
 } kfeat;
-
-/* Source base name of an Itanium-mangled name into buf; 0 when not mangled. */
-static int base_name(const char *mangled, char *buf, size_t cap) {
-  const char *p = mangled;
-  if (strncmp(p, "_Z", 2)) return 0;
-  p += 2;
-  int nested = 0;
-  if (*p == 'N') {
-    nested = 1;
-    p++;
-    while (*p == 'K' || *p == 'V' || *p == 'r') p++; /* cv-qualifiers */
-  }
-  const char *last = NULL;
-  size_t lastlen = 0;
-  while (isdigit((unsigned char)*p)) {
-    char *e;
-    unsigned long n = strtoul(p, &e, 10);
-    if (n == 0 || strlen(e) < n) return 0;
-    last = e;
-    lastlen = n;
-    p = e + n;
-    if (!nested) break;
-    if (*p == 'I') break; /* template arguments: the name came before */
-  }
-  if (!last || lastlen + 1 > cap) return 0;
-  memcpy(buf, last, lastlen);
-  buf[lastlen] = 0;
-  return 1;
-}
-
-/* Does kernel name `mangled` match the user's K (source-name rules)? */
-static int name_matches(const char *mangled, const char *want) {
-  char base[512];
-  if (base_name(mangled, base, sizeof base) && !strcmp(base, want)) return 2;
-  char lp[600];
-  snprintf(lp, sizeof lp, "%zu%s", strlen(want), want);
-  if (!strncmp(mangled, "_Z", 2) && strstr(mangled, lp)) return 1;
-  return 0;
-}
-
-/*
- * Select the kernels to report: all .entry functions with a body, or the one
- * K names.  Returns the number selected (into sel), or -1 after printing an
- * error (unknown or ambiguous kernel).
- */
-static long select_kernels(const ptx_module *m, const char *want,
-                           const ptx_func **sel, const char *path) {
-  long n = 0;
-  if (!want) {
-    for (uint32_t i = 0; i < m->nfuncs; i++)
-      if (m->funcs[i].is_entry && m->funcs[i].has_body) sel[n++] = &m->funcs[i];
-    return n;
-  }
-  for (uint32_t i = 0; i < m->nfuncs; i++) {
-    const ptx_func *f = &m->funcs[i];
-    if (f->is_entry && f->has_body && !strcmp(f->name, want)) {
-      sel[0] = f;
-      return 1;
-    }
-  }
-  /* Exact base-name matches take precedence over substring matches. */
-  for (int level = 2; level >= 1; level--) {
-    n = 0;
-    for (uint32_t i = 0; i < m->nfuncs; i++) {
-      const ptx_func *f = &m->funcs[i];
-      if (f->is_entry && f->has_body && name_matches(f->name, want) >= level)
-        sel[n++] = f;
-    }
-    if (n == 1) return 1;
-    if (n > 1) {
-      size_t cap = 64;
-      for (long i = 0; i < n; i++) cap += strlen(sel[i]->name) + 2;
-      char *list = malloc(cap);
-      if (list) {
-        list[0] = 0;
-        for (long i = 0; i < n; i++) {
-          if (i) strcat(list, ", ");
-          strcat(list, sel[i]->name);
-        }
-      }
-      cli_error("%s: kernel name '%s' is ambiguous: %s", path, want,
-                list ? list : "(several)");
-      free(list);
-      return -1;
-    }
-  }
-  cli_error("%s: no kernel named '%s' (try 'kcast extract %s --list')", path,
-            want, path);
-  return -1;
-}
 
 static void print_number(FILE *f, double x) {
   if (x == (double)(long long)x && x < 1e15 && x > -1e15) fprintf(f, "%lld", (long long)x);
@@ -330,7 +237,7 @@ int cmd_extract(int argc, char **argv) {
   }
   sel = calloc(m->nfuncs ? m->nfuncs : 1, sizeof *sel);
   if (!sel) { cli_error("out of memory"); goto out; }
-  n = select_kernels(m, kernel, sel, path);
+  n = cli_select_kernels(m, kernel, sel, path);
   if (n < 0) goto out;
   if (n == 0) {
     cli_error("%s: no kernels (.entry) in this file", path);

@@ -1,0 +1,429 @@
+/*
+ * test_cli_emulate.c -- `kcast emulate` end to end: buffers filled from
+ * --arg specs, the bytes --dump writes, the JSON/CSV/table contracts, kernel
+ * selection by source name, sampling, and the exit codes and messages of
+ * bad --arg text, a wrong argument count, an out-of-bounds launch and an
+ * exhausted budget.
+ *
+ * Input is the corpus saxpy (nvcc, else clang) when the test build made it,
+ * else the committed tests/ptx/saxpy_nvcc.ptx: both hold _Z5saxpyifPKfPf
+ * with parameters (.u32 n, .f32 a, .u64 x, .u64 y).
+ */
+#include "tests.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#define ASSERT_MSG(msg, value) \
+  CU_assertImplementation(!!(value), __LINE__, (msg), __FILE__, "", CU_FALSE)
+
+#define SAXPY "_Z5saxpyifPKfPf"
+
+static char saxpy_path[4200];
+
+static const char *saxpy_file(void) {
+  const char *cands[] = {"saxpy.nvcc.ptx", "saxpy.clang.ptx"};
+  struct stat sb;
+  for (int i = 0; i < 2; i++) {
+    snprintf(saxpy_path, sizeof saxpy_path, "%s/corpus/%s", tests_build(), cands[i]);
+    if (!stat(saxpy_path, &sb)) return saxpy_path;
+  }
+  snprintf(saxpy_path, sizeof saxpy_path, "tests/ptx/saxpy_nvcc.ptx");
+  return saxpy_path;
+}
+
+static int emulate(const char *args, char **out, char **err) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "'%s' emulate %s", tests_kcast(), args);
+  return tests_run(cmd, out, err);
+}
+
+/* y = 2*x + y over seqf buffers: y[i] = 3i exactly; the dump holds it. */
+static void test_dump_and_json(void) {
+  char dir[4096], dump[4300], args[12000];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "emulate"));
+  snprintf(dump, sizeof dump, "%s/y.bin", dir);
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 5 --block 256 --arg 1000 --arg 2.0 "
+           "--arg buf:4000:seqf --arg buf:4000:seqf --dump 3='%s' --format json",
+           saxpy_file(), dump);
+  char *out = NULL, *err = NULL;
+  int rc = emulate(args, &out, &err);
+  CU_ASSERT_EQUAL(rc, 0);
+  if (rc) printf("\n    stderr: %s ", err ? err : "");
+  size_t len = 0;
+  char *bytes = tests_read_file(dump, &len);
+  ASSERT_MSG("--dump wrote the 4000-byte buffer of parameter 3", bytes && len == 4000);
+  if (bytes && len == 4000) {
+    int bad = 0;
+    for (int i = 0; i < 1000; i++) {
+      float v;
+      memcpy(&v, bytes + 4 * i, 4);
+      if (v != 3.0f * (float)i) bad++;
+    }
+    ASSERT_MSG("the dumped y is 2*x + y = 3i for every element", bad == 0);
+  }
+  free(bytes);
+
+  cJSON *root = out ? cJSON_Parse(out) : NULL;
+  ASSERT_MSG("stdout is one JSON object", cJSON_IsObject(root));
+  cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kernel");
+  ASSERT_MSG("\"kernel\" is the mangled name", cJSON_IsString(k) && !strcmp(k->valuestring, SAXPY));
+  cJSON *fs = cJSON_GetObjectItemCaseSensitive(root, "features");
+  ASSERT_MSG("\"features\" is an object", cJSON_IsObject(fs));
+  int all_numbers = cJSON_GetArraySize(fs) > 0, families = 1;
+  cJSON *it;
+  cJSON_ArrayForEach(it, fs) {
+    if (!cJSON_IsNumber(it)) all_numbers = 0;
+    const char *nm = it->string;
+    if (strncmp(nm, "launch.", 7) && strncmp(nm, "op.", 3) && strncmp(nm, "class.", 6) &&
+        strncmp(nm, "mem.", 4) && strncmp(nm, "ctrl.", 5))
+      families = 0;
+  }
+  ASSERT_MSG("every feature is a number", all_numbers);
+  ASSERT_MSG("every feature is launch.*, op.*, class.*, mem.* or ctrl.*", families);
+  cJSON *thr = cJSON_GetObjectItemCaseSensitive(fs, "launch.threads");
+  ASSERT_MSG("launch.threads is grid*block = 1280", cJSON_IsNumber(thr) && thr->valuedouble == 1280);
+  cJSON *ldg = cJSON_GetObjectItemCaseSensitive(fs, "class.ld_global");
+  ASSERT_MSG("class.ld_global is 2n = 2000", cJSON_IsNumber(ldg) && ldg->valuedouble == 2000);
+  cJSON *gb = cJSON_GetObjectItemCaseSensitive(fs, "mem.global_bytes");
+  ASSERT_MSG("mem.global_bytes is 12n", cJSON_IsNumber(gb) && gb->valuedouble == 12000);
+  cJSON *em = cJSON_GetObjectItemCaseSensitive(root, "emulation");
+  ASSERT_MSG("\"emulation\" is an object", cJSON_IsObject(em));
+  const char *nums[] = {"ctas_total", "ctas_run", "thread_insns", "warp_insns", "seconds"};
+  for (int i = 0; i < 5; i++) {
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(em, nums[i]);
+    CU_ASSERT_TRUE(cJSON_IsNumber(v)); /* each documented statistic is a number */
+  }
+  cJSON *ct = cJSON_GetObjectItemCaseSensitive(em, "ctas_total");
+  cJSON *cr = cJSON_GetObjectItemCaseSensitive(em, "ctas_run");
+  ASSERT_MSG("all 5 CTAs ran", cJSON_IsNumber(ct) && ct->valuedouble == 5 && cJSON_IsNumber(cr) &&
+                                   cr->valuedouble == 5);
+  cJSON *ti = cJSON_GetObjectItemCaseSensitive(em, "thread_insns");
+  ASSERT_MSG("thread_insns is positive", cJSON_IsNumber(ti) && ti->valuedouble > 0);
+  ASSERT_MSG("sampled is false for a full launch",
+             cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(em, "sampled")));
+  cJSON_Delete(root);
+  free(out);
+  free(err);
+  remove(dump);
+  rmdir(dir);
+}
+
+static size_t count_char(const char *s, char c) {
+  size_t n = 0;
+  for (; *s; s++) n += *s == c;
+  return n;
+}
+
+static void test_table_and_csv(void) {
+  char args[8192];
+  char *out = NULL, *err = NULL;
+  snprintf(args, sizeof args,
+           "'%s' --kernel " SAXPY " --grid 2 --block 128 --arg 200 --arg 1 --arg buf:1k:randf "
+           "--arg buf:1k",
+           saxpy_file());
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 0);
+  ASSERT_MSG("the table names the kernel", out && strstr(out, "kernel " SAXPY));
+  ASSERT_MSG("the table lists op.* counts", out && strstr(out, "op.fma.rn.f32"));
+  ASSERT_MSG("the table ends with the emulation statistics", out && strstr(out, "emulation") &&
+                                                                  strstr(out, "thread_insns"));
+  free(out);
+  free(err);
+
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 2 --block 128 --arg 200 --arg 1 --arg buf:1k:rand:5 "
+           "--arg buf:1k --format csv",
+           saxpy_file());
+  out = err = NULL;
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 0);
+  ASSERT_MSG("csv has a header row and one data row", out && count_char(out, '\n') == 2);
+  if (out && count_char(out, '\n') == 2) {
+    char *nl = strchr(out, '\n');
+    *nl = 0;
+    char *row = nl + 1;
+    row[strlen(row) - 1] = 0;
+    ASSERT_MSG("the header starts with the kernel column", !strncmp(out, "kernel,", 7));
+    ASSERT_MSG("the header has the emulation columns", strstr(out, "emulation.sampled") != NULL);
+    ASSERT_MSG("the header has the features", strstr(out, "launch.threads") != NULL);
+    ASSERT_MSG("the row starts with the mangled name", !strncmp(row, SAXPY ",", strlen(SAXPY) + 1));
+    ASSERT_MSG("the row has a field per column", count_char(out, ',') == count_char(row, ','));
+  }
+  free(out);
+  free(err);
+}
+
+/* Fills: seq words, randf floats in [0,1), file= contents. */
+static void test_fills(void) {
+  char dir[4096], dx[4300], dy[4300], src[4300], args[16000];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "emulate"));
+  snprintf(dx, sizeof dx, "%s/x.bin", dir);
+  snprintf(dy, sizeof dy, "%s/y.bin", dir);
+  snprintf(src, sizeof src, "%s/src.bin", dir);
+  float xs[100];
+  for (int i = 0; i < 100; i++) xs[i] = (float)i * 0.25f;
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(src, xs, sizeof xs), 0);
+  /* n = 0: nothing changes, so the dumps show the fills themselves. */
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 1 --block 32 --arg 0 --arg 1 --arg buf:1000:randf:7 "
+           "--arg buf:1002:seq --dump 2='%s' --dump 3='%s' --format json",
+           saxpy_file(), dx, dy);
+  char *out = NULL, *err = NULL;
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 0);
+  free(out);
+  free(err);
+  size_t lx = 0, ly = 0;
+  char *bx = tests_read_file(dx, &lx), *by = tests_read_file(dy, &ly);
+  ASSERT_MSG("randf buffer dumped with its 1000 bytes", bx && lx == 1000);
+  ASSERT_MSG("seq buffer dumped with its 1002 bytes", by && ly == 1002);
+  if (bx && lx == 1000) {
+    int in01 = 1, distinct = 0;
+    float prev = -1;
+    for (int i = 0; i < 250; i++) {
+      float v;
+      memcpy(&v, bx + 4 * i, 4);
+      if (!(v >= 0.0f && v < 1.0f)) in01 = 0;
+      if (v != prev) distinct++;
+      prev = v;
+    }
+    ASSERT_MSG("randf gives floats in [0,1)", in01);
+    ASSERT_MSG("randf values vary", distinct > 200);
+  }
+  if (by && ly == 1002) {
+    int ok = 1;
+    for (uint32_t i = 0; i < 250; i++) {
+      uint32_t w;
+      memcpy(&w, by + 4 * i, 4);
+      if (w != i) ok = 0;
+    }
+    ASSERT_MSG("seq gives 32-bit words 0, 1, 2, ...", ok);
+    ASSERT_MSG("seq's partial last word holds the low bytes of 250",
+               (unsigned char)by[1000] == 250 && by[1001] == 0);
+  }
+  free(bx);
+  free(by);
+
+  /* file= fills the front of the buffer; y = 1*x + 0. */
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 1 --block 128 --arg 100 --arg 1 --arg buf:400:file='%s' "
+           "--arg buf:400 --dump 3='%s'",
+           saxpy_file(), src, dy);
+  out = err = NULL;
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 0);
+  free(out);
+  free(err);
+  by = tests_read_file(dy, &ly);
+  ASSERT_MSG("file= buffer went through saxpy unchanged", by && ly == 400 && !memcmp(by, xs, 400));
+  free(by);
+
+  /* A file larger than its buffer is a user error naming the file. */
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 1 --block 32 --arg 1 --arg 1 --arg buf:100:file='%s' "
+           "--arg buf:400",
+           saxpy_file(), src);
+  out = err = NULL;
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 1);
+  ASSERT_MSG("the message names the oversized file", err && strstr(err, "src.bin") &&
+                                                         strstr(err, "larger"));
+  free(out);
+  free(err);
+  remove(dx);
+  remove(dy);
+  remove(src);
+  rmdir(dir);
+}
+
+static void test_bad_args(void) {
+  char args[8192];
+  char *out = NULL, *err = NULL;
+  const char *f = saxpy_file();
+
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 1 --block 32 --arg 12abc --arg 1 --arg buf:64 --arg buf:64", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("junk integer: the message names --arg 0 and its text",
+             err && strstr(err, "--arg 0") && strstr(err, "12abc"));
+  free(out); free(err); out = err = NULL;
+
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 1 --block 32 --arg 1 --arg 1.5.3 --arg buf:64 --arg buf:64", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("junk float: the message names --arg 1 and its text",
+             err && strstr(err, "--arg 1") && strstr(err, "1.5.3"));
+  free(out); free(err); out = err = NULL;
+
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 1 --block 32 --arg 4294967296 --arg 1 --arg buf:64 --arg buf:64", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("2^32 does not fit the .u32 parameter", err && strstr(err, "out of range"));
+  free(out); free(err); out = err = NULL;
+
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 1 --block 32 --arg 1 --arg 1 --arg buf:zz --arg buf:64", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("bad buffer size: the message names --arg 2", err && strstr(err, "--arg 2"));
+  free(out); free(err); out = err = NULL;
+
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 1 --block 32 --arg 1 --arg 1 --arg buf:64:bogus --arg buf:64", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("unknown fill is named", err && strstr(err, "bogus"));
+  free(out); free(err); out = err = NULL;
+
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 1 --block 32 --arg buf:64 --arg 1 --arg buf:64 --arg buf:64", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("a buffer for a 32-bit parameter is refused", err && strstr(err, "64-bit"));
+  free(out); free(err); out = err = NULL;
+
+  /* Wrong count: the message lists the parameters with their types. */
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 1 --block 32 --arg 1 --arg 2 --arg buf:64", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("wrong --arg count: message says 4 parameters, got 3",
+             err && strstr(err, "4 parameters") && strstr(err, "got 3"));
+  ASSERT_MSG("wrong --arg count: message lists the parameter types",
+             err && strstr(err, ".u32") && strstr(err, ".f32") && strstr(err, ".u64") &&
+                 strstr(err, "_param_3"));
+  free(out); free(err); out = err = NULL;
+
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 1 --block 32 --arg 1 --arg 1 --arg buf:64 --arg buf:64 --dump 1=never-written.bin", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("--dump of a scalar parameter is refused", err && strstr(err, "not a buf"));
+  free(out); free(err); out = err = NULL;
+
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --block 32 --arg 1 --arg 1 --arg buf:64 --arg buf:64", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("missing --grid is a usage error", err && strstr(err, "--grid"));
+  free(out); free(err); out = err = NULL;
+
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 1 --block 64,32 --arg 1 --arg 1 --arg buf:64 --arg buf:64", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 2);
+  ASSERT_MSG("a block of more than 1024 threads is refused", err && strstr(err, "1024"));
+  free(out); free(err); out = err = NULL;
+
+  snprintf(args, sizeof args, "'%s' --grid 1 --block 32 --kernel nosuch --arg 1", f);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 1);
+  ASSERT_MSG("an unknown kernel is named", err && strstr(err, "nosuch"));
+  free(out); free(err);
+}
+
+/* A failed launch: exit 1, the kernel named, no dump file left behind. */
+static void test_launch_errors(void) {
+  char dir[4096], dump[4300], args[12000];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "emulate"));
+  snprintf(dump, sizeof dump, "%s/y.bin", dir);
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 8 --block 256 --arg 2000 --arg 1 --arg buf:4000 --arg buf:4000 "
+           "--dump 3='%s' --threads 1",
+           saxpy_file(), dump);
+  char *out = NULL, *err = NULL;
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 1);
+  ASSERT_MSG("out of bounds: one 'kcast: ' line naming the kernel",
+             err && !strncmp(err, "kcast: ", 7) && strstr(err, SAXPY) &&
+                 count_char(err, '\n') == 1);
+  if (err) printf("\n    %s", err);
+  struct stat sb;
+  ASSERT_MSG("no dump file after a failed launch", stat(dump, &sb) != 0);
+  ASSERT_MSG("nothing on stdout after a failed launch", out && out[0] == 0);
+  free(out);
+  free(err);
+
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 8 --block 256 --arg 2000 --arg 1 --arg buf:8000 --arg buf:8000 --budget 100",
+           saxpy_file());
+  out = err = NULL;
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 1);
+  ASSERT_MSG("an exhausted --budget is a user error naming the kernel", err && strstr(err, SAXPY));
+  free(out);
+  free(err);
+  rmdir(dir);
+}
+
+static void test_sample_and_literals(void) {
+  char args[8192];
+  char *out = NULL, *err = NULL;
+  /* 0f40000000 is 2.0 in PTX float-bit notation; -1 fits a .u32 as 2^32-1
+     but here n = 4096 (0x1000). */
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 16 --block 256 --arg 0x1000 --arg 0f40000000 --arg buf:16k:seqf "
+           "--arg buf:16k --sample 4 --threads 2 --format json",
+           saxpy_file());
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 0);
+  cJSON *root = out ? cJSON_Parse(out) : NULL;
+  cJSON *em = cJSON_GetObjectItemCaseSensitive(root, "emulation");
+  ASSERT_MSG("--sample 4: sampled is true", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(em, "sampled")));
+  cJSON *cr = cJSON_GetObjectItemCaseSensitive(em, "ctas_run");
+  ASSERT_MSG("--sample 4: at most 4 of 16 CTAs ran",
+             cJSON_IsNumber(cr) && cr->valuedouble >= 1 && cr->valuedouble <= 4);
+  cJSON *fs = cJSON_GetObjectItemCaseSensitive(root, "features");
+  cJSON *ldg = cJSON_GetObjectItemCaseSensitive(fs, "class.ld_global");
+  ASSERT_MSG("sampled counts are scaled to the whole grid (2n = 8192 loads)",
+             cJSON_IsNumber(ldg) && fabs(ldg->valuedouble - 8192) < 82);
+  cJSON_Delete(root);
+  free(out);
+  free(err);
+}
+
+/* A negative literal for nvcc's `.u32 n` is stored as two's complement:
+   saxpy's signed bounds check then lets no thread through.  A file with one
+   kernel needs no --kernel.  `kcast help emulate` documents the fills. */
+static void test_negative_default_kernel_help(void) {
+  char args[8192];
+  char *out = NULL, *err = NULL;
+  snprintf(args, sizeof args,
+           "tests/ptx/saxpy_nvcc.ptx --grid 2 --block 32 --arg -1 --arg -2.5e0 --arg buf:256 "
+           "--arg buf:256 --format json");
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 0);
+  cJSON *root = out ? cJSON_Parse(out) : NULL;
+  cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kernel");
+  ASSERT_MSG("the only kernel of the file is chosen without --kernel",
+             cJSON_IsString(k) && !strcmp(k->valuestring, SAXPY));
+  cJSON *fs = cJSON_GetObjectItemCaseSensitive(root, "features");
+  cJSON *ldg = cJSON_GetObjectItemCaseSensitive(fs, "class.ld_global");
+  ASSERT_MSG("n = -1 (0xffffffff in a .u32) admits no thread: no global loads",
+             !ldg || (cJSON_IsNumber(ldg) && ldg->valuedouble == 0));
+  cJSON_Delete(root);
+  free(out);
+  free(err);
+
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "'%s' help emulate", tests_kcast());
+  out = err = NULL;
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  ASSERT_MSG("the usage documents buf:, seq, seqf, rand, randf and file=",
+             out && strstr(out, "buf:BYTES") && strstr(out, "seqf") && strstr(out, "randf") &&
+                 strstr(out, "rand[:SEED]") && strstr(out, "file=PATH") && strstr(out, "--dump"));
+  free(out);
+  free(err);
+}
+
+/* .cu input through clang, the extern "C" kernel by its plain name. */
+static void test_cu_input(void) {
+  char args[8192];
+  char *out = NULL, *err = NULL;
+  snprintf(args, sizeof args,
+           "tests/kernels/saxpy.cu --compiler clang --kernel saxpy_c --grid 1 --block 64 "
+           "--arg 64 --arg 0.5 --arg buf:256:seqf --arg buf:256 --format json");
+  int rc = emulate(args, &out, &err);
+  CU_ASSERT_EQUAL(rc, 0);
+  if (rc) printf("\n    stderr: %s ", err ? err : "");
+  cJSON *root = out ? cJSON_Parse(out) : NULL;
+  cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kernel");
+  ASSERT_MSG(".cu input runs kernel saxpy_c", cJSON_IsString(k) && !strcmp(k->valuestring, "saxpy_c"));
+  cJSON_Delete(root);
+  free(out);
+  free(err);
+}
+
+TEST_SUITES(register_cli_emulate) {
+  CU_pSuite s = tests_suite("cli_emulate");
+  TEST_ADD(s, test_dump_and_json);
+  TEST_ADD(s, test_table_and_csv);
+  TEST_ADD(s, test_fills);
+  TEST_ADD(s, test_bad_args);
+  TEST_ADD(s, test_launch_errors);
+  TEST_ADD(s, test_sample_and_literals);
+  TEST_ADD(s, test_negative_default_kernel_help);
+  TEST_ADD(s, test_cu_input);
+}

@@ -1,0 +1,1586 @@
+/*
+ * test_emu_kernels.c -- the emulator against C references, kernel by kernel.
+ *
+ * Every kernel of the .cu files in tests/kernels/, as nvcc and as clang
+ * compiled it into the test corpus ($KCAST_BUILD/corpus/<name>.<compiler>.ptx),
+ * is run through the emulator API (ptx_parse_file, emu_device_new,
+ * emu_module_load, emu_malloc, emu_memcpy_htod, emu_param_layout,
+ * emu_launch, emu_memcpy_dtoh) and its outputs are compared with a
+ * reference this file computes in C:
+ *
+ *   - integers bit for bit;
+ *   - fp32 bit for bit where the reference can mirror the kernel's order of
+ *     operations and its contractions (both compilers contract a*b+c into
+ *     fma.rn.f32, which fmaf() reproduces exactly);
+ *   - fp64 libdevice math (sin, exp) within a stated tolerance, because the
+ *     host libm and libdevice are different (both ~1 ulp) implementations.
+ *
+ * Dynamic counts are checked against analytic values where the kernel fixes
+ * them (saxpy's loads/stores/bytes/sectors, barriers per warp, shared-memory
+ * bytes of the tiled matmul, bank conflicts of the padded transpose, calls
+ * per thread, atomics per element).  Every launch runs with 1 and with 2
+ * OpenMP threads, and the two runs must agree on every output byte and
+ * every feature.  Failure paths: an out-of-bounds access, an endless kernel
+ * against the instruction budget and the time limit.  Sampling: sampled
+ * counts of regular kernels within 1% of the full counts (the differences
+ * are printed so they show in the test log).
+ *
+ * A compiler whose corpus file is missing (not installed where the tests
+ * run) is skipped with a note; each kernel must run for at least one.
+ */
+#include "tests.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "extractor/emu.h"
+#include "extractor/features.h"
+#include "extractor/ptx.h"
+
+/* ------------------------------------------------------------- checks -- */
+
+/* One assertion whose failure report is the formatted sentence it proves. */
+static void check_impl(int ok, unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void check_impl(int ok, unsigned line, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, line, msg, __FILE__, "", CU_FALSE);
+}
+#define CHECK(cond, ...) check_impl(!!(cond), __LINE__, __VA_ARGS__)
+
+/* ------------------------------------------------------------ fixture -- */
+
+static const char *const COMPILERS[] = {"nvcc", "clang"};
+#define NCOMPILERS 2
+
+typedef struct kfix {
+  const char *corpus;     /* kernel file base name, e.g. "saxpy" */
+  const char *compiler;   /* "nvcc" or "clang" */
+  ptx_module *m;
+  emu_device *d;
+  emu_module *em;
+  const ptx_func *k;      /* kernel of the next launch (fix_kernel) */
+  size_t off[64];         /* its parameter offsets */
+  size_t total;           /* its argument buffer size */
+  unsigned char params[1024];
+  char err[1024];         /* error text of the last failed call */
+} kfix;
+
+/* 0 loaded, 1 corpus file missing (skipped), -1 failed (asserted). */
+static int fix_open(kfix *f, const char *corpus, const char *compiler) {
+  memset(f, 0, sizeof *f);
+  f->corpus = corpus;
+  f->compiler = compiler;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/corpus/%s.%s.ptx", tests_build(), corpus, compiler);
+  struct stat sb;
+  if (stat(path, &sb)) {
+    printf("\n    (note: %s missing, %s skipped for %s) ", path, compiler, corpus);
+    return 1;
+  }
+  ptx_error perr;
+  memset(&perr, 0, sizeof perr);
+  f->m = ptx_parse_file(path, &perr);
+  CHECK(f->m != NULL, "%s parses: %s", path, perr.msg);
+  if (!f->m) return -1;
+  f->d = emu_device_new();
+  CHECK(f->d != NULL, "emu_device_new gives a device");
+  if (!f->d) return -1;
+  int rc = emu_module_load(f->d, f->m, &f->em, f->err, sizeof f->err);
+  CHECK(rc == 0, "%s loads onto the emulator: %s", path, f->err);
+  return rc == 0 ? 0 : -1;
+}
+
+static void fix_close(kfix *f) {
+  emu_module_free(f->em);
+  emu_device_free(f->d);
+  ptx_module_free(f->m);
+  memset(f, 0, sizeof *f);
+}
+
+/* Select the kernel of the next launch and clear its argument buffer. */
+static int fix_kernel(kfix *f, const char *mangled) {
+  f->k = ptx_find_func(f->m, mangled);
+  CHECK(f->k && f->k->is_entry, "%s.%s has kernel %s", f->corpus, f->compiler, mangled);
+  if (!f->k || !f->k->is_entry) return -1;
+  CHECK(f->k->nparams <= 64, "%s has at most 64 parameters", mangled);
+  if (f->k->nparams > 64) return -1;
+  int rc = emu_param_layout(f->k, f->off, &f->total);
+  CHECK(rc == 0 && f->total <= sizeof f->params, "%s: parameter layout fits (%zu bytes)",
+        mangled, f->total);
+  memset(f->params, 0, sizeof f->params);
+  return rc == 0 && f->total <= sizeof f->params ? 0 : -1;
+}
+
+static void fix_scalar(kfix *f, unsigned idx, const void *v, size_t n) {
+  if (!f->k || idx >= f->k->nparams) return;
+  CHECK(f->k->params[idx].size == n, "%s param %u is %zu bytes (is %" PRIu64 ")", f->k->name, idx,
+        n, f->k->params[idx].size);
+  if (f->k->params[idx].size == n) memcpy(f->params + f->off[idx], v, n);
+}
+static void fix_u32(kfix *f, unsigned idx, uint32_t v) { fix_scalar(f, idx, &v, 4); }
+static void fix_f32(kfix *f, unsigned idx, float v) { fix_scalar(f, idx, &v, 4); }
+static void fix_u64(kfix *f, unsigned idx, uint64_t v) { fix_scalar(f, idx, &v, 8); }
+
+/* A device buffer holding bytes copied from host (zeroes when host is
+   NULL); its address goes into parameter idx when idx >= 0. */
+static uint64_t fix_buf(kfix *f, int idx, const void *host, size_t bytes) {
+  uint64_t a = 0;
+  int rc = emu_malloc(f->d, bytes, &a, f->err, sizeof f->err);
+  CHECK(rc == 0, "emu_malloc(%zu): %s", bytes, f->err);
+  if (rc) return 0;
+  if (host) {
+    rc = emu_memcpy_htod(f->d, a, host, bytes, f->err, sizeof f->err);
+    CHECK(rc == 0, "emu_memcpy_htod(%zu): %s", bytes, f->err);
+  }
+  if (idx >= 0) fix_u64(f, (unsigned)idx, a);
+  return a;
+}
+
+static void fix_get(kfix *f, void *host, uint64_t addr, size_t bytes) {
+  int rc = emu_memcpy_dtoh(f->d, host, addr, bytes, f->err, sizeof f->err);
+  CHECK(rc == 0, "emu_memcpy_dtoh(%zu): %s", bytes, f->err);
+  if (rc) memset(host, 0xA5, bytes);
+}
+
+typedef struct dims { unsigned g[3], b[3]; size_t shared; } dims;
+
+/* Launch the selected kernel; features go to fv (may be NULL). */
+static int fix_launch_cfg(kfix *f, const dims *dm, int threads, uint64_t sample,
+                          feat_vec *fv, emu_stats *st) {
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  for (int i = 0; i < 3; i++) {
+    cfg.grid[i] = dm->g[i] ? dm->g[i] : 1;
+    cfg.block[i] = dm->b[i] ? dm->b[i] : 1;
+  }
+  cfg.shared_bytes = dm->shared;
+  cfg.params = f->params;
+  cfg.params_size = f->total;
+  cfg.threads = threads;
+  cfg.sample_ctas = sample;
+  cfg.printf_out = stderr;
+  return emu_launch(f->em, f->k->name, &cfg, fv, st, f->err, sizeof f->err);
+}
+
+static int fix_launch(kfix *f, const dims *dm, int threads, feat_vec *fv) {
+  int rc = fix_launch_cfg(f, dm, threads, 0, fv, NULL);
+  CHECK(rc == 0, "%s.%s %s launches (threads=%d): %s", f->corpus, f->compiler, f->k->name,
+        threads, f->err);
+  return rc;
+}
+
+/* Launch with a private feature vector, then copy its entries into fv as
+   "<tag>/<name>" so one run can hold several launches. */
+static int fix_launch_tagged(kfix *f, const dims *dm, int threads, feat_vec *fv,
+                             const char *tag, feat_vec *keep) {
+  feat_vec tmp;
+  feat_init(&tmp);
+  int rc = fix_launch(f, dm, threads, &tmp);
+  char name[512];
+  for (size_t i = 0; i < tmp.n; i++) {
+    snprintf(name, sizeof name, "%s/%s", tag, tmp.names[i]);
+    feat_set(fv, name, tmp.vals[i]);
+    if (keep) feat_set(keep, tmp.names[i], tmp.vals[i]);
+  }
+  feat_free(&tmp);
+  return rc;
+}
+
+/* Feature of the current run: name must be present with value want. */
+static void check_feat(kfix *f, const feat_vec *fv, const char *name, double want,
+                       unsigned line) {
+  double got = feat_get(fv, name, NAN);
+  check_impl(got == want, line, "%s.%s %s: %s == %.17g (got %.17g)", f->corpus, f->compiler,
+             f->k ? f->k->name : "", name, want, got);
+}
+#define FEAT_EQ(f, fv, name, want) check_feat((f), (fv), (name), (double)(want), __LINE__)
+
+/* Compare n 32-bit words; report the first difference. */
+static void check_words(kfix *f, const char *what, const void *got, const void *want,
+                        size_t n, size_t wsize, unsigned line) {
+  const unsigned char *g = got, *w = want;
+  size_t bad = 0, first = n;
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(g + i * wsize, w + i * wsize, wsize)) {
+      if (first == n) first = i;
+      bad++;
+    }
+  uint64_t gv = 0, wv = 0;
+  if (first < n) {
+    memcpy(&gv, g + first * wsize, wsize);
+    memcpy(&wv, w + first * wsize, wsize);
+  }
+  check_impl(bad == 0, line,
+             "%s.%s %s: %s equals the C reference bit for bit (%zu of %zu differ; first [%zu] "
+             "got 0x%" PRIx64 " want 0x%" PRIx64 ")",
+             f->corpus, f->compiler, f->k ? f->k->name : "", what, bad, n, first, gv, wv);
+}
+#define WORDS_EQ(f, what, got, want, n) \
+  check_words((f), (what), (got), (want), (n), sizeof *(want), __LINE__)
+
+/* Two feature vectors hold the same names with the same values. */
+static void check_same_features(const feat_vec *a, const feat_vec *b, const char *what) {
+  size_t bad = 0;
+  const char *first = "";
+  double av = 0, bv = 0;
+  for (size_t i = 0; i < a->n; i++) {
+    double v = feat_get(b, a->names[i], NAN);
+    if (!(v == a->vals[i])) {
+      if (!bad) { first = a->names[i]; av = a->vals[i]; bv = v; }
+      bad++;
+    }
+  }
+  CHECK(bad == 0 && a->n == b->n && a->n > 0,
+        "%s: identical features with 1 and 2 threads (%zu vs %zu names, %zu differ; first %s "
+        "%.17g vs %.17g)", what, a->n, b->n, bad, first, av, bv);
+}
+
+typedef void (*body_fn)(kfix *f, int threads, feat_vec *fv);
+
+/*
+ * Run body for each compiler with 1 and 2 threads.  The body allocates and
+ * fills its buffers, launches, and checks outputs and counts; the two runs'
+ * features (and, through the body's own checks, outputs) must agree.
+ */
+static void for_each_compiler(const char *corpus, body_fn body) {
+  int ran = 0;
+  for (int c = 0; c < NCOMPILERS; c++) {
+    kfix f;
+    int rc = fix_open(&f, corpus, COMPILERS[c]);
+    if (rc) {
+      fix_close(&f);
+      continue;
+    }
+    feat_vec fv[2];
+    for (int t = 0; t < 2; t++) {
+      feat_init(&fv[t]);
+      body(&f, t + 1, &fv[t]);
+    }
+    char what[256];
+    snprintf(what, sizeof what, "%s.%s", corpus, COMPILERS[c]);
+    check_same_features(&fv[0], &fv[1], what);
+    feat_free(&fv[0]);
+    feat_free(&fv[1]);
+    fix_close(&f);
+    ran++;
+  }
+  CHECK(ran > 0, "the corpus holds %s for at least one compiler", corpus);
+}
+
+/* Deterministic pseudo-random numbers for inputs. */
+static uint64_t rng_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static size_t distinct_sectors(uint64_t *addr, size_t n);
+
+/* ---------------------------------------------------------------- saxpy -- */
+
+#define SAXPY "_Z5saxpyifPKfPf"
+
+static void body_saxpy(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 1000, BLOCK = 256, GRID = 5 }; /* 1280 threads: the bounds check matters */
+  static float x[N], y[N], want[N], got[N];
+  const float a = 1.5f;
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)(i % 97) * 0.25f - 3.0f;
+    y[i] = (float)i * 0.5f + 0.1f;
+    want[i] = fmaf(a, x[i], y[i]);
+  }
+  if (fix_kernel(f, SAXPY)) return;
+  fix_u32(f, 0, N);
+  fix_f32(f, 1, a);
+  fix_buf(f, 2, x, sizeof x);
+  uint64_t yd = fix_buf(f, 3, y, sizeof y);
+  dims dm = {{GRID, 1, 1}, {BLOCK, 1, 1}, 0};
+  if (fix_launch(f, &dm, threads, fv)) return;
+  fix_get(f, got, yd, sizeof got);
+  WORDS_EQ(f, "y = a*x + y (one fma.rn.f32)", got, want, N);
+
+  if (!strcmp(f->compiler, "nvcc")) {
+    /* nvcc reads both x and y with ld.global.f32 (x is not __restrict__,
+       so no .nc), writes y with st.global.f32. */
+    FEAT_EQ(f, fv, "op.ld.global.f32", 2 * N);
+    FEAT_EQ(f, fv, "op.st.global.f32", N);
+  } else {
+    FEAT_EQ(f, fv, "op.ld.global.b32", 2 * N);
+    FEAT_EQ(f, fv, "op.st.global.b32", N);
+  }
+  FEAT_EQ(f, fv, "op.fma.rn.f32", N);
+  FEAT_EQ(f, fv, "class.ld_global", 2 * N);
+  FEAT_EQ(f, fv, "class.st_global", N);
+  FEAT_EQ(f, fv, "mem.global_bytes", 12 * N);
+  FEAT_EQ(f, fv, "mem.global_load_bytes", 8 * N);
+  FEAT_EQ(f, fv, "mem.global_store_bytes", 4 * N);
+  FEAT_EQ(f, fv, "mem.footprint_bytes", 8 * N);
+  /* 31 full warps touch 4 sectors per access, the 32nd (8 lanes) one; three
+     accesses (x, y, y) per warp. */
+  FEAT_EQ(f, fv, "mem.global_accesses", 3 * 32);
+  FEAT_EQ(f, fv, "mem.global_sectors", 3 * (31 * 4 + 1));
+  FEAT_EQ(f, fv, "launch.threads", GRID * BLOCK);
+  FEAT_EQ(f, fv, "launch.ctas", GRID);
+  FEAT_EQ(f, fv, "launch.grid_x", GRID);
+  FEAT_EQ(f, fv, "launch.block_x", BLOCK);
+  FEAT_EQ(f, fv, "launch.param_bytes", 24);
+  /* One conditional branch per warp (the bounds check); only the warp that
+     straddles n = 1000 diverges. */
+  FEAT_EQ(f, fv, "ctrl.branches", GRID * BLOCK / 32);
+  FEAT_EQ(f, fv, "ctrl.divergent_branches", 1);
+  double r = feat_get(fv, "ctrl.active_lane_ratio", NAN);
+  CHECK(r > 0.5 && r < 1.0, "%s.%s saxpy: active lane ratio in (0.5, 1) (got %g)", f->corpus,
+        f->compiler, r);
+}
+
+static void test_saxpy(void) { for_each_compiler("saxpy", body_saxpy); }
+
+/* Out of bounds: n larger than the buffers stops the launch with a message
+   naming kernel, CTA, thread, PTX line and address. */
+static void body_saxpy_oob(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 1000 };
+  static float x[N], y[N];
+  if (fix_kernel(f, SAXPY)) return;
+  fix_u32(f, 0, 2 * N);
+  fix_f32(f, 1, 2.0f);
+  uint64_t xd = fix_buf(f, 2, x, sizeof x);
+  fix_buf(f, 3, y, sizeof y);
+  dims dm = {{8, 1, 1}, {256, 1, 1}, 0};
+  feat_vec mine;
+  feat_init(&mine);
+  int rc = fix_launch_cfg(f, &dm, threads, 0, &mine, NULL);
+  CHECK(rc != 0, "%s.%s saxpy with n past the buffers fails (threads=%d)", f->corpus,
+        f->compiler, threads);
+  CHECK(mine.n == 0, "a failed launch adds no features (got %zu)", mine.n);
+  feat_free(&mine);
+  printf("\n    oob message (%s, %d threads): %s ", f->compiler, threads, f->err);
+  CHECK(strstr(f->err, SAXPY) != NULL, "the out-of-bounds message names the kernel: %s", f->err);
+  /* The faulting instruction: the first global load. */
+  uint32_t line = 0;
+  for (uint32_t i = 0; i < f->k->ninsns && !line; i++)
+    if (f->k->insns[i].op == PTX_OP_LD && f->k->insns[i].space == PTX_SP_GLOBAL)
+      line = f->k->insns[i].line;
+  char lbuf[32];
+  snprintf(lbuf, sizeof lbuf, "%u", line);
+  CHECK(line && strstr(f->err, lbuf), "the message names PTX line %u: %s", line, f->err);
+  if (threads == 1) {
+    /* With one thread CTAs run in order: the first fault is thread 1000
+       (CTA 3, thread 232) reading x[1000], just past the x allocation. */
+    char abuf[64], abuf2[64];
+    snprintf(abuf, sizeof abuf, "%" PRIx64, xd + 4 * N);
+    snprintf(abuf2, sizeof abuf2, "%" PRIX64, xd + 4 * N);
+    CHECK(strstr(f->err, abuf) || strstr(f->err, abuf2),
+          "the message names address 0x%s: %s", abuf, f->err);
+    CHECK(strstr(f->err, "232") != NULL, "the message names thread 232: %s", f->err);
+  }
+  feat_set(fv, "failed", rc != 0);
+}
+
+static void test_saxpy_out_of_bounds(void) { for_each_compiler("saxpy", body_saxpy_oob); }
+
+/* ---------------------------------------------------------- reductions -- */
+
+static void body_reduce_shared(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 1000, BLOCK = 256, GRID = 4 };
+  static float in[N], want[GRID], got[GRID];
+  for (int i = 0; i < N; i++) in[i] = (float)((i * 37) % 101) * 0.37f - 11.1f;
+  for (int b = 0; b < GRID; b++) {
+    float buf[BLOCK];
+    for (int t = 0; t < BLOCK; t++) {
+      int i = b * BLOCK + t;
+      buf[t] = i < N ? in[i] : 0.0f;
+    }
+    for (int s = BLOCK / 2; s > 0; s >>= 1)
+      for (int t = 0; t < s; t++) buf[t] += buf[t + s];
+    want[b] = buf[0];
+  }
+  if (fix_kernel(f, "_Z13reduce_sharedPKfPfi")) return;
+  fix_buf(f, 0, in, sizeof in);
+  uint64_t od = fix_buf(f, 1, NULL, sizeof got);
+  fix_u32(f, 2, N);
+  dims dm = {{GRID, 1, 1}, {BLOCK, 1, 1}, 0};
+  if (fix_launch(f, &dm, threads, fv)) return;
+  fix_get(f, got, od, sizeof got);
+  WORDS_EQ(f, "per-block tree sums (same order as the kernel)", got, want, GRID);
+  /* bar.sync once before the loop and once per halving step (8). */
+  FEAT_EQ(f, fv, "ctrl.barriers", GRID * (BLOCK / 32) * 9);
+  /* Stores: buf[tid] once, then buf[tid] per active thread per step
+     (128+64+...+1 = 255); loads: two per active thread per step, and
+     thread 0's final buf[0]. */
+  FEAT_EQ(f, fv, "class.st_shared", GRID * (BLOCK + 255));
+  FEAT_EQ(f, fv, "class.ld_shared", GRID * (2 * 255 + 1));
+  FEAT_EQ(f, fv, "class.st_global", GRID);
+}
+
+static void test_reduce_shared(void) { for_each_compiler("reduce_shared", body_reduce_shared); }
+
+static void body_reduce_shuffle(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 3000, BLOCK = 128, GRID = 4 };
+  static int32_t in[N];
+  int32_t want = 0, got = 0;
+  for (int i = 0; i < N; i++) {
+    in[i] = (int32_t)((i * 7919) % 1000) - 500;
+    want += in[i];
+  }
+  if (fix_kernel(f, "_Z14reduce_shufflePKiPii")) return;
+  fix_buf(f, 0, in, sizeof in);
+  uint64_t od = fix_buf(f, 1, NULL, 4);
+  fix_u32(f, 2, N);
+  dims dm = {{GRID, 1, 1}, {BLOCK, 1, 1}, 0};
+  if (fix_launch(f, &dm, threads, fv)) return;
+  fix_get(f, &got, od, 4);
+  WORDS_EQ(f, "sum of all elements", &got, &want, 1);
+  /* Five shfl.sync.down per thread, one atomic add per warp. */
+  FEAT_EQ(f, fv, "class.warp", GRID * BLOCK * 5);
+  FEAT_EQ(f, fv, "class.atomic_global", GRID * BLOCK / 32);
+  FEAT_EQ(f, fv, "class.ld_global", N);
+}
+
+static void test_reduce_shuffle(void) { for_each_compiler("reduce_shuffle", body_reduce_shuffle); }
+
+/* ----------------------------------------------------------- histogram -- */
+
+static void body_histogram(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 10000, BLOCK = 128, GRID = 8 };
+  static unsigned char data[N];
+  uint32_t want[256] = {0}, got[256];
+  uint64_t s = 7;
+  for (int i = 0; i < N; i++) {
+    /* skewed: low bins are common, so some blocks leave bins empty */
+    uint64_t r = rng_next(&s);
+    data[i] = (unsigned char)((r & 1) ? (r >> 8) % 40 : (r >> 8) & 255);
+    want[data[i]]++;
+  }
+  /* One global atomic per block and non-empty bin of that block. */
+  unsigned global_atomics = 0;
+  for (int b = 0; b < GRID; b++) {
+    int seen[256] = {0};
+    for (int t = 0; t < BLOCK; t++)
+      for (int i = b * BLOCK + t; i < N; i += GRID * BLOCK) seen[data[i]] = 1;
+    for (int k = 0; k < 256; k++) global_atomics += (unsigned)seen[k];
+  }
+  if (fix_kernel(f, "_Z12histogram256PKhiPj")) return;
+  fix_buf(f, 0, data, sizeof data);
+  fix_u32(f, 1, N);
+  uint64_t bd = fix_buf(f, 2, NULL, sizeof got);
+  dims dm = {{GRID, 1, 1}, {BLOCK, 1, 1}, 0};
+  if (fix_launch(f, &dm, threads, fv)) return;
+  fix_get(f, got, bd, sizeof got);
+  WORDS_EQ(f, "256-bin histogram", got, want, 256);
+  FEAT_EQ(f, fv, "class.atomic_shared", N);
+  FEAT_EQ(f, fv, "class.atomic_global", global_atomics);
+  FEAT_EQ(f, fv, "mem.global_atomic_bytes", 4.0 * global_atomics);
+  FEAT_EQ(f, fv, "ctrl.barriers", GRID * (BLOCK / 32) * 2);
+}
+
+static void test_histogram(void) { for_each_compiler("histogram", body_histogram); }
+
+/* ------------------------------------------------------------- matmul -- */
+
+#define MATMUL "_Z12matmul_tiledPKfS0_Pfi"
+
+static void matmul_ref(const float *A, const float *B, float *C, int n) {
+  int tiles = (n + 15) / 16;
+  for (int row = 0; row < n; row++)
+    for (int col = 0; col < n; col++) {
+      float acc = 0.0f;
+      for (int t = 0; t < tiles; t++)
+        for (int k = 0; k < 16; k++) {
+          int c = t * 16 + k;
+          float a = c < n ? A[row * n + c] : 0.0f;
+          float b = c < n ? B[c * n + col] : 0.0f;
+          acc = fmaf(a, b, acc);
+        }
+      C[row * n + col] = acc;
+    }
+}
+
+static void matmul_setup(kfix *f, int n, float **A, float **B, uint64_t *cd) {
+  *A = malloc(sizeof(float) * (size_t)n * n);
+  *B = malloc(sizeof(float) * (size_t)n * n);
+  uint64_t s = 3;
+  for (int i = 0; i < n * n; i++) {
+    (*A)[i] = (float)(rng_next(&s) >> 40) / 16777216.0f - 0.5f;
+    (*B)[i] = (float)(rng_next(&s) >> 40) / 16777216.0f * 2.0f;
+  }
+  fix_buf(f, 0, *A, sizeof(float) * (size_t)n * n);
+  fix_buf(f, 1, *B, sizeof(float) * (size_t)n * n);
+  *cd = fix_buf(f, 2, NULL, sizeof(float) * (size_t)n * n);
+  fix_u32(f, 3, (uint32_t)n);
+}
+
+static void body_matmul(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 40, T = 3 }; /* 40 is not a multiple of the tile: padding matters */
+  if (fix_kernel(f, MATMUL)) return;
+  float *A, *B;
+  uint64_t cd;
+  matmul_setup(f, N, &A, &B, &cd);
+  static float want[N * N], got[N * N];
+  matmul_ref(A, B, want, N);
+  dims dm = {{T, T, 1}, {16, 16, 1}, 0};
+  if (!fix_launch(f, &dm, threads, fv)) {
+    fix_get(f, got, cd, sizeof got);
+    WORDS_EQ(f, "C = A*B (fma per k, tile order)", got, want, N * N);
+    /* Two barriers per tile per warp. */
+    FEAT_EQ(f, fv, "ctrl.barriers", T * T * 8 * T * 2);
+    /* Per thread and tile: two 4-byte shared stores and 32 4-byte loads. */
+    FEAT_EQ(f, fv, "mem.shared_bytes", (double)T * T * 256 * T * (2 + 32) * 4);
+    FEAT_EQ(f, fv, "launch.block_y", 16);
+    FEAT_EQ(f, fv, "launch.grid_y", T);
+  }
+  free(A);
+  free(B);
+}
+
+static void test_matmul(void) { for_each_compiler("matmul_tiled", body_matmul); }
+
+/* ---------------------------------------------------------- transpose -- */
+
+static size_t distinct_sectors(uint64_t *addr, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    int dup = 0;
+    for (size_t j = 0; j < i; j++)
+      if (addr[j] / 32 == addr[i] / 32) dup = 1;
+    k += !dup;
+  }
+  return k;
+}
+
+static void body_transpose(kfix *f, int threads, feat_vec *fv) {
+  enum { ROWS = 50, COLS = 70, GX = 3, GY = 2 };
+  static float in[ROWS * COLS], want[ROWS * COLS], got[ROWS * COLS];
+  for (int i = 0; i < ROWS * COLS; i++) in[i] = (float)i + 0.5f;
+  for (int y = 0; y < ROWS; y++)
+    for (int x = 0; x < COLS; x++) want[x * ROWS + y] = in[y * COLS + x];
+  const char *names[2] = {"_Z15transpose_naivePKfPfii", "_Z16transpose_sharedPKfPfii"};
+  for (int v = 0; v < 2; v++) {
+    if (fix_kernel(f, names[v])) return;
+    uint64_t id = fix_buf(f, 0, in, sizeof in);
+    uint64_t od = fix_buf(f, 1, NULL, sizeof got);
+    fix_u32(f, 2, ROWS);
+    fix_u32(f, 3, COLS);
+    dims dm = {{GX, GY, 1}, {32, 8, 1}, 0};
+    feat_vec one;
+    feat_init(&one);
+    if (fix_launch_tagged(f, &dm, threads, fv, v ? "shared" : "naive", &one)) {
+      feat_free(&one);
+      return;
+    }
+    fix_get(f, got, od, sizeof got);
+    WORDS_EQ(f, "out = in^T", got, want, ROWS * COLS);
+    /* Sectors per warp-level access: a warp is one threadIdx.y row of 32
+       lanes; its active lanes are those inside the matrix. */
+    double sectors = 0;
+    for (int by = 0; by < GY; by++)
+      for (int bx = 0; bx < GX; bx++)
+        for (int ty = 0; ty < 8; ty++)
+          for (int j = 0; j < 32; j += 8) {
+            uint64_t ld[32], st[32];
+            size_t nl = 0, ns = 0;
+            for (int tx = 0; tx < 32; tx++) {
+              if (v == 0) {
+                int x = bx * 32 + tx, y = by * 32 + ty + j;
+                if (x < COLS && y < ROWS) {
+                  ld[nl++] = id + 4u * (uint64_t)(y * COLS + x);
+                  st[ns++] = od + 4u * (uint64_t)(x * ROWS + y);
+                }
+              } else {
+                int x = bx * 32 + tx, y = by * 32 + ty + j;
+                if (x < COLS && y < ROWS) ld[nl++] = id + 4u * (uint64_t)(y * COLS + x);
+                int x2 = by * 32 + tx, y2 = bx * 32 + ty + j;
+                if (x2 < ROWS && y2 < COLS) st[ns++] = od + 4u * (uint64_t)(y2 * ROWS + x2);
+              }
+            }
+            sectors += (double)distinct_sectors(ld, nl) + (double)distinct_sectors(st, ns);
+          }
+    FEAT_EQ(f, &one, "mem.global_sectors", sectors);
+    FEAT_EQ(f, &one, "mem.global_bytes", 2.0 * 4 * ROWS * COLS);
+    if (v == 1) {
+      /* The 33-word row stride puts a warp's column reads in 32 banks. */
+      FEAT_EQ(f, &one, "mem.shared_bank_replays", 0);
+      FEAT_EQ(f, &one, "mem.shared_bytes", 2.0 * 4 * ROWS * COLS);
+    }
+    feat_free(&one);
+  }
+}
+
+static void test_transpose(void) { for_each_compiler("transpose", body_transpose); }
+
+/* ---------------------------------------------------------------- scan -- */
+
+static void body_scan(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 1000, BLOCK = 256, GRID = 4 };
+  static int32_t in[N], want[N], got[N];
+  for (int i = 0; i < N; i++) in[i] = (i * 37) % 101 - 50;
+  for (int i = 0; i < N; i++) want[i] = (i % BLOCK ? want[i - 1] : 0) + in[i];
+  if (fix_kernel(f, "_Z14scan_inclusivePKiPii")) return;
+  fix_buf(f, 0, in, sizeof in);
+  uint64_t od = fix_buf(f, 1, NULL, sizeof got);
+  fix_u32(f, 2, N);
+  dims dm = {{GRID, 1, 1}, {BLOCK, 1, 1}, 0};
+  if (fix_launch(f, &dm, threads, fv)) return;
+  fix_get(f, got, od, sizeof got);
+  WORDS_EQ(f, "per-block inclusive prefix sums", got, want, N);
+  /* One barrier after the fill and one per doubling step (8). */
+  FEAT_EQ(f, fv, "ctrl.barriers", GRID * (BLOCK / 32) * 9);
+}
+
+static void test_scan(void) { for_each_compiler("scan", body_scan); }
+
+/* ------------------------------------------------------------ branches -- */
+
+static void body_branches(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 1000, BLOCK = 256, GRID = 4, NC = 500, NS = 700 };
+  static int32_t in[N], want[N], got[N];
+  uint64_t s = 11;
+  for (int i = 0; i < N; i++) {
+    in[i] = (int32_t)(rng_next(&s) % 2000001) - 1000000;
+    int lane = i & 31;
+    int v = in[i];
+    want[i] = (lane & 1) ? v * 3 + 1 : lane < 16 ? v / 2 : -v;
+  }
+  dims dm = {{GRID, 1, 1}, {BLOCK, 1, 1}, 0};
+  if (fix_kernel(f, "_Z13lane_branchesPKiPii")) return;
+  fix_buf(f, 0, in, sizeof in);
+  uint64_t od = fix_buf(f, 1, NULL, sizeof got);
+  fix_u32(f, 2, N);
+  feat_vec one;
+  feat_init(&one);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "lane", &one)) {
+    fix_get(f, got, od, sizeof got);
+    WORDS_EQ(f, "lane-parity branches", got, want, N);
+    /* Each of the 32 warps holding elements splits on lane parity. */
+    double dv = feat_get(&one, "ctrl.divergent_branches", 0);
+    CHECK(dv >= 32, "%s.%s lane_branches: at least 32 divergent warp branches (got %g)",
+          f->corpus, f->compiler, dv);
+    double r = feat_get(&one, "ctrl.active_lane_ratio", NAN);
+    CHECK(r < 1.0 && r > 0.2, "%s.%s lane_branches: active lane ratio below 1 (got %g)",
+          f->corpus, f->compiler, r);
+  }
+  feat_free(&one);
+
+  /* Collatz steps: lane-dependent loop trip counts. */
+  static uint32_t cin[NC], csteps[NC], cwant[NC];
+  uint64_t total_trips = 0;
+  for (int i = 0; i < NC; i++) {
+    cin[i] = (uint32_t)(i * 13 + 1);
+    uint32_t v = cin[i], k = 0;
+    while (v > 1 && k < 1000) {
+      v = (v & 1) ? 3 * v + 1 : v >> 1;
+      k++;
+    }
+    cwant[i] = k;
+    total_trips += k;
+  }
+  if (fix_kernel(f, "_Z13collatz_stepsPKjPji")) return;
+  fix_buf(f, 0, cin, sizeof cin);
+  od = fix_buf(f, 1, NULL, sizeof csteps);
+  fix_u32(f, 2, NC);
+  dims dc = {{2, 1, 1}, {256, 1, 1}, 0};
+  feat_init(&one);
+  if (!fix_launch_tagged(f, &dc, threads, fv, "collatz", &one)) {
+    fix_get(f, csteps, od, sizeof csteps);
+    WORDS_EQ(f, "Collatz step counts", csteps, cwant, NC);
+    double warp_insns = feat_get(&one, "ctrl.warp_insns", 0);
+    double r = feat_get(&one, "ctrl.active_lane_ratio", NAN);
+    CHECK(r < 0.9, "%s.%s collatz: loops of unequal trip count leave lanes idle (ratio %g)",
+          f->corpus, f->compiler, r);
+    CHECK(warp_insns > (double)total_trips / 32,
+          "%s.%s collatz: warp issues exceed the trips spread over full warps", f->corpus,
+          f->compiler);
+  }
+  feat_free(&one);
+
+  /* switch on the input: six float operations and a default. */
+  static int32_t op[NS];
+  static float a[NS], b[NS], sw[NS], swant[NS];
+  for (int i = 0; i < NS; i++) {
+    op[i] = i % 7;
+    a[i] = (float)(i % 50) * 0.75f - 10.0f;
+    b[i] = (float)(i % 23) * 0.5f + 0.25f;
+    float r;
+    switch (op[i]) {
+      case 0: r = a[i] + b[i]; break;
+      case 1: r = a[i] - b[i]; break;
+      case 2: r = a[i] * b[i]; break;
+      case 3: r = a[i] / b[i]; break;
+      case 4: r = fmaxf(a[i], b[i]); break;
+      case 5: r = fminf(a[i], b[i]); break;
+      default: r = 0.0f; break;
+    }
+    swant[i] = r;
+  }
+  if (fix_kernel(f, "_Z9switch_opPKiPKfS2_Pfi")) return;
+  fix_buf(f, 0, op, sizeof op);
+  fix_buf(f, 1, a, sizeof a);
+  fix_buf(f, 2, b, sizeof b);
+  od = fix_buf(f, 3, NULL, sizeof sw);
+  fix_u32(f, 4, NS);
+  dims ds = {{3, 1, 1}, {256, 1, 1}, 0};
+  feat_init(&one);
+  if (!fix_launch_tagged(f, &ds, threads, fv, "switch", &one)) {
+    fix_get(f, sw, od, sizeof sw);
+    WORDS_EQ(f, "switch results (+ - * / max min)", sw, swant, NS);
+    /* clang lowers the switch to a brx.idx jump table, reached by every
+       thread whose case is 0..5 (6 of each 7 of the NS threads) */
+    double brx = feat_get(&one, "op.brx.idx", 0);
+    if (!strcmp(f->compiler, "clang") || brx > 0)
+      CHECK(brx == NS / 7 * 6, "%s.%s switch_op: brx.idx runs once per thread with case 0..5 "
+            "(%d, got %g)", f->corpus, f->compiler, NS / 7 * 6, brx);
+  }
+  feat_free(&one);
+}
+
+static void test_branches(void) { for_each_compiler("branches", body_branches); }
+
+/* -------------------------------------------------------- device calls -- */
+
+static void body_calls(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 300 };
+  static float x[N], y[N], want[N], got[N];
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)i * 0.01f - 1.0f;
+    y[i] = (float)(i % 9);
+  }
+  for (int i = 0; i < N; i++) {
+    int j = i - 1 < 0 ? 0 : (i - 1 > N - 1 ? N - 1 : i - 1);
+    float v = x[j];
+    float p = fmaf(fmaf(0.25f, v, 0.5f), v, 1.0f);
+    want[i] = y[i] + p;
+  }
+  if (fix_kernel(f, "_Z5callsPKfPfi")) return;
+  fix_buf(f, 0, x, sizeof x);
+  uint64_t yd = fix_buf(f, 1, y, sizeof y);
+  fix_u32(f, 2, N);
+  dims dm = {{2, 1, 1}, {256, 1, 1}, 0};
+  if (fix_launch(f, &dm, threads, fv)) return;
+  fix_get(f, got, yd, sizeof got);
+  WORDS_EQ(f, "y += poly3(x[clamp(i-1)])", got, want, N);
+  /* clamp_index and accumulate from the kernel, poly3 from accumulate. */
+  FEAT_EQ(f, fv, "op.call.uni", 3 * N);
+  FEAT_EQ(f, fv, "op.fma.rn.f32", 2 * N);
+}
+
+static void test_device_calls(void) { for_each_compiler("device_calls", body_calls); }
+
+/* ---------------------------------------------------------------- fp64 -- */
+
+static void body_fp64(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 256, ND = 1000, DB = 64 };
+  static double x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = -4.0 + i * (8.0 / N) + 0.013;
+  if (fix_kernel(f, "_Z9fp64_mathPKdPdi")) return;
+  fix_buf(f, 0, x, sizeof x);
+  uint64_t yd = fix_buf(f, 1, NULL, sizeof y);
+  fix_u32(f, 2, N);
+  dims dm = {{1, 1, 1}, {N, 1, 1}, 0};
+  if (fix_launch_tagged(f, &dm, threads, fv, "math", NULL)) return;
+  fix_get(f, y, yd, sizeof y);
+  /* libdevice's sin/exp and the host's libm are different ~1-ulp
+     implementations and the kernel's fma contraction moves the roundings:
+     allow 1e-14 of the magnitude of the terms (about 45 ulp; cancellation
+     between the terms makes a relative bound on the result meaningless). */
+  int bad = 0, first = -1;
+  for (int i = 0; i < N; i++) {
+    double v = x[i];
+    double r = sqrt(fabs(v)) + sin(v) * exp(-v * v);
+    double q = v / (1.0 + v * v);
+    double want = fma(r, 0.5, q);
+    double scale = fabs(r) * 0.5 + fabs(q) + 1e-300;
+    if (!(fabs(y[i] - want) <= 1e-14 * scale)) {
+      bad++;
+      if (first < 0) first = i;
+    }
+  }
+  CHECK(bad == 0, "%s.%s fp64_math within 1e-14 of the term magnitude (%d bad, first %d: %.17g "
+        "vs x=%.17g)", f->corpus, f->compiler, bad, first, first >= 0 ? y[first] : 0.0,
+        first >= 0 ? x[first] : 0.0);
+
+  static double a[ND], b[ND], dot[DB], dwant[DB];
+  for (int i = 0; i < ND; i++) {
+    a[i] = 1.0 / (i + 1);
+    b[i] = (double)(i % 17) - 8.5;
+  }
+  for (int t = 0; t < DB; t++) {
+    double s = 0.0;
+    for (int i = t; i < ND; i += DB) s = fma(a[i], b[i], s);
+    dwant[t] = s;
+  }
+  if (fix_kernel(f, "_Z8fp64_dotPKdS0_Pdi")) return;
+  fix_buf(f, 0, a, sizeof a);
+  fix_buf(f, 1, b, sizeof b);
+  uint64_t od = fix_buf(f, 2, NULL, sizeof dot);
+  fix_u32(f, 3, ND);
+  dims dd = {{1, 1, 1}, {DB, 1, 1}, 0};
+  if (fix_launch_tagged(f, &dd, threads, fv, "dot", NULL)) return;
+  fix_get(f, dot, od, sizeof dot);
+  WORDS_EQ(f, "strided dot products (fma.rn.f64 in order)", dot, dwant, DB);
+}
+
+static void test_fp64(void) { for_each_compiler("fp64", body_fp64); }
+
+/* -------------------------------------------------------------- intdiv -- */
+
+static void body_intdiv(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 256 };
+  static int32_t a[N], b[N], q[N], r[N], wq[N], wr[N];
+  static int64_t a6[N], b6[N], q6[N], r6[N], wq6[N], wr6[N];
+  static const int32_t ca[] = {INT_MIN, INT_MIN, INT_MAX, INT_MAX, -7, 7, -7, 7, 0, 5,
+                               INT_MIN, -1, 1, 100, -100, 13};
+  static const int32_t cb[] = {-1, 1, -1, 0, 2, -2, -2, 2, 3, 0, 2, INT_MIN, INT_MAX, 7, 7,
+                               INT_MIN};
+  static const int64_t ca6[] = {INT64_MIN, INT64_MIN, INT64_MAX, -7, 7, -7, 0, 5,
+                                INT64_MIN, -1, 1000000000000LL, -1000000000000LL};
+  static const int64_t cb6[] = {-1, 1, -1, 2, -2, -2, 3, 0, 2, INT64_MIN, 7, 7};
+  uint64_t s = 5;
+  for (int i = 0; i < N; i++) {
+    size_t nc = sizeof ca / sizeof ca[0], nc6 = sizeof ca6 / sizeof ca6[0];
+    uint64_t r1 = rng_next(&s), r2 = rng_next(&s);
+    a[i] = i < (int)nc ? ca[i] : (int32_t)r1;
+    uint32_t sg32 = (r2 >> 60) & 1 ? 0xffffffffu : 1u;      /* negate without overflow */
+    uint64_t sg64 = (r2 >> 62) & 1 ? UINT64_MAX : 1u;
+    b[i] = i < (int)nc ? cb[i] : (int32_t)((uint32_t)(r2 >> (r2 & 31)) * sg32);
+    a6[i] = i < (int)nc6 ? ca6[i] : (int64_t)r1;
+    b6[i] = i < (int)nc6 ? cb6[i] : (int64_t)((r2 >> (r2 & 63)) * sg64);
+  }
+  dims dm = {{2, 1, 1}, {128, 1, 1}, 0};
+
+  for (int i = 0; i < N; i++) {
+    int32_t x = a[i], y = b[i];
+    int z = y == 0 || (x == INT_MIN && y == -1);
+    wq[i] = z ? 0 : x / y;
+    wr[i] = z ? 0 : x % y;
+  }
+  if (fix_kernel(f, "_Z8intdiv32PKiS0_PiS1_i")) return;
+  fix_buf(f, 0, a, sizeof a);
+  fix_buf(f, 1, b, sizeof b);
+  uint64_t qd = fix_buf(f, 2, NULL, sizeof q), rd = fix_buf(f, 3, NULL, sizeof r);
+  fix_u32(f, 4, N);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "s32", NULL)) {
+    fix_get(f, q, qd, sizeof q);
+    fix_get(f, r, rd, sizeof r);
+    WORDS_EQ(f, "s32 quotients", q, wq, N);
+    WORDS_EQ(f, "s32 remainders", r, wr, N);
+  }
+
+  for (int i = 0; i < N; i++) {
+    uint32_t x = (uint32_t)a[i], y = (uint32_t)b[i];
+    wq[i] = (int32_t)(y ? x / y : 0u);
+    wr[i] = (int32_t)(y ? x % y : 0u);
+  }
+  if (fix_kernel(f, "_Z6udiv32PKjS0_PjS1_i")) return;
+  fix_buf(f, 0, a, sizeof a);
+  fix_buf(f, 1, b, sizeof b);
+  qd = fix_buf(f, 2, NULL, sizeof q);
+  rd = fix_buf(f, 3, NULL, sizeof r);
+  fix_u32(f, 4, N);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "u32", NULL)) {
+    fix_get(f, q, qd, sizeof q);
+    fix_get(f, r, rd, sizeof r);
+    WORDS_EQ(f, "u32 quotients", q, wq, N);
+    WORDS_EQ(f, "u32 remainders", r, wr, N);
+  }
+
+  for (int i = 0; i < N; i++) {
+    int64_t x = a6[i], y = b6[i];
+    int z = y == 0 || (x == INT64_MIN && y == -1);
+    wq6[i] = z ? 0 : x / y;
+    wr6[i] = z ? 0 : x % y;
+  }
+  if (fix_kernel(f, "_Z8intdiv64PKxS0_PxS1_i")) return;
+  fix_buf(f, 0, a6, sizeof a6);
+  fix_buf(f, 1, b6, sizeof b6);
+  qd = fix_buf(f, 2, NULL, sizeof q6);
+  rd = fix_buf(f, 3, NULL, sizeof r6);
+  fix_u32(f, 4, N);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "s64", NULL)) {
+    fix_get(f, q6, qd, sizeof q6);
+    fix_get(f, r6, rd, sizeof r6);
+    WORDS_EQ(f, "s64 quotients", q6, wq6, N);
+    WORDS_EQ(f, "s64 remainders", r6, wr6, N);
+  }
+
+  for (int i = 0; i < N; i++) {
+    uint64_t x = (uint64_t)a6[i], y = (uint64_t)b6[i];
+    wq6[i] = (int64_t)(y ? x / y : 0u);
+    wr6[i] = (int64_t)(y ? x % y : 0u);
+  }
+  if (fix_kernel(f, "_Z6udiv64PKyS0_PyS1_i")) return;
+  fix_buf(f, 0, a6, sizeof a6);
+  fix_buf(f, 1, b6, sizeof b6);
+  qd = fix_buf(f, 2, NULL, sizeof q6);
+  rd = fix_buf(f, 3, NULL, sizeof r6);
+  fix_u32(f, 4, N);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "u64", NULL)) {
+    fix_get(f, q6, qd, sizeof q6);
+    fix_get(f, r6, rd, sizeof r6);
+    WORDS_EQ(f, "u64 quotients", q6, wq6, N);
+    WORDS_EQ(f, "u64 remainders", r6, wr6, N);
+  }
+
+  for (int i = 0; i < N; i++) {
+    int32_t x = a[i];
+    wq[i] = (int32_t)((uint32_t)(x / 7) + (uint32_t)(x % 10) + (uint32_t)((unsigned)x / 3u));
+  }
+  if (fix_kernel(f, "_Z9div_constPKiPii")) return;
+  fix_buf(f, 0, a, sizeof a);
+  qd = fix_buf(f, 1, NULL, sizeof q);
+  fix_u32(f, 2, N);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "const", NULL)) {
+    fix_get(f, q, qd, sizeof q);
+    WORDS_EQ(f, "x/7 + x%10 + (unsigned)x/3 (multiply-high sequences)", q, wq, N);
+  }
+}
+
+static void test_intdiv(void) { for_each_compiler("intdiv", body_intdiv); }
+
+/* ----------------------------------------------------------- cvt_round -- */
+
+/* cvt.rXi.s32.f32: round as mode says, saturate, NaN -> 0 (PTX ISA). */
+static int32_t f2i_sat(float v, int mode) {
+  if (isnan(v)) return 0;
+  double d = v, r = mode == 0 ? nearbyint(d) : mode == 1 ? trunc(d) : mode == 2 ? floor(d)
+                                                                             : ceil(d);
+  if (r >= 2147483647.0) return INT32_MAX;
+  if (r <= -2147483648.0) return INT32_MIN;
+  return (int32_t)r;
+}
+
+/* IEEE binary32 -> binary16, round to nearest even (cvt.rn.f16.f32). */
+static uint16_t f32_to_f16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, exp = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+  if (exp == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
+  int e = (int)exp - 127 + 15;
+  if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {
+    if (e < -10) return (uint16_t)sign;
+    man |= 0x800000u;
+    unsigned shift = (unsigned)(14 - e);
+    uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* may carry into inf */
+  return (uint16_t)(sign | h);
+}
+
+static float f16_to_f32(uint16_t h) {
+  unsigned e = (h >> 10) & 31, m = h & 1023;
+  float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY)
+                                                     : ldexpf((float)(m | 1024), (int)e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+static void body_cvt(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 96 };
+  static float x[N];
+  static int32_t o[4][N], w[4][N];
+  static const float corner[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 0.49999997f,
+                                 -0.49999997f, 1e10f, -1e10f, NAN, INFINITY, -INFINITY,
+                                 2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f,
+                                 1e-40f, -1e-40f, -0.0f, 0.0f, 8388607.5f, -8388607.5f,
+                                 16777217.0f, 3.999999f, -3.999999f};
+  uint64_t s = 9;
+  for (int i = 0; i < N; i++) {
+    size_t nc = sizeof corner / sizeof corner[0];
+    x[i] = i < (int)nc ? corner[i] : ((float)(rng_next(&s) >> 40) / 16384.0f - 512.0f);
+    for (int m = 0; m < 4; m++) w[m][i] = f2i_sat(x[i], m);
+  }
+  dims dm = {{1, 1, 1}, {128, 1, 1}, 0};
+  if (fix_kernel(f, "_Z12float_to_intPKfPiS1_S1_S1_i")) return;
+  fix_buf(f, 0, x, sizeof x);
+  uint64_t od[4];
+  for (int m = 0; m < 4; m++) od[m] = fix_buf(f, 1 + m, NULL, sizeof o[m]);
+  fix_u32(f, 5, N);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "f2i", NULL)) {
+    const char *what[4] = {"cvt.rni.s32.f32 (nearest even, saturating, NaN->0)",
+                           "cvt.rzi.s32.f32", "cvt.rmi.s32.f32", "cvt.rpi.s32.f32"};
+    for (int m = 0; m < 4; m++) {
+      fix_get(f, o[m], od[m], sizeof o[m]);
+      WORDS_EQ(f, what[m], o[m], w[m], N);
+    }
+  }
+
+  static int32_t xi[N];
+  static float y[N], yw[N];
+  static uint32_t u[N], uw[N];
+  static const int32_t ci[] = {0, 1, -1, 16777217, -16777217, INT_MAX, INT_MIN, 33554435,
+                               500, 999, 1000, 1001, 2000, -5};
+  for (int i = 0; i < N; i++) {
+    size_t nc = sizeof ci / sizeof ci[0];
+    xi[i] = i < (int)nc ? ci[i] : (int32_t)(rng_next(&s) % 3000) - 500;
+    yw[i] = (float)xi[i];
+    float t = yw[i] * 0.001f;
+    t = t > 1.0f ? 1.0f : t < 0.0f ? 0.0f : t;
+    uw[i] = (uint32_t)truncf(t * 255.0f);
+  }
+  if (fix_kernel(f, "_Z12int_to_floatPKiPfPji")) return;
+  fix_buf(f, 0, xi, sizeof xi);
+  uint64_t yd = fix_buf(f, 1, NULL, sizeof y), ud = fix_buf(f, 2, NULL, sizeof u);
+  fix_u32(f, 3, N);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "i2f", NULL)) {
+    fix_get(f, y, yd, sizeof y);
+    fix_get(f, u, ud, sizeof u);
+    WORDS_EQ(f, "cvt.rn.f32.s32", y, yw, N);
+    WORDS_EQ(f, "saturate(y*0.001)*255 -> cvt.rzi.u32", u, uw, N);
+  }
+
+  static float hx[N], hy[N], hyw[N];
+  static uint16_t h[N], hw[N];
+  static const float ch[] = {65504.0f, 65519.0f, 65520.0f, 1e6f, -1e6f, INFINITY, -INFINITY,
+                             6.1035156e-05f, 6.0e-05f, 5.9604645e-08f, 2.9802322e-08f,
+                             2.98023259e-08f, 1e-10f, -0.0f, 1.0009765625f, 1.00048828125f,
+                             1.00146484375f, 0.1f, -2048.5f, 2049.0f};
+  for (int i = 0; i < N; i++) {
+    size_t nc = sizeof ch / sizeof ch[0];
+    hx[i] = i < (int)nc ? ch[i] : ((float)(rng_next(&s) >> 40) / 256.0f - 32768.0f) * 1.5f;
+    hw[i] = f32_to_f16(hx[i]);
+    hyw[i] = f16_to_f32(hw[i]);
+  }
+  if (fix_kernel(f, "_Z14half_roundtripPKfPfP6__halfi")) return;
+  fix_buf(f, 0, hx, sizeof hx);
+  yd = fix_buf(f, 1, NULL, sizeof hy);
+  uint64_t hd = fix_buf(f, 2, NULL, sizeof h);
+  fix_u32(f, 3, N);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "half", NULL)) {
+    fix_get(f, h, hd, sizeof h);
+    fix_get(f, hy, yd, sizeof hy);
+    WORDS_EQ(f, "cvt.rn.f16.f32 (nearest even, overflow to inf, subnormals)", h, hw, N);
+    WORDS_EQ(f, "cvt.f32.f16 (exact)", hy, hyw, N);
+  }
+}
+
+static void test_cvt_round(void) { for_each_compiler("cvt_round", body_cvt); }
+
+/* ------------------------------------------------------------- atomics -- */
+
+static void body_atomics(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 1000, BLOCK = 256, GRID = 4 };
+  static int32_t v[N];
+  for (int i = 0; i < N; i++) v[i] = (int32_t)((i * 7919) % 2001) - 1000;
+  dims dm = {{GRID, 1, 1}, {BLOCK, 1, 1}, 0};
+
+  /* Global variants. */
+  uint32_t g[10] = {0, 0x7fffffffu, 0x80000000u, 0, 0, 0, 0, 0xffffffffu, 0, 0}, gw[10];
+  float fs = 0, fsw = 0;
+  double ds = 0, dsw = 0;
+  memcpy(gw, g, sizeof g);
+  for (int i = 0; i < N; i++) {
+    uint32_t x = (uint32_t)v[i];
+    gw[0] += x;
+    if (v[i] < (int32_t)gw[1]) gw[1] = (uint32_t)v[i];
+    if (v[i] > (int32_t)gw[2]) gw[2] = (uint32_t)v[i];
+    gw[3] = gw[3] >= 1023 ? 0 : gw[3] + 1;
+    gw[4] = (gw[4] == 0 || gw[4] > 1023) ? 1023 : gw[4] - 1;
+    if (x > gw[5]) gw[5] = x;
+    gw[6] = N;
+    gw[7] &= ~(1u << (i & 31));
+    gw[8] |= 1u << (i & 31);
+    gw[9] ^= x;
+    fsw += (float)v[i];
+    dsw += (double)v[i];
+  }
+  if (fix_kernel(f, "_Z14atomics_globalPjPfPdPKii")) return;
+  uint64_t gd = fix_buf(f, 0, g, sizeof g);
+  uint64_t fd = fix_buf(f, 1, &fs, sizeof fs), dd = fix_buf(f, 2, &ds, sizeof ds);
+  fix_buf(f, 3, v, sizeof v);
+  fix_u32(f, 4, N);
+  /* The CAS-max loop on g[5] retries when another lane or CTA changed the
+     word in between; with CTAs running in parallel the number of retries
+     (op.bra, op.atom.*, ...) depends on their interleaving, so this
+     launch's counts stay out of the 1-vs-2-thread comparison (fv).  Its
+     outputs do not depend on the order. */
+  feat_vec one, unordered;
+  feat_init(&one);
+  feat_init(&unordered);
+  int grc = fix_launch_tagged(f, &dm, threads, &unordered, "global", &one);
+  feat_free(&unordered);
+  if (!grc) {
+    fix_get(f, g, gd, sizeof g);
+    fix_get(f, &fs, fd, sizeof fs);
+    fix_get(f, &ds, dd, sizeof ds);
+    WORDS_EQ(f, "global add min max inc dec cas-max exch and or xor", g, gw, 10);
+    WORDS_EQ(f, "global float atomicAdd (exact integer sum)", &fs, &fsw, 1);
+    WORDS_EQ(f, "global double atomicAdd (exact integer sum)", &ds, &dsw, 1);
+    double at = feat_get(&one, "class.atomic_global", 0);
+    CHECK(at >= 12.0 * N, "%s.%s atomics_global: at least 12 atomics per element (got %g)",
+          f->corpus, f->compiler, at);
+  }
+  feat_free(&one);
+
+  /* Shared variants, folded into g per block. */
+  uint32_t z[10] = {0};
+  uint32_t sw[10] = {0};
+  float sfw = 0;
+  double sdw = 0;
+  for (int b = 0; b < GRID; b++) {
+    uint32_t sh[10] = {0, 0x7fffffffu, 0, 0, 0, 0, 0, 0, 0, 0};
+    float sf = 0;
+    double sd = 0;
+    for (int t = 0; t < BLOCK; t++) {
+      int i = b * BLOCK + t;
+      if (i >= N) continue;
+      uint32_t x = (uint32_t)v[i];
+      sh[0] += x;
+      if (v[i] < (int32_t)sh[1]) sh[1] = (uint32_t)v[i];
+      if (v[i] > (int32_t)sh[2]) sh[2] = (uint32_t)v[i];
+      sh[3] = sh[3] >= 1023 ? 0 : sh[3] + 1;
+      sh[4] = (sh[4] == 0 || sh[4] > 1023) ? 1023 : sh[4] - 1;
+      if (x > sh[5]) sh[5] = x;
+      sh[6] = N;
+      sh[7] &= x;
+      sh[8] |= x;
+      sh[9] ^= x;
+      sf += (float)v[i];
+      sd += (double)v[i];
+    }
+    for (int k = 0; k < 10; k++) sw[k] += sh[k];
+    sfw += sf;
+    sdw += sd;
+  }
+  fs = 0;
+  ds = 0;
+  if (fix_kernel(f, "_Z14atomics_sharedPjPfPdPKii")) return;
+  gd = fix_buf(f, 0, z, sizeof z);
+  fd = fix_buf(f, 1, &fs, sizeof fs);
+  dd = fix_buf(f, 2, &ds, sizeof ds);
+  fix_buf(f, 3, v, sizeof v);
+  fix_u32(f, 4, N);
+  feat_init(&one);
+  if (!fix_launch_tagged(f, &dm, threads, fv, "shared", &one)) {
+    fix_get(f, g, gd, sizeof g);
+    fix_get(f, &fs, fd, sizeof fs);
+    fix_get(f, &ds, dd, sizeof ds);
+    WORDS_EQ(f, "shared atomics folded per block", g, sw, 10);
+    WORDS_EQ(f, "shared float atomicAdd", &fs, &sfw, 1);
+    WORDS_EQ(f, "shared double atomicAdd", &ds, &sdw, 1);
+    /* Ten folds per block into g, one float and one double. */
+    FEAT_EQ(f, &one, "class.atomic_global", GRID * 12);
+    double as = feat_get(&one, "class.atomic_shared", 0);
+    CHECK(as >= 12.0 * N, "%s.%s atomics_shared: at least 12 shared atomics per element (got %g)",
+          f->corpus, f->compiler, as);
+  }
+  feat_free(&one);
+}
+
+static void test_atomics(void) { for_each_compiler("atomics", body_atomics); }
+
+/* ---------------------------------------------------------- vote_match -- */
+
+static void body_vote(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 100, T = 128 };
+  static int32_t in[N];
+  static uint32_t out[8 * N], want[8 * N];
+  for (int i = 0; i < N; i++) in[i] = (i * 37) % 23 - 11 + (i % 5 == 0 ? 0x10000 * i : 0);
+  int32_t vv[T];
+  for (int i = 0; i < T; i++) vv[i] = i < N ? in[i] : 0;
+  for (int i = 0; i < N; i++) {
+    int w0 = i & ~31;
+    uint32_t ballot = 0, same = 0;
+    int all = 1, any = 0;
+    for (int l = 0; l < 32; l++) {
+      int32_t v = vv[w0 + l];
+      if (v > 0) ballot |= 1u << l;
+      if (v == 0) all = 0;
+      if (v < 0) any = 1;
+      if ((v & 7) == (vv[i] & 7)) same |= 1u << l;
+    }
+    uint32_t uv = (uint32_t)vv[i], rev = 0;
+    for (int b = 0; b < 32; b++) rev |= ((uv >> b) & 1u) << (31 - b);
+    int clz = 0;
+    while (clz < 32 && !(uv & (0x80000000u >> clz))) clz++;
+    unsigned sh = (unsigned)(i & 31);
+    uint32_t *o = want + 8 * i;
+    o[0] = ballot;
+    o[1] = (uint32_t)all | ((uint32_t)any << 1);
+    o[2] = 0xffffffffu;
+    o[3] = same;
+    o[4] = (uint32_t)__builtin_popcount(ballot);
+    o[5] = (uint32_t)clz;
+    o[6] = rev;
+    o[7] = (uint32_t)((((uint64_t)ballot << 32) | uv) << sh >> 32);
+  }
+  if (fix_kernel(f, "_Z10vote_matchPKiPji")) return;
+  fix_buf(f, 0, in, sizeof in);
+  uint64_t od = fix_buf(f, 1, NULL, sizeof out);
+  fix_u32(f, 2, N);
+  dims dm = {{2, 1, 1}, {64, 1, 1}, 0};
+  if (fix_launch(f, &dm, threads, fv)) return;
+  fix_get(f, out, od, sizeof out);
+  static const char *what[8] = {"ballot", "all|any<<1", "activemask (converged warp)",
+                                "match.any on v&7", "popc", "clz", "brev", "shf.l (funnel)"};
+  for (int k = 0; k < 8; k++) {
+    uint32_t g[N], w[N];
+    for (int i = 0; i < N; i++) {
+      g[i] = out[8 * i + k];
+      w[i] = want[8 * i + k];
+    }
+    WORDS_EQ(f, what[k], g, w, N);
+  }
+}
+
+static void test_vote_match(void) { for_each_compiler("vote_match", body_vote); }
+
+/* ----------------------------------------------------------- const_mem -- */
+
+static void body_const(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 100 };
+  static const float coeffs[8] = {1.0f, 0.5f, 0.25f, 0.125f, 2.0f, 4.0f, 8.0f, 16.0f};
+  static float x[N], y[N], want[N];
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)i * 0.3f - 7.0f;
+    want[i] = fmaf(x[i], coeffs[i & 7], coeffs[(i >> 3) & 7]);
+  }
+  uint64_t sym = 0;
+  size_t ssize = 0;
+  int rc = emu_symbol(f->em, "calls_seen", &sym, &ssize, f->err, sizeof f->err);
+  CHECK(rc == 0 && ssize == 8, "%s.%s: calls_seen is an 8-byte module variable: %s", f->corpus,
+        f->compiler, f->err);
+  uint64_t before = 0, after = 0;
+  if (!rc) fix_get(f, &before, sym, 8);
+  if (fix_kernel(f, "_Z12apply_coeffsPKfPfi")) return;
+  fix_buf(f, 0, x, sizeof x);
+  uint64_t yd = fix_buf(f, 1, NULL, sizeof y);
+  fix_u32(f, 2, N);
+  dims dm = {{1, 1, 1}, {128, 1, 1}, 0};
+  if (fix_launch(f, &dm, threads, fv)) return;
+  fix_get(f, y, yd, sizeof y);
+  WORDS_EQ(f, "x*coeffs[i&7] + coeffs[(i>>3)&7] (initialised __constant__ table)", y, want, N);
+  if (!rc) {
+    fix_get(f, &after, sym, 8);
+    CHECK(after - before == N, "%s.%s: the __device__ counter grew by n=%d (got %" PRIu64 ")",
+          f->corpus, f->compiler, N, after - before);
+  }
+  FEAT_EQ(f, fv, "class.ld_const", 2 * N);
+}
+
+static void test_const_mem(void) { for_each_compiler("const_mem", body_const); }
+
+/* -------------------------------------------------------------- printf -- */
+
+static int cmp_lines(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sort the lines of s in place (returns s with lines reordered). */
+static char *sorted_lines(char *s) {
+  size_t n = 0, len = strlen(s);
+  for (size_t i = 0; i < len; i++) n += s[i] == '\n';
+  char **v = calloc(n + 1, sizeof *v);
+  char *copy = malloc(len + 1);
+  if (!v || !copy) { free(v); free(copy); return s; }
+  size_t k = 0;
+  for (char *p = s, *e; k < n && (e = strchr(p, '\n')); p = e + 1) {
+    *e = 0;
+    v[k++] = p;
+  }
+  qsort(v, k, sizeof *v, cmp_lines);
+  copy[0] = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < k; i++) at += (size_t)sprintf(copy + at, "%s\n", v[i]);
+  memcpy(s, copy, at + 1);
+  free(v);
+  free(copy);
+  return s;
+}
+
+static void body_printf(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 100, BLOCK = 32, GRID = 4 };
+  static float x[N];
+  for (int i = 0; i < N; i++) x[i] = (float)i * 0.5f - 3.0f;
+  char want[4096] = "";
+  size_t at = 0;
+  for (int b = 0; b < GRID; b++)
+    if (b * BLOCK < N)
+      at += (size_t)snprintf(want + at, sizeof want - at, "block %d thread 0 x=%f n=%d\n", b,
+                             (double)x[b * BLOCK], N);
+  if (fix_kernel(f, "_Z5helloPKfi")) return;
+  fix_buf(f, 0, x, sizeof x);
+  fix_u32(f, 1, N);
+  FILE *tf = tmpfile();
+  CHECK(tf != NULL, "tmpfile() for the printf capture");
+  if (!tf) return;
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.grid[0] = GRID;
+  cfg.block[0] = BLOCK;
+  cfg.params = f->params;
+  cfg.params_size = f->total;
+  cfg.threads = threads;
+  cfg.printf_out = tf;
+  int rc = emu_launch(f->em, f->k->name, &cfg, fv, NULL, f->err, sizeof f->err);
+  CHECK(rc == 0, "%s.%s hello launches: %s", f->corpus, f->compiler, f->err);
+  fflush(tf);
+  rewind(tf);
+  char got[4096];
+  size_t n = fread(got, 1, sizeof got - 1, tf);
+  got[n] = 0;
+  fclose(tf);
+  sorted_lines(got);
+  sorted_lines(want);
+  CHECK(!strcmp(got, want), "%s.%s device printf prints one line per block:\n%s\nexpected:\n%s",
+        f->corpus, f->compiler, got, want);
+}
+
+static void test_printf(void) { for_each_compiler("printf", body_printf); }
+
+/* ------------------------------------------------------ endless kernels -- */
+
+static const char SPIN_PTX[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry spin(.param .u64 p)\n{\n"
+    "  .reg .b32 %r<3>;\n"
+    "  mov.u32 %r1, 0;\n"
+    "$L_top:\n"
+    "  add.u32 %r1, %r1, 1;\n"
+    "  bra.uni $L_top;\n"
+    "  ret;\n}\n";
+
+static void test_budget_and_timeout(void) {
+  ptx_error perr;
+  memset(&perr, 0, sizeof perr);
+  ptx_module *m = ptx_parse(SPIN_PTX, strlen(SPIN_PTX), "spin.ptx", &perr);
+  CHECK(m != NULL, "the endless kernel parses: %s", perr.msg);
+  if (!m) return;
+  emu_device *d = emu_device_new();
+  emu_module *em = NULL;
+  char err[1024] = "";
+  int rc = emu_module_load(d, m, &em, err, sizeof err);
+  CHECK(rc == 0, "the endless kernel loads: %s", err);
+  if (!rc) {
+    uint64_t p = 0;
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    cfg.grid[0] = 2;
+    cfg.block[0] = 64;
+    cfg.params = &p;
+    cfg.params_size = 8;
+    cfg.insn_budget = 1000000;
+    emu_stats st;
+    memset(&st, 0, sizeof st);
+    err[0] = 0;
+    rc = emu_launch(em, "spin", &cfg, NULL, &st, err, sizeof err);
+    CHECK(rc != 0, "an endless kernel stops at the instruction budget");
+    CHECK(strstr(err, "spin") && (strstr(err, "budget") || strstr(err, "instruction")),
+          "the budget message names the kernel and the budget: %s", err);
+    printf("\n    budget message: %s ", err);
+
+    cfg.insn_budget = 0;
+    cfg.time_limit_s = 0.3;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    err[0] = 0;
+    rc = emu_launch(em, "spin", &cfg, NULL, &st, err, sizeof err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    CHECK(rc != 0, "an endless kernel stops at the time limit");
+    CHECK(el < 5.0, "the time limit of 0.3 s stops it within 5 s (took %.2f s)", el);
+    CHECK(strstr(err, "spin") && (strstr(err, "time") || strstr(err, "second")),
+          "the time-limit message names the kernel and the limit: %s", err);
+    printf("\n    timeout message (%.2f s): %s ", el, err);
+  }
+  emu_module_free(em);
+  emu_device_free(d);
+  ptx_module_free(m);
+}
+
+/* --------------------------------------------------- parameter layout -- */
+
+/* clang writes `.param .u64 .ptr .align 1 p`: the .align of a .ptr
+   parameter is the alignment of the memory it points to (PTX ISA, kernel
+   parameter attributes), not of the parameter; a .u64 parameter still sits
+   at a multiple of 8.  A plain `.align 8 .b8 s[12]` does align the
+   parameter itself. */
+static const char LAYOUT_PTX[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry lay(.param .u64 .ptr .align 1 a, .param .u32 b,\n"
+    "    .param .u64 .ptr .global .align 4 c, .param .u8 d, .param .align 8 .b8 e[12],\n"
+    "    .param .f64 f)\n{\n  ret;\n}\n";
+
+static void test_param_layout(void) {
+  ptx_error perr;
+  memset(&perr, 0, sizeof perr);
+  ptx_module *m = ptx_parse(LAYOUT_PTX, strlen(LAYOUT_PTX), "lay.ptx", &perr);
+  CHECK(m != NULL, "the layout module parses: %s", perr.msg);
+  if (!m) return;
+  const ptx_func *k = ptx_find_func(m, "lay");
+  size_t off[6] = {0}, total = 0;
+  int rc = k ? emu_param_layout(k, off, &total) : -1;
+  CHECK(rc == 0, "emu_param_layout succeeds");
+  static const size_t want[6] = {0, 8, 16, 24, 32, 48};
+  for (int i = 0; i < 6; i++)
+    CHECK(off[i] == want[i], "parameter %d of (u64 .ptr.align 1, u32, u64 .ptr.align 4, u8, "
+          ".align 8 b8[12], f64) is at offset %zu (got %zu)", i, want[i], off[i]);
+  CHECK(total == 56, "the argument buffer is 56 bytes (got %zu)", total);
+  ptx_module_free(m);
+}
+
+/* ------------------------------------------------------------ sampling -- */
+
+/* Largest relative difference between sampled and full counts over every
+   feature of full except launch.* (exact) and those in skip; prints it. */
+static double sample_diff(const char *what, const feat_vec *full, const feat_vec *smp,
+                          const char *skip) {
+  double worst = 0;
+  const char *wname = "";
+  size_t missing = 0;
+  for (size_t i = 0; i < full->n; i++) {
+    const char *nm = full->names[i];
+    if (!strncmp(nm, "launch.", 7)) {
+      CHECK(feat_get(smp, nm, NAN) == full->vals[i], "%s: sampled %s equals the full launch's",
+            what, nm);
+      continue;
+    }
+    if (skip && strstr(skip, nm)) continue;
+    double s = feat_get(smp, nm, NAN);
+    if (isnan(s)) { missing++; continue; }
+    double fv = full->vals[i];
+    double d = fv == 0 ? fabs(s) : fabs(s - fv) / fabs(fv);
+    if (d > worst) { worst = d; wname = nm; }
+  }
+  CHECK(missing == 0, "%s: the sample reports every feature of the full run (%zu missing)", what,
+        missing);
+  printf("\n    sampling %s: max |sampled-full|/full = %.4f%% (%s) ", what, 100 * worst, wname);
+  return worst;
+}
+
+static void test_sampling(void) {
+  int ran = 0;
+  for (int c = 0; c < NCOMPILERS; c++) {
+    kfix f;
+    if (fix_open(&f, "saxpy", COMPILERS[c])) { fix_close(&f); continue; }
+    enum { N = 1000000, BLOCK = 256 };
+    unsigned grid = (N + BLOCK - 1) / BLOCK; /* 3907: the last CTA is partial */
+    float *x = calloc(N, 4), *y = calloc(N, 4);
+    if (x && y && !fix_kernel(&f, SAXPY)) {
+      for (int i = 0; i < N; i++) { x[i] = (float)(i & 1023); y[i] = 1.0f; }
+      fix_u32(&f, 0, N);
+      fix_f32(&f, 1, 2.0f);
+      fix_buf(&f, 2, x, (size_t)N * 4);
+      fix_buf(&f, 3, y, (size_t)N * 4);
+      dims dm = {{grid, 1, 1}, {BLOCK, 1, 1}, 0};
+      feat_vec full, smp, smp64;
+      feat_init(&full);
+      feat_init(&smp);
+      feat_init(&smp64);
+      emu_stats sf, ss, s64;
+      memset(&sf, 0, sizeof sf);
+      memset(&ss, 0, sizeof ss);
+      memset(&s64, 0, sizeof s64);
+      int r1 = fix_launch_cfg(&f, &dm, 2, 0, &full, &sf);
+      int r2 = fix_launch_cfg(&f, &dm, 2, 256, &smp, &ss);
+      int r3 = fix_launch_cfg(&f, &dm, 2, 64, &smp64, &s64);
+      CHECK(r1 == 0 && r2 == 0 && r3 == 0, "saxpy.%s 1M: full and sampled launches run: %s",
+            f.compiler, f.err);
+      if (!r1 && !r2 && !r3) {
+        CHECK(!sf.sampled && sf.ctas_run == grid, "a full launch runs every CTA");
+        CHECK(ss.sampled && ss.ctas_run <= 256 && ss.ctas_run > 0 && ss.ctas_total == grid,
+              "a sampled launch runs at most 256 of %u CTAs (ran %" PRIu64 ")", grid,
+              ss.ctas_run);
+        char what[128];
+        snprintf(what, sizeof what, "saxpy.%s n=1M, %" PRIu64 "/%u CTAs", f.compiler,
+                 ss.ctas_run, grid);
+        double d = sample_diff(what, &full, &smp, NULL);
+        CHECK(d < 0.01, "%s: sampled counts within 1%% of the full counts (%.4f%%)", what,
+              100 * d);
+        /* With 64 CTAs the partial last CTA (64 of 256 threads in bounds),
+           which the sample always includes, weighs 1/64 of the estimate:
+           the in-bounds counts come out 1.15% low.  Reported, not asserted
+           (a property of the estimator, see the report to the lead). */
+        snprintf(what, sizeof what, "saxpy.%s n=1M, %" PRIu64 "/%u CTAs", f.compiler,
+                 s64.ctas_run, grid);
+        sample_diff(what, &full, &smp64, NULL);
+        FEAT_EQ(&f, &full, "mem.global_bytes", 12.0 * N);
+        printf("\n    saxpy.%s n=1M full: %" PRIu64 " thread-insns in %.3f s (%.1f M/s) ",
+               f.compiler, sf.thread_insns, sf.seconds,
+               sf.seconds > 0 ? (double)sf.thread_insns / sf.seconds / 1e6 : 0.0);
+      }
+      feat_free(&full);
+      feat_free(&smp);
+      feat_free(&smp64);
+    }
+    free(x);
+    free(y);
+    fix_close(&f);
+
+    if (fix_open(&f, "matmul_tiled", COMPILERS[c])) { fix_close(&f); continue; }
+    if (!fix_kernel(&f, MATMUL)) {
+      enum { NM = 128, TM = NM / 16 };
+      float *A, *B;
+      uint64_t cd;
+      matmul_setup(&f, NM, &A, &B, &cd);
+      dims dm = {{TM, TM, 1}, {16, 16, 1}, 0};
+      feat_vec full, smp;
+      feat_init(&full);
+      feat_init(&smp);
+      int r1 = fix_launch_cfg(&f, &dm, 2, 0, &full, NULL);
+      int r2 = fix_launch_cfg(&f, &dm, 2, 16, &smp, NULL);
+      CHECK(r1 == 0 && r2 == 0, "matmul.%s 128: full and sampled launches run: %s", f.compiler,
+            f.err);
+      if (!r1 && !r2) {
+        char what[128];
+        snprintf(what, sizeof what, "matmul.%s n=128, 16/64 CTAs", f.compiler);
+        /* CTAs share rows of A and columns of B: a footprint scaled from a
+           sample overestimates by design (docs/features.md). */
+        double d = sample_diff(what, &full, &smp, "mem.footprint_bytes");
+        CHECK(d < 0.01, "%s: sampled counts within 1%% of the full counts (%.4f%%)", what,
+              100 * d);
+        double fpf = feat_get(&full, "mem.footprint_bytes", 0);
+        double fps = feat_get(&smp, "mem.footprint_bytes", 0);
+        printf("\n    matmul.%s footprint full %.0f, sampled estimate %.0f ", f.compiler, fpf,
+               fps);
+      }
+      feat_free(&full);
+      feat_free(&smp);
+      free(A);
+      free(B);
+    }
+    fix_close(&f);
+    ran++;
+  }
+  CHECK(ran > 0, "sampling ran for at least one compiler");
+}
+
+/* ---------------------------------------------------------------------- */
+
+TEST_SUITES(register_emu_kernels) {
+  CU_pSuite s = tests_suite("emu_kernels");
+  TEST_ADD(s, test_saxpy);
+  TEST_ADD(s, test_saxpy_out_of_bounds);
+  TEST_ADD(s, test_reduce_shared);
+  TEST_ADD(s, test_reduce_shuffle);
+  TEST_ADD(s, test_histogram);
+  TEST_ADD(s, test_matmul);
+  TEST_ADD(s, test_transpose);
+  TEST_ADD(s, test_scan);
+  TEST_ADD(s, test_branches);
+  TEST_ADD(s, test_device_calls);
+  TEST_ADD(s, test_fp64);
+  TEST_ADD(s, test_intdiv);
+  TEST_ADD(s, test_cvt_round);
+  TEST_ADD(s, test_atomics);
+  TEST_ADD(s, test_vote_match);
+  TEST_ADD(s, test_const_mem);
+  TEST_ADD(s, test_printf);
+  TEST_ADD(s, test_budget_and_timeout);
+  TEST_ADD(s, test_param_layout);
+  TEST_ADD(s, test_sampling);
+}
