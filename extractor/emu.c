@@ -60,9 +60,12 @@
  * blocks of count x occurrences of the key, computed once at the end.  The
  * budget, time limit and stop flag are checked at block entries only.
  *
- * Sampling.  With cfg->sample_ctas = N < CTAs, N CTAs spread evenly over the
- * linear index range (first and last included) run and every additive count
- * is multiplied by CTAs/N; ctrl.active_lane_ratio is not scaled.
+ * Sampling.  With cfg->sample_ctas = N < CTAs, the linear CTA index range is
+ * cut into N equal strata and the CTA at the middle of each runs (systematic
+ * sampling); every additive count is multiplied by CTAs/N.  Midpoints rather
+ * than "first and last included": the last CTA of a bounds-checked grid is
+ * usually partly idle, and scaling it like a full one biased saxpy's counts
+ * by -1.15 % at 64 of 3907 CTAs; ctrl.active_lane_ratio is not scaled.
  * mem.footprint_bytes is the sampled CTAs' footprint times CTAs/N, an
  * estimate: it overstates data that CTAs share (a tiled matmul's inputs)
  * and is exact for disjoint per-CTA data.  launch.shared_bytes is the
@@ -2473,7 +2476,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     L.list = malloc(L.nrun * sizeof *L.list);
     if (!L.list) { errf(err, cap, "out of memory"); goto out; }
     for (uint64_t i = 0; i < L.nrun; i++)
-      L.list[i] = L.nrun == 1 ? 0 : (uint64_t)((unsigned __int128)i * (ntotal - 1) / (L.nrun - 1));
+      L.list[i] = (uint64_t)((unsigned __int128)(2 * i + 1) * ntotal / (2 * L.nrun));
   }
   L.pout = calloc(L.nrun, sizeof *L.pout);
   tcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *tcnt);
