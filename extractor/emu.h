@@ -10,7 +10,10 @@
  * execution.  A launch runs a grid of CTAs; each CTA's warps of 32 lanes run in
  * lockstep with an active mask and a reconvergence stack (reconvergence at the
  * immediate post-dominator, ptx_block.ipdom).  CTAs run in parallel with
- * OpenMP; results and counts do not depend on the thread count.
+ * OpenMP; results and counts do not depend on the thread count, except for
+ * kernels whose control flow depends on the interleaving of CTAs (a
+ * compare-and-swap retry loop on global memory retries more often when CTAs
+ * run at the same time, so its op.bra count varies; its results do not).
  *
  * Addresses.  Device addresses are 64-bit values in the emulated space, not
  * host pointers.  Generic addressing works: global allocations, the CTA's
