@@ -3,10 +3,12 @@
 #   make            build/libkcast.a, build/libkcast.so, build/kcast
 #   make test       every CUnit suite and the CLI tests (one CUnit summary)
 #   make asan       the same tests under AddressSanitizer + UBSan
+#   make valgrind   the fast suites under valgrind memcheck
 #   make fuzz       build and run the PTX parser fuzzer (FUZZ_SECONDS, default 60)
 #   make bench      benchmarks (bench/)
 #   make deps       install the Debian packages the build needs (no-op if present)
 #   make demo       the main job on the embedded default
+#   make docs       regenerate docs/cli.md from the help texts
 #
 # Every module folder contributes its *.c files; no file lists to keep in sync.
 # BUILD=dir puts all outputs in another folder (e.g. for a sanitizer build).
@@ -21,7 +23,7 @@ NVCC       ?= nvcc
 # .ci/run both go through `make deps`.
 DEPS_PKGS := make gcc libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
              zlib1g-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
-             valgrind
+             libomp-22-dev valgrind
 
 LLVM_INC   := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)
 LLVM_LIB   := $(shell $(LLVM_CONFIG) --libdir 2>/dev/null)
@@ -36,7 +38,7 @@ CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) -fPIC -fopenmp -pthread \
 LDLIBS_ALL := -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB) -lclang-22 -lLLVM-22 \
               -lsqlite3 -lcjson -lcsv -lz -lm -ldl -fopenmp -pthread $(SANFLAGS)
 
-MODULES    := extractor datasets model profiler
+MODULES    := extractor datasets model profiler runtime
 LIB_SRC    := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 LIB_SRC    := $(filter-out %_fuzz.c,$(LIB_SRC))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -46,7 +48,7 @@ TEST_SRC   := $(wildcard tests/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 BENCH_SRC  := $(wildcard bench/*.c)
 
-.PHONY: all test asan fuzz bench deps demo clean check-deps
+.PHONY: all test asan valgrind fuzz bench deps demo docs clean
 all: $(BUILD)/libkcast.a $(BUILD)/libkcast.so $(BUILD)/kcast
 
 $(BUILD)/obj/%.o: %.c
@@ -110,12 +112,32 @@ $(BUILD)/corpus/%.clang.ll: tests/kernels/%.cu
 CUDA_INC     ?= $(CUDA_ROOT)/include
 INJECT_LIB   := $(if $(wildcard $(CUDA_INC)/cupti.h),$(BUILD)/libkcast_inject.so)
 all: $(INJECT_LIB)
-	$(if $(INJECT_LIB),,@echo "all: $(CUDA_INC)/cupti.h not found, libkcast_inject.so skipped")
+ifeq ($(INJECT_LIB),)
+$(info make: $(CUDA_INC)/cupti.h not found, libkcast_inject.so skipped)
+endif
 
 $(BUILD)/libkcast_inject.so: profiler/inject/prof_inject.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -fvisibility=hidden -pthread -isystem $(CUDA_INC) \
 	  -shared -o $@.tmp $< -ldl && mv $@.tmp $@
+
+# The cudart replacement (runtime/cudart/): $(BUILD)/cudart/libcudart.so.13,
+# loaded by nvcc programs (-cudart shared) that `kcast run` starts.  Its own
+# objects, never sanitized (it is loaded into other programs), built against
+# the toolkit's cuda_runtime_api.h; exports the CUDA API only, under the
+# version node libcudart.so.13.  Skipped without the toolkit's headers.
+CUDART_LIB   := $(if $(wildcard $(CUDA_INC)/cuda_runtime_api.h),$(BUILD)/cudart/libcudart.so.13)
+CUDART_SRC   := $(filter-out extractor/frontend%.c %_fuzz.c,$(wildcard extractor/*.c)) \
+                runtime/rt_fatbin.c runtime/rt_records.c $(wildcard runtime/cudart/*.c)
+CUDART_OBJ   := $(CUDART_SRC:%.c=$(BUILD)/cudart/obj/%.o)
+all: $(CUDART_LIB)
+-include $(CUDART_OBJ:.o=.d)
+$(BUILD)/cudart/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -fopenmp -pthread -I. -isystem $(CUDA_INC) -MMD -MP -c $< -o $@
+$(BUILD)/cudart/libcudart.so.13: $(CUDART_OBJ) runtime/cudart/libcudart.map
+	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--version-script=runtime/cudart/libcudart.map \
+	  -Wl,--no-undefined -o $@.tmp $(CUDART_OBJ) -lm -ldl -fopenmp -pthread && mv $@.tmp $@
 
 # CUDA test programs (tests/programs/*.cu), for GPU machines: sm_90 code and
 # compute_90 PTX.  `make gpu-check` builds and runs them (docs/gpu-check.md).
@@ -129,8 +151,27 @@ $(BUILD)/programs/%: tests/programs/%.cu
 gpu-check:
 	BUILD=$(BUILD) profiler/gpu_check.sh
 
+# The kernel suite (datasets/suite): self-checking CUDA programs, each with
+# PTX for the emulator and sm_90 machine code for the H200 (the flags
+# `kcast nvcc` uses).  `make datasets` runs datasets/suite/suite.txt under
+# `kcast run` into datasets/data/suite-features.db (+ a provenance note).
+SUITE_NVCCFLAGS ?= -O2 -cudart shared --no-compress \
+                   -gencode arch=compute_90,code=[sm_90,compute_90]
+SUITE_PROGS := $(patsubst datasets/suite/%.cu,$(BUILD)/suite/%,$(wildcard datasets/suite/*.cu))
+# The fast subset `make test` runs under kcast run (tests/test_suite.c).
+SUITE_FAST  := gemm_tiled reduce_shuffle histogram_shared scan stencil2d bfs
+.PHONY: suite datasets
+suite: $(SUITE_PROGS)
+$(BUILD)/suite/%: datasets/suite/%.cu $(wildcard datasets/suite/*.h)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(SUITE_NVCCFLAGS) -o $@.tmp $< && mv $@.tmp $@
+datasets: all suite
+	SUITE_NVCCFLAGS="$(SUITE_NVCCFLAGS)" datasets/suite/run-suite.sh $(BUILD)/kcast \
+	  $(BUILD)/suite datasets/suite/suite.txt datasets/data/suite-features.db
+
 # Tests find the CLI and scratch space through the environment.
-test: $(BUILD)/kcast $(BUILD)/kcast-tests corpus $(INJECT_LIB)
+test: $(BUILD)/kcast $(BUILD)/kcast-tests corpus $(INJECT_LIB) $(CUDART_LIB) \
+      $(SUITE_FAST:%=$(BUILD)/suite/%)
 	KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
 	  $(BUILD)/kcast-tests
 
@@ -139,6 +180,14 @@ test: $(BUILD)/kcast $(BUILD)/kcast-tests corpus $(INJECT_LIB)
 asan:
 	$(MAKE) BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+
+# The fast suites under valgrind (memcheck): every error and every definite
+# leak fails.  The emulator-kernel and CLI suites run under `make asan`.
+VALGRIND_SUITES ?= ptx_parse cfg features datasets emu emu_alu rf mangrove profiler
+valgrind: $(BUILD)/kcast $(BUILD)/kcast-tests corpus
+	KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) OMP_NUM_THREADS=2 \
+	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	  $(BUILD)/kcast-tests $(VALGRIND_SUITES)
 
 # Parser fuzzer (libFuzzer, clang-22).  FUZZ_SECONDS bounds the run.
 FUZZ_SECONDS ?= 60
@@ -157,8 +206,27 @@ $(BUILD)/fuzz/ptx_fuzz: tests/fuzz/ptx_fuzz.c $(FUZZ_SRC) $(wildcard extractor/*
 bench: $(BUILD)/kcast
 	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD))
 
-demo: $(BUILD)/kcast
-	$(BUILD)/kcast extract tests/ptx/saxpy_nvcc.ptx
+# docs/cli.md from the help texts (a test checks it is current).
+docs: $(BUILD)/kcast
+	tools/gen-cli-doc.sh $(BUILD)/kcast > docs/cli.md.tmp && mv docs/cli.md.tmp docs/cli.md
+
+# The main job on the embedded default: static features of a suite kernel,
+# one suite program run unmodified on the CPU emulator into a dataset, the
+# shipped suite dataset's summary, and -- where the GPU Mangrove tutorial
+# data is beside the project -- a forest cross-validated on real GPU times.
+MANGROVE ?= ../shared/data/mangrove-tutorial
+demo: all $(BUILD)/suite/gemm_tiled
+	$(BUILD)/kcast extract datasets/suite/gemm_tiled.cu --kernel gemm_tiled_kernel --format table 2>/dev/null \
+	  || $(BUILD)/kcast extract datasets/suite/gemm_tiled.cu
+	rm -f $(BUILD)/demo.db
+	$(BUILD)/kcast run -o $(BUILD)/demo.db -- $(BUILD)/suite/gemm_tiled 128 16
+	$(BUILD)/kcast dataset stats datasets/data/suite-features.db
+	@if [ -f $(MANGROVE)/cuda_flux_metrics.db ]; then \
+	  rm -f $(BUILD)/demo-mangrove.db; \
+	  $(BUILD)/kcast dataset import-mangrove --features $(MANGROVE)/cuda_flux_metrics.db \
+	    --time $(MANGROVE)/kernel_time_T4.db --gpu T4 -o $(BUILD)/demo-mangrove.db && \
+	  $(BUILD)/kcast cv $(BUILD)/demo-mangrove.db --gpu T4 --target time --log-target --folds 5; \
+	else echo "demo: $(MANGROVE) not found, forest cross-validation skipped"; fi
 
 # Install what the build needs; does nothing when everything is present.
 deps:

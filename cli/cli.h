@@ -45,6 +45,8 @@ struct rf_params;
 struct rf_data;
 typedef struct cli_rf_input {
   const char *csv, *db, *target, *gpu, *group, *ignore;
+  const char *features;  /* NULL: the columns as loaded; "mangrove": GPU
+                            Mangrove's twelve engineered features */
   int drop_constant;
 } cli_rf_input;
 /* Parse the input/hyperparameter option at argv[*i] (advancing *i past its
@@ -75,6 +77,12 @@ extern const char cmd_emulate_usage[];
 /* kcast profile (cmd_profile.c). */
 int cmd_profile(int argc, char **argv);
 extern const char cmd_profile_usage[];
+
+/* kcast run and kcast nvcc (cmd_run.c). */
+int cmd_run(int argc, char **argv);
+int cmd_nvcc(int argc, char **argv);
+extern const char cmd_run_usage[];
+extern const char cmd_nvcc_usage[];
 
 /* Print "kcast: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

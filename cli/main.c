@@ -16,6 +16,8 @@ static const cmd_entry commands[] = {
   {"extract", cmd_extract, "static features of the kernels in a .ptx/.cu/.ll/.bc file", cmd_extract_usage},
   {"emulate", cmd_emulate, "run one kernel launch on the CPU emulator: dynamic features", cmd_emulate_usage},
   {"dataset", cmd_dataset, "inspect, export, merge and import SQLite datasets (stats, export, merge, import-mangrove)", cmd_dataset_usage},
+  {"run", cmd_run, "run an unmodified CUDA program on the CPU: features of every launch", cmd_run_usage},
+  {"nvcc", cmd_nvcc, "build a CUDA program for kcast run (nvcc -cudart shared, PTX kept)", cmd_nvcc_usage},
   {"profile", cmd_profile, "run a CUDA program under CUPTI/NVML: time and power per launch", cmd_profile_usage},
   {"train", cmd_train, "train a random forest (CSV or dataset) into a .kcm model", cmd_train_usage},
   {"cv", cmd_cv, "cross-validate a forest: MAPE, median APE, R^2, coverage", cmd_cv_usage},

@@ -1,0 +1,380 @@
+/*
+ * cmd_run.c -- `kcast run`: run an unmodified CUDA program on the CPU and
+ * store every kernel launch's dynamic features in a dataset; `kcast nvcc`:
+ * build a program so that it can be run that way.
+ *
+ * How: the program (nvcc-built with -cudart shared) starts with
+ * LD_LIBRARY_PATH naming the folder of kcast's libcudart.so.13 first
+ * ($(BUILD)/cudart next to the kcast binary; KCAST_CUDART overrides), so
+ * the replacement (runtime/cudart/) serves its CUDA calls on the emulator
+ * and appends a record per launch to a temporary file (KCAST_RUN_OUT).
+ *
+ * Order matters for "nothing written unless it worked":
+ *  1. check the library is there and an existing DB is a dataset;
+ *  2. run the program; stdout, stderr and exit status pass through;
+ *     --timeout kills it after S seconds;
+ *  3. a program killed by a signal (crash, kill -9, timeout) leaves the
+ *     dataset untouched, and kcast says so; otherwise (any exit status)
+ *     the records are read;
+ *  4. all launches are written in one transaction, keyed (app, dataset,
+ *     lseq) exactly like `kcast profile` (prof_default_keys).
+ * A summary (kernel, launches, thread-instructions, emulation seconds)
+ * goes to stderr.
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "datasets/ds.h"
+#include "profiler/prof.h"
+#include "runtime/rt.h"
+
+const char cmd_run_usage[] =
+    "usage: kcast run [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
+    "                 [--sample CTAS] [--threads N] [--timeout SECONDS]\n"
+    "                 -- PROGRAM [ARGS]\n"
+    "\n"
+    "Run a CUDA program on the CPU: kcast's libcudart.so.13 replaces the CUDA\n"
+    "runtime and every kernel launch runs on the PTX emulator.  Each launch's\n"
+    "dynamic features (docs/features.md) go to the dataset, keyed (app,\n"
+    "dataset, lseq) like `kcast profile`, in one transaction after the program\n"
+    "exits.  The program must be linked with -cudart shared and carry PTX:\n"
+    "build it with `kcast nvcc`.\n"
+    "\n"
+    "  -o DB            dataset to write (default kcast.db; created if missing)\n"
+    "  --app NAME       app key (default: the program's file name)\n"
+    "  --dataset LABEL  input label (default: the arguments joined by spaces)\n"
+    "  --bench LABEL    suite label stored with the launches\n"
+    "  --sample CTAS    emulate this many CTAs per launch and scale the counts\n"
+    "                   (the program's results are then wrong: its own checks\n"
+    "                   may fail; the features are still recorded)\n"
+    "  --threads N      OpenMP threads per launch (default: OpenMP's default)\n"
+    "  --timeout SECS   kill the program after SECS seconds (nothing written)\n"
+    "\n"
+    "The program's output and exit status pass through.  A program killed by a\n"
+    "signal (a crash, kill, --timeout) leaves the dataset as it was.\n";
+
+const char cmd_nvcc_usage[] =
+    "usage: kcast nvcc NVCC-ARGS...\n"
+    "\n"
+    "Run nvcc ($NVCC, default nvcc) with what makes the program runnable by\n"
+    "`kcast run`: -cudart shared (unless -cudart is given), --no-compress, and\n"
+    "-gencode arch=compute_90,code=[sm_90,compute_90] (sm_90 machine code plus\n"
+    "PTX) unless an -arch, -gencode or -code option is given.  nvcc's output and\n"
+    "exit status pass through.\n";
+
+/* Folder holding kcast's libcudart.so.13, or -1. */
+static int find_cudart(char *out, size_t cap) {
+  const char *env = getenv("KCAST_CUDART");
+  char self[PATH_MAX];
+  if (env && *env) {
+    snprintf(out, cap, "%s", env);
+  } else {
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return -1;
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash) *slash = 0;
+    if ((size_t)snprintf(out, cap, "%.*s/cudart", (int)(cap > 8 ? cap - 8 : 0), self) >= cap)
+      return -1;
+  }
+  char lib[PATH_MAX + 32];
+  snprintf(lib, sizeof lib, "%s/libcudart.so.13", out);
+  return access(lib, R_OK) == 0 ? 0 : -1;
+}
+
+static int parse_count(const char *s, long long lo, long long hi, long long *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || !*s || *end || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Run prog; *sig = the signal that ended it (0 = exited), *timed_out.
+   Returns the exit status, or -1 when it could not be started. */
+static int run_child(char **prog, const char *libdir, const char *records, long long sample,
+                     long long threads, double timeout, int *sig, int *timed_out) {
+  *sig = 0;
+  *timed_out = 0;
+  pid_t pid = fork();
+  if (pid < 0) {
+    cli_error("cannot fork: %s", strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char *path = NULL;
+    if (asprintf(&path, "%s%s%s", libdir, old && *old ? ":" : "", old ? old : "") < 0) _exit(127);
+    setenv("LD_LIBRARY_PATH", path, 1);
+    setenv(RT_ENV_OUT, records, 1);
+    char num[32];
+    if (sample > 0) {
+      snprintf(num, sizeof num, "%lld", sample);
+      setenv(RT_ENV_SAMPLE, num, 1);
+    }
+    if (threads > 0) {
+      snprintf(num, sizeof num, "%lld", threads);
+      setenv(RT_ENV_THREADS, num, 1);
+    }
+    execvp(prog[0], prog);
+    fprintf(stderr, "kcast: cannot run %s: %s\n", prog[0], strerror(errno));
+    _exit(127);
+  }
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  double t0 = now_s();
+  int st = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &st, timeout > 0 ? WNOHANG : 0);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return -1;
+    if (r == 0) {
+      if (now_s() - t0 >= timeout) {
+        kill(pid, SIGKILL);
+        *timed_out = 1;
+        timeout = 0; /* now wait for it */
+        continue;
+      }
+      struct timespec nap = {0, 10 * 1000 * 1000};
+      nanosleep(&nap, NULL);
+    }
+  }
+  signal(SIGINT, SIG_DFL);
+  signal(SIGQUIT, SIG_DFL);
+  if (WIFSIGNALED(st)) {
+    *sig = WTERMSIG(st);
+    return 128 + *sig;
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *join_args(int argc, char **argv) {
+  size_t n = 1;
+  for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  s[0] = 0;
+  for (int i = 0; i < argc; i++) {
+    if (i) strcat(s, " ");
+    strcat(s, argv[i]);
+  }
+  return s;
+}
+
+/* Summary per kernel on stderr, in order of first launch. */
+static void summary(const rt_records *r) {
+  size_t nk = 0;
+  struct row { const char *k; size_t n; double insns, secs; } *rows = calloc(r->n + 1, sizeof *rows);
+  if (!rows) return;
+  for (size_t i = 0; i < r->n; i++) {
+    const rt_launch_rec *l = &r->l[i];
+    if (l->error) continue;
+    size_t j = 0;
+    while (j < nk && strcmp(rows[j].k, l->kernel)) j++;
+    if (j == nk) rows[nk++].k = l->kernel;
+    rows[j].n++;
+    rows[j].insns += (double)l->insns;
+    rows[j].secs += l->seconds;
+  }
+  fprintf(stderr, "%-40s %8s %18s %12s\n", "kernel", "launches", "thread-insns", "emu-seconds");
+  for (size_t j = 0; j < nk; j++)
+    fprintf(stderr, "%-40s %8zu %18.0f %12.3f\n", rows[j].k, rows[j].n, rows[j].insns,
+            rows[j].secs);
+  free(rows);
+}
+
+/* Write every launch in one transaction. */
+static int ingest(const char *db_path, const rt_records *r, const char *app, const char *dataset,
+                  const char *bench, const char *cmdline, size_t *written) {
+  char err[2048];
+  ds_db *db = NULL;
+  *written = 0;
+  if (ds_open(db_path, DS_CREATE, &db, err, sizeof err) < 0) {
+    cli_error("%s", err);
+    return -1;
+  }
+  if (ds_begin(db) < 0 || ds_record_run(db, cmdline, NULL) < 0) goto fail;
+  for (size_t i = 0; i < r->n; i++) {
+    const rt_launch_rec *l = &r->l[i];
+    if (l->error) continue;
+    ds_launch dl = {bench, app, dataset, l->lseq, l->kernel,
+                    {l->grid[0], l->grid[1], l->grid[2]},
+                    {l->block[0], l->block[1], l->block[2]}, l->shmem, RT_SOURCE};
+    if (ds_insert_launch(db, &dl, &l->feats, NULL) < 0) goto fail;
+    (*written)++;
+  }
+  if (ds_commit(db) < 0) goto fail;
+  ds_close(db);
+  return 0;
+fail:
+  cli_error("%s", ds_errmsg(db));
+  ds_rollback(db);
+  ds_close(db);
+  return -1;
+}
+
+int cmd_run(int argc, char **argv) {
+  const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *bench = NULL;
+  long long sample = 0, threads = 0, timeout = 0;
+  int i;
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) {
+      i++;
+      break;
+    }
+    if (a[0] != '-') break;
+    long long *num = NULL, hi = 0;
+    const char **dst = NULL;
+    if (!strcmp(a, "-o")) dst = &db_path;
+    else if (!strcmp(a, "--app")) dst = &app;
+    else if (!strcmp(a, "--dataset")) dst = &dataset;
+    else if (!strcmp(a, "--bench")) dst = &bench;
+    else if (!strcmp(a, "--sample")) num = &sample, hi = LLONG_MAX;
+    else if (!strcmp(a, "--threads")) num = &threads, hi = 4096;
+    else if (!strcmp(a, "--timeout")) num = &timeout, hi = 86400 * 365;
+    else return cli_usage_error("run", "unknown option '%s'", a);
+    if (i + 1 >= argc) return cli_usage_error("run", "%s needs a value", a);
+    if (dst) *dst = argv[++i];
+    else if (parse_count(argv[++i], 1, hi, num))
+      return cli_usage_error("run", "%s needs a positive integer, not '%s'", a, argv[i]);
+  }
+  if (i >= argc) return cli_usage_error("run", "no program given (kcast run [OPTIONS] -- PROGRAM [ARGS])");
+  if ((app && !*app) || !*db_path) return cli_usage_error("run", "--app and -o need non-empty values");
+  char **prog = argv + i;
+  int pargc = argc - i;
+
+  char libdir[PATH_MAX];
+  if (find_cudart(libdir, sizeof libdir) < 0) {
+    cli_error("kcast's libcudart.so.13 not found in %s (build it with make; KCAST_CUDART "
+              "names another folder)", libdir);
+    return KCAST_EXIT_USER;
+  }
+  struct stat sb;
+  char err[2048];
+  if (stat(db_path, &sb) == 0) {
+    ds_db *db = NULL;
+    if (ds_open(db_path, 0, &db, err, sizeof err) < 0) {
+      cli_error("%s", err);
+      return KCAST_EXIT_USER;
+    }
+    ds_close(db);
+  }
+  char app_buf[1024], ds_buf[8192];
+  prof_default_keys(pargc, prog, app_buf, sizeof app_buf, ds_buf, sizeof ds_buf);
+  if (!app) app = app_buf;
+  if (!dataset) dataset = ds_buf;
+  if (!*app) return cli_usage_error("run", "empty program name");
+
+  const char *tmpdir = getenv("TMPDIR");
+  char dir[PATH_MAX], records[PATH_MAX + 32];
+  snprintf(dir, sizeof dir, "%s/kcast-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  if (!mkdtemp(dir)) {
+    cli_error("cannot create a temporary folder %s: %s", dir, strerror(errno));
+    return KCAST_EXIT_USER;
+  }
+  snprintf(records, sizeof records, "%s/launches.txt", dir);
+  int sig, timed_out;
+  int status = run_child(prog, libdir, records, sample, threads, (double)timeout, &sig,
+                         &timed_out);
+  int rc = KCAST_EXIT_USER;
+  rt_records r;
+  memset(&r, 0, sizeof r);
+  if (status < 0) goto out;
+  if (timed_out || sig) {
+    if (timed_out)
+      cli_error("%s timed out after %lld s and was killed; %s left unchanged", prog[0], timeout,
+                db_path);
+    else
+      cli_error("%s was killed by signal %d (%s); %s left unchanged", prog[0], sig,
+                strsignal(sig), db_path);
+    rc = status;
+    goto out;
+  }
+  if (access(records, F_OK) != 0) {
+    cli_error("%s (exit status %d) did not load kcast's libcudart.so.13: it is not a CUDA "
+              "program linked with -cudart shared (rebuild it with `kcast nvcc`); nothing written",
+              prog[0], status);
+    rc = status ? status : KCAST_EXIT_USER;
+    goto out;
+  }
+  if (rt_records_read(records, &r, err, sizeof err) < 0) {
+    cli_error("%s; %s left unchanged", err, db_path);
+    rc = status ? status : KCAST_EXIT_USER;
+    goto out;
+  }
+  size_t failed = 0, sampled = 0, written = 0;
+  for (size_t k = 0; k < r.n; k++) {
+    if (r.l[k].error) failed++;
+    else if (r.l[k].sampled) sampled++;
+  }
+  char *cmdline = join_args(argc + 1, argv - 1);
+  if (ingest(db_path, &r, app, dataset, bench, cmdline, &written) < 0) {
+    free(cmdline);
+    rc = status ? status : KCAST_EXIT_USER;
+    goto out;
+  }
+  free(cmdline);
+  summary(&r);
+  fprintf(stderr, "kcast run: %zu launches of %s recorded in %s", written, app, db_path);
+  if (failed) fprintf(stderr, "; %zu failed launches not recorded", failed);
+  if (sampled)
+    fprintf(stderr, "; %zu launches sampled (features scaled; the program's results are not "
+                    "valid)", sampled);
+  if (status) fprintf(stderr, "; the program exited with status %d", status);
+  fputc('\n', stderr);
+  rc = status;
+out:
+  rt_records_free(&r);
+  unlink(records);
+  rmdir(dir);
+  return rc;
+}
+
+/* ---------------------------------------------------------- kcast nvcc -- */
+
+int cmd_nvcc(int argc, char **argv) {
+  int has_cudart = 0, has_arch = 0, has_compress = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strncmp(a, "-cudart", 7) || !strncmp(a, "--cudart", 8)) has_cudart = 1;
+    if (!strncmp(a, "-arch", 5) || !strncmp(a, "--gpu-architecture", 18) ||
+        !strncmp(a, "-gencode", 8) || !strncmp(a, "--generate-code", 15) ||
+        !strncmp(a, "-code", 5) || !strncmp(a, "--gpu-code", 10))
+      has_arch = 1;
+    if (a[0] == '-' && strstr(a, "compress")) has_compress = 1;
+  }
+  const char *nvcc = getenv("NVCC");
+  if (!nvcc || !*nvcc) nvcc = "nvcc";
+  char **av = calloc((size_t)argc + 8, sizeof *av);
+  if (!av) return KCAST_EXIT_USER;
+  int n = 0;
+  av[n++] = (char *)nvcc;
+  if (!has_cudart) av[n++] = "-cudart", av[n++] = "shared";
+  if (!has_compress) av[n++] = "--no-compress";
+  if (!has_arch) av[n++] = "-gencode", av[n++] = "arch=compute_90,code=[sm_90,compute_90]";
+  for (int i = 1; i < argc; i++) av[n++] = argv[i];
+  av[n] = NULL;
+  fflush(stdout);
+  execvp(nvcc, av);
+  cli_error("cannot run %s: %s (set NVCC to nvcc's path)", nvcc, strerror(errno));
+  free(av);
+  return KCAST_EXIT_USER;
+}

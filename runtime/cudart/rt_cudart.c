@@ -1,0 +1,686 @@
+/*
+ * rt_cudart.c -- the cudart replacement's core: fatbinary registration,
+ * device memory, symbols and kernel launches on the PTX emulator.
+ *
+ * What: an nvcc program linked with `-cudart shared` finds this library
+ * first through LD_LIBRARY_PATH (`kcast run` sets it) and runs unchanged on
+ * the CPU.  Its static constructors register each fatbinary
+ * (__cudaRegisterFatBinary), its kernels (__cudaRegisterFunction: host stub
+ * -> mangled name) and its __device__/__constant__ globals
+ * (__cudaRegisterVar: host shadow address -> module symbol).  Each
+ * fatbinary's PTX (runtime/rt_fatbin.c) is parsed and loaded onto one
+ * emulated device at registration; a module that cannot load is reported
+ * once, with how to rebuild, and its launches fail.
+ *
+ * Addresses: cudaMalloc returns the emulator's device addresses
+ * (0x1_0000_0000 and up), which are not host pointers.  Programs may pass
+ * them around and do arithmetic on them; every copy translates.
+ * cudaMemcpyDefault decides per pointer by whether it falls inside an
+ * emulated allocation.  Pinned host memory is ordinary host memory.
+ * Managed memory is not supported (cudaErrorNotSupported, named once):
+ * it needs one address valid on both sides, which the emulator's device
+ * table cannot register yet (see the report: emu_map_external).
+ *
+ * Launches (<<<>>> = __cudaPushCallConfiguration, __cudaGetKernel,
+ * __cudaPopCallConfiguration, __cudaLaunchKernel; or cudaLaunchKernel) run
+ * synchronously: every stream is in order and already complete when the
+ * launch returns.  Each launch call takes the next lseq (docs/formats.md,
+ * "Launch keying"), also when it fails.  With KCAST_RUN_OUT set, a record
+ * line per launch (features from emu_launch) is appended to that file.  A
+ * failed launch (out-of-bounds access, trap) is printed on stderr and
+ * becomes a sticky cudaErrorLaunchFailure, as a real device fault is.
+ */
+#include "runtime/cudart/rt_cudart.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/rt.h"
+
+#define ERRCAP 1024
+#define CONFIG_DEPTH 16
+
+static struct {
+  pthread_mutex_t mu;
+  emu_device *dev;
+  rt_mod **mods;
+  size_t nmods, capmods;
+  rt_func *funcs;
+  size_t nfuncs, capfuncs;
+  struct rt_var {
+    const void *host;
+    char *name;
+    rt_mod *mod;
+  } *vars;
+  size_t nvars, capvars;
+  int64_t lseq;          /* next launch sequence number */
+  cudaError_t sticky;    /* a device fault: every later call returns it */
+  double clock;          /* emulated kernel seconds so far */
+  int out_fd;            /* records file, -1 when not recording */
+  uint64_t sample;       /* CTAs per launch, 0 = all */
+  int threads;
+} S = {PTHREAD_MUTEX_INITIALIZER, .out_fd = -1};
+
+static _Thread_local cudaError_t last_error = cudaSuccess;
+
+void rt_lock(void) { pthread_mutex_lock(&S.mu); }
+void rt_unlock(void) { pthread_mutex_unlock(&S.mu); }
+
+cudaError_t rt_err(cudaError_t e) {
+  if (e != cudaSuccess) last_error = e;
+  return e;
+}
+
+double rt_clock(void) { return S.clock; }
+
+cudaError_t CUDARTAPI cudaPeekAtLastError(void) {
+  return last_error ? last_error : rt_sticky();
+}
+
+cudaError_t CUDARTAPI cudaGetLastError(void) {
+  cudaError_t e = cudaPeekAtLastError();
+  last_error = cudaSuccess; /* a sticky fault stays (cudaPeekAtLastError) */
+  return e;
+}
+
+cudaError_t rt_unsupported(const char *name, int *once) {
+  if (!__atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
+    fprintf(stderr, "kcast-cudart: %s is not supported by the CPU emulation "
+                    "(returns cudaErrorNotSupported)\n", name);
+  return rt_err(cudaErrorNotSupported);
+}
+
+/* Append one line to the records file (one write: complete or absent). */
+static void record(char *line) {
+  if (!line) return;
+  if (S.out_fd >= 0) {
+    size_t len = strlen(line), off = 0;
+    while (off < len) {
+      ssize_t w = write(S.out_fd, line + off, len - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;
+      off += (size_t)w;
+    }
+  }
+  free(line);
+}
+
+__attribute__((constructor)) static void rt_init(void) {
+  const char *out = getenv(RT_ENV_OUT), *s = getenv(RT_ENV_SAMPLE), *t = getenv(RT_ENV_THREADS);
+  if (s) S.sample = strtoull(s, NULL, 10);
+  if (t) S.threads = atoi(t);
+  if (out && *out) {
+    S.out_fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (S.out_fd < 0)
+      fprintf(stderr, "kcast-cudart: cannot open %s: %s (launches not recorded)\n", out,
+              strerror(errno));
+    char *hello = NULL;
+    if (asprintf(&hello, "kcast-run 1 %ld\n", (long)getpid()) >= 0) record(hello);
+  }
+}
+
+emu_device *rt_device(void) {
+  if (!S.dev) S.dev = emu_device_new();
+  return S.dev;
+}
+
+static void *grow(void *p, size_t *cap, size_t n, size_t elem) {
+  if (n < *cap) return p;
+  size_t nc = *cap ? *cap * 2 : 16;
+  void *q = realloc(p, nc * elem);
+  if (q) *cap = nc;
+  return q;
+}
+
+/* ------------------------------------------------------- registration -- */
+
+void **__cudaRegisterFatBinary(void *fatCubin) {
+  rt_lock();
+  rt_mod *m = calloc(1, sizeof *m);
+  if (!m) {
+    rt_unlock();
+    return NULL;
+  }
+  m->wrapper = fatCubin;
+  char err[ERRCAP] = "";
+  const uint32_t *w = fatCubin;
+  const void *fb = NULL;
+  if (!w || w[0] != RT_FATBIN_WRAPPER_MAGIC) {
+    snprintf(err, sizeof err, "fatbinary wrapper has magic 0x%08x, not 0x%08x", w ? w[0] : 0,
+             RT_FATBIN_WRAPPER_MAGIC);
+  } else if (w[1] != 1) {
+    snprintf(err, sizeof err,
+             "fatbinary wrapper version %u (relocatable device code, -rdc) is not supported; "
+             "build without -rdc", w[1]);
+  } else {
+    memcpy(&fb, (const char *)fatCubin + 8, sizeof fb);
+  }
+  size_t size = fb ? rt_fatbin_size(fb) : 0;
+  size_t len = 0;
+  unsigned arch = 0;
+  if (fb && !size) snprintf(err, sizeof err, "fatbinary: bad magic (expected 0x%08x)", RT_FATBIN_MAGIC);
+  if (!err[0] && rt_fatbin_ptx(fb, size, &m->ptx, &len, &arch, err, sizeof err) == 0) {
+    ptx_error pe;
+    char name[64];
+    snprintf(name, sizeof name, "<fatbinary compute_%u>", arch);
+    m->pm = ptx_parse(m->ptx, len, name, &pe);
+    if (!m->pm) {
+      snprintf(err, sizeof err, "%s", pe.msg);
+    } else if (!rt_device() ||
+               emu_module_load(S.dev, m->pm, &m->em, err, sizeof err) < 0) {
+      if (!err[0]) snprintf(err, sizeof err, "out of memory");
+      ptx_module_free(m->pm);
+      m->pm = NULL;
+      m->em = NULL;
+    }
+  }
+  if (err[0]) {
+    m->error = strdup(err);
+    fprintf(stderr, "kcast-cudart: %s\n", err);
+    m->reported = 1;
+  }
+  rt_mod **mods = grow(S.mods, &S.capmods, S.nmods, sizeof *mods);
+  if (mods) {
+    S.mods = mods;
+    S.mods[S.nmods++] = m;
+  }
+  rt_unlock();
+  return (void **)m;
+}
+
+void __cudaRegisterFatBinaryEnd(void **handle) { (void)handle; }
+
+char __cudaInitModule(void **handle) {
+  (void)handle;
+  return 1;
+}
+
+void __cudaUnregisterFatBinary(void **handle) {
+  /* Kept until exit: atexit handlers registered later (a global
+     destructor calling cudaFree, a final launch) may still need it. */
+  (void)handle;
+}
+
+void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun,
+                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                            dim3 *bDim, dim3 *gDim, int *wSize) {
+  rt_lock();
+  rt_func *f = grow(S.funcs, &S.capfuncs, S.nfuncs, sizeof *f);
+  if (f) {
+    S.funcs = f;
+    f = &S.funcs[S.nfuncs];
+    f->host = hostFun;
+    f->name = strdup(deviceName ? deviceName : deviceFun);
+    f->mod = (rt_mod *)handle;
+    if (f->name) S.nfuncs++;
+  }
+  rt_unlock();
+}
+
+void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress,
+                       const char *deviceName, int ext, size_t size, int constant,
+                       int global) {
+  rt_lock();
+  struct rt_var *v = grow(S.vars, &S.capvars, S.nvars, sizeof *v);
+  if (v) {
+    S.vars = v;
+    v = &S.vars[S.nvars];
+    v->host = hostVar;
+    v->name = strdup(deviceName ? deviceName : deviceAddress);
+    v->mod = (rt_mod *)handle;
+    if (v->name) S.nvars++;
+  }
+  rt_unlock();
+}
+
+void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char *deviceAddress,
+                              const char *deviceName, int ext, size_t size, int constant,
+                              int global) {
+  static int once;
+  rt_unsupported("__managed__ variables (__cudaRegisterManagedVar)", &once);
+}
+
+rt_func *rt_find_func(const void *p) {
+  for (size_t i = 0; i < S.nfuncs; i++)
+    if (S.funcs[i].host == p || (const void *)&S.funcs[i] == p) return &S.funcs[i];
+  return NULL;
+}
+
+const ptx_func *rt_func_ptx(rt_func *f) {
+  rt_mod *m = f->mod;
+  if (!m || !m->pm) {
+    if (m && !m->reported) {
+      fprintf(stderr, "kcast-cudart: %s\n", m->error ? m->error : "module not loaded");
+      m->reported = 1;
+    }
+    return NULL;
+  }
+  const ptx_func *k = ptx_find_func(m->pm, f->name);
+  if (!k || !k->is_entry) {
+    fprintf(stderr, "kcast-cudart: kernel %s is not in the program's PTX\n", f->name);
+    return NULL;
+  }
+  return k;
+}
+
+/* Module symbol of a registered host shadow variable. */
+static cudaError_t find_symbol(const void *symbol, uint64_t *addr, size_t *size) {
+  for (size_t i = 0; i < S.nvars; i++) {
+    struct rt_var *v = &S.vars[i];
+    if (v->host != symbol) continue;
+    if (!v->mod || !v->mod->em) return cudaErrorInvalidSymbol;
+    char err[ERRCAP];
+    if (emu_symbol(v->mod->em, v->name, addr, size, err, sizeof err) < 0) {
+      fprintf(stderr, "kcast-cudart: %s\n", err);
+      return cudaErrorInvalidSymbol;
+    }
+    return cudaSuccess;
+  }
+  return cudaErrorInvalidSymbol;
+}
+
+/* ----------------------------------------------------------- memory -- */
+
+static uint64_t dev_addr(const void *p) { return (uint64_t)(uintptr_t)p; }
+
+/* 1 when p lies inside an emulated device allocation. */
+static int is_device(const void *p) {
+  return S.dev && p && emu_host_ptr(S.dev, dev_addr(p), 1) != NULL;
+}
+
+cudaError_t CUDARTAPI cudaMalloc(void **devPtr, size_t size) {
+  if (!devPtr) return rt_err(cudaErrorInvalidValue);
+  rt_lock();
+  cudaError_t e = S.sticky;
+  uint64_t a = 0;
+  char err[ERRCAP];
+  if (!e && !rt_device()) e = cudaErrorMemoryAllocation;
+  if (!e && emu_malloc(S.dev, size ? size : 1, &a, err, sizeof err) < 0)
+    e = cudaErrorMemoryAllocation;
+  if (!e) *devPtr = (void *)(uintptr_t)a;
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
+                                      size_t height) {
+  if (!pitch) return rt_err(cudaErrorInvalidValue);
+  size_t p = (width + 511) / 512 * 512;
+  if (!p) p = 512;
+  cudaError_t e = cudaMalloc(devPtr, p * (height ? height : 1));
+  if (!e) *pitch = p;
+  return e;
+}
+
+cudaError_t CUDARTAPI cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream) {
+  return cudaMalloc(devPtr, size);
+}
+
+cudaError_t CUDARTAPI cudaFree(void *devPtr) {
+  if (!devPtr) return cudaSuccess;
+  rt_lock();
+  char err[ERRCAP];
+  cudaError_t e = S.sticky;
+  if (!e && (!S.dev || emu_free(S.dev, dev_addr(devPtr), err, sizeof err) < 0))
+    e = cudaErrorInvalidValue;
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
+  return cudaFree(devPtr);
+}
+
+cudaError_t CUDARTAPI cudaMallocHost(void **ptr, size_t size) {
+  if (!ptr) return rt_err(cudaErrorInvalidValue);
+  void *p = NULL;
+  if (posix_memalign(&p, 256, size ? size : 1)) return rt_err(cudaErrorMemoryAllocation);
+  *ptr = p;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
+  return cudaMallocHost(pHost, size);
+}
+
+cudaError_t CUDARTAPI cudaFreeHost(void *ptr) {
+  free(ptr);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaHostUnregister(void *ptr) { return cudaSuccess; }
+
+/* One copy of n bytes; the caller holds the lock. */
+static cudaError_t copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind) {
+  if (S.sticky) return S.sticky;
+  if (!n) return cudaSuccess;
+  if (!dst || !src) return cudaErrorInvalidValue;
+  if (kind == cudaMemcpyDefault) {
+    int dd = is_device(dst), sd = is_device(src);
+    kind = dd ? (sd ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+              : (sd ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+  }
+  char err[ERRCAP];
+  int rc = 0;
+  emu_device *d = rt_device();
+  if (!d) return cudaErrorMemoryAllocation;
+  switch (kind) {
+  case cudaMemcpyHostToHost: memmove(dst, src, n); break;
+  case cudaMemcpyHostToDevice: rc = emu_memcpy_htod(d, dev_addr(dst), src, n, err, sizeof err); break;
+  case cudaMemcpyDeviceToHost: rc = emu_memcpy_dtoh(d, dst, dev_addr(src), n, err, sizeof err); break;
+  case cudaMemcpyDeviceToDevice:
+    rc = emu_memcpy_dtod(d, dev_addr(dst), dev_addr(src), n, err, sizeof err);
+    break;
+  default: return cudaErrorInvalidMemcpyDirection;
+  }
+  if (rc < 0) {
+    fprintf(stderr, "kcast-cudart: cudaMemcpy: %s\n", err);
+    return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemcpy(void *dst, const void *src, size_t count,
+                                 enum cudaMemcpyKind kind) {
+  rt_lock();
+  cudaError_t e = copy(dst, src, count, kind);
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                      enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return cudaMemcpy(dst, src, count, kind);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
+                                     size_t count) {
+  if (dstDevice || srcDevice) return rt_err(cudaErrorInvalidDevice);
+  return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
+}
+
+cudaError_t CUDARTAPI cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                   size_t width, size_t height, enum cudaMemcpyKind kind) {
+  if (width > dpitch || width > spitch) return rt_err(cudaErrorInvalidPitchValue);
+  rt_lock();
+  cudaError_t e = cudaSuccess;
+  for (size_t r = 0; r < height && !e; r++)
+    e = copy((char *)dst + r * dpitch, (const char *)src + r * spitch, width, kind);
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
+                                        size_t spitch, size_t width, size_t height,
+                                        enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+
+static cudaError_t fill(void *devPtr, int value, size_t count) {
+  if (S.sticky) return S.sticky;
+  char err[ERRCAP];
+  if (!count) return cudaSuccess;
+  if (!S.dev || emu_memset(S.dev, dev_addr(devPtr), value, count, err, sizeof err) < 0)
+    return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemset(void *devPtr, int value, size_t count) {
+  rt_lock();
+  cudaError_t e = fill(devPtr, value, count);
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMemsetAsync(void *devPtr, int value, size_t count,
+                                      cudaStream_t stream) {
+  return cudaMemset(devPtr, value, count);
+}
+
+cudaError_t CUDARTAPI cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width,
+                                   size_t height) {
+  if (width > pitch) return rt_err(cudaErrorInvalidPitchValue);
+  rt_lock();
+  cudaError_t e = cudaSuccess;
+  for (size_t r = 0; r < height && !e; r++) e = fill((char *)devPtr + r * pitch, value, width);
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMemGetInfo(size_t *free_bytes, size_t *total) {
+  struct cudaDeviceProp p;
+  rt_fill_props(&p);
+  if (free_bytes) *free_bytes = p.totalGlobalMem;
+  if (total) *total = p.totalGlobalMem;
+  return cudaSuccess;
+}
+
+/* ---------------------------------------------------------- symbols -- */
+
+static cudaError_t symbol_copy(const void *symbol, void *host, size_t count, size_t offset,
+                               enum cudaMemcpyKind kind, int to_symbol) {
+  rt_lock();
+  uint64_t addr = 0;
+  size_t size = 0;
+  cudaError_t e = S.sticky ? S.sticky : find_symbol(symbol, &addr, &size);
+  if (!e && (offset > size || count > size - offset)) e = cudaErrorInvalidValue;
+  void *sym = (void *)(uintptr_t)(addr + offset);
+  if (!e) {
+    if (kind == cudaMemcpyDefault) kind = is_device(host) ? cudaMemcpyDeviceToDevice
+                                                          : to_symbol ? cudaMemcpyHostToDevice
+                                                                      : cudaMemcpyDeviceToHost;
+    if (kind != cudaMemcpyDeviceToDevice)
+      kind = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    e = to_symbol ? copy(sym, host, count, kind) : copy(host, sym, count, kind);
+  }
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,
+                                         size_t offset, enum cudaMemcpyKind kind) {
+  return symbol_copy(symbol, (void *)(uintptr_t)src, count, offset, kind, 1);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count,
+                                           size_t offset, enum cudaMemcpyKind kind) {
+  return symbol_copy(symbol, dst, count, offset, kind, 0);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyToSymbolAsync(const void *symbol, const void *src,
+                                              size_t count, size_t offset,
+                                              enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count,
+                                                size_t offset, enum cudaMemcpyKind kind,
+                                                cudaStream_t stream) {
+  return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+}
+
+cudaError_t CUDARTAPI cudaGetSymbolAddress(void **devPtr, const void *symbol) {
+  rt_lock();
+  uint64_t addr = 0;
+  size_t size = 0;
+  cudaError_t e = find_symbol(symbol, &addr, &size);
+  if (!e && devPtr) *devPtr = (void *)(uintptr_t)addr;
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaGetSymbolSize(size_t *size, const void *symbol) {
+  rt_lock();
+  uint64_t addr = 0;
+  size_t sz = 0;
+  cudaError_t e = find_symbol(symbol, &addr, &sz);
+  if (!e && size) *size = sz;
+  rt_unlock();
+  return rt_err(e);
+}
+
+/* ---------------------------------------------------------- launches -- */
+
+typedef struct call_config {
+  dim3 grid, block;
+  size_t shmem;
+  cudaStream_t stream;
+} call_config;
+static _Thread_local call_config config_stack[CONFIG_DEPTH];
+static _Thread_local int config_depth;
+
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                     struct CUstream_st *stream) {
+  if (config_depth >= CONFIG_DEPTH) return 1;
+  call_config *c = &config_stack[config_depth++];
+  c->grid = gridDim;
+  c->block = blockDim;
+  c->shmem = sharedMem;
+  c->stream = stream;
+  return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+                                       void *stream) {
+  if (config_depth <= 0) return cudaErrorInvalidConfiguration;
+  call_config *c = &config_stack[--config_depth];
+  if (gridDim) *gridDim = c->grid;
+  if (blockDim) *blockDim = c->block;
+  if (sharedMem) *sharedMem = c->shmem;
+  if (stream) memcpy(stream, &c->stream, sizeof c->stream);
+  return cudaSuccess;
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun) {
+  rt_lock();
+  rt_func *f = rt_find_func(hostFun);
+  if (f && kernel) *kernel = (cudaKernel_t)(void *)f;
+  rt_unlock();
+  return rt_err(f ? cudaSuccess : cudaErrorInvalidDeviceFunction);
+}
+
+cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr) {
+  return __cudaGetKernel(kernelPtr, entryFuncAddr);
+}
+
+/* Run one launch: takes the next lseq whatever happens.  Lock held. */
+static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem) {
+  int64_t lseq = S.lseq++;
+  if (S.sticky) return S.sticky;
+  if (!f) return cudaErrorInvalidDeviceFunction;
+  const ptx_func *k = rt_func_ptx(f);
+  if (!k) return cudaErrorNoKernelImageForDevice;
+  uint64_t threads = (uint64_t)b.x * b.y * b.z;
+  if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z || threads > 1024 || b.z > 64 ||
+      g.y > 65535 || g.z > 65535)
+    return cudaErrorInvalidConfiguration;
+  size_t *off = calloc(k->nparams + 1, sizeof *off), total = 0;
+  if (!off) return cudaErrorMemoryAllocation;
+  ptx_param_layout(k, off, NULL, &total);
+  uint8_t *buf = calloc(total + 1, 1);
+  if (!buf) {
+    free(off);
+    return cudaErrorMemoryAllocation;
+  }
+  if (k->nparams && !args) {
+    free(off);
+    free(buf);
+    return cudaErrorInvalidValue;
+  }
+  for (uint32_t i = 0; i < k->nparams; i++)
+    if (args[i]) memcpy(buf + off[i], args[i], k->params[i].size);
+  free(off);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.grid[0] = g.x, cfg.grid[1] = g.y, cfg.grid[2] = g.z;
+  cfg.block[0] = b.x, cfg.block[1] = b.y, cfg.block[2] = b.z;
+  cfg.shared_bytes = shmem;
+  cfg.params = buf;
+  cfg.params_size = total;
+  cfg.sample_ctas = S.sample;
+  cfg.threads = S.threads;
+  fflush(stdout); /* device printf after what the host printed before */
+  rt_launch_rec r;
+  memset(&r, 0, sizeof r);
+  feat_init(&r.feats);
+  emu_stats st;
+  memset(&st, 0, sizeof st);
+  char err[ERRCAP];
+  int rc = emu_launch(f->mod->em, f->name, &cfg, &r.feats, &st, err, sizeof err);
+  free(buf);
+  cudaError_t e = cudaSuccess;
+  if (rc < 0) {
+    fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s) failed: %s\n", lseq, f->name, err);
+    if (S.out_fd >= 0) record(rt_records_error_line(lseq, f->name, err));
+    S.sticky = e = cudaErrorLaunchFailure;
+  } else {
+    S.clock += st.seconds;
+    if (S.out_fd >= 0) {
+      r.lseq = lseq;
+      r.grid[0] = g.x, r.grid[1] = g.y, r.grid[2] = g.z;
+      r.block[0] = b.x, r.block[1] = b.y, r.block[2] = b.z;
+      r.shmem = (int64_t)shmem;
+      r.sampled = st.sampled;
+      r.insns = st.thread_insns;
+      r.seconds = st.seconds;
+      r.kernel = f->name;
+      record(rt_records_launch_line(&r));
+    }
+  }
+  feat_free(&r.feats);
+  return e;
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                               size_t sharedMem, cudaStream_t stream) {
+  rt_lock();
+  cudaError_t e = launch(rt_find_func(kernel), gridDim, blockDim, args, sharedMem);
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                    void **args, size_t sharedMem, cudaStream_t stream) {
+  return __cudaLaunchKernel(kernel, gridDim, blockDim, args, sharedMem, stream);
+}
+
+cudaError_t CUDARTAPI cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
+                                       void **args, size_t sharedMem, cudaStream_t stream) {
+  return __cudaLaunchKernel((cudaKernel_t)(uintptr_t)func, gridDim, blockDim, args, sharedMem,
+                            stream);
+}
+
+cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+                                            void **args, size_t sharedMem,
+                                            cudaStream_t stream) {
+  return cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream);
+}
+
+cudaError_t CUDARTAPI cudaLaunchCooperativeKernel(const void *func, dim3 gridDim,
+                                                  dim3 blockDim, void **args,
+                                                  size_t sharedMem, cudaStream_t stream) {
+  return cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream);
+}
+
+cudaError_t rt_sticky(void) {
+  rt_lock();
+  cudaError_t e = S.sticky;
+  rt_unlock();
+  return e;
+}
+
+void rt_reset(void) {
+  rt_lock();
+  S.sticky = cudaSuccess;
+  rt_unlock();
+}

@@ -1,0 +1,130 @@
+/*
+ * rt.h -- what `kcast run` and the cudart replacement share: the fatbinary
+ * reader (the PTX inside an nvcc-built program) and the launch records file
+ * (what the replacement library writes inside the program and `kcast run`
+ * stores afterwards).
+ *
+ * The replacement library itself (runtime/cudart/, built as
+ * $(BUILD)/cudart/libcudart.so.13) is not part of libkcast: it exports the
+ * CUDA runtime API and nothing else.  This header is the part both sides
+ * use; it depends on nothing CUDA.
+ *
+ * Conventions as in datasets/ds.h: 0 success, -1 failure with one line in
+ * err; strings handed out are owned by the structure that holds them.
+ */
+#ifndef KCAST_RT_H
+#define KCAST_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "extractor/features.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------- fatbinaries -- */
+
+/* Magic of the wrapper nvcc passes to __cudaRegisterFatBinary. */
+#define RT_FATBIN_WRAPPER_MAGIC 0x466243b1u
+/* Magic of a fatbinary container (what the wrapper's data points at). */
+#define RT_FATBIN_MAGIC 0xBA55ED50u
+/* Entry kinds. */
+enum { RT_FATBIN_PTX = 1, RT_FATBIN_ELF = 2 };
+/* Entry flags: payload compressed, LZ4 block (CUDA 11/12) or zstd (13). */
+#define RT_FATBIN_FLAG_LZ4 0x2000u
+#define RT_FATBIN_FLAG_ZSTD 0x8000u
+/* Highest PTX target the emulator is meant for (sm_90 / compute_90). */
+#define RT_MAX_ARCH 90
+
+/* What a fatbinary holds (rt_fatbin_list). */
+typedef struct rt_fatbin_entry {
+  int kind;              /* RT_FATBIN_PTX, RT_FATBIN_ELF or other */
+  unsigned arch;         /* 75 for sm_75 / compute_75 */
+  uint64_t flags;
+  const uint8_t *data;   /* payload as stored (points into the fatbinary) */
+  uint64_t stored;       /* bytes stored at data */
+  uint64_t raw;          /* bytes after decompression (= stored if plain) */
+} rt_fatbin_entry;
+
+/*
+ * List the entries of the fatbinary container at fb (size bytes readable;
+ * the container's own header gives its length, which must fit).  Up to cap
+ * entries go to out; *n receives the count (which may exceed cap).
+ */
+int rt_fatbin_list(const void *fb, size_t size, rt_fatbin_entry *out,
+                   size_t cap, size_t *n, char *err, size_t cap_err);
+
+/*
+ * The PTX text the emulator should run: the PTX entry of the highest arch
+ * <= RT_MAX_ARCH (else the lowest above it), decompressed.  [out] *ptx is
+ * malloc'd and NUL-terminated, the caller frees it; *arch its target.
+ * Fails with a message telling how to rebuild when there is no PTX
+ * (machine code only) or it cannot be decompressed.
+ */
+int rt_fatbin_ptx(const void *fb, size_t size, char **ptx, size_t *len,
+                  unsigned *arch, char *err, size_t cap);
+
+/* Size of the container at fb from its header (0 when not a container). */
+size_t rt_fatbin_size(const void *fb);
+
+/*
+ * Decode an LZ4 block (no frame) of n bytes into out (exactly cap bytes
+ * expected).  Returns the bytes produced, or -1 on malformed input.
+ */
+long rt_lz4_block(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
+
+/* ------------------------------------------------------- records file -- */
+
+/* Environment the replacement reads (set by `kcast run`). */
+#define RT_ENV_OUT "KCAST_RUN_OUT"         /* records file to append to */
+#define RT_ENV_SAMPLE "KCAST_RUN_SAMPLE"   /* CTAs to sample per launch */
+#define RT_ENV_THREADS "KCAST_RUN_THREADS" /* OpenMP threads per launch */
+/* launches.source of the rows `kcast run` writes. */
+#define RT_SOURCE "kcast run"
+
+/*
+ * The file is text, one record per line, appended with one write() each:
+ *
+ *   kcast-run 1 PID                 the library was loaded (process PID)
+ *   launch LSEQ GX GY GZ BX BY BZ SHMEM SAMPLED INSNS SECONDS KERNEL NAME=VALUE...
+ *   error LSEQ KERNEL MESSAGE       a launch that failed (no features)
+ *
+ * A line that does not end in a newline is the torn tail of a killed
+ * process; the reader refuses the file then (the run did not finish).
+ */
+typedef struct rt_launch_rec {
+  int64_t lseq;
+  uint32_t grid[3], block[3];
+  int64_t shmem;
+  int sampled;           /* counts scaled from a CTA sample */
+  uint64_t insns;        /* thread-instructions emulated */
+  double seconds;        /* emulation wall time */
+  char *kernel;          /* owned */
+  feat_vec feats;        /* owned */
+  char *error;           /* owned; non-NULL for a failed launch */
+} rt_launch_rec;
+
+typedef struct rt_records {
+  int loaded;            /* "kcast-run" lines seen (processes that loaded it) */
+  size_t n;
+  rt_launch_rec *l;      /* in file order */
+} rt_records;
+
+/* Format one launch line (with its newline) into a malloc'd string. */
+char *rt_records_launch_line(const rt_launch_rec *r);
+/* Format one error line (message's newlines become spaces). */
+char *rt_records_error_line(int64_t lseq, const char *kernel, const char *msg);
+
+/* Read path into *r (zeroed first); names file and line on failure. */
+int rt_records_read(const char *path, rt_records *r, char *err, size_t cap);
+/* Free and zero.  NULL ok. */
+void rt_records_free(rt_records *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

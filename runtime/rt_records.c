@@ -1,0 +1,190 @@
+/*
+ * rt_records.c -- the launch records file between the cudart replacement
+ * (writer, inside the emulated program) and `kcast run` (reader, after the
+ * program exited).  runtime/rt.h describes the lines.
+ *
+ * Why a file: the program may crash, be killed or time out; the dataset
+ * must then stay as it was.  The library appends one complete line per
+ * launch with a single write(); `kcast run` reads the file only after a
+ * normal exit and stores everything in one transaction.  Values are printed
+ * with %.17g, so doubles round-trip exactly.
+ */
+#include "runtime/rt.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *rt_records_launch_line(const rt_launch_rec *r) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  fprintf(f, "launch %" PRId64 " %u %u %u %u %u %u %" PRId64 " %d %" PRIu64 " %.17g %s", r->lseq,
+          r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], r->shmem,
+          r->sampled, r->insns, r->seconds, r->kernel);
+  for (size_t i = 0; i < r->feats.n; i++)
+    fprintf(f, " %s=%.17g", r->feats.names[i], r->feats.vals[i]);
+  fputc('\n', f);
+  if (fclose(f)) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+char *rt_records_error_line(int64_t lseq, const char *kernel, const char *msg) {
+  char *buf = NULL;
+  if (asprintf(&buf, "error %" PRId64 " %s %s\n", lseq, kernel, msg) < 0) return NULL;
+  for (char *p = buf; p[1]; p++)
+    if (*p == '\n' || *p == '\r') *p = ' ';
+  return buf;
+}
+
+static void rec_free(rt_launch_rec *l) {
+  free(l->kernel);
+  free(l->error);
+  feat_free(&l->feats);
+}
+
+void rt_records_free(rt_records *r) {
+  if (!r) return;
+  for (size_t i = 0; i < r->n; i++) rec_free(&r->l[i]);
+  free(r->l);
+  memset(r, 0, sizeof *r);
+}
+
+/* Next space-separated token of *s (NUL-terminated in place), or NULL. */
+static char *tok(char **s) {
+  char *p = *s;
+  while (*p == ' ') p++;
+  if (!*p) return NULL;
+  char *q = strchr(p, ' ');
+  if (q) {
+    *q = 0;
+    *s = q + 1;
+  } else {
+    *s = p + strlen(p);
+  }
+  return p;
+}
+
+static int num_u64(const char *t, uint64_t *v) {
+  if (!t || !*t) return -1;
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(t, &end, 10);
+  if (errno || *end || t[0] == '-') return -1;
+  *v = x;
+  return 0;
+}
+
+static int parse_launch(char *s, rt_launch_rec *l) {
+  uint64_t v[11];
+  for (int i = 0; i < 10; i++)
+    if (num_u64(tok(&s), &v[i])) return -1;
+  char *sec = tok(&s), *end;
+  if (!sec) return -1;
+  l->seconds = strtod(sec, &end);
+  if (*end) return -1;
+  char *k = tok(&s);
+  if (!k) return -1;
+  l->lseq = (int64_t)v[0];
+  for (int i = 0; i < 3; i++) {
+    if (v[1 + i] > UINT32_MAX || v[4 + i] > UINT32_MAX) return -1;
+    l->grid[i] = (uint32_t)v[1 + i];
+    l->block[i] = (uint32_t)v[4 + i];
+  }
+  l->shmem = (int64_t)v[7];
+  l->sampled = v[8] != 0;
+  l->insns = v[9];
+  if (!(l->kernel = strdup(k))) return -1;
+  char *f;
+  while ((f = tok(&s))) {
+    char *eq = strrchr(f, '=');
+    if (!eq || eq == f) return -1;
+    *eq = 0;
+    double x = strtod(eq + 1, &end);
+    if (*end || !eq[1]) return -1;
+    if (feat_set(&l->feats, f, x)) return -1;
+  }
+  return 0;
+}
+
+int rt_records_read(const char *path, rt_records *r, char *err, size_t cap) {
+  memset(r, 0, sizeof *r);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, cap, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  char *line = NULL;
+  size_t lcap = 0, capl = 0;
+  ssize_t n;
+  unsigned long no = 0;
+  int rc = 0;
+  while ((n = getline(&line, &lcap, f)) > 0) {
+    no++;
+    if (line[n - 1] != '\n') {
+      snprintf(err, cap, "%s:%lu: truncated record (the program was interrupted)", path, no);
+      rc = -1;
+      break;
+    }
+    line[n - 1] = 0;
+    char *s = line, *tag = tok(&s);
+    if (!tag) continue;
+    if (!strcmp(tag, "kcast-run")) {
+      char *ver = tok(&s);
+      if (!ver || strcmp(ver, "1")) {
+        snprintf(err, cap, "%s:%lu: unknown records version '%s' (this kcast reads 1)", path,
+                 no, ver ? ver : "");
+        rc = -1;
+        break;
+      }
+      r->loaded++;
+      continue;
+    }
+    int is_launch = !strcmp(tag, "launch"), is_error = !strcmp(tag, "error");
+    if (!is_launch && !is_error) {
+      snprintf(err, cap, "%s:%lu: unknown record '%s'", path, no, tag);
+      rc = -1;
+      break;
+    }
+    if (r->n == capl) {
+      size_t nc = capl ? capl * 2 : 16;
+      rt_launch_rec *nl = realloc(r->l, nc * sizeof *nl);
+      if (!nl) {
+        snprintf(err, cap, "%s: out of memory", path);
+        rc = -1;
+        break;
+      }
+      r->l = nl;
+      capl = nc;
+    }
+    rt_launch_rec *l = &r->l[r->n++];
+    memset(l, 0, sizeof *l);
+    feat_init(&l->feats);
+    int bad;
+    if (is_launch) {
+      bad = parse_launch(s, l);
+    } else {
+      uint64_t lseq;
+      char *k;
+      bad = num_u64(tok(&s), &lseq) || !(k = tok(&s));
+      if (!bad) {
+        l->lseq = (int64_t)lseq;
+        bad = !(l->kernel = strdup(k)) || !(l->error = strdup(s));
+      }
+    }
+    if (bad) {
+      snprintf(err, cap, "%s:%lu: malformed %s record", path, no, tag);
+      rc = -1;
+      break;
+    }
+  }
+  free(line);
+  fclose(f);
+  if (rc) rt_records_free(r);
+  return rc;
+}

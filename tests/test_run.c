@@ -1,0 +1,464 @@
+/*
+ * test_run.c -- running unmodified CUDA programs on the CPU: the fatbinary
+ * reader and LZ4 decoder on synthetic input, the launch records file, and
+ * `kcast nvcc` + `kcast run` end to end on tests/programs/rt_*.cu (results
+ * pass, dataset rows and exact counts, symbols, exit status, killed and
+ * timed-out runs leave the dataset unchanged, unsupported entry points,
+ * machine-code-only and zstd-compressed binaries).
+ *
+ * The end-to-end tests need nvcc and $KCAST_BUILD/cudart/libcudart.so.13;
+ * without them they pass with a note on stderr (a CPU-only checkout without
+ * the toolkit still tests everything else).  Programs are compiled once
+ * into $KCAST_BUILD/rtprog/ and rebuilt when their source is newer.
+ */
+#include "tests.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/rt.h"
+
+/* ---------------------------------------------------------- helpers -- */
+
+static double sql_num(const char *db, const char *sql) {
+  sqlite3 *h;
+  double v = -1;
+  if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+      v = sqlite3_column_double(s, 0);
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(h);
+  return v;
+}
+
+/* Comma-joined text of a one-column query. */
+static void sql_list(const char *db, const char *sql, char *out, size_t cap) {
+  sqlite3 *h;
+  out[0] = 0;
+  if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(h, sql, -1, &s, NULL) == SQLITE_OK) {
+    size_t used = 0;
+    while (sqlite3_step(s) == SQLITE_ROW && used < cap)
+      used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? "," : "",
+                               (const char *)sqlite3_column_text(s, 0));
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+}
+
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+static void put16(uint8_t *p, unsigned v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v), put32(p + 4, (uint32_t)(v >> 32)); }
+
+/* Append an entry (64-byte header) to a container being built in fb. */
+static size_t add_entry(uint8_t *fb, size_t off, int kind, unsigned arch, uint64_t flags,
+                        const void *data, size_t stored, size_t raw) {
+  uint8_t *e = fb + off;
+  size_t padded = (stored + 7) / 8 * 8;
+  memset(e, 0, 64 + padded);
+  put16(e, (unsigned)kind);
+  put16(e + 2, 0x101);
+  put32(e + 4, 64);
+  put64(e + 8, padded);
+  if (flags & (RT_FATBIN_FLAG_LZ4 | RT_FATBIN_FLAG_ZSTD)) put32(e + 16, (uint32_t)stored);
+  put32(e + 28, arch);
+  put64(e + 40, flags);
+  if (flags & (RT_FATBIN_FLAG_LZ4 | RT_FATBIN_FLAG_ZSTD)) put64(e + 56, raw);
+  memcpy(e + 64, data, stored);
+  return off + 64 + padded;
+}
+
+static void finish(uint8_t *fb, size_t end) {
+  put32(fb, RT_FATBIN_MAGIC);
+  put16(fb + 4, 1);
+  put16(fb + 6, 16);
+  put64(fb + 8, end - 16);
+}
+
+static const char ptx75[] = ".version 8.0\n.target sm_75\n.address_size 64\n// seventy-five\n";
+static const char ptx90[] = ".version 8.0\n.target sm_90\n.address_size 64\n// ninety\n";
+
+/* ------------------------------------------------- fatbinary reader -- */
+
+static void test_fatbin_picks_best_ptx(void) {
+  static uint8_t fb[4096];
+  uint8_t elf[40] = {0x7f, 'E', 'L', 'F'};
+  size_t off = 16;
+  off = add_entry(fb, off, RT_FATBIN_ELF, 90, 0x11, elf, sizeof elf, sizeof elf);
+  off = add_entry(fb, off, RT_FATBIN_PTX, 75, 0x11, ptx75, sizeof ptx75, sizeof ptx75);
+  off = add_entry(fb, off, RT_FATBIN_PTX, 90, 0x11, ptx90, sizeof ptx90, sizeof ptx90);
+  off = add_entry(fb, off, RT_FATBIN_PTX, 100, 0x11, ptx75, sizeof ptx75, sizeof ptx75);
+  finish(fb, off);
+  CU_ASSERT_EQUAL(rt_fatbin_size(fb), off); /* the header gives the container's length */
+  rt_fatbin_entry e[8];
+  size_t n = 0;
+  char err[512];
+  CU_ASSERT_EQUAL(rt_fatbin_list(fb, off, e, 8, &n, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(n, 4); /* all four entries are listed */
+  CU_ASSERT_EQUAL(e[0].kind, RT_FATBIN_ELF);
+  CU_ASSERT_EQUAL(e[2].arch, 90);
+  char *ptx = NULL;
+  size_t len = 0;
+  unsigned arch = 0;
+  CU_ASSERT_EQUAL(rt_fatbin_ptx(fb, off, &ptx, &len, &arch, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(arch, 90); /* highest PTX arch the emulator is meant for, not 100 */
+  CU_ASSERT(ptx && strstr(ptx, "ninety"));
+  CU_ASSERT_EQUAL(len, strlen(ptx90)); /* trailing NUL padding is not text */
+  free(ptx);
+}
+
+static void test_fatbin_machine_code_only(void) {
+  static uint8_t fb[512];
+  uint8_t elf[24] = {0x7f, 'E', 'L', 'F'};
+  size_t off = add_entry(fb, 16, RT_FATBIN_ELF, 90, 0x11, elf, sizeof elf, sizeof elf);
+  finish(fb, off);
+  char *ptx = NULL, err[512] = "";
+  size_t len;
+  unsigned arch;
+  CU_ASSERT_EQUAL(rt_fatbin_ptx(fb, off, &ptx, &len, &arch, err, sizeof err), -1);
+  CU_ASSERT_PTR_NULL(ptx);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "machine code only (sm_90)")); /* names what is there */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "kcast nvcc"));                 /* and how to rebuild */
+}
+
+static void test_fatbin_rejects_bad_input(void) {
+  static uint8_t fb[512];
+  size_t off = add_entry(fb, 16, RT_FATBIN_PTX, 75, 0x11, ptx75, sizeof ptx75, sizeof ptx75);
+  finish(fb, off);
+  rt_fatbin_entry e[4];
+  size_t n;
+  char err[512] = "";
+  /* fewer bytes than the header claims */
+  CU_ASSERT_EQUAL(rt_fatbin_list(fb, off - 8, e, 4, &n, err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "available"));
+  /* an entry whose payload overruns the container */
+  put64(fb + 16 + 8, 1u << 20);
+  CU_ASSERT_EQUAL(rt_fatbin_list(fb, off, e, 4, &n, err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "overruns"));
+  /* wrong magic */
+  put32(fb, 0x12345678);
+  CU_ASSERT_EQUAL(rt_fatbin_list(fb, off, e, 4, &n, err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "magic"));
+}
+
+static void test_lz4_block(void) {
+  /* "abcabcabcabcXY": literals "abc", match dist 3 len 9, last literals "XY" */
+  const uint8_t in[] = {0x35, 'a', 'b', 'c', 3, 0, 0x20, 'X', 'Y'};
+  uint8_t out[32];
+  long n = rt_lz4_block(in, sizeof in, out, sizeof out);
+  CU_ASSERT_EQUAL(n, 14);
+  CU_ASSERT_EQUAL(memcmp(out, "abcabcabcabcXY", 14), 0); /* overlapping match copied bytewise */
+  /* a distance reaching before the output start is malformed */
+  const uint8_t bad[] = {0x10, 'a', 9, 0};
+  CU_ASSERT_EQUAL(rt_lz4_block(bad, sizeof bad, out, sizeof out), -1);
+  /* output larger than the caller's buffer is refused */
+  CU_ASSERT_EQUAL(rt_lz4_block(in, sizeof in, out, 8), -1);
+}
+
+static void test_fatbin_lz4_ptx(void) {
+  /* the LZ4 form of CUDA 11/12: a literal-only block holding the PTX */
+  static uint8_t fb[1024], blk[256];
+  size_t L = sizeof ptx90, k = 0;
+  blk[k++] = 0xF0;
+  size_t rest = L - 15;
+  while (rest >= 255) blk[k++] = 255, rest -= 255;
+  blk[k++] = (uint8_t)rest;
+  memcpy(blk + k, ptx90, L);
+  k += L;
+  size_t off = add_entry(fb, 16, RT_FATBIN_PTX, 90, 0x11 | RT_FATBIN_FLAG_LZ4, blk, k, L);
+  finish(fb, off);
+  char *ptx = NULL, err[512] = "";
+  size_t len;
+  unsigned arch;
+  CU_ASSERT_EQUAL(rt_fatbin_ptx(fb, off, &ptx, &len, &arch, err, sizeof err), 0);
+  CU_ASSERT(ptx && strstr(ptx, "ninety")); /* decompressed text */
+  free(ptx);
+}
+
+/* ----------------------------------------------------- records file -- */
+
+static void test_records_roundtrip(void) {
+  char dir[512], path[600];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rtrec"));
+  snprintf(path, sizeof path, "%s/rec.txt", dir);
+  rt_launch_rec l;
+  memset(&l, 0, sizeof l);
+  feat_init(&l.feats);
+  feat_set(&l.feats, "op.ld.global.f32", 2000);
+  feat_set(&l.feats, "ctrl.active_lane_ratio", 0.1 + 0.2); /* not exact in decimal */
+  l.lseq = 7, l.grid[0] = 4, l.grid[1] = l.grid[2] = 1, l.block[0] = 256;
+  l.block[1] = l.block[2] = 1, l.shmem = 64, l.insns = 12345, l.seconds = 0.5;
+  l.kernel = "_Z3fooPf";
+  char *a = rt_records_launch_line(&l), *b = rt_records_error_line(8, "_Z3barv", "bad\naccess");
+  feat_free(&l.feats);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  size_t la = strlen(a), lb = strlen(b);
+  char *all = malloc(la + lb + 32);
+  int n = sprintf(all, "kcast-run 1 42\n%s%s", a, b);
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
+  rt_records r;
+  char err[512];
+  CU_ASSERT_EQUAL(rt_records_read(path, &r, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(r.loaded, 1);
+  CU_ASSERT_EQUAL_FATAL(r.n, 2);
+  CU_ASSERT_EQUAL(r.l[0].lseq, 7);
+  CU_ASSERT_EQUAL(r.l[0].shmem, 64);
+  CU_ASSERT_STRING_EQUAL(r.l[0].kernel, "_Z3fooPf");
+  CU_ASSERT_EQUAL(feat_get(&r.l[0].feats, "ctrl.active_lane_ratio", 0), 0.1 + 0.2); /* exact */
+  CU_ASSERT(r.l[1].error && strstr(r.l[1].error, "bad access")); /* one line */
+  rt_records_free(&r);
+  /* a torn last line (killed writer) is refused, naming the line */
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n - 3), 0);
+  CU_ASSERT_EQUAL(rt_records_read(path, &r, err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, ":3: truncated"));
+  free(all);
+  free(a);
+  free(b);
+}
+
+/* ------------------------------------------------- end to end runs -- */
+
+static char progdir[1024];
+static int e2e_ok = -1; /* -1 unknown, 0 skipped, 1 available */
+
+/* Build tests/programs/NAME.cu with `kcast nvcc EXTRA` into progdir/OUT. */
+static int build_prog(const char *name, const char *out, const char *extra, const char *nvcc) {
+  char src[256], bin[1100], cmd[8192];
+  snprintf(src, sizeof src, "tests/programs/%s.cu", name);
+  snprintf(bin, sizeof bin, "%s/%s", progdir, out);
+  struct stat ss, sb;
+  if (stat(src, &ss) != 0) return -1;
+  if (stat(bin, &sb) == 0 && sb.st_mtime >= ss.st_mtime) return 0;
+  if (nvcc)
+    snprintf(cmd, sizeof cmd, "%s %s -o %s.tmp %s && mv %s.tmp %s", nvcc, extra, bin, src, bin,
+             bin);
+  else
+    snprintf(cmd, sizeof cmd, "%s nvcc %s -o %s.tmp %s && mv %s.tmp %s", tests_kcast(), extra,
+             bin, src, bin, bin);
+  char *err = NULL;
+  int rc = tests_run(cmd, NULL, &err);
+  if (rc) fprintf(stderr, "\n  build of %s failed: %s\n", name, err ? err : "");
+  free(err);
+  return rc;
+}
+
+static int e2e(void) {
+  if (e2e_ok >= 0) return e2e_ok;
+  char lib[1024];
+  snprintf(lib, sizeof lib, "%s/cudart/libcudart.so.13", tests_build());
+  snprintf(progdir, sizeof progdir, "%s/rtprog", tests_build());
+  if (access(lib, R_OK) || tests_run("command -v nvcc", NULL, NULL) != 0) {
+    fprintf(stderr, "\n  [skipped: nvcc or %s missing]\n", lib);
+    return e2e_ok = 0;
+  }
+  mkdir(progdir, 0755);
+  static const char *const names[] = {"rt_vecadd", "rt_symbols", "rt_multi", "rt_fail",
+                                      "rt_unsupported"};
+  e2e_ok = 1;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (build_prog(names[i], names[i], "-O2", NULL)) e2e_ok = 0;
+  /* plain nvcc: machine code only, and the default (zstd-compressed PTX) */
+  if (build_prog("rt_vecadd", "vecadd_sass", "-cudart shared -gencode arch=compute_90,code=sm_90",
+                 "nvcc") ||
+      build_prog("rt_vecadd", "vecadd_zstd", "-cudart shared", "nvcc"))
+    e2e_ok = 0;
+  CU_ASSERT_EQUAL(e2e_ok, 1); /* every test program builds */
+  return e2e_ok;
+}
+
+/* kcast run -o DB OPTS -- PROG ARGS; returns the exit status. */
+static int krun(const char *db, const char *opts, const char *prog, const char *args, char **out,
+                char **err) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s run -o %s %s -- %s/%s %s", tests_kcast(), db, opts, progdir,
+           prog, args);
+  return tests_run(cmd, out, err);
+}
+
+static void fresh_db(char *db, size_t cap, const char *tag) {
+  char dir[512];
+  if (!tests_tmpdir(dir, sizeof dir, tag)) {
+    db[0] = 0;
+    return;
+  }
+  snprintf(db, cap, "%s/k.db", dir);
+}
+
+static void test_run_vecadd(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtvec");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_vecadd", "1000", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS vecadd n=1000")); /* results match the CPU */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "_Z6vecaddPKfS0_Pfi")); /* summary names the kernel */
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 1);
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE app='rt_vecadd' AND "
+                              "dataset='1000' AND lseq=0 AND grid_x=4 AND block_x=256 AND "
+                              "source='kcast run'"), 1); /* keyed like kcast profile */
+  /* every thread with i < n loads a[i] and b[i]: exactly 2n global loads */
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT sum(value) FROM features f JOIN feature_names n ON "
+                              "n.id=f.name_id WHERE n.name LIKE 'op.ld.global.%'"), 2000);
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT value FROM features f JOIN feature_names n ON "
+                              "n.id=f.name_id WHERE n.name='launch.threads'"), 1024);
+  free(out), free(err);
+  /* running again with another input adds a second key; --app renames */
+  CU_ASSERT_EQUAL(krun(db, "--app va --dataset big", "rt_vecadd", "3000", NULL, NULL), 0);
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE app='va' AND dataset='big'"),
+                  1);
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT sum(value) FROM features f JOIN feature_names n ON "
+                              "n.id=f.name_id JOIN launches l ON l.id=f.launch_id WHERE "
+                              "l.app='va' AND n.name LIKE 'op.ld.global.%'"), 6000);
+}
+
+static void test_run_symbols(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtsym");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_symbols", "", &out, &err), 0);
+  /* constant table, device scale, atomic device counter, initialised global */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS symbols"));
+  char list[256];
+  sql_list(db, "SELECT lseq FROM launches WHERE app='rt_symbols' AND dataset='' ORDER BY lseq",
+           list, sizeof list);
+  CU_ASSERT_STRING_EQUAL(list, "0,1");
+  free(out), free(err);
+}
+
+static void test_run_multi(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtmulti");
+  CU_ASSERT_EQUAL(krun(db, "--threads 2", "rt_multi", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "device kcast emulated GPU cc 9.0 count 1"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS multi")); /* streams, events, memset, 2D, reduce */
+  char list[512];
+  sql_list(db, "SELECT kernel FROM launches ORDER BY lseq", list, sizeof list);
+  CU_ASSERT_STRING_EQUAL(list, "_Z4fillPiii,_Z5scalePiii,_Z5scalePiii,_Z5scalePiii,"
+                               "_Z9transposePKfmPfmii,_Z6reducePKiiPx");
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT shmem FROM launches WHERE lseq=5"), 1024);
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT grid_y FROM launches WHERE lseq=4"), 3);
+  free(out), free(err);
+}
+
+static void test_run_exit_status(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtfail");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_fail", "", &out, &err), 3); /* the program's status */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "FAIL element 0"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "exited with status 3"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 1); /* its launch ran fine */
+  free(out), free(err);
+}
+
+static void test_run_killed_leaves_db(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtkill");
+  CU_ASSERT_EQUAL_FATAL(krun(db, "", "rt_vecadd", "", NULL, NULL), 0);
+  size_t n0 = 0, n1 = 0, n2 = 0;
+  char *before = tests_read_file(db, &n0);
+  /* --timeout: the spinning program is killed, nothing written */
+  CU_ASSERT_EQUAL(krun(db, "--timeout 1", "rt_fail", "spin", &out, &err), 137);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "timed out after 1 s"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "left unchanged"));
+  char *after = tests_read_file(db, &n1);
+  CU_ASSERT(before && after && n0 == n1 && !memcmp(before, after, n0)); /* byte for byte */
+  free(out), free(err), free(after);
+  /* kill -9 of the program mid-run (its launch records already written) */
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "%s run -o %s -- %s/rt_fail spin & k=$!; sleep 1.5; "
+           "for c in $(pgrep -P $k); do kill -9 $c; done; wait $k",
+           tests_kcast(), db, progdir);
+  CU_ASSERT_EQUAL(tests_run(cmd, NULL, &err), 137);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "killed by signal 9"));
+  after = tests_read_file(db, &n2);
+  CU_ASSERT(before && after && n0 == n2 && !memcmp(before, after, n0));
+  free(err), free(before), free(after);
+}
+
+static void test_run_unsupported(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtunsup");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_unsupported", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS unsupported")); /* cudaErrorNotSupported, no crash */
+  CU_ASSERT_EQUAL(count_of(err, "cudaGraphCreate is not supported"), 1); /* named once */
+  CU_ASSERT_EQUAL(count_of(err, "cudaMallocManaged is not supported"), 1);
+  free(out), free(err);
+}
+
+static void test_run_machine_code_only(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtsass");
+  CU_ASSERT_NOT_EQUAL(krun(db, "", "vecadd_sass", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "machine code only (sm_90)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "rebuild with `kcast nvcc`"));
+  CU_ASSERT_PTR_NULL(strstr(out, "PASS"));
+  free(out), free(err);
+}
+
+static void test_run_zstd_ptx(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtzstd");
+  /* nvcc 13's default: sm_75 machine code plus zstd-compressed compute_75 PTX */
+  CU_ASSERT_EQUAL(krun(db, "", "vecadd_zstd", "500", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS vecadd n=500"));
+  free(out), free(err);
+}
+
+static void test_run_sample_and_usage(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtsample");
+  /* 2 of 40 CTAs: the output is wrong, the features are still recorded */
+  krun(db, "--sample 2", "rt_vecadd", "10000", &out, &err);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "sampled"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 1);
+  free(out), free(err);
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s run --sample x -- /bin/true", tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, NULL, NULL), 2); /* a bad option is a usage error */
+  /* a program that is not a CUDA program: said, nothing written */
+  CU_ASSERT_EQUAL(krun(db, "", "../kcast", "version", &out, &err), 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "did not load kcast's libcudart.so.13"));
+  free(out), free(err);
+}
+
+TEST_SUITES(register_run) {
+  CU_pSuite s = tests_suite("run");
+  TEST_ADD(s, test_fatbin_picks_best_ptx);
+  TEST_ADD(s, test_fatbin_machine_code_only);
+  TEST_ADD(s, test_fatbin_rejects_bad_input);
+  TEST_ADD(s, test_lz4_block);
+  TEST_ADD(s, test_fatbin_lz4_ptx);
+  TEST_ADD(s, test_records_roundtrip);
+  TEST_ADD(s, test_run_vecadd);
+  TEST_ADD(s, test_run_symbols);
+  TEST_ADD(s, test_run_multi);
+  TEST_ADD(s, test_run_exit_status);
+  TEST_ADD(s, test_run_killed_leaves_db);
+  TEST_ADD(s, test_run_unsupported);
+  TEST_ADD(s, test_run_machine_code_only);
+  TEST_ADD(s, test_run_zstd_ptx);
+  TEST_ADD(s, test_run_sample_and_usage);
+}
