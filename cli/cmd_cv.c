@@ -29,6 +29,7 @@ const char cmd_cv_usage[] =
     "\n"
     "  --folds K           number of folds (5)\n"
     "  --group COLUMN      leave one group out (CSV column, or app for a dataset)\n"
+    "  --features mangrove use GPU Mangrove's twelve engineered features\n"
     "  --search            choose max_features x min_leaf inside each training fold\n"
     "                      ({1/3,2/3,1} x {1,5,10}, by OOB error; inner 3-fold CV\n"
     "                      without bootstrap)\n"

@@ -31,6 +31,8 @@ const char cmd_train_usage[] =
     "  --ignore COL,...    CSV columns that are not features\n"
     "  --group COLUMN      CSV column of group labels (not a feature)\n"
     "  --drop-constant     drop feature columns with a single value\n"
+    "  --features mangrove train on GPU Mangrove's twelve engineered features\n"
+    "                      (docs/features.md) derived from op.*, class.*, launch.*\n"
     "hyperparameters:\n"
     "  --trees N           number of trees (100)\n"
     "  --max-features F    features tried per split: fraction in (0,1] or a count\n"
@@ -78,6 +80,15 @@ int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_para
   if (!strcmp(a, "--ignore")) { NEEDV(); in->ignore = v; return 1; }
   if (!strcmp(a, "--group")) { NEEDV(); in->group = v; return 1; }
   if (!strcmp(a, "--drop-constant")) { in->drop_constant = 1; return 1; }
+  if (!strcmp(a, "--features")) {
+    NEEDV();
+    if (strcmp(v, "mangrove")) {
+      cli_usage_error(cmd, "--features '%s': the only feature set is 'mangrove'", v);
+      return -1;
+    }
+    in->features = v;
+    return 1;
+  }
   if (!strcmp(a, "--log-target")) { p->transform = RF_TRANSFORM_LOG; return 1; }
   if (!strcmp(a, "--extra-trees")) { p->extra_trees = 1; return 1; }
   if (!strcmp(a, "--bootstrap")) {
@@ -186,6 +197,124 @@ out:
   return rc;
 }
 
+/* ------------------------------------------- GPU Mangrove's features -- */
+
+/* Bytes one thread moves with memory op key k ("ld.global.v4.f32" -> 16):
+   the last type modifier's width times the vector count; 4 when untyped. */
+static double access_bytes(const char *k) {
+  double bytes = 4, vec = 1;
+  char tok[32];
+  for (const char *s = strchr(k, '.'); s; s = strchr(s + 1, '.')) {
+    size_t n = strcspn(s + 1, ".");
+    if (n == 0 || n >= sizeof tok) continue;
+    memcpy(tok, s + 1, n);
+    tok[n] = 0;
+    if (tok[0] == 'v' && tok[1] >= '2' && tok[1] <= '8' && !tok[2]) vec = tok[1] - '0';
+    const char *d = tok + (tok[0] == 'b' && tok[1] == 'f' ? 2 : 1);
+    if (strchr("sufb", tok[0]) && *d >= '1' && *d <= '9') {
+      char *e;
+      long bits = strtol(d, &e, 10);
+      if (bits > 0 && (!*e || !strcmp(e, "x2"))) bytes = (double)bits / 8 * (*e ? 2 : 1);
+    }
+  }
+  return bytes * vec;
+}
+
+/* Memory space of op key k when it is a load/store/atomic: 'g', 's', 'p'
+   (global, shared, param) or 0. */
+static int mem_space(const char *k) {
+  static const char *const mn[] = {"ld.", "ldu.", "st.", "atom.", "red."};
+  int is_mem = 0;
+  for (size_t i = 0; i < sizeof mn / sizeof *mn; i++) is_mem |= !strncmp(k, mn[i], strlen(mn[i]));
+  if (!is_mem) return 0;
+  if (strstr(k, ".global")) return 'g';
+  if (strstr(k, ".shared")) return 's';
+  if (strstr(k, ".param")) return 'p';
+  return 0;
+}
+
+/*
+ * Replace d's columns by GPU Mangrove's twelve features (Braun et al.),
+ * computed per launch from the thread-level op.* counts, the class.*
+ * sums and the launch.* configuration; docs/features.md defines each.
+ */
+static int mangrove_features(rf_data *d, const char *src) {
+  enum { TPC, CTAS, INSNS, SPECIAL, LOGIC, CONTROL, SYNC, ARITH, GBYTES, PBYTES, SBYTES, AI, NF };
+  static const char *const names[NF] = {
+      "mg.threads_per_cta", "mg.ctas", "mg.instructions", "mg.special", "mg.logic",
+      "mg.control", "mg.sync", "mg.arith", "mg.global_bytes", "mg.param_bytes",
+      "mg.shared_bytes", "mg.arith_intensity"};
+  size_t n = d->n_rows, p = d->n_cols;
+  long bx = -1, by = -1, bz = -1, ctas = -1;
+  for (size_t j = 0; j < p; j++) {
+    const char *c = d->names[j];
+    if (!strcmp(c, "launch.block_x")) bx = (long)j;
+    else if (!strcmp(c, "launch.block_y")) by = (long)j;
+    else if (!strcmp(c, "launch.block_z")) bz = (long)j;
+    else if (!strcmp(c, "launch.ctas")) ctas = (long)j;
+  }
+  if (bx < 0 || ctas < 0) {
+    cli_error("%s: --features mangrove needs launch.block_x and launch.ctas columns", src);
+    return -1;
+  }
+  double *x = calloc(n * NF, sizeof *x);
+  if (!x) {
+    cli_error("out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    double t = d->x[(size_t)bx * n + i];
+    if (by >= 0) t *= d->x[(size_t)by * n + i];
+    if (bz >= 0) t *= d->x[(size_t)bz * n + i];
+    x[TPC * n + i] = t;
+    x[CTAS * n + i] = d->x[(size_t)ctas * n + i];
+  }
+  for (size_t j = 0; j < p; j++) {
+    const char *c = d->names[j];
+    const double *col = d->x + j * n;
+    int to = -1;
+    if (!strcmp(c, "class.special")) to = SPECIAL;
+    else if (!strcmp(c, "class.logic")) to = LOGIC;
+    else if (!strcmp(c, "class.control")) to = CONTROL;
+    else if (!strcmp(c, "class.sync")) to = SYNC;
+    else if (!strcmp(c, "class.int_arith") || !strcmp(c, "class.fp16") ||
+             !strcmp(c, "class.fp32") || !strcmp(c, "class.fp64"))
+      to = ARITH;
+    if (to >= 0)
+      for (size_t i = 0; i < n; i++) x[(size_t)to * n + i] += col[i];
+    if (strncmp(c, "op.", 3)) continue;
+    for (size_t i = 0; i < n; i++) x[INSNS * n + i] += col[i];
+    int sp = mem_space(c + 3);
+    if (!sp) continue;
+    double w = access_bytes(c + 3);
+    size_t k = sp == 'g' ? GBYTES : sp == 's' ? SBYTES : PBYTES;
+    for (size_t i = 0; i < n; i++) x[k * n + i] += col[i] * w;
+  }
+  for (size_t i = 0; i < n; i++) {
+    double g = x[GBYTES * n + i];
+    x[AI * n + i] = g > 0 ? x[ARITH * n + i] / g : 0;
+  }
+  char **nm = calloc(NF, sizeof *nm);
+  for (size_t j = 0; nm && j < NF; j++)
+    if (!(nm[j] = strdup(names[j]))) {
+      for (size_t k = 0; k < j; k++) free(nm[k]);
+      free(nm);
+      nm = NULL;
+    }
+  if (!nm) {
+    free(x);
+    cli_error("out of memory");
+    return -1;
+  }
+  for (size_t j = 0; j < p; j++) free(d->names[j]);
+  free(d->names);
+  free(d->x);
+  d->x = x;
+  d->names = nm;
+  d->n_cols = NF;
+  return 0;
+}
+
 int cli_rf_load(const char *cmd, const cli_rf_input *in, rf_data *d) {
   memset(d, 0, sizeof *d);
   if (!in->target) return cli_usage_error(cmd, "--target is required"), -1;
@@ -200,6 +329,10 @@ int cli_rf_load(const char *cmd, const cli_rf_input *in, rf_data *d) {
       rf_data_free(d);
       return -1;
     }
+    if (in->features && mangrove_features(d, in->db)) {
+      rf_data_free(d);
+      return -1;
+    }
     return 0;
   }
   if (!in->csv) return cli_usage_error(cmd, "no input: give --csv FILE or a dataset"), -1;
@@ -207,6 +340,10 @@ int cli_rf_load(const char *cmd, const cli_rf_input *in, rf_data *d) {
                    .ignore = in->ignore, .drop_constant = in->drop_constant};
   if (rf_data_load_csv(d, in->csv, &o)) {
     cli_error("%s", rf_last_error());
+    return -1;
+  }
+  if (in->features && mangrove_features(d, in->csv)) {
+    rf_data_free(d);
     return -1;
   }
   return 0;

@@ -41,6 +41,28 @@ typedef struct rf_tree {
   float *values;       /* n_values transformed targets, owned */
 } rf_tree;
 
+/*
+ * Prediction layout, 8 bytes a node, built in memory from the nodes when
+ * a forest is trained or loaded (never stored):
+ *
+ *   +--------------+----------------------+----------+
+ *   | thr: f32     | kid: u24             | feat: u8 |
+ *   +--------------+----------------------+----------+
+ *
+ * Split: go to kid (left) when xf[feat] <= thr, else kid+1, where xf is
+ * the row rounded up to float.  Exact: every threshold the trainer makes
+ * is a float (rf_train.c), and for a float t, x <= t <=> roundup(x) <= t.
+ * Leaf: feat == RF_CLEAF, kid = leaf number; its mean is leafv[kid].
+ * Used when every threshold is a float, features <= 255 and a tree has
+ * < 2^24 nodes; otherwise (e.g. files from another trainer) the 16-byte
+ * nodes are walked.
+ */
+typedef struct rf_cnode {
+  float thr;
+  uint32_t kw;  /* kid << 8 | feat */
+} rf_cnode;
+#define RF_CLEAF 0xFFu
+
 struct rf_forest {
   char *target;        /* owned, never NULL */
   char *gpu;           /* owned, never NULL ("" unknown) */
@@ -53,7 +75,14 @@ struct rf_forest {
   double *mdi;         /* n_features */
   double *perm;        /* n_features, or NULL */
   rf_info info;        /* view filled by rf__fill_info */
+  rf_cnode **cn;       /* n_trees compact node arrays, or NULL (no fast path) */
+  double **leafv;      /* n_trees leaf means by leaf number */
 };
+
+/* Build the compact layout when the forest allows it (0; -1 out of
+   memory).  Called by rf_train and rf_load. */
+int rf__build_fast(rf_forest *f);
+void rf__free_fast(rf_forest *f);
 
 /* Allocation through the fault hook; sizes are checked for overflow. */
 void *rf__malloc(size_t n);

@@ -450,6 +450,10 @@ int rf_load(const char *path, rf_forest **out) {
   rd r = {.p = buf, .len = len - 4, .pos = KCM_HEADER, .path = path};
   if (parse(&r, f)) goto out;
   rf__fill_info(f);
+  if (rf__build_fast(f)) {
+    rf__nomem();
+    goto out;
+  }
   *out = f;
   f = NULL;
   rc = 0;

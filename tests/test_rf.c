@@ -522,6 +522,123 @@ static void test_dedispersion_data(void) {
   rf_data_free(&d);
 }
 
+/*
+ * The fast point-prediction path (all trees walked together, 8-byte nodes
+ * with float thresholds, the row rounded up to float) must give exactly
+ * what the plain walk gives: rf_predict_interval still walks tree by tree
+ * over the 16-byte nodes and sums in tree order, so the two predictions
+ * must be the same double for every row, for both kinds of forest.
+ */
+static void test_fast_prediction_matches_plain_walk(void) {
+  rf_data tr, te;
+  make_data(&tr, 1500, 0.3, 21);
+  make_data(&te, 400, 0.3, 22);
+  /* rows off the training grid, and a NaN, which goes left everywhere */
+  te.x[0] = NAN;
+  te.x[te.n_rows + 1] = 1e300;
+  te.x[2] = -1e300;
+  for (int extra = 0; extra < 2; extra++) {
+    rf_params p = params(40);
+    p.extra_trees = extra;
+    p.min_leaf = 1;
+    rf_forest *f = NULL;
+    CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
+    size_t same = 0;
+    double *row = malloc(5 * sizeof *row);
+    for (size_t i = 0; i < te.n_rows; i++) {
+      for (size_t j = 0; j < 5; j++) row[j] = te.x[j * te.n_rows + i];
+      double a = rf_predict(f, row), b = NAN;
+      CU_ASSERT_FATAL(rf_predict_interval(f, row, 0.9, &b, NULL, NULL) == 0);
+      same += memcmp(&a, &b, sizeof a) == 0;
+    }
+    CHECK_MSG("the fast path predicts the same double as the plain walk on every row",
+              same == te.n_rows);
+    free(row);
+    rf_free(f);
+  }
+  rf_data_free(&tr);
+  rf_data_free(&te);
+}
+
+/*
+ * Thresholds at the limit of float precision: training values 1 and the
+ * next double above it can only be split at the float 1.0, and a row of
+ * that next double (which rounds to 1.0f to nearest) must still go right.
+ * Values 0.1 and the next double have no float between them: the forest
+ * keeps the double threshold (and the 16-byte walk); both answers exact.
+ */
+static void test_split_exact_at_float_precision(void) {
+  const double lo[2] = {1.0, 0.1};
+  for (int c = 0; c < 2; c++) {
+    rf_data d;
+    CU_ASSERT_FATAL(rf_data_alloc(&d, 20, 1, 1) == 0);
+    d.names[0] = strdup("x");
+    d.target = strdup("y");
+    double hi = nextafter(lo[c], 2.0);
+    for (size_t i = 0; i < 20; i++) {
+      d.x[i] = i % 2 ? hi : lo[c];
+      d.y[i] = i % 2 ? 10 : 0;
+    }
+    rf_params p = params(1);
+    p.max_features = 1;
+    p.min_leaf = 1;
+    p.bootstrap = 0;
+    rf_forest *f = NULL;
+    CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+    CHECK_MSG("the lower value goes left (leaf mean 0)", rf_predict(f, &lo[c]) == 0);
+    CHECK_MSG("the next double up goes right (leaf mean 10)", rf_predict(f, &hi) == 10);
+    double below = nextafter(lo[c], 0.0);
+    CHECK_MSG("a value below both goes left", rf_predict(f, &below) == 0);
+    rf_free(f);
+    rf_data_free(&d);
+  }
+}
+
+/*
+ * `--features mangrove` (cli/cmd_train.c): a table of launch/op/class
+ * columns becomes GPU Mangrove's twelve features, and a table without the
+ * launch configuration is refused by name.
+ */
+static void test_cli_mangrove_features(void) {
+  char dir[1024], csv[1200], bad[1200], model[1200], cmd[4096];
+  CU_ASSERT_FATAL(tests_tmpdir(dir, sizeof dir, "rfmg") != NULL);
+  snprintf(csv, sizeof csv, "%s/mg.csv", dir);
+  snprintf(bad, sizeof bad, "%s/bad.csv", dir);
+  snprintf(model, sizeof model, "%s/mg.kcm", dir);
+  char text[8192];
+  size_t len = (size_t)snprintf(text, sizeof text,
+                                "launch.block_x,launch.block_y,launch.block_z,launch.ctas,"
+                                "op.ld.global.v4.f32,op.add.f32,class.fp32,t\n");
+  for (int i = 1; i <= 40; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "%d,2,1,%d,%d,%d,%d,%d\n", 32 * (i % 4 + 1),
+                            i, 10 * i, 7 * i, 7 * i, 100 + 16 * 10 * i);
+  CU_ASSERT_FATAL(tests_write_file(csv, text, len) == 0);
+  const char *badtext = "op.add.f32,t\n1,2\n2,3\n3,4\n";
+  CU_ASSERT_FATAL(tests_write_file(bad, badtext, strlen(badtext)) == 0);
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target t --features mangrove --trees 5 -o %s",
+           tests_kcast(), csv, model);
+  char *out = NULL, *err = NULL;
+  CHECK_EQ(tests_run(cmd, &out, &err), 0, "train --features mangrove succeeds on launch/op/class columns");
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s model importance %s", tests_kcast(), model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 0, "the model's importance lists its features");
+  CHECK_MSG("the model is trained on mg.global_bytes",
+            out && strstr(out, "mg.global_bytes") != NULL);
+  CHECK_MSG("the model is trained on mg.arith_intensity",
+            out && strstr(out, "mg.arith_intensity") != NULL);
+  CHECK_MSG("the raw op.* columns are gone", out && strstr(out, "op.add.f32") == NULL);
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target t --features mangrove -o %s", tests_kcast(),
+           bad, model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 1, "a table without launch columns is refused (exit 1)");
+  CHECK_MSG("the refusal names the file and the missing columns",
+            err && strstr(err, "bad.csv") && strstr(err, "launch.block_x"));
+  free(out);
+  free(err);
+}
+
 TEST_SUITES(rf_suites) {
   CU_pSuite s = tests_suite("rf");
   TEST_ADD(s, test_forest_learns_known_function);
@@ -536,4 +653,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_csv_loader);
   TEST_ADD(s, test_allocation_failures_are_reported);
   TEST_ADD(s, test_dedispersion_data);
+  TEST_ADD(s, test_fast_prediction_matches_plain_walk);
+  TEST_ADD(s, test_split_exact_at_float_precision);
+  TEST_ADD(s, test_cli_mangrove_features);
 }

@@ -1,0 +1,114 @@
+#!/bin/sh
+# rf_bench.sh -- the forest against scikit-learn and ranger, side by side in
+# one run (the machine is shared: only ratios measured together mean much).
+#
+#   rf_bench.sh BUILD_DIR [QUICK]      (make bench runs it; QUICK=1 shrinks)
+#
+# 1. rf_bench prep writes every dataset and its 5 CV folds once
+#    (BUILD/bench/rf/NAME.{bin,folds}): a synthetic 200,000 x 100 set, its
+#    50,000-row CV subset, and the dedispersion tuning data when
+#    ../shared/data/tuning-dedispersion (or $KCAST_DEDISP) holds it;
+# 2. installs the peers when they are missing (python3-sklearn or pip
+#    scikit-learn; r-cran-ranger) and prints a SKIP line when it cannot;
+# 3. runs kcast (bench/rf_bench.c), scikit-learn (peers/sklearn_bench.py)
+#    and ranger (peers/ranger_bench.R) on the same files and prints one
+#    table, the training-time ratios and the scaling table.
+set -u
+BUILD=$1
+QUICK=${2:-0}
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=$BUILD/bench/rf
+BIN=$BUILD/bench/rf_bench
+mkdir -p "$OUT"
+Q=""
+[ "$QUICK" = 1 ] && Q="--quick"
+DD=${KCAST_DEDISP:-$HERE/../../shared/data/tuning-dedispersion}
+[ -f "$DD/A100.csv" ] || { echo "rf bench: dedispersion data not found ($DD), skipped"; DD=-; }
+RES=$OUT/results.tsv
+: > "$RES"
+
+echo "rf bench: preparing datasets in $OUT ${Q:+(quick)}"
+SETS=$("$BIN" prep "$OUT" "$DD" $Q) || exit 1
+[ "$QUICK" = 1 ] && SETS=$(echo "$SETS" | tr ' ' '\n' | grep -v -e A4000 -e A6000 | tr '\n' ' ')
+
+# peers: find or install them, else say why they are skipped
+PY=""
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null 2>&1 && "$p" -c "import sklearn" 2>/dev/null; then PY=$p; break; fi
+done
+if [ -z "$PY" ]; then
+  echo "rf bench: installing scikit-learn"
+  { apt-get install -y -qq python3-sklearn >/dev/null 2>&1 || pip install -q scikit-learn >/dev/null 2>&1; } || true
+  for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c "import sklearn" 2>/dev/null; then PY=$p; break; fi
+  done
+fi
+[ -n "$PY" ] || echo "SKIP: scikit-learn is not installed and could not be installed"
+HAVE_R=0
+if command -v Rscript >/dev/null 2>&1 && Rscript -e 'library(ranger)' >/dev/null 2>&1; then HAVE_R=1; else
+  echo "rf bench: installing ranger"
+  apt-get install -y -qq r-cran-ranger >/dev/null 2>&1 || true
+  command -v Rscript >/dev/null 2>&1 && Rscript -e 'library(ranger)' >/dev/null 2>&1 && HAVE_R=1
+fi
+[ "$HAVE_R" = 1 ] || echo "SKIP: ranger (R) is not installed and could not be installed"
+
+for s in $SETS; do
+  [ "$s" = synth_cv ] && continue
+  echo "rf bench: $s"
+  "$BIN" run "$OUT" "$s" $Q | tee -a "$RES"
+  [ -n "$PY" ] && "$PY" "$HERE/peers/sklearn_bench.py" "$OUT" "$s" $Q | tee -a "$RES"
+  [ "$HAVE_R" = 1 ] && Rscript "$HERE/peers/ranger_bench.R" "$OUT" "$s" | tee -a "$RES"
+done
+echo "rf bench: scaling"
+"$BIN" scale "$OUT" $Q | tee -a "$RES"
+[ -n "$PY" ] && "$PY" "$HERE/peers/sklearn_bench.py" "$OUT" --scale $Q | tee -a "$RES"
+
+# GPU Mangrove's method next to kcast's best configuration on the tutorial
+# data: ExtraTrees on its twelve engineered features (log target for time)
+# against a random forest on every kcast feature; random 5-fold and
+# leave-one-application-out; median APE of each and the difference.
+MG=${KCAST_MANGROVE:-$HERE/../../shared/data/mangrove-tutorial}
+if [ ! -f "$MG/cuda_flux_metrics.db" ]; then
+  echo "SKIP: GPU Mangrove comparison: tutorial data not found ($MG)"
+elif ! "$BUILD/kcast" dataset import-mangrove --help >/dev/null 2>&1; then
+  echo "SKIP: GPU Mangrove comparison: this kcast has no 'dataset import-mangrove'"
+else
+  MGOUT=$OUT/mangrove.tsv
+  : > "$MGOUT"
+  for g in T4 K80; do
+    db=$OUT/mangrove_$g.db
+    rm -f "$db"
+    "$BUILD/kcast" dataset import-mangrove --features "$MG/cuda_flux_metrics.db" \
+      --time "$MG/kernel_time_$g.db" --power "$MG/kernel_power_$g.db" --gpu "$g" -o "$db" >/dev/null || continue
+    for tgt in time power; do
+      log=""
+      [ "$tgt" = time ] && log="--log-target"
+      for split in "--folds 5" "--group app"; do
+        m=$("$BUILD/kcast" cv "$db" --gpu "$g" --target $tgt --features mangrove --extra-trees \
+              --min-leaf 1 --trees 100 $log $split 2>/dev/null | awk '$1 == "overall" { print $4 }')
+        k=$("$BUILD/kcast" cv "$db" --gpu "$g" --target $tgt --min-leaf 1 --trees 100 $log $split \
+              2>/dev/null | awk '$1 == "overall" { print $4 }')
+        printf "M\t%s\t%s\t%s\t%s\t%s\n" "$g" "$tgt" "$(echo $split | cut -c3-)" "${m:-nan}" "${k:-nan}" >> "$MGOUT"
+      done
+    done
+  done
+  printf "\nGPU Mangrove's method vs kcast (CV median APE %%, tutorial data)\n"
+  printf "%-4s %-6s %-10s %10s %10s %10s\n" gpu target split mangrove kcast "kcast-mg"
+  awk -F'\t' '{ d = ($5 == "nan" || $6 == "nan") ? "-" : sprintf("%+.2f", $6 - $5);
+                printf "%-4s %-6s %-10s %10s %10s %10s\n", $2, $3, $4, $5, $6, d }' "$MGOUT"
+fi
+
+# the table (plain awk: no peer needed to print it)
+awk -F'\t' '
+$1 == "R" { key = $2 SUBSEP $4; t[$2, $3, $4] = $5; row[++n] = $0; if (!(key in seen)) { seen[key] = 1; keys[++k] = key } }
+$1 == "S" { srow[++ns] = $0 }
+END {
+  printf "\n%-14s %-8s %-3s %10s %9s %8s %12s %12s\n", "dataset", "peer", "alg", "train_s", "cv_medAPE", "cv_MAPE", "latency_us", "batch_rows/s"
+  for (i = 1; i <= n; i++) { split(row[i], a, "\t"); printf "%-14s %-8s %-3s %10.2f %9.2f %8.2f %12.2f %12.0f\n", a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9] }
+  printf "\ntraining time ratio (peer / kcast; >= 2 vs scikit-learn and >= 1 vs ranger is the target)\n"
+  for (i = 1; i <= k; i++) { split(keys[i], b, SUBSEP); kc = t[b[1], "kcast", b[2]]; if (kc <= 0) continue
+    s = t[b[1], "sklearn", b[2]]; r = t[b[1], "ranger", b[2]]
+    printf "%-14s %-3s  sklearn %6s  ranger %6s\n", b[1], b[2], s ? sprintf("%.2fx", s / kc) : "-", r ? sprintf("%.2fx", r / kc) : "-" }
+  printf "\nscaling (training seconds, synthetic, 100 features, 2 threads)\n%-8s %-3s %8s %6s %9s\n", "peer", "alg", "rows", "trees", "train_s"
+  for (i = 1; i <= ns; i++) { split(srow[i], a, "\t"); printf "%-8s %-3s %8d %6d %9.2f\n", a[2], a[3], a[4], a[5], a[6] }
+}' "$RES"
