@@ -6,9 +6,12 @@
  *
  * The file is parsed as the device side of a CUDA compile:
  *   -x cuda --cuda-device-only --cuda-gpu-arch=ARCH --cuda-path=ROOT
- *   -nocudalib -Wno-unknown-cuda-version EXTRA...
+ *   -Wno-unknown-cuda-version EXTRA...
  * --cuda-path gives clang the CUDA headers (__global__, the builtin
- * variables, cuda_fp16.h); -nocudalib because listing needs no libdevice.
+ * variables, cuda_fp16.h) and the installation's version.  No -nocudalib:
+ * with it clang does not detect the version and falls back to the pre-9.2
+ * launch API, so host code with <<<>>> fails ("use of undeclared
+ * identifier cudaConfigureCall") against CUDA 13's headers.
  * On the device side clang_Cursor_getMangling returns the Itanium name that
  * is the PTX .entry (checked against nvcc and clang PTX for every kernel in
  * tests/kernels: tests/test_frontend.c); extern "C" kernels keep their name.
@@ -176,7 +179,6 @@ int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
   args[na++] = "--cuda-device-only";
   args[na++] = archopt;
   args[na++] = cudaopt;
-  args[na++] = "-nocudalib";
   args[na++] = "-Wno-unknown-cuda-version";
   for (size_t i = 0; i < nextra; i++)
     if (o->extra[i]) args[na++] = o->extra[i];

@@ -970,7 +970,25 @@ static uint64_t host_f64(int fe, int o, double a, double b, double c) {
   return d2u(vr);
 }
 
+/* True when the host's float unit honours fesetround; valgrind's does not
+   (it computes SSE arithmetic round-to-nearest whatever the mode), and then
+   the host cannot serve as the reference for directed rounding. */
+static int host_honours_rounding(void) {
+  volatile float one = 1.0f, three = 3.0f;
+  fesetround(FE_UPWARD);
+  float up = one / three;
+  fesetround(FE_DOWNWARD);
+  float down = one / three;
+  fesetround(FE_TONEAREST);
+  return up != down;
+}
+
 static void test_fp_directed(void) {
+  if (!host_honours_rounding()) {
+    printf("\n    [skip: this host ignores fesetround (valgrind?); no reference for "
+           "directed rounding] ");
+    return;
+  }
   static const char *rn[3] = {"rz", "rm", "rp"};
   static const int fe[3] = {FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD};
   static const char *ops[6] = {"add", "sub", "mul", "fma", "div", "sqrt"};

@@ -358,6 +358,16 @@ static void test_list_saxpy(void) {
   CU_ASSERT_STRING_EQUAL(k[2].params[2].name, "h");
   CU_ASSERT_STRING_EQUAL(k[2].params[2].type, "__half *"); /* type from cuda_fp16.h */
   fe_kernels_free(k, n);
+
+  /* A whole program: host code with <<<>>> launches needs clang to see the
+     CUDA installation's version (it picks the launch API by it). */
+  int rc = fe_list_kernels("tests/programs/rt_vecadd.cu", NULL, &k, &n, err, sizeof err);
+  if (rc != 0) printf("\n    %s ", err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0); /* a program with host launches lists */
+  CU_ASSERT_EQUAL_FATAL(n, 1);
+  CU_ASSERT_STRING_EQUAL(k[0].name, "vecadd");
+  CU_ASSERT_STRING_EQUAL(k[0].mangled, "_Z6vecaddPKfS0_Pfi");
+  fe_kernels_free(k, n);
 }
 
 static void test_list_shapes_and_errors(void) {

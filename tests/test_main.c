@@ -1,6 +1,9 @@
 /*
  * test_main.c -- the one test runner: every suite in tests/, then CUnit's
  * summary.  Exit status is non-zero when any assertion failed.
+ *
+ *   kcast-tests              every suite
+ *   kcast-tests SUITE...     only the named suites (e.g. under valgrind)
  */
 #include "tests.h"
 
@@ -109,12 +112,33 @@ int tests_write_file(const char *path, const void *data, size_t len) {
   return (w == len && rc == 0) ? 0 : -1;
 }
 
-int main(void) {
+/* Keep only the suites named on the command line active. */
+static int select_suites(int argc, char **argv) {
+  if (argc < 2) return 0;
+  CU_pTestRegistry reg = CU_get_registry();
+  for (int i = 1; i < argc; i++)
+    if (!CU_get_suite_by_name(argv[i], reg)) {
+      fprintf(stderr, "kcast-tests: no suite named '%s'\n", argv[i]);
+      return -1;
+    }
+  for (CU_pSuite s = reg->pSuite; s; s = s->pNext) {
+    int keep = 0;
+    for (int i = 1; i < argc; i++) keep |= strcmp(s->pName, argv[i]) == 0;
+    CU_set_suite_active(s, keep ? CU_TRUE : CU_FALSE);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
   if (CU_initialize_registry() != CUE_SUCCESS) {
     fprintf(stderr, "kcast-tests: %s\n", CU_get_error_msg());
     return 2;
   }
   for (int i = 0; i < nregistrars; i++) registrars[i]();
+  if (select_suites(argc, argv) != 0) {
+    CU_cleanup_registry();
+    return 2;
+  }
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
