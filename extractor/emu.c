@@ -22,6 +22,19 @@
  *     0x0000_3000_0000_0000 + o  param: offset o in the kernel argument
  *                                buffer (read-only)
  *     0x0000_4000_0000_0000 + i  function i (a function used as a value)
+ *     0x0000_5000_0000_0000 ..   external window (EMU_EXT_BASE, 1 TiB): memory
+ *                                the engine does not own, registered by
+ *                                emu_map_external at the caller's address;
+ *                                the cudart replacement maps managed memory
+ *                                here at host address == device address,
+ *                                from 0x0000_5000_0000_0000 up
+ *
+ * Global allocations and external mappings share one table sorted by base;
+ * an address outside the shared/local/param windows is looked up there, so
+ * external memory is global memory to every access check, the footprint
+ * bitmap and the copies.  emu_free of an external mapping only unregisters
+ * it; the caller unmaps its memory.  All of these ranges lie below 2^47
+ * (x86-64 user space), so the window can be host memory too.
  *
  * Shared-, local- and param-space addresses (ld.shared, ld.local, cvta.to)
  * are the offsets; cvta adds or subtracts the window base.  .param variables
@@ -122,7 +135,8 @@ static inline uint64_t align_up(uint64_t v, uint64_t a) {
 typedef struct galloc {
   uint64_t base;   /* device address, 256-aligned */
   uint64_t size;   /* bytes (>= 1) */
-  uint8_t *host;   /* owned, size bytes */
+  uint8_t *host;   /* size bytes; owned unless external */
+  int external;    /* registered by emu_map_external: host not freed here */
   uint8_t *touch;  /* footprint bitmap (1 bit per byte) during a launch */
 } galloc;
 
@@ -176,9 +190,17 @@ int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err,
     d->a = na;
     d->cap = nc;
   }
+  if (d->next + size > SHARED_WIN)
+    return errf(err, cap, "emu_malloc: the emulated global space is exhausted");
   uint8_t *h = calloc(1, size);
   if (!h) return errf(err, cap, "emu_malloc: cannot allocate %zu bytes", bytes);
-  galloc *g = &d->a[d->n++];
+  /* bases only grow and stay below SHARED_WIN < EMU_EXT_BASE, so global allocations sort
+     before every external mapping: insert after the last global one */
+  size_t at = (size_t)(galloc_below(d, d->next) + 1);
+  memmove(&d->a[at + 1], &d->a[at], (d->n - at) * sizeof *d->a);
+  d->n++;
+  galloc *g = &d->a[at];
+  g->external = 0;
   g->base = d->next;
   g->size = size;
   g->host = h;
@@ -195,10 +217,42 @@ int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap) {
   if (i < 0 || d->a[i].base != addr)
     return errf(err, cap, "emu_free: 0x%llx is not the base of an allocation",
                 (unsigned long long)addr);
-  free(d->a[i].host);
+  if (!d->a[i].external) free(d->a[i].host);
   free(d->a[i].touch);
   memmove(&d->a[i], &d->a[i + 1], (d->n - (size_t)i - 1) * sizeof *d->a);
   d->n--;
+  return 0;
+}
+
+int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *err,
+                     size_t cap) {
+  if (!d || !host || !n) return errf(err, cap, "emu_map_external: null argument or size 0");
+  if (addr % 256)
+    return errf(err, cap, "emu_map_external: 0x%llx is not 256-byte aligned",
+                (unsigned long long)addr);
+  if (addr < EMU_EXT_BASE || n > EMU_EXT_SIZE || addr - EMU_EXT_BASE > EMU_EXT_SIZE - n)
+    return errf(err, cap,
+                "emu_map_external: [0x%llx, +%zu) is outside the external window "
+                "[0x%llx, 0x%llx)", (unsigned long long)addr, n,
+                (unsigned long long)EMU_EXT_BASE,
+                (unsigned long long)(EMU_EXT_BASE + EMU_EXT_SIZE));
+  long b = galloc_below(d, addr + n - 1); /* last allocation starting in or before the range */
+  if (b >= 0 && d->a[b].base + d->a[b].size > addr)
+    return errf(err, cap,
+                "emu_map_external: [0x%llx, +%zu) overlaps the allocation [0x%llx, +%llu)",
+                (unsigned long long)addr, n, (unsigned long long)d->a[b].base,
+                (unsigned long long)d->a[b].size);
+  if (d->n == d->cap) {
+    size_t nc = d->cap ? d->cap * 2 : 16;
+    galloc *na = realloc(d->a, nc * sizeof *na);
+    if (!na) return errf(err, cap, "emu_map_external: out of memory");
+    d->a = na;
+    d->cap = nc;
+  }
+  size_t at = (size_t)(b + 1);
+  memmove(&d->a[at + 1], &d->a[at], (d->n - at) * sizeof *d->a);
+  d->n++;
+  d->a[at] = (galloc){.base = addr, .size = n, .host = host, .external = 1, .touch = NULL};
   return 0;
 }
 
@@ -893,7 +947,7 @@ void emu_device_free(emu_device *d) {
   if (!d) return;
   while (d->nmods) emu_module_free(d->mods[d->nmods - 1]);
   for (size_t i = 0; i < d->n; i++) {
-    free(d->a[i].host);
+    if (!d->a[i].external) free(d->a[i].host);
     free(d->a[i].touch);
   }
   free(d->a);

@@ -49,7 +49,8 @@ void emu_device_free(emu_device *d);
 
 /* Allocate bytes (zero-filled, 256-byte aligned); *addr is the device address. */
 int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err, size_t cap);
-/* Free an allocation by its base address (0 is a no-op). */
+/* Free an allocation by its base address (0 is a no-op); an external
+   mapping (emu_map_external) is unregistered, its memory left alone. */
 int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap);
 /* Copies and fills; every byte of the range must lie in one allocation. */
 int emu_memcpy_htod(emu_device *d, uint64_t dst, const void *src, size_t n,
@@ -65,6 +66,23 @@ int emu_memset(emu_device *d, uint64_t dst, int value, size_t n, char *err,
  * NULL.  Valid until that allocation is freed.
  */
 void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n);
+
+/* The external window: device addresses emu_map_external accepts (disjoint
+   from the engine's own global, shared, local, param and function ranges;
+   see emu.c). */
+#define EMU_EXT_BASE 0x0000500000000000ull
+#define EMU_EXT_SIZE 0x0000010000000000ull
+/*
+ * Register n bytes of caller-owned host memory as a global allocation at
+ * device address addr (256-byte aligned, the whole range inside
+ * [EMU_EXT_BASE, EMU_EXT_BASE + EMU_EXT_SIZE), overlapping no allocation).
+ * Kernels, copies, access checks and the footprint treat it like emu_malloc
+ * memory.  The engine never frees host: emu_free(d, addr) unregisters it and
+ * emu_device_free forgets it; the caller releases the memory afterwards.
+ * Used for managed memory, where the host pointer equals addr.
+ */
+int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *err,
+                     size_t cap);
 
 /* ------------------------------------------------------------- modules -- */
 

@@ -4,7 +4,8 @@
  * analytic sums), barriers, checked memory (messages naming kernel, CTA,
  * thread, line and address), budgets, calls with parameter passing, device
  * printf, warp collectives, memory statistics, thread-count independence,
- * sampling and load-time rejection of unsupported instructions.
+ * sampling, load-time rejection of unsupported instructions and external
+ * (caller-owned) memory.
  *
  * Each kernel is a PTX string parsed with ptx_parse(); the expected numbers
  * are derived in comments next to each check.
@@ -976,6 +977,85 @@ static void test_brx(void) {
   env_free(&E);
 }
 
+/* ------------------------------------------------- external memory -- */
+
+/* emu_map_external: caller-owned host memory at a caller-chosen address in
+   the external window, used by kernels and copies like owned memory. */
+static void test_map_external(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, ifelse_ptx), 0);
+  uint32_t *host = calloc(64, 4), *small = calloc(32, 4);
+  CU_ASSERT_FATAL(host && small);
+  uint64_t a = EMU_EXT_BASE + 4096, b = EMU_EXT_BASE + 8192, g0, g1;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64, &g0, E.err, sizeof E.err), 0);
+  /* refused: outside the window (global range, just below, running past its
+     end), misaligned, or overlapping a mapping from either side */
+  CU_ASSERT_EQUAL(emu_map_external(E.d, g0 + 4096, host, 256, E.err, sizeof E.err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "outside the external window"));
+  CU_ASSERT_EQUAL(emu_map_external(E.d, EMU_EXT_BASE - 256, host, 256, E.err, sizeof E.err), -1);
+  CU_ASSERT_EQUAL(emu_map_external(E.d, EMU_EXT_BASE + EMU_EXT_SIZE - 128, host, 256, E.err,
+                                   sizeof E.err), -1);
+  CU_ASSERT_EQUAL(emu_map_external(E.d, a + 16, host, 256, E.err, sizeof E.err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "not 256-byte aligned"));
+  CU_ASSERT_EQUAL_FATAL(emu_map_external(E.d, a, host, 256, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(emu_map_external(E.d, a, small, 128, E.err, sizeof E.err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "overlaps the allocation"));
+  CU_ASSERT_EQUAL(emu_map_external(E.d, a - 256, small, 512, E.err, sizeof E.err), -1);
+  /* adjacent below it is fine (inserted before: the table stays sorted) */
+  CU_ASSERT_EQUAL(emu_map_external(E.d, a - 256, small, 128, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(emu_malloc(E.d, 64, &g1, E.err, sizeof E.err), 0);
+  CU_ASSERT(g1 > g0 && g1 < EMU_EXT_BASE); /* emu_malloc stays in the global range */
+  CU_ASSERT_PTR_EQUAL(emu_host_ptr(E.d, a + 8, 4), host + 2); /* the caller's memory */
+  CU_ASSERT_PTR_EQUAL(emu_host_ptr(E.d, a - 256, 128), small);
+  CU_ASSERT_PTR_NULL(emu_host_ptr(E.d, a + 200, 64)); /* runs past its end */
+
+  /* a kernel writes the host memory directly */
+  host[63] = 99;
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  feat_vec fv;
+  feat_init(&fv);
+  int rc = run1(&E, "k", 1, 64, a, &cfg, &fv);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  int ok = 1;
+  for (int i = 0; i < 64; i++) ok &= host[i] == (i % 2 ? 2u : 1u);
+  CHECK(ok, "the kernel's stores landed in the caller's host buffer");
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.footprint_bytes", -1), 256); /* bitmap covers it */
+  feat_free(&fv);
+  /* copies and fills go through the same table */
+  uint32_t v = 7, back = 0;
+  CU_ASSERT_EQUAL(emu_memcpy_htod(E.d, a + 4, &v, 4, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(host[1], 7);
+  CU_ASSERT_EQUAL(emu_memcpy_dtod(E.d, g1, a + 4, 4, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(emu_memcpy_dtoh(E.d, &back, g1, 4, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(back, 7);
+  CU_ASSERT_EQUAL(emu_memset(E.d, a, 0, 256, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(host[0] | host[1] | host[63], 0);
+  CU_ASSERT_EQUAL(emu_memcpy_htod(E.d, a + 252, &v, 8, E.err, sizeof E.err), -1);
+
+  /* out of bounds on external memory is caught: 128 bytes, 64 threads */
+  CU_ASSERT_EQUAL(emu_free(E.d, a - 256, E.err, sizeof E.err), 0); /* unregister small */
+  CU_ASSERT_PTR_NULL(emu_host_ptr(E.d, a - 256, 1));
+  small[0] = 5; /* still the caller's: not freed by emu_free */
+  CU_ASSERT_EQUAL_FATAL(emu_map_external(E.d, b, small, 128, E.err, sizeof E.err), 0);
+  emu_launch_cfg_init(&cfg);
+  feat_init(&fv);
+  rc = run1(&E, "k", 1, 64, b, &cfg, &fv);
+  CU_ASSERT_EQUAL(rc, -1);
+  char want[256];
+  snprintf(want, sizeof want,
+           "out-of-bounds global write of 4 bytes at 0x%llx (allocation 0x%llx+128)",
+           (unsigned long long)(b + 128), (unsigned long long)b);
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, want)); /* thread 32 writes just past the end */
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "thread (32,0,0)"));
+  feat_free(&fv);
+  env_free(&E); /* forgets both mappings without freeing them */
+  host[0] = small[0] = 1;
+  free(host);
+  free(small);
+}
+
 TEST_SUITES(register_emu) {
   CU_pSuite s = tests_suite("emu");
   TEST_ADD(s, test_divergent_ifelse);
@@ -984,6 +1064,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_barrier);
   TEST_ADD(s, test_bank_conflicts);
   TEST_ADD(s, test_out_of_bounds);
+  TEST_ADD(s, test_map_external);
   TEST_ADD(s, test_misaligned);
   TEST_ADD(s, test_budget_and_time);
   TEST_ADD(s, test_call_ret);

@@ -226,6 +226,7 @@ void rt_fill_props(struct cudaDeviceProp *p) {
   p->multiProcessorCount = RT_SMS;
   p->surfaceAlignment = 512;
   p->concurrentKernels = 1;
+  p->managedMemory = 1;
   p->asyncEngineCount = 1;
   p->unifiedAddressing = 0;
   p->memoryBusWidth = 5120;
@@ -318,7 +319,8 @@ cudaError_t CUDARTAPI cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr att
   case cudaDevAttrStreamPrioritiesSupported: v = 1; break;
   case cudaDevAttrGlobalL1CacheSupported: case cudaDevAttrLocalL1CacheSupported: v = 1; break;
   case cudaDevAttrReservedSharedMemoryPerBlock: v = (int)p.reservedSharedMemPerBlock; break;
-  default: v = 0; break; /* capabilities the emulation lacks: managed, peers, ... */
+  case cudaDevAttrManagedMemory: v = 1; break;
+  default: v = 0; break; /* capabilities the emulation lacks: peers, ... */
   }
   *value = v;
   return cudaSuccess;
@@ -535,7 +537,6 @@ cudaError_t CUDARTAPI cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBloc
 
 /* X(name, (typed params)); each returns cudaErrorNotSupported. */
 #define RT_UNSUPPORTED_LIST(X) \
-  X(cudaMallocManaged, (void **devPtr, size_t size, unsigned int flags)) \
   X(cudaHostGetDevicePointer, (void **pDevice, void *pHost, unsigned int flags)) \
   X(cudaGraphCreate, (cudaGraph_t *pGraph, unsigned int flags)) \
   X(cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream)) \
@@ -543,8 +544,6 @@ cudaError_t CUDARTAPI cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBloc
   X(cudaGraphExecDestroy, (cudaGraphExec_t graphExec)) \
   X(cudaStreamBeginCapture, (cudaStream_t stream, enum cudaStreamCaptureMode mode)) \
   X(cudaStreamEndCapture, (cudaStream_t stream, cudaGraph_t *pGraph)) \
-  X(cudaMemPrefetchAsync, (const void *devPtr, size_t count, struct cudaMemLocation location, \
-                           unsigned int flags, cudaStream_t stream)) \
   X(cudaMalloc3D, (struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)) \
   X(cudaMemcpy3D, (const struct cudaMemcpy3DParms *p)) \
   X(cudaMallocArray, (cudaArray_t *array, const struct cudaChannelFormatDesc *desc, \

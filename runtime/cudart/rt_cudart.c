@@ -17,9 +17,18 @@
  * them around and do arithmetic on them; every copy translates.
  * cudaMemcpyDefault decides per pointer by whether it falls inside an
  * emulated allocation.  Pinned host memory is ordinary host memory.
- * Managed memory is not supported (cudaErrorNotSupported, named once):
- * it needs one address valid on both sides, which the emulator's device
- * table cannot register yet (see the report: emu_map_external).
+ *
+ * Managed memory: cudaMallocManaged maps anonymous host memory at exactly
+ * the next free address of the emulator's external window (EMU_EXT_BASE
+ * up, MAP_FIXED_NOREPLACE, one unmapped page between two) and registers it
+ * with emu_map_external, so the pointer is both the host address and the
+ * device address; copies with cudaMemcpyDefault see it as device memory.
+ * cudaFree unregisters and unmaps it.  Prefetch and advice are no-ops (one
+ * memory).  A __managed__ variable is the module's own .global variable:
+ * its host handle (__cudaRegisterManagedVar's void **) is pointed at the
+ * emulator's storage of it, so host code and kernels share its value; its
+ * address taken on the host is that storage, not a device address, so
+ * passing &var to a kernel faults as an unmapped address (a known gap).
  *
  * Launches (<<<>>> = __cudaPushCallConfiguration, __cudaGetKernel,
  * __cudaPopCallConfiguration, __cudaLaunchKernel; or cudaLaunchKernel) run
@@ -39,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "runtime/rt.h"
@@ -59,6 +69,12 @@ static struct {
     rt_mod *mod;
   } *vars;
   size_t nvars, capvars;
+  struct rt_managed {
+    uint64_t addr;       /* host address == device address */
+    size_t len;          /* bytes mapped (whole pages) */
+  } *managed;
+  size_t nmanaged, capmanaged;
+  uint64_t mnext;        /* next managed address, 0 before the first */
   int64_t lseq;          /* next launch sequence number */
   cudaError_t sticky;    /* a device fault: every later call returns it */
   double clock;          /* emulated kernel seconds so far */
@@ -242,8 +258,25 @@ void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress,
 void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char *deviceAddress,
                               const char *deviceName, int ext, size_t size, int constant,
                               int global) {
-  static int once;
-  rt_unsupported("__managed__ variables (__cudaRegisterManagedVar)", &once);
+  rt_lock();
+  rt_mod *m = (rt_mod *)handle;
+  const char *name = deviceName ? deviceName : deviceAddress;
+  uint64_t addr = 0;
+  size_t have = 0;
+  char err[ERRCAP] = "";
+  void *host = NULL;
+  if (m && m->em && name && hostVarPtrAddress &&
+      emu_symbol(m->em, name, &addr, &have, err, sizeof err) == 0)
+    host = emu_host_ptr(S.dev, addr, have);
+  if (host && have >= size) {
+    *hostVarPtrAddress = host;
+  } else if (m && m->em) {
+    /* a loaded module without the variable: the program's accesses would
+       crash on the NULL handle, so say why first */
+    fprintf(stderr, "kcast-cudart: __managed__ variable %s: %s\n", name ? name : "?",
+            err[0] ? err : "not in the program's PTX");
+  }
+  rt_unlock();
 }
 
 rt_func *rt_find_func(const void *p) {
@@ -322,15 +355,76 @@ cudaError_t CUDARTAPI cudaMallocAsync(void **devPtr, size_t size, cudaStream_t h
   return cudaMalloc(devPtr, size);
 }
 
+cudaError_t CUDARTAPI cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
+  if (!devPtr || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
+    return rt_err(cudaErrorInvalidValue);
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), n = size ? size : 1;
+  if (n > EMU_EXT_SIZE) return rt_err(cudaErrorMemoryAllocation);
+  size_t len = (n + page - 1) / page * page;
+  rt_lock();
+  cudaError_t e = S.sticky;
+  char err[ERRCAP];
+  struct rt_managed *mm = NULL;
+  if (!S.mnext) S.mnext = EMU_EXT_BASE;
+  if (!e && !rt_device()) e = cudaErrorMemoryAllocation;
+  if (!e && len > EMU_EXT_BASE + EMU_EXT_SIZE - S.mnext) {
+    fprintf(stderr, "kcast-cudart: cudaMallocManaged: the managed window is exhausted\n");
+    e = cudaErrorMemoryAllocation;
+  }
+  if (!e && !(mm = grow(S.managed, &S.capmanaged, S.nmanaged, sizeof *mm)))
+    e = cudaErrorMemoryAllocation;
+  if (!e) {
+    S.managed = mm;
+    void *want = (void *)(uintptr_t)S.mnext;
+    void *p = mmap(want, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != want) { /* refused, or an old kernel took the address as a hint */
+      fprintf(stderr, "kcast-cudart: cudaMallocManaged: cannot map %zu bytes at %p: %s\n",
+              len, want, p == MAP_FAILED ? strerror(errno) : "address taken");
+      if (p != MAP_FAILED) munmap(p, len);
+      e = cudaErrorMemoryAllocation;
+    } else if (emu_map_external(S.dev, S.mnext, p, n, err, sizeof err) < 0) {
+      fprintf(stderr, "kcast-cudart: cudaMallocManaged: %s\n", err);
+      munmap(p, len);
+      e = cudaErrorMemoryAllocation;
+    } else {
+      S.managed[S.nmanaged++] = (struct rt_managed){S.mnext, len};
+      S.mnext += len + page; /* an unmapped page after each: overruns fault */
+      *devPtr = p;
+    }
+  }
+  rt_unlock();
+  return rt_err(e);
+}
+
 cudaError_t CUDARTAPI cudaFree(void *devPtr) {
   if (!devPtr) return cudaSuccess;
   rt_lock();
   char err[ERRCAP];
   cudaError_t e = S.sticky;
-  if (!e && (!S.dev || emu_free(S.dev, dev_addr(devPtr), err, sizeof err) < 0))
+  uint64_t a = dev_addr(devPtr);
+  size_t mi = 0;
+  while (mi < S.nmanaged && S.managed[mi].addr != a) mi++;
+  if (!e && (!S.dev || emu_free(S.dev, a, err, sizeof err) < 0))
     e = cudaErrorInvalidValue;
+  if (!e && mi < S.nmanaged) { /* managed: unregistered above, now unmapped */
+    munmap(devPtr, S.managed[mi].len);
+    S.managed[mi] = S.managed[--S.nmanaged];
+  }
   rt_unlock();
   return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMemPrefetchAsync(const void *devPtr, size_t count,
+                                           struct cudaMemLocation location, unsigned int flags,
+                                           cudaStream_t stream) {
+  return cudaSuccess; /* host and device share the memory: nothing to move */
+}
+
+cudaError_t CUDARTAPI cudaMemAdvise(const void *devPtr, size_t count,
+                                    enum cudaMemoryAdvise advice,
+                                    struct cudaMemLocation location) {
+  return cudaSuccess;
 }
 
 cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream) {

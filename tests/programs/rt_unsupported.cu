@@ -2,7 +2,7 @@
  * rt_unsupported.cu -- entry points the cudart replacement does not
  * implement (tests/test_run.c): cudaGraphCreate is called twice and must
  * return cudaErrorNotSupported both times (the replacement names it on
- * stderr once); cudaMallocManaged likewise.  Prints PASS when both hold and
+ * stderr once); cudaHostGetDevicePointer likewise.  Prints PASS when both hold and
  * the program keeps running normally afterwards.
  */
 #include <cstdio>
@@ -11,8 +11,8 @@
 int main() {
   cudaGraph_t g;
   cudaError_t a = cudaGraphCreate(&g, 0), b = cudaGraphCreate(&g, 0);
-  void *m = NULL;
-  cudaError_t c = cudaMallocManaged(&m, 64);
+  void *m = NULL, *h = &g;
+  cudaError_t c = cudaHostGetDevicePointer(&m, h, 0);
   cudaGetLastError();
   int *d = NULL;
   cudaError_t e = cudaMalloc(&d, 64);
