@@ -12,7 +12,8 @@
 # same keys `kcast profile` uses, so GPU measurements join.
 #
 # The dataset is built in OUT.db.tmp and renamed at the end: an interrupted
-# run leaves OUT.db as it was.  A provenance note goes to OUT.md.
+# run leaves OUT.db as it was.  A provenance note goes to OUT.md, the
+# programs' own output to OUT.db.log (not kept in the repository).
 set -eu
 kcast=$1 bindir=$2 list=$3 out=$4
 tmp="$out.tmp"
@@ -48,8 +49,14 @@ while IFS= read -r line || [ -n "$line" ]; do
 done < "$list"
 end=$(date +%s)
 if [ ! -f "$tmp" ]; then echo "run-suite: no launch was recorded" >&2; exit 1; fi
-stats=$("$kcast" dataset stats "$tmp")
 mv "$tmp" "$out"
+stats=$("$kcast" dataset stats "$out")
+# Work per launch: the sum of the class.* counts (every thread-instruction
+# is in exactly one class), from the export's columns.
+span=$("$kcast" dataset export "$out" | awk -F, '
+  NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^class\./) c[i] = 1; next }
+  { s = 0; for (i in c) s += $i; if (n == 0 || s < lo) lo = s; if (s > hi) hi = s; n++ }
+  END { if (n && lo > 0) printf "%d launches; thread-instructions per launch %.3g to %.3g (%.1f orders of magnitude)", n, lo, hi, log(hi / lo) / log(10) }')
 {
   echo "# $(basename "$out"): features of the kernel suite under the CPU emulator"
   echo
@@ -61,6 +68,7 @@ mv "$tmp" "$out"
   echo "- machine: $(nproc) CPU cores ($(uname -m)), no GPU: every feature comes from the emulator"
   echo "- runs: $runs ($passed passed their own check in full emulation, $sampled sampled, $failed failed)"
   echo "- wall time: $((end - start)) s"
+  echo "- work: $span"
   echo "- sampling: lines marked \`sample=N\` in the list emulate N CTAs per launch; their counts are scaled to the grid (docs/features.md) and their program output is not checked"
   if [ -n "$failures" ]; then echo; echo "Failed runs:$failures"; fi
   echo
