@@ -10,7 +10,11 @@
 #ifndef KCAST_CLI_H
 #define KCAST_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
+
+#include "extractor/emu.h"
+#include "extractor/frontend.h"
 
 enum { KCAST_EXIT_OK = 0, KCAST_EXIT_USER = 1, KCAST_EXIT_USAGE = 2 };
 
@@ -74,6 +78,10 @@ long cli_select_kernels(const struct ptx_module *m, const char *want,
 int cmd_emulate(int argc, char **argv);
 extern const char cmd_emulate_usage[];
 
+/* kcast gpus (cmd_gpus.c): the GPU table of the analytic estimate. */
+int cmd_gpus(int argc, char **argv);
+extern const char cmd_gpus_usage[];
+
 /* kcast profile (cmd_profile.c). */
 int cmd_profile(int argc, char **argv);
 extern const char cmd_profile_usage[];
@@ -83,6 +91,57 @@ int cmd_run(int argc, char **argv);
 int cmd_nvcc(int argc, char **argv);
 extern const char cmd_run_usage[];
 extern const char cmd_nvcc_usage[];
+
+/* One kernel launch from command-line options (cli_launch.c), shared by
+   kcast emulate and kcast predict FILE.  Usage: cli_launch_init; for each
+   argv[i] the command does not handle itself, cli_launch_option; then
+   cli_launch_load (front end, parse, kernel, --arg typing),
+   cli_launch_device (device and buffers), cli_launch_run; always
+   cli_launch_free.  Every function prints its own error and returns a
+   KCAST_EXIT_* code (cli_launch_option: 1 consumed, 0 not a launch option,
+   -1 usage error printed). */
+typedef enum { CLI_FILL_ZERO, CLI_FILL_SEQ, CLI_FILL_SEQF, CLI_FILL_RAND, CLI_FILL_RANDF,
+               CLI_FILL_FILE } cli_fill_kind;
+typedef struct cli_arg_spec {
+  const char *text;     /* as given on the command line (not owned) */
+  int is_buf;           /* buf:... */
+  uint64_t bytes;       /* buffer size (is_buf) */
+  cli_fill_kind fill;   /* buffer contents (is_buf) */
+  uint64_t seed;        /* rand/randf seed */
+  const char *file;     /* CLI_FILL_FILE path, points into text */
+  uint64_t addr;        /* device address once allocated, 0 before */
+} cli_arg_spec;
+typedef struct cli_launch {
+  const char *cmd;           /* command name for messages ("emulate") */
+  const char *path, *kernel; /* input file and --kernel (argv strings) */
+  fe_options fo;             /* front end (compiler, arch) */
+  emu_launch_cfg cfg;        /* grid, block, shared, sample, limits */
+  int have_grid, have_block;
+  cli_arg_spec *args;        /* nargs specs, room for argc (owned) */
+  unsigned nargs;
+  /* Set by cli_launch_load / cli_launch_device (owned): */
+  char *text;                /* PTX text */
+  size_t len;
+  ptx_module *m;
+  const struct ptx_func *k;  /* the selected kernel (in m) */
+  size_t *offs;              /* parameter offsets in pbuf */
+  unsigned char *pbuf;       /* argument buffer */
+  size_t ptotal;
+  emu_device *dev;
+  emu_module *em;
+} cli_launch;
+/* KCAST_EXIT_OK, or KCAST_EXIT_USER when out of memory (printed). */
+int cli_launch_init(cli_launch *L, const char *cmd, int argc);
+int cli_launch_option(cli_launch *L, int argc, char **argv, int *i);
+/* Usage error when the file, --grid or --block is missing or the block too large. */
+int cli_launch_check(cli_launch *L);
+int cli_launch_load(cli_launch *L);
+int cli_launch_device(cli_launch *L);
+/* Run the launch; features/st may be NULL.  printf_out: device printf. */
+int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stats *st);
+/* Write the buffer of buf: parameter param to path (atomically). */
+int cli_launch_dump(cli_launch *L, unsigned long param, const char *path);
+void cli_launch_free(cli_launch *L);
 
 /* Print "kcast: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

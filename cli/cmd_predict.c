@@ -1,11 +1,20 @@
 /*
- * cmd_predict.c -- `kcast predict --model MODEL --features CSV`: one line
- * per input row with the prediction and its interval.
+ * cmd_predict.c -- `kcast predict`, two modes:
  *
- * The CSV's columns are matched to the model's feature names by name, so
- * their order does not matter; a feature the model needs and the file
- * lacks is an error naming it; columns the model does not use are ignored
- * (not even parsed) with one note on stderr listing them.
+ *  - `--model MODEL --features CSV`: one line per input row with the
+ *    forest's prediction and its interval.  The CSV's columns are matched to
+ *    the model's feature names by name, so their order does not matter; a
+ *    feature the model needs and the file lacks is an error naming it;
+ *    columns the model does not use are ignored (not even parsed) with one
+ *    note on stderr listing them.
+ *  - `FILE --kernel K --grid .. --block .. [--arg SPEC].. (--gpu G|all |
+ *    --model MODEL)`: emulate the launch (cli_launch.c, the code of `kcast
+ *    emulate`; sampled to 64 CTAs by default), add the kernel's static
+ *    features, and print one row per GPU with time, power, energy and which
+ *    model answered each.  With --gpu the analytic estimate
+ *    (model/analytic.c) answers both; with --model the forest answers its
+ *    target (time, power or energy) and the analytic estimate, on the
+ *    model's GPU (or --gpu), the other quantity, labelled "analytic".
  */
 #include "cli/cli.h"
 
@@ -15,45 +24,321 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extractor/features.h"
 #include "model/model.h"
 
 const char cmd_predict_usage[] =
     "usage: kcast predict --model MODEL --features CSV [--coverage C] [--format csv|table|json]\n"
+    "       kcast predict FILE.{cu,ptx,ll,bc} --kernel K --grid X[,Y,Z] --block X[,Y,Z]\n"
+    "                     [--arg SPEC]... [--shared BYTES] [--sample CTAS]\n"
+    "                     (--gpu G|all | --model MODEL [--gpu G]) [--coverage C]\n"
+    "                     [--format table|csv|json]\n"
     "\n"
-    "Predict every row of CSV with the forest in MODEL.  Columns are matched to\n"
-    "the model's features by name; extra columns are ignored (noted on stderr),\n"
-    "a missing feature is an error.  Output: prediction,lo,hi per row, where\n"
-    "[lo, hi] is the interval at coverage C (0.9).\n";
+    "With --features: predict every row of CSV with the forest in MODEL.\n"
+    "Columns are matched to the model's features by name; extra columns are\n"
+    "ignored (noted on stderr), a missing feature is an error.  Output:\n"
+    "prediction,lo,hi per row (default csv), where [lo, hi] is the interval at\n"
+    "coverage C (0.9).\n"
+    "\n"
+    "With FILE: emulate one launch of kernel K (the options and --arg SPECs of\n"
+    "'kcast emulate'; --sample defaults to 64 CTAs when the grid is larger),\n"
+    "then print one row per GPU (default table): predicted time (us) with its\n"
+    "band, average power (W) with its band, energy (mJ = time x power) and the\n"
+    "model that answered each quantity:\n"
+    "  --gpu G|all     the analytic estimate on GPU G (see 'kcast gpus') or on\n"
+    "                  every GPU: a rough roofline estimate from datasheet\n"
+    "                  figures, band x0.5..x2 (time) and x0.7..x1.3 (power);\n"
+    "                  not a trained model (docs/gpus.md)\n"
+    "  --model MODEL   the forest answers its target (time, power or energy)\n"
+    "                  with its interval at coverage C; the other quantity comes\n"
+    "                  from the analytic estimate on the model's GPU (or --gpu G)\n"
+    "                  and is labelled \"analytic\"\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input (unknown GPU, failed launch, bad model),\n"
+    "2 bad command line.\n";
 
-int cmd_predict(int argc, char **argv) {
-  const char *model = NULL, *csv = NULL;
-  double coverage = 0.9;
-  int fmt = CLI_FMT_CSV;
+/* -------------------------------------------------------- kernel mode -- */
+
+/* One output row. */
+typedef struct pred_row {
+  const char *gpu;
+  double t, t_lo, t_hi;      /* us; NaN when unknown */
+  double p, p_lo, p_hi;      /* W; NaN when unknown */
+  double e;                  /* mJ; NaN when unknown */
+  const char *t_model, *p_model;
+  const char *bound;         /* analytic bound or "" */
+} pred_row;
+
+static void num_out(FILE *f, double x, const char *fmt) {
+  if (isnan(x)) fputs("", f);
+  else fprintf(f, fmt, x);
+}
+
+static int rows_out(int fmt, const char *kernel, const pred_row *r, size_t n) {
+  if (fmt == CLI_FMT_JSON) {
+    cJSON *root = cJSON_CreateObject();
+    int ok = root && cJSON_AddStringToObject(root, "kernel", kernel);
+    cJSON *arr = ok ? cJSON_AddArrayToObject(root, "predictions") : NULL;
+    ok = arr != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+      cJSON *o = cJSON_CreateObject();
+      ok = o && cJSON_AddItemToArray(arr, o) && cJSON_AddStringToObject(o, "gpu", r[i].gpu);
+      const char *keys[] = {"time_us", "time_lo_us", "time_hi_us", "power_w", "power_lo_w",
+                            "power_hi_w", "energy_mj"};
+      double v[] = {r[i].t, r[i].t_lo, r[i].t_hi, r[i].p, r[i].p_lo, r[i].p_hi, r[i].e};
+      for (int k = 0; ok && k < 7; k++)
+        ok = (isnan(v[k]) ? cJSON_AddNullToObject(o, keys[k])
+                          : cJSON_AddNumberToObject(o, keys[k], v[k])) != NULL;
+      ok = ok && cJSON_AddStringToObject(o, "time_model", r[i].t_model) &&
+           cJSON_AddStringToObject(o, "power_model", r[i].p_model) &&
+           cJSON_AddStringToObject(o, "bound", r[i].bound);
+    }
+    char *s = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!s) return -1;
+    puts(s);
+    cJSON_free(s);
+  } else if (fmt == CLI_FMT_CSV) {
+    puts("gpu,time_us,time_lo_us,time_hi_us,power_w,power_lo_w,power_hi_w,energy_mj,"
+         "time_model,power_model,bound");
+    for (size_t i = 0; i < n; i++) {
+      double v[] = {r[i].t, r[i].t_lo, r[i].t_hi, r[i].p, r[i].p_lo, r[i].p_hi, r[i].e};
+      fputs(r[i].gpu, stdout);
+      for (int k = 0; k < 7; k++) { putchar(','); num_out(stdout, v[k], "%.6g"); }
+      printf(",%s,%s,%s\n", r[i].t_model, r[i].p_model, r[i].bound);
+    }
+  } else {
+    printf("kernel %s\n", kernel);
+    printf("%-10s %10s %21s %8s %17s %11s  %-8s %s\n", "gpu", "time_us", "band_us", "power_w",
+           "band_w", "energy_mj", "bound", "model (time / power)");
+    for (size_t i = 0; i < n; i++) {
+      char band_t[48] = "-", band_p[48] = "-", t[24] = "-", p[24] = "-", e[24] = "-";
+      if (!isnan(r[i].t)) {
+        snprintf(t, sizeof t, "%.3g", r[i].t);
+        snprintf(band_t, sizeof band_t, "%.3g..%.3g", r[i].t_lo, r[i].t_hi);
+      }
+      if (!isnan(r[i].p)) {
+        snprintf(p, sizeof p, "%.0f", r[i].p);
+        snprintf(band_p, sizeof band_p, "%.0f..%.0f", r[i].p_lo, r[i].p_hi);
+      }
+      if (!isnan(r[i].e)) snprintf(e, sizeof e, "%.3g", r[i].e);
+      printf("%-10s %10s %21s %8s %17s %11s  %-8s %s / %s\n", r[i].gpu, t, band_t, p, band_p, e,
+             r[i].bound, r[i].t_model, r[i].p_model);
+    }
+  }
+  return 0;
+}
+
+static void known_gpus(char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < an_gpu_count() && len < cap; i++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", an_gpu_at(i)->name);
+}
+
+/* Fill r from the analytic estimate on g; -1 after printing the error. */
+static int analytic_row(const an_gpu *g, const feat_vec *v, pred_row *r) {
+  an_estimate est;
+  if (an_estimate_launch(g, (const char *const *)v->names, v->vals, v->n, &est)) {
+    cli_error("analytic estimate on %s: %s", g->name, rf_last_error());
+    return -1;
+  }
+  r->gpu = g->name;
+  r->t = est.time_us, r->t_lo = est.time_lo_us, r->t_hi = est.time_hi_us;
+  r->p = est.power_w, r->p_lo = est.power_lo_w, r->p_hi = est.power_hi_w;
+  r->e = est.energy_mj;
+  r->t_model = r->p_model = "analytic";
+  r->bound = est.bound;
+  return 0;
+}
+
+/* The forest's answer on v, merged into r (which holds the analytic row or
+   NaNs); -1 after printing the error. */
+static int forest_row(const char *path, const rf_forest *f, const feat_vec *v, double coverage,
+                      char *label, pred_row *r) {
+  const rf_info *info = rf_get_info(f);
+  const char *tg = info->target ? info->target : "";
+  int kind = !strcmp(tg, "time") || !strcmp(tg, "time_ns")     ? 0
+             : !strcmp(tg, "power") || !strcmp(tg, "power_w")  ? 1
+             : !strcmp(tg, "energy") || !strcmp(tg, "energy_j") ? 2
+                                                                : -1;
+  if (kind < 0) {
+    cli_error("%s: the model predicts '%s'; kcast predict FILE needs a time, power or energy "
+              "model", path, tg);
+    return -1;
+  }
+  double *row = malloc((info->n_features ? info->n_features : 1) * sizeof *row);
+  if (!row) { cli_error("out of memory"); return -1; }
+  size_t missing = 0;
+  for (size_t j = 0; j < info->n_features; j++) {
+    long at = feat_find(v, info->features[j]);
+    row[j] = at >= 0 ? v->vals[at] : 0; /* absent features count 0 (docs/features.md) */
+    if (at < 0 && strncmp(info->features[j], "op.", 3) && strncmp(info->features[j], "static.op.", 10)) {
+      if (!missing++) fprintf(stderr, "kcast: note: %s: features the launch lacks (counted 0):", path);
+      if (missing <= 8) fprintf(stderr, " %s", info->features[j]);
+    }
+  }
+  if (missing > 8) fprintf(stderr, " ... (%zu in all)", missing);
+  if (missing) fputc('\n', stderr);
+  double pr, lo, hi;
+  int rc = rf_predict_interval(f, row, coverage, &pr, &lo, &hi);
+  free(row);
+  if (rc) { cli_error("%s: %s", path, rf_last_error()); return -1; }
+  if (kind == 0) { /* ns -> us */
+    r->t = pr / 1e3, r->t_lo = lo / 1e3, r->t_hi = hi / 1e3;
+    r->t_model = label;
+    if (!isnan(r->p)) r->e = r->t * r->p / 1e3;
+  } else if (kind == 1) {
+    r->p = pr, r->p_lo = lo, r->p_hi = hi;
+    r->p_model = label;
+    if (!isnan(r->t)) r->e = r->t * r->p / 1e3;
+  } else { /* J -> mJ; power = energy / time (analytic time) */
+    r->e = pr * 1e3;
+    r->p_model = label;
+    if (!isnan(r->t) && r->t > 0) {
+      r->p = r->e * 1e3 / r->t;
+      r->p_lo = lo * 1e6 / r->t, r->p_hi = hi * 1e6 / r->t;
+    } else {
+      r->p = r->p_lo = r->p_hi = NAN;
+    }
+  }
+  return 0;
+}
+
+static int predict_kernel(int argc, char **argv, const char *model, const char *gpu,
+                          double coverage, int fmt) {
+  cli_launch L;
+  feat_vec feats;
+  feat_init(&feats);
+  rf_forest *f = NULL;
+  pred_row *rows = NULL;
+  char *label = NULL;
+  size_t nrows = 0;
+  int rc = cli_launch_init(&L, "predict", argc);
+  if (rc) goto out;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (i + 1 >= argc && a[0] == '-') return cli_usage_error("predict", "%s needs a value", a);
-    if (!strcmp(a, "--model")) model = argv[++i];
-    else if (!strcmp(a, "--features")) csv = argv[++i];
-    else if (!strcmp(a, "--coverage")) {
+    static const char *const own[] = {"--model", "--gpu", "--coverage", "--format"};
+    int skip = 0;
+    for (int o = 0; o < 4; o++) {
+      size_t l = strlen(own[o]);
+      if (!strncmp(a, own[o], l) && (a[l] == 0 || a[l] == '=')) skip = a[l] == 0 ? 2 : 1;
+    }
+    if (skip) { i += skip - 1; continue; } /* parsed by cmd_predict */
+    int r = cli_launch_option(&L, argc, argv, &i);
+    if (r < 0) { rc = KCAST_EXIT_USAGE; goto out; }
+    if (r == 0) { rc = cli_usage_error("predict", "unexpected argument '%s'", a); goto out; }
+  }
+  if ((rc = cli_launch_check(&L)) != KCAST_EXIT_OK) goto out;
+  if (!model && !gpu) { rc = cli_usage_error("predict", "give --gpu G|all or --model MODEL"); goto out; }
+  rc = KCAST_EXIT_USER;
+  char names[512];
+  known_gpus(names, sizeof names);
+  const an_gpu *g = NULL;
+  int all = gpu && !strcasecmp(gpu, "all");
+  if (all && model) { rc = cli_usage_error("predict", "--gpu all goes without --model"); goto out; }
+  if (gpu && !all && !(g = an_gpu_find(gpu))) {
+    cli_error("unknown GPU '%s' (known: %s, or all)", gpu, names);
+    goto out;
+  }
+  if (model) {
+    if (rf_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
+    const char *mg = rf_get_info(f)->gpu;
+    if (!g && mg && *mg) g = an_gpu_find(mg);
+    size_t ll = strlen(model) + 8;
+    label = malloc(ll);
+    if (!label) { cli_error("out of memory"); goto out; }
+    snprintf(label, ll, "forest:%s", model);
+  }
+
+  /* Emulate (sampled), then add the static features. */
+  uint64_t ctas = (uint64_t)L.cfg.grid[0] * L.cfg.grid[1] * L.cfg.grid[2];
+  if (!L.cfg.sample_ctas && ctas > 64) L.cfg.sample_ctas = 64;
+  if ((rc = cli_launch_load(&L)) != KCAST_EXIT_OK) goto out;
+  if ((rc = cli_launch_device(&L)) != KCAST_EXIT_OK) goto out;
+  if ((rc = cli_launch_run(&L, stderr, &feats, NULL)) != KCAST_EXIT_OK) goto out;
+  rc = KCAST_EXIT_USER;
+  ptx_error perr;
+  memset(&perr, 0, sizeof perr);
+  if (feat_static(L.m, L.k, &feats, &perr)) {
+    cli_error("%s", perr.msg[0] ? perr.msg : "cannot compute static features");
+    goto out;
+  }
+
+  size_t want = all ? an_gpu_count() : 1;
+  rows = calloc(want, sizeof *rows);
+  if (!rows) { cli_error("out of memory"); goto out; }
+  for (size_t i = 0; i < want; i++) {
+    const an_gpu *gi = all ? an_gpu_at(i) : g;
+    pred_row *r = &rows[nrows++];
+    if (gi) {
+      if (analytic_row(gi, &feats, r)) goto out;
+    } else { /* a model for a GPU the table lacks: no analytic side */
+      const char *mg = rf_get_info(f)->gpu;
+      r->gpu = mg && *mg ? mg : "?";
+      r->t = r->t_lo = r->t_hi = r->p = r->p_lo = r->p_hi = r->e = NAN;
+      r->t_model = r->p_model = "-";
+      r->bound = "";
+    }
+    if (f && forest_row(model, f, &feats, coverage, label, r)) goto out;
+  }
+  if (rows_out(fmt, L.k->name, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
+  if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
+  rc = KCAST_EXIT_OK;
+out:
+  free(rows);
+  free(label);
+  rf_free(f);
+  feat_free(&feats);
+  cli_launch_free(&L);
+  return rc;
+}
+
+/* ----------------------------------------------------------- command -- */
+
+int cmd_predict(int argc, char **argv) {
+  const char *model = NULL, *csv = NULL, *gpu = NULL;
+  double coverage = 0.9;
+  int fmt = CLI_FMT_CSV, have_fmt = 0, kernel_mode = 0;
+  /* Every option takes one value (--opt V or --opt=V).  predict's own are
+     parsed here; a FILE or any other --option means the kernel mode, whose
+     launch options predict_kernel parses (and rejects when unknown). */
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-') { kernel_mode = 1; continue; }
+    const char *eq = strchr(a, '=');
+    size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+    const char *v = eq ? eq + 1 : NULL;
+    if (!v) {
+      if (i + 1 >= argc) return cli_usage_error("predict", "%s needs a value", a);
+      v = argv[++i];
+    }
+#define IS(name) (nl == strlen(name) && !strncmp(a, name, nl))
+    if (IS("--model")) model = v;
+    else if (IS("--features")) csv = v;
+    else if (IS("--gpu")) gpu = v;
+    else if (IS("--coverage")) {
       char *e;
-      coverage = strtod(argv[++i], &e);
-      if (*e || !(coverage > 0 && coverage < 1))
-        return cli_usage_error("predict", "--coverage '%s' is not in (0,1)", argv[i]);
-    } else if (!strcmp(a, "--format")) {
-      fmt = cli_parse_format(argv[++i]);
-      if (fmt < 0) return cli_usage_error("predict", "--format is csv, table or json, not '%s'", argv[i]);
-    } else if (!strcmp(a, "--gpu")) {
-      cli_error("predict --gpu (a model chosen by GPU) is not available yet; give --model MODEL");
-      return KCAST_EXIT_USER;
+      coverage = strtod(v, &e);
+      if (*e || e == v || !(coverage > 0 && coverage < 1))
+        return cli_usage_error("predict", "--coverage '%s' is not in (0,1)", v);
+    } else if (IS("--format")) {
+      fmt = cli_parse_format(v);
+      if (fmt < 0) return cli_usage_error("predict", "--format is csv, table or json, not '%s'", v);
+      have_fmt = 1;
+    } else if (a[1] == '-' && !csv) {
+      kernel_mode = 1;
     } else {
       return cli_usage_error("predict", "unexpected argument '%s'", a);
     }
+#undef IS
   }
+  if (kernel_mode && !csv)
+    return predict_kernel(argc, argv, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);
+  if (kernel_mode) return cli_usage_error("predict", "--features CSV goes without an input FILE");
+  if (gpu) return cli_usage_error("predict", "--gpu needs an input FILE (kcast predict FILE --gpu G)");
   if (!model) return cli_usage_error("predict", "--model MODEL is required");
-  if (!csv) {
-    cli_error("predict from a kernel (FILE --kernel ...) is not available yet; give --features CSV");
-    return KCAST_EXIT_USER;
-  }
+  if (!csv) return cli_usage_error("predict", "give --features CSV or an input FILE");
   rf_forest *f = NULL;
   if (rf_load(model, &f)) {
     cli_error("%s", rf_last_error());

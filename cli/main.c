@@ -23,6 +23,7 @@ static const cmd_entry commands[] = {
   {"cv", cmd_cv, "cross-validate a forest: MAPE, median APE, R^2, coverage", cmd_cv_usage},
   {"predict", cmd_predict, "predict with a model, with intervals", cmd_predict_usage},
   {"model", cmd_model, "show a model file (info, importance)", cmd_model_usage},
+  {"gpus", cmd_gpus, "list the GPUs of the analytic estimate with their datasheet figures", cmd_gpus_usage},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

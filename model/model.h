@@ -268,6 +268,69 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o,
           rf_cv_result *r);
 void rf_cv_result_free(rf_cv_result *r);
 
+/* ------------------------------------------------ GPUs and analytic model -- */
+
+/*
+ * A GPU descriptor (model/gpus.c): public datasheet figures.  Multi-GPU
+ * boards (K80) are described per GPU.  idle_w is an estimate (documented in
+ * docs/gpus.md), not a datasheet figure.
+ */
+typedef struct an_gpu {
+  const char *name;          /* short name used on the command line ("H200") */
+  const char *full_name;     /* e.g. "NVIDIA H200 SXM 141GB" */
+  int cc_major, cc_minor;    /* compute capability */
+  int sms;                   /* streaming multiprocessors, > 0 */
+  double boost_mhz;          /* boost clock */
+  double fp32_gflops;        /* peak FP32 (FMA = 2 flops), non-tensor */
+  double fp64_gflops;        /* peak FP64, non-tensor */
+  double mem_bw_gbs;         /* peak DRAM bandwidth, GB/s (10^9) */
+  double mem_gb;             /* DRAM size, GB */
+  double l2_mb;              /* L2 cache, MB (2^20 bytes) */
+  double smem_per_sm_kb;     /* largest shared memory per SM, KB (2^10) */
+  int max_threads_per_sm;    /* resident threads per SM */
+  int max_ctas_per_sm;       /* resident CTAs per SM */
+  double tdp_w;              /* board power limit (per GPU for K80) */
+  double idle_w;             /* estimated idle power */
+} an_gpu;
+
+/* Number of GPUs in the table, and the i-th (NULL when out of range). */
+size_t an_gpu_count(void);
+const an_gpu *an_gpu_at(size_t i);
+/* The GPU called name (case-insensitive; NULL when unknown). */
+const an_gpu *an_gpu_find(const char *name);
+
+/* Lower and upper factors of the analytic bands (documented in docs/gpus.md). */
+#define AN_TIME_BAND_LO 0.5
+#define AN_TIME_BAND_HI 2.0
+#define AN_POWER_BAND_LO 0.7
+#define AN_POWER_BAND_HI 1.3
+
+/* The analytic estimate of one launch on one GPU (docs/gpus.md). */
+typedef struct an_estimate {
+  double time_us, time_lo_us, time_hi_us;    /* predicted kernel time and band */
+  double power_w, power_lo_w, power_hi_w;    /* average power and band (in [idle, TDP]) */
+  double energy_mj;                          /* time_us * power_w / 1000 */
+  double t_overhead_us;                      /* fixed launch overhead */
+  double t_compute_us;                       /* slowest functional-unit pipe */
+  double t_issue_us;                         /* warp instruction issue */
+  double t_memory_us;                        /* DRAM / L2 traffic */
+  double t_latency_us;                       /* dependent-latency floor per wave */
+  double waves;                              /* ceil(ctas / (sms * resident)) */
+  int resident_ctas;                         /* CTAs resident per SM */
+  double utilisation;                        /* in [0,1]: drives the power */
+  const char *bound;                         /* "compute" "issue" "memory" "latency" */
+} an_estimate;
+
+/*
+ * Estimate time and power of the launch whose features are names[i] =
+ * vals[i] (docs/features.md; an absent feature counts 0).  Needs
+ * launch.ctas and launch.block_{x,y,z} (or launch.threads) > 0.  Returns 0,
+ * or -1 (rf_last_error() says why) when they are missing or a value is
+ * negative or not finite.  A rough roofline estimate, not a trained model.
+ */
+int an_estimate_launch(const an_gpu *g, const char *const *names, const double *vals,
+                       size_t n, an_estimate *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,90 @@
+/*
+ * cmd_gpus.c -- `kcast gpus`: the GPU table of the analytic estimate
+ * (model/gpus.c, docs/gpus.md) as a table, CSV or JSON.
+ */
+#include "cli/cli.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+const char cmd_gpus_usage[] =
+    "usage: kcast gpus [--format table|csv|json]\n"
+    "\n"
+    "List the GPUs `kcast predict --gpu` knows, with the datasheet figures the\n"
+    "analytic estimate uses (docs/gpus.md): compute capability, SMs, boost\n"
+    "clock (MHz), peak FP32 and FP64 (GFLOP/s), memory bandwidth (GB/s),\n"
+    "memory (GB), L2 (MB), shared memory per SM (KB), resident threads and\n"
+    "CTAs per SM, TDP (W) and estimated idle power (W).\n";
+
+int cmd_gpus(int argc, char **argv) {
+  int fmt = CLI_FMT_TABLE;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+      fmt = cli_parse_format(argv[++i]);
+      if (fmt < 0) return cli_usage_error("gpus", "--format is table, csv or json, not '%s'", argv[i]);
+    } else if (!strncmp(argv[i], "--format=", 9)) {
+      fmt = cli_parse_format(argv[i] + 9);
+      if (fmt < 0) return cli_usage_error("gpus", "--format is table, csv or json, not '%s'", argv[i] + 9);
+    } else {
+      return cli_usage_error("gpus", "unexpected argument '%s'", argv[i]);
+    }
+  }
+  size_t n = an_gpu_count();
+  if (fmt == CLI_FMT_JSON) {
+    cJSON *arr = cJSON_CreateArray();
+    int ok = arr != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+      const an_gpu *g = an_gpu_at(i);
+      cJSON *o = cJSON_CreateObject();
+      ok = o && cJSON_AddItemToArray(arr, o);
+      char cc[16];
+      snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
+      ok = ok && cJSON_AddStringToObject(o, "name", g->name) &&
+           cJSON_AddStringToObject(o, "full_name", g->full_name) &&
+           cJSON_AddStringToObject(o, "compute_capability", cc) &&
+           cJSON_AddNumberToObject(o, "sms", g->sms) &&
+           cJSON_AddNumberToObject(o, "boost_mhz", g->boost_mhz) &&
+           cJSON_AddNumberToObject(o, "fp32_gflops", g->fp32_gflops) &&
+           cJSON_AddNumberToObject(o, "fp64_gflops", g->fp64_gflops) &&
+           cJSON_AddNumberToObject(o, "mem_bw_gbs", g->mem_bw_gbs) &&
+           cJSON_AddNumberToObject(o, "mem_gb", g->mem_gb) &&
+           cJSON_AddNumberToObject(o, "l2_mb", g->l2_mb) &&
+           cJSON_AddNumberToObject(o, "smem_per_sm_kb", g->smem_per_sm_kb) &&
+           cJSON_AddNumberToObject(o, "max_threads_per_sm", g->max_threads_per_sm) &&
+           cJSON_AddNumberToObject(o, "max_ctas_per_sm", g->max_ctas_per_sm) &&
+           cJSON_AddNumberToObject(o, "tdp_w", g->tdp_w) &&
+           cJSON_AddNumberToObject(o, "idle_w", g->idle_w);
+    }
+    char *s = ok ? cJSON_Print(arr) : NULL;
+    cJSON_Delete(arr);
+    if (!s) { cli_error("out of memory"); return KCAST_EXIT_USER; }
+    puts(s);
+    cJSON_free(s);
+  } else if (fmt == CLI_FMT_CSV) {
+    puts("name,full_name,compute_capability,sms,boost_mhz,fp32_gflops,fp64_gflops,mem_bw_gbs,"
+         "mem_gb,l2_mb,smem_per_sm_kb,max_threads_per_sm,max_ctas_per_sm,tdp_w,idle_w");
+    for (size_t i = 0; i < n; i++) {
+      const an_gpu *g = an_gpu_at(i);
+      printf("%s,\"%s\",%d.%d,%d,%g,%g,%g,%g,%g,%g,%g,%d,%d,%g,%g\n", g->name, g->full_name,
+             g->cc_major, g->cc_minor, g->sms, g->boost_mhz, g->fp32_gflops, g->fp64_gflops,
+             g->mem_bw_gbs, g->mem_gb, g->l2_mb, g->smem_per_sm_kb, g->max_threads_per_sm,
+             g->max_ctas_per_sm, g->tdp_w, g->idle_w);
+    }
+  } else {
+    printf("%-10s %4s %4s %6s %8s %8s %6s %5s %5s %6s %7s %6s %5s %5s\n", "gpu", "cc", "sms",
+           "mhz", "fp32_gf", "fp64_gf", "gb/s", "mem", "l2mb", "smemkb", "thr/sm", "cta/sm",
+           "tdp", "idle");
+    for (size_t i = 0; i < n; i++) {
+      const an_gpu *g = an_gpu_at(i);
+      printf("%-10s %2d.%d %4d %6.0f %8.0f %8.0f %6.0f %5.0f %5.1f %6.0f %7d %6d %5.0f %5.0f\n",
+             g->name, g->cc_major, g->cc_minor, g->sms, g->boost_mhz, g->fp32_gflops,
+             g->fp64_gflops, g->mem_bw_gbs, g->mem_gb, g->l2_mb, g->smem_per_sm_kb,
+             g->max_threads_per_sm, g->max_ctas_per_sm, g->tdp_w, g->idle_w);
+    }
+  }
+  if (fflush(stdout)) { cli_error("cannot write output"); return KCAST_EXIT_USER; }
+  return KCAST_EXIT_OK;
+}

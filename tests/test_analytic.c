@@ -1,0 +1,337 @@
+/*
+ * test_analytic.c -- the GPU table (model/gpus.c), the analytic estimate
+ * (model/analytic.c), `kcast gpus` and `kcast predict FILE` end to end.
+ *
+ * The estimate is not compared with measurements (there are none to compare
+ * with here); what is checked is that the table holds every GPU the docs
+ * list with sane figures, and that the estimate moves the right way: more
+ * memory traffic is slower, more SMs are not slower, one CTA is not slower
+ * than many, power stays between idle and TDP.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+#include "tests.h"
+
+#define CHECK_MSG(msg, cond) \
+  CU_assertImplementation(!!(cond), __LINE__, (msg), __FILE__, "", CU_FALSE)
+
+/* ---------------------------------------------------------------- table -- */
+
+static void test_table(void) {
+  static const char *const want[] = {"K80", "T4", "V100", "A100", "A4000", "A6000",
+                                     "L4", "RTX4090", "H100", "H200"};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    CHECK_MSG("every GPU of the brief is in the table", an_gpu_find(want[i]) != NULL);
+  CHECK_MSG("names are found case-insensitively", an_gpu_find("h200") == an_gpu_find("H200"));
+  CHECK_MSG("an unknown name is NULL", an_gpu_find("NOPE") == NULL && an_gpu_find(NULL) == NULL);
+  CHECK_MSG("an index past the end is NULL", an_gpu_at(an_gpu_count()) == NULL);
+  int all_positive = 1, idle_below_tdp = 1, unique = 1;
+  for (size_t i = 0; i < an_gpu_count(); i++) {
+    const an_gpu *g = an_gpu_at(i);
+    if (!(g->sms > 0 && g->boost_mhz > 0 && g->fp32_gflops > 0 && g->fp64_gflops > 0 &&
+          g->mem_bw_gbs > 0 && g->mem_gb > 0 && g->l2_mb > 0 && g->smem_per_sm_kb > 0 &&
+          g->max_threads_per_sm > 0 && g->max_ctas_per_sm > 0 && g->tdp_w > 0 && g->idle_w > 0 &&
+          g->cc_major >= 3))
+      all_positive = 0;
+    if (!(g->idle_w < g->tdp_w)) idle_below_tdp = 0;
+    if (an_gpu_find(g->name) != g) unique = 0;
+  }
+  CHECK_MSG("every figure of every GPU is positive", all_positive);
+  CHECK_MSG("idle power is below TDP on every GPU", idle_below_tdp);
+  CHECK_MSG("names are unique", unique);
+  const an_gpu *h100 = an_gpu_find("H100"), *h200 = an_gpu_find("H200"),
+               *t4 = an_gpu_find("T4"), *a100 = an_gpu_find("A100");
+  CHECK_MSG("H200 has more bandwidth than H100", h200->mem_bw_gbs > h100->mem_bw_gbs);
+  CHECK_MSG("H200 has more memory than H100", h200->mem_gb > h100->mem_gb);
+  CHECK_MSG("the FP32 peak matches SMs x clock x lanes: 128 FP32 lanes per SM on H100",
+            fabs(h100->fp32_gflops / (2 * h100->sms * h100->boost_mhz / 1e3) - 128) < 2);
+  CHECK_MSG("T4's FP64 is 1/32 of its FP32", fabs(t4->fp32_gflops / t4->fp64_gflops - 32) < 1);
+  CHECK_MSG("A100's FP64 is half its FP32", fabs(a100->fp32_gflops / a100->fp64_gflops - 2) < 0.1);
+}
+
+/* ------------------------------------------------------------- estimate -- */
+
+/* A launch: ctas x 256 threads, saxpy-like counts per thread scaled by k. */
+typedef struct launch {
+  const char *names[16];
+  double vals[16];
+  size_t n;
+} launch;
+
+static void set(launch *l, const char *name, double v) {
+  for (size_t i = 0; i < l->n; i++)
+    if (!strcmp(l->names[i], name)) { l->vals[i] = v; return; }
+  l->names[l->n] = name;
+  l->vals[l->n++] = v;
+}
+
+static double get(const launch *l, const char *name) {
+  for (size_t i = 0; i < l->n; i++)
+    if (!strcmp(l->names[i], name)) return l->vals[i];
+  return 0;
+}
+
+static launch streaming(double ctas) {
+  launch l;
+  memset(&l, 0, sizeof l);
+  double threads = ctas * 256, warps = threads / 32;
+  set(&l, "launch.ctas", ctas);
+  set(&l, "launch.block_x", 256);
+  set(&l, "launch.block_y", 1);
+  set(&l, "launch.block_z", 1);
+  set(&l, "class.fp32", threads);
+  set(&l, "class.int_arith", 6 * threads);
+  set(&l, "ctrl.warp_insns", 14 * warps);
+  set(&l, "mem.global_accesses", 3 * warps);
+  set(&l, "mem.global_sectors", 3 * warps * 4);
+  set(&l, "mem.global_bytes", 12 * threads);
+  return l;
+}
+
+static an_estimate est(const an_gpu *g, const launch *l) {
+  an_estimate e;
+  memset(&e, 0, sizeof e);
+  int rc = an_estimate_launch(g, l->names, l->vals, l->n, &e);
+  CHECK_MSG("the estimate succeeds on a well-formed launch", rc == 0);
+  return e;
+}
+
+static void test_estimate_shape(void) {
+  const an_gpu *g = an_gpu_find("H200");
+  launch l = streaming(1 << 14);
+  an_estimate e = est(g, &l);
+  CHECK_MSG("a large streaming launch is memory bound", !strcmp(e.bound, "memory"));
+  CHECK_MSG("time is at least the launch overhead", e.time_us >= e.t_overhead_us);
+  CHECK_MSG("time = overhead + the largest term",
+            fabs(e.time_us - e.t_overhead_us -
+                 fmax(fmax(e.t_compute_us, e.t_issue_us), fmax(e.t_memory_us, e.t_latency_us))) < 1e-9);
+  CHECK_MSG("the time band is x0.5 .. x2", fabs(e.time_lo_us * 2 - e.time_us) < 1e-9 &&
+                                               fabs(e.time_hi_us / 2 - e.time_us) < 1e-9);
+  CHECK_MSG("power lies in [idle, TDP] with lo <= point <= hi",
+            e.power_lo_w >= g->idle_w && e.power_lo_w <= e.power_w && e.power_w <= e.power_hi_w &&
+                e.power_hi_w <= g->tdp_w);
+  CHECK_MSG("energy is time x power", fabs(e.energy_mj - e.time_us * e.power_w / 1e3) < 1e-9);
+  /* 16384 CTAs x 12 KB = 201 MB at 0.85 x 4.8 TB/s is about 49 us. */
+  CHECK_MSG("the memory term is the traffic over 85% of the peak bandwidth",
+            fabs(e.t_memory_us - (1 << 14) * 256 * 12.0 / (4800e9 * 0.85) * 1e6) < 0.01);
+  CHECK_MSG("256-thread CTAs: 8 resident per SM on H200 (2048 threads)", e.resident_ctas == 8);
+  CHECK_MSG("waves = ceil(16384 / (132 x 8)) = 16", e.waves == 16);
+}
+
+static void test_estimate_monotone(void) {
+  const an_gpu *g = an_gpu_find("H100");
+  launch l = streaming(1 << 14);
+  an_estimate e1 = est(g, &l);
+  set(&l, "mem.global_sectors", 2 * get(&l, "mem.global_sectors"));
+  an_estimate e2 = est(g, &l);
+  CHECK_MSG("doubling mem.global_sectors of a memory-bound launch increases time",
+            e2.time_us > e1.time_us);
+  CHECK_MSG("... and roughly doubles its memory term", fabs(e2.t_memory_us / e1.t_memory_us - 2) < 1e-6);
+
+  an_gpu more = *g;
+  more.sms = 2 * g->sms;
+  launch c = streaming(1 << 14);
+  set(&c, "class.fp32", 2000 * (1 << 14) * 256.0); /* compute heavy */
+  set(&c, "ctrl.warp_insns", 2100 * (1 << 14) * 8.0);
+  an_estimate base = est(g, &c), wide = est(&more, &c);
+  CHECK_MSG("a compute-heavy launch is compute or issue bound",
+            !strcmp(base.bound, "compute") || !strcmp(base.bound, "issue"));
+  CHECK_MSG("more SMs are not slower", wide.time_us <= base.time_us);
+  CHECK_MSG("twice the SMs are faster on a compute-bound launch", wide.time_us < base.time_us);
+  an_estimate ws = est(&more, &l), ns = est(g, &l);
+  CHECK_MSG("more SMs are not slower on a memory-bound launch", ws.time_us <= ns.time_us);
+
+  an_gpu slow = *g;
+  slow.mem_bw_gbs = g->mem_bw_gbs / 2;
+  CHECK_MSG("half the bandwidth is slower on a memory-bound launch",
+            est(&slow, &l).time_us > est(g, &l).time_us);
+}
+
+static void test_estimate_waves(void) {
+  const an_gpu *g = an_gpu_find("A100");
+  launch one = streaming(1), many = streaming(108 * 8 * 3);
+  an_estimate e1 = est(g, &one), em = est(g, &many);
+  CHECK_MSG("one CTA is one wave", e1.waves == 1);
+  CHECK_MSG("3 x SMs x resident CTAs are three waves", em.waves == 3);
+  CHECK_MSG("one CTA is faster than 2592 CTAs of the same work each", e1.time_us < em.time_us);
+  CHECK_MSG("one CTA uses less power than a full device", e1.power_w < em.power_w);
+  launch two = streaming(2);
+  CHECK_MSG("two CTAs on two SMs take no longer than one CTA's work twice",
+            est(g, &two).time_us <= 2 * e1.time_us);
+
+  launch big = streaming(1000);
+  set(&big, "launch.shared_bytes", 100 * 1024); /* one CTA per SM by shared memory */
+  an_estimate eb = est(g, &big);
+  CHECK_MSG("100 KB of shared memory per CTA leaves 1 resident CTA per SM on A100",
+            eb.resident_ctas == 1);
+  CHECK_MSG("so 1000 CTAs take ceil(1000/108) = 10 waves", eb.waves == 10);
+}
+
+static void test_estimate_errors(void) {
+  const an_gpu *g = an_gpu_find("T4");
+  an_estimate e;
+  const char *names[] = {"class.fp32"};
+  double vals[] = {100};
+  CHECK_MSG("a launch without launch.ctas is refused",
+            an_estimate_launch(g, names, vals, 1, &e) == -1 &&
+                strstr(rf_last_error(), "launch.ctas") != NULL);
+  launch l = streaming(4);
+  set(&l, "class.fp32", NAN);
+  CHECK_MSG("a NaN feature is refused, naming it",
+            an_estimate_launch(g, l.names, l.vals, l.n, &e) == -1 &&
+                strstr(rf_last_error(), "class.fp32") != NULL);
+  set(&l, "class.fp32", 1);
+  set(&l, "launch.block_x", 2048);
+  CHECK_MSG("more than 1024 threads per CTA is refused",
+            an_estimate_launch(g, l.names, l.vals, l.n, &e) == -1);
+  an_gpu bad = *g;
+  bad.sms = 0;
+  set(&l, "launch.block_x", 256);
+  CHECK_MSG("a GPU with 0 SMs is refused", an_estimate_launch(&bad, l.names, l.vals, l.n, &e) == -1);
+}
+
+/* ------------------------------------------------------------------ CLI -- */
+
+static int run(const char *args, char **out, char **err) {
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "'%s' %s", tests_kcast(), args);
+  return tests_run(cmd, out, err);
+}
+
+#define SAXPY "predict tests/kernels/saxpy.cu --kernel saxpy_c --grid 4096 --block 256 " \
+              "--arg 1048576 --arg 2.0 --arg buf:4M:randf --arg buf:4M:randf"
+
+static void test_cli_gpus(void) {
+  char *out = NULL, *err = NULL;
+  CHECK_MSG("kcast gpus exits 0", run("gpus", &out, &err) == 0);
+  int every = out != NULL;
+  for (size_t i = 0; every && i < an_gpu_count(); i++)
+    if (!strstr(out, an_gpu_at(i)->name)) every = 0;
+  CHECK_MSG("kcast gpus lists every GPU of the table", every);
+  free(out), free(err), out = err = NULL;
+  CHECK_MSG("kcast gpus --format json exits 0", run("gpus --format json", &out, &err) == 0);
+  cJSON *j = out ? cJSON_Parse(out) : NULL;
+  CHECK_MSG("its output is a JSON array with one object per GPU",
+            cJSON_IsArray(j) && (size_t)cJSON_GetArraySize(j) == an_gpu_count());
+  cJSON *h = NULL, *it;
+  cJSON_ArrayForEach(it, j) {
+    cJSON *nm = cJSON_GetObjectItem(it, "name");
+    if (cJSON_IsString(nm) && !strcmp(nm->valuestring, "H200")) h = it;
+  }
+  CHECK_MSG("the H200 object carries its bandwidth (4800 GB/s)",
+            h && cJSON_GetNumberValue(cJSON_GetObjectItem(h, "mem_bw_gbs")) == 4800);
+  cJSON_Delete(j);
+  free(out), free(err), out = err = NULL;
+  CHECK_MSG("kcast gpus --format csv has a header and one line per GPU",
+            run("gpus --format csv", &out, &err) == 0 && out && !strncmp(out, "name,", 5));
+  size_t lines = 0;
+  for (const char *p = out ? out : ""; *p; p++) lines += *p == '\n';
+  CHECK_MSG("... 1 + GPUs lines", lines == 1 + an_gpu_count());
+  free(out), free(err), out = err = NULL;
+  CHECK_MSG("kcast gpus --format xml is a usage error (2)", run("gpus --format xml", &out, &err) == 2);
+  free(out), free(err);
+}
+
+static void test_cli_predict_all(void) {
+  char *out = NULL, *err = NULL;
+  int rc = run(SAXPY " --gpu all", &out, &err);
+  CHECK_MSG("predict saxpy --gpu all exits 0", rc == 0);
+  if (rc) fprintf(stderr, "\n%s", err ? err : "");
+  int rows = 1;
+  for (size_t i = 0; out && i < an_gpu_count(); i++) {
+    char pfx[64];
+    snprintf(pfx, sizeof pfx, "\n%s ", an_gpu_at(i)->name);
+    if (!strstr(out, pfx)) rows = 0;
+  }
+  CHECK_MSG("the table has a row for every GPU", out && rows);
+  CHECK_MSG("the rows say the analytic estimate answered", out && strstr(out, "analytic / analytic"));
+  free(out), free(err), out = err = NULL;
+
+  rc = run(SAXPY " --gpu all --format json", &out, &err);
+  CHECK_MSG("predict --format json exits 0", rc == 0);
+  cJSON *j = out ? cJSON_Parse(out) : NULL;
+  cJSON *preds = cJSON_GetObjectItem(j, "predictions");
+  CHECK_MSG("the JSON parses and holds one prediction per GPU",
+            cJSON_IsArray(preds) && (size_t)cJSON_GetArraySize(preds) == an_gpu_count());
+  double t_h200 = 0, t_t4 = 0;
+  int sane = cJSON_IsArray(preds);
+  cJSON *it;
+  cJSON_ArrayForEach(it, preds) {
+    double t = cJSON_GetNumberValue(cJSON_GetObjectItem(it, "time_us"));
+    double lo = cJSON_GetNumberValue(cJSON_GetObjectItem(it, "time_lo_us"));
+    double hi = cJSON_GetNumberValue(cJSON_GetObjectItem(it, "time_hi_us"));
+    double p = cJSON_GetNumberValue(cJSON_GetObjectItem(it, "power_w"));
+    if (!(lo < t && t < hi && p > 0)) sane = 0;
+    const char *g = cJSON_GetStringValue(cJSON_GetObjectItem(it, "gpu"));
+    if (g && !strcmp(g, "H200")) t_h200 = t;
+    if (g && !strcmp(g, "T4")) t_t4 = t;
+  }
+  CHECK_MSG("every row has lo < time < hi and a positive power", sane);
+  CHECK_MSG("saxpy of 1M floats is faster on H200 than on T4", t_h200 > 0 && t_h200 < t_t4);
+  cJSON_Delete(j);
+  free(out), free(err);
+}
+
+static void test_cli_predict_errors(void) {
+  char *out = NULL, *err = NULL;
+  CHECK_MSG("--gpu NOPE exits 1", run(SAXPY " --gpu NOPE", &out, &err) == 1);
+  CHECK_MSG("... naming the GPU and the known ones",
+            err && strstr(err, "NOPE") && strstr(err, "H200") && strstr(err, "T4"));
+  free(out), free(err), out = err = NULL;
+  CHECK_MSG("neither --gpu nor --model is a usage error (2)", run(SAXPY, &out, &err) == 2);
+  free(out), free(err), out = err = NULL;
+  CHECK_MSG("a wrong --arg count is a usage error (2)",
+            run("predict tests/kernels/saxpy.cu --kernel saxpy_c --grid 4 --block 32 --arg 1 --gpu T4",
+                &out, &err) == 2);
+  free(out), free(err), out = err = NULL;
+  CHECK_MSG("--gpu without a FILE is a usage error (2)", run("predict --gpu T4", &out, &err) == 2);
+  free(out), free(err);
+}
+
+static void test_cli_predict_model(void) {
+  char dir[1024], csv[1200], model[1200], args[4096], *out = NULL, *err = NULL;
+  CU_ASSERT_FATAL(tests_tmpdir(dir, sizeof dir, "analytic") != NULL);
+  snprintf(csv, sizeof csv, "%s/t.csv", dir);
+  snprintf(model, sizeof model, "%s/t.kcm", dir);
+  FILE *f = fopen(csv, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "launch.ctas,class.fp32,time\n");
+  for (int i = 1; i <= 60; i++) fprintf(f, "%d,%d,%d\n", i * 100, i * 25600, 1000 + 50 * i);
+  fclose(f);
+  snprintf(args, sizeof args, "train --csv %s --target time --trees 10 -o %s", csv, model);
+  CU_ASSERT_FATAL(run(args, &out, &err) == 0);
+  free(out), free(err), out = err = NULL;
+  snprintf(args, sizeof args, SAXPY " --model %s --gpu H200 --format csv", model);
+  int rc = run(args, &out, &err);
+  CHECK_MSG("predict --model MODEL --gpu H200 exits 0", rc == 0);
+  if (rc) fprintf(stderr, "\n%s", err ? err : "");
+  CHECK_MSG("time comes from the forest, power from the analytic estimate",
+            out && strstr(out, ",forest:") && strstr(out, "t.kcm,analytic,"));
+  double t = 0;
+  const char *row = out ? strstr(out, "\nH200,") : NULL;
+  if (row) t = strtod(row + 6, NULL);
+  CHECK_MSG("the forest's time (ns targets) is printed in us: within 1..4.1 us", t >= 1 && t <= 4.1);
+  free(out), free(err), out = err = NULL;
+  snprintf(args, sizeof args, SAXPY " --model %s --gpu all", model);
+  CHECK_MSG("--model with --gpu all is a usage error (2)", run(args, &out, &err) == 2);
+  free(out), free(err);
+}
+
+TEST_SUITES(register_analytic) {
+  CU_pSuite s = tests_suite("analytic");
+  TEST_ADD(s, test_table);
+  TEST_ADD(s, test_estimate_shape);
+  TEST_ADD(s, test_estimate_monotone);
+  TEST_ADD(s, test_estimate_waves);
+  TEST_ADD(s, test_estimate_errors);
+  CU_pSuite c = tests_suite("cli_analytic");
+  TEST_ADD(c, test_cli_gpus);
+  TEST_ADD(c, test_cli_predict_all);
+  TEST_ADD(c, test_cli_predict_errors);
+  TEST_ADD(c, test_cli_predict_model);
+}
