@@ -974,11 +974,12 @@ static uint64_t host_f64(int fe, int o, double a, double b, double c) {
    (it computes SSE arithmetic round-to-nearest whatever the mode), and then
    the host cannot serve as the reference for directed rounding. */
 static int host_honours_rounding(void) {
-  volatile float one = 1.0f, three = 3.0f;
+  /* volatile results: the division must happen between the calls */
+  volatile float one = 1.0f, three = 3.0f, up, down;
   fesetround(FE_UPWARD);
-  float up = one / three;
+  up = one / three;
   fesetround(FE_DOWNWARD);
-  float down = one / three;
+  down = one / three;
   fesetround(FE_TONEAREST);
   return up != down;
 }
