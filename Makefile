@@ -225,7 +225,12 @@ demo: all $(BUILD)/suite/gemm_tiled
 	  rm -f $(BUILD)/demo-mangrove.db; \
 	  $(BUILD)/kcast dataset import-mangrove --features $(MANGROVE)/cuda_flux_metrics.db \
 	    --time $(MANGROVE)/kernel_time_T4.db --gpu T4 -o $(BUILD)/demo-mangrove.db && \
-	  $(BUILD)/kcast cv $(BUILD)/demo-mangrove.db --gpu T4 --target time --log-target --folds 5; \
+	  echo "== kcast features, extra trees, log target:"; \
+	  $(BUILD)/kcast cv $(BUILD)/demo-mangrove.db --gpu T4 --target time --log-target \
+	    --extra-trees --min-leaf 1 --folds 5 && \
+	  echo "== GPU Mangrove's method (its twelve features, extra trees, log target):"; \
+	  $(BUILD)/kcast cv $(BUILD)/demo-mangrove.db --gpu T4 --target time --log-target \
+	    --extra-trees --min-leaf 1 --features mangrove --folds 5; \
 	else echo "demo: $(MANGROVE) not found, forest cross-validation skipped"; fi
 
 # Install what the build needs; does nothing when everything is present.
