@@ -356,10 +356,32 @@ typedef struct agg {
   double depth;      /* deepest loop nesting, call-site depth included */
 } agg;
 
+/* A growable list of indices: the functions and variables one kernel
+   touches, so that the work per kernel follows its call tree rather than
+   the module's size (a module of thousands of kernels would otherwise cost
+   kernels x functions). */
+typedef struct idxlist {
+  uint32_t *v;
+  size_t n, cap;
+} idxlist;
+
+static int idx_push(idxlist *l, uint32_t x) {
+  if (l->n == l->cap) {
+    size_t nc = l->cap ? l->cap * 2 : 16;
+    uint32_t *nv = realloc(l->v, nc * sizeof *nv);
+    if (!nv) return -1;
+    l->v = nv;
+    l->cap = nc;
+  }
+  l->v[l->n++] = x;
+  return 0;
+}
+
 typedef struct sctx {
   const ptx_module *m;
   agg **memo;        /* per function: context-free result, or NULL */
   uint8_t *on_stack; /* per function: being expanded */
+  idxlist memoized;  /* the functions whose memo entry is set */
 } sctx;
 
 static agg *agg_new(uint32_t nkeys) {
@@ -425,34 +447,48 @@ static int expand(sctx *c, uint32_t fi, agg **res, int *clean) {
     if (!scl) { cl = 0; agg_free(s); }
   }
   c->on_stack[fi] = 0;
-  if (cl) c->memo[fi] = a;
+  if (cl) {
+    if (idx_push(&c->memoized, fi)) { agg_free(a); return -1; }
+    c->memo[fi] = a;
+  }
   *res = a;
   *clean = cl;
   return 0;
 }
 
-/* Mark every function reachable from fi through direct calls. */
-static void mark_reach(const ptx_module *m, uint32_t fi, uint8_t *seen) {
-  if (seen[fi]) return;
+/* Mark every function reachable from fi through direct calls and list it
+   in *list.  0, or -1 on ENOMEM. */
+static int mark_reach(const ptx_module *m, uint32_t fi, uint8_t *seen, idxlist *list) {
+  if (seen[fi]) return 0;
   seen[fi] = 1;
+  if (idx_push(list, fi)) return -1;
   const ptx_func *f = &m->funcs[fi];
   for (uint32_t i = 0; i < f->ninsns; i++) {
     if (f->insns[i].op != PTX_OP_CALL) continue;
     long g = call_target(m, f, &f->insns[i]);
-    if (g >= 0) mark_reach(m, (uint32_t)g, seen);
+    if (g >= 0 && mark_reach(m, (uint32_t)g, seen, list)) return -1;
   }
+  return 0;
 }
 
-/* Mark module variables named by operands of f (address bases and symbols). */
-static void mark_vars(const ptx_module *m, const ptx_func *f, uint8_t *used) {
+/* Mark module variables named by operands of f (address bases and symbols)
+   and list each newly marked one in *list.  0, or -1 on ENOMEM. */
+static int mark_vars(const ptx_module *m, const ptx_func *f, uint8_t *used, idxlist *list) {
   for (uint32_t p = 0; p < f->nopnds; p++) {
     const ptx_operand *o = &f->opnds[p];
+    uint32_t v;
     if (o->kind == PTX_OPND_ADDR && o->u.addr.base_kind == PTX_OPND_SYM &&
         !o->u.addr.sym_local && o->u.addr.base < m->nvars)
-      used[o->u.addr.base] = 1;
+      v = o->u.addr.base;
     else if (o->kind == PTX_OPND_SYM && !o->sym_local && o->u.sym < m->nvars)
-      used[o->u.sym] = 1;
+      v = o->u.sym;
+    else
+      continue;
+    if (used[v]) continue;
+    used[v] = 1;
+    if (idx_push(list, v)) return -1;
   }
+  return 0;
 }
 
 static int fail_oom(const ptx_module *m, const ptx_func *k, ptx_error *err) {
@@ -497,9 +533,10 @@ int feat_static(ptx_module *m, const ptx_func *k, feat_vec *out, ptx_error *err)
   }
   if (ptx_cfg_build(m, err)) return -1;
   uint32_t ki = (uint32_t)(k - m->funcs);
-  sctx c = {m, calloc(m->nfuncs, sizeof(agg *)), calloc(m->nfuncs, 1)};
+  sctx c = {m, calloc(m->nfuncs, sizeof(agg *)), calloc(m->nfuncs, 1), {0}};
   uint8_t *reach = calloc(m->nfuncs, 1);
   uint8_t *used = calloc(m->nvars ? m->nvars : 1, 1);
+  idxlist reached = {0}, named = {0};
   agg *a = NULL;
   int clean = 0, rc = -1;
   char name[1024];
@@ -545,19 +582,18 @@ int feat_static(ptx_module *m, const ptx_func *k, feat_vec *out, ptx_error *err)
 
   /* Memory: the kernel, every function it can reach, the module variables
    * they name. */
-  mark_reach(m, ki, reach);
+  if (mark_reach(m, ki, reach, &reached)) goto out;
   double shared = 0, local = 0, cnst = 0;
-  for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-    if (!reach[fi]) continue;
-    const ptx_func *f = &m->funcs[fi];
-    mark_vars(m, f, used);
+  for (size_t r = 0; r < reached.n; r++) {
+    const ptx_func *f = &m->funcs[reached.v[r]];
+    if (mark_vars(m, f, used, &named)) goto out;
     for (uint32_t v = 0; v < f->nvars; v++) {
       if (f->vars[v].space == PTX_SP_SHARED) shared += (double)f->vars[v].size;
       else if (f->vars[v].space == PTX_SP_LOCAL) local += (double)f->vars[v].size;
     }
   }
-  for (uint32_t v = 0; v < m->nvars; v++) {
-    if (!used[v]) continue;
+  for (size_t u = 0; u < named.n; u++) {
+    uint32_t v = named.v[u];
     switch (m->vars[v].space) {
       case PTX_SP_SHARED: shared += (double)m->vars[v].size; break;
       case PTX_SP_LOCAL: local += (double)m->vars[v].size; break;
@@ -579,7 +615,10 @@ int feat_static(ptx_module *m, const ptx_func *k, feat_vec *out, ptx_error *err)
 out:
   if (a && !clean) agg_free(a);
   if (c.memo)
-    for (uint32_t i = 0; i < m->nfuncs; i++) agg_free(c.memo[i]);
+    for (size_t i = 0; i < c.memoized.n; i++) agg_free(c.memo[c.memoized.v[i]]);
+  free(c.memoized.v);
+  free(reached.v);
+  free(named.v);
   free(c.memo);
   free(c.on_stack);
   free(reach);
