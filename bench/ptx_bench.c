@@ -187,6 +187,8 @@ int main(int argc, char **argv) {
     double t2 = now();
     printf("ptx_cfg_build: %6.1f MB/s  (%.3f s)\n", mb / (t1 - t0), t1 - t0);
     printf("feat_static:   %6.1f MB/s  (%.3f s, %zu kernels)\n", mb / (t2 - t1), t2 - t1, nk);
+    printf("parse+analyse: %6.1f MB/s  (parse, CFG and static features of every kernel; "
+           "target >= 50 MB/s on one core)\n", mb / (best + (t2 - t0)));
   }
 #endif
   ptx_module_free(m);

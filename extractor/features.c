@@ -73,10 +73,17 @@ long feat_find(const feat_vec *v, const char *name) {
 
 /* Index of name, inserting it with value 0 when absent; -1 on ENOMEM. */
 static long feat_slot(feat_vec *v, const char *name) {
-  long i = feat_find(v, name);
-  if (i >= 0) return i;
+  /* One probe finds the name or the empty slot it takes (unless the table
+     grows first). */
+  size_t s = SIZE_MAX;
+  if (v->hcap) {
+    s = hash_slot(v, name);
+    if (v->hash[s]) return (long)(v->hash[s] - 1);
+  }
   if (v->n == v->cap) {
-    size_t nc = v->cap ? v->cap * 2 : 16;
+    /* 128 first: a kernel's static features (~70 names) fit without
+       growing; a launch's dynamic ones grow once or twice. */
+    size_t nc = v->cap ? v->cap * 2 : 128;
     if (nc > SIZE_MAX / 4 / sizeof(char *)) return -1;
     char **nn = realloc(v->names, nc * sizeof *nn);
     if (!nn) return -1;
@@ -87,12 +94,14 @@ static long feat_slot(feat_vec *v, const char *name) {
     /* cap grows only once the index has room for it (load factor <= 1/2). */
     if (rehash(v, nc * 2)) return -1;
     v->cap = nc;
+    s = SIZE_MAX;
   }
   char *copy = strdup(name);
   if (!copy) return -1;
   v->names[v->n] = copy;
   v->vals[v->n] = 0.0;
-  v->hash[hash_slot(v, copy)] = v->n + 1;
+  if (s == SIZE_MAX) s = hash_slot(v, copy);
+  v->hash[s] = v->n + 1;
   return (long)v->n++;
 }
 
@@ -262,9 +271,9 @@ static feat_class st_class(const key_info *ki) {
   }
 }
 
-feat_class feat_class_of_key(const char *key) {
-  key_info ki;
-  key_decode(key, &ki);
+/* Class of a decoded key (feat_class_of_key without the decoding). */
+static feat_class class_of(const key_info *kp) {
+  const key_info ki = *kp;
   if (ki.op < 0 || ki.op >= PTX_OP_COUNT) return FEAT_C_OTHER;
   switch ((ptx_op)ki.op) {
     /* Arithmetic whose class follows the data kind of the type. */
@@ -332,6 +341,12 @@ feat_class feat_class_of_key(const char *key) {
       break;
   }
   return FEAT_C_OTHER;
+}
+
+feat_class feat_class_of_key(const char *key) {
+  key_info ki;
+  key_decode(key, &ki);
+  return class_of(&ki);
 }
 
 unsigned feat_mem_bytes_of_key(const char *key) {
@@ -491,6 +506,19 @@ static int mark_vars(const ptx_module *m, const ptx_func *f, uint8_t *used, idxl
   return 0;
 }
 
+/* prefix + rest into buf (cap bytes, truncated like snprintf); the
+   feature names of one kernel are built this way, not with snprintf, which
+   cost a tenth of feat_static. */
+static const char *join_name(char *buf, size_t cap, const char *prefix, const char *rest) {
+  size_t a = strlen(prefix), b = strlen(rest);
+  if (a >= cap) a = cap - 1;
+  if (b >= cap - a) b = cap - a - 1;
+  memcpy(buf, prefix, a);
+  memcpy(buf + a, rest, b);
+  buf[a + b] = 0;
+  return buf;
+}
+
 static int fail_oom(const ptx_module *m, const ptx_func *k, ptx_error *err) {
   if (err) {
     err->line = k->line;
@@ -549,18 +577,18 @@ int feat_static(ptx_module *m, const ptx_func *k, feat_vec *out, ptx_error *err)
     double n = a->ops[key];
     if (n == 0) continue;
     const char *ks = m->keys[key];
-    snprintf(name, sizeof name, "static.op.%s", ks);
-    if (feat_set(out, name, n)) goto out;
-    cls[feat_class_of_key(ks)] += n;
-    insns += n;
+    if (feat_set(out, join_name(name, sizeof name, "static.op.", ks), n)) goto out;
     key_info kinfo;
     key_decode(ks, &kinfo);
+    cls[class_of(&kinfo)] += n;
+    insns += n;
     if (kinfo.op == PTX_OP_BRA || kinfo.op == PTX_OP_BRX) branches += n;
     if (kinfo.op == PTX_OP_CALL) calls += n;
   }
   for (int cc = 0; cc < FEAT_C_COUNT; cc++) {
-    snprintf(name, sizeof name, "static.class.%s", feat_class_name((feat_class)cc));
-    if (feat_set(out, name, cls[cc])) goto out;
+    if (feat_set(out, join_name(name, sizeof name, "static.class.", feat_class_name((feat_class)cc)),
+                 cls[cc]))
+      goto out;
   }
   if (feat_set(out, "static.insns", insns) || feat_set(out, "static.blocks", a->blocks) ||
       feat_set(out, "static.loops", a->loops) ||
@@ -570,14 +598,14 @@ int feat_static(ptx_module *m, const ptx_func *k, feat_vec *out, ptx_error *err)
 
   /* Registers declared by the kernel itself. */
   for (size_t g = 0; g < sizeof reg_groups / sizeof *reg_groups; g++) {
-    snprintf(name, sizeof name, "static.regs.%s", reg_groups[g]);
-    if (feat_set(out, name, 0)) goto out;
+    if (feat_set(out, join_name(name, sizeof name, "static.regs.", reg_groups[g]), 0)) goto out;
   }
   for (uint32_t r = 0; r < k->nregs; r++) {
     const char *g = reg_group((ptx_type)k->regs[r].type);
     if (!g) continue;
-    snprintf(name, sizeof name, "static.regs.%s", g);
-    if (feat_add(out, name, k->regs[r].vec ? k->regs[r].vec : 1)) goto out;
+    if (feat_add(out, join_name(name, sizeof name, "static.regs.", g),
+                 k->regs[r].vec ? k->regs[r].vec : 1))
+      goto out;
   }
 
   /* Memory: the kernel, every function it can reach, the module variables

@@ -378,6 +378,8 @@ typedef struct ptx_module {
   uint32_t nkeys;
   const char **keys;      /* interned opcode keys ("ld.global.f32") */
   struct ptx_arena *arena;/* owns all strings and arrays */
+  uint8_t cfg_built;      /* every function with a body has its CFG
+                             (ptx_cfg_build succeeded once) */
 } ptx_module;
 
 /* ------------------------------------------------------------- the API -- */

@@ -482,6 +482,9 @@ fail:
 
 int ptx_cfg_build(ptx_module *m, ptx_error *err) {
   if (!m) return -1;
+  /* Callers (feat_static per kernel) call this once per kernel: without the
+     flag a module of N kernels paid N scans of its functions. */
+  if (m->cfg_built) return 0;
   for (uint32_t i = 0; i < m->nfuncs; i++) {
     ptx_func *f = &m->funcs[i];
     if (!f->has_body || f->cfg) continue;
@@ -498,5 +501,6 @@ int ptx_cfg_build(ptx_module *m, ptx_error *err) {
       return -1;
     }
   }
+  m->cfg_built = 1;
   return 0;
 }
