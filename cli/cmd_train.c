@@ -31,6 +31,8 @@ const char cmd_train_usage[] =
     "  --ignore COL,...    CSV columns that are not features\n"
     "  --group COLUMN      CSV column of group labels (not a feature)\n"
     "  --drop-constant     drop feature columns with a single value\n"
+    "  --features F,...    feature families to use: launch, op, class, mem, ctrl,\n"
+    "                      static (the part of a name before its first dot)\n"
     "  --features mangrove train on GPU Mangrove's twelve engineered features\n"
     "                      (docs/features.md) derived from op.*, class.*, launch.*\n"
     "hyperparameters:\n"
@@ -61,6 +63,72 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out) {
   return 0;
 }
 
+/* ------------------------------------------------ feature families -- */
+
+static int mangrove_features(rf_data *d, const char *src);
+
+static const char *const families[] = {"launch", "op", "class", "mem", "ctrl", "static"};
+
+/* Is name's family (the text before its first dot) in the comma list? */
+static int in_families(const char *list, const char *name) {
+  const char *dot = strchr(name, '.');
+  size_t fl = dot ? (size_t)(dot - name) : strlen(name);
+  for (const char *t = list; *t;) {
+    const char *e = strchr(t, ',');
+    size_t n = e ? (size_t)(e - t) : strlen(t);
+    if (n == fl && !strncmp(t, name, n)) return 1;
+    if (!e) break;
+    t = e + 1;
+  }
+  return 0;
+}
+
+/* A comma list of known family names, none empty. */
+static int valid_families(const char *list) {
+  for (const char *t = list;;) {
+    const char *e = strchr(t, ',');
+    size_t n = e ? (size_t)(e - t) : strlen(t), k;
+    for (k = 0; k < sizeof families / sizeof *families; k++)
+      if (strlen(families[k]) == n && !strncmp(t, families[k], n)) break;
+    if (k == sizeof families / sizeof *families) return 0;
+    if (!e) return 1;
+    t = e + 1;
+  }
+}
+
+/* Keep only the columns of the listed families (docs/features.md); the
+   others move to d->extra like any unselected column. */
+static int select_families(rf_data *d, const char *list, const char *src) {
+  size_t n = d->n_rows, keep = 0;
+  for (size_t j = 0; j < d->n_cols; j++) {
+    if (in_families(list, d->names[j])) {
+      if (keep != j) {
+        memmove(d->x + keep * n, d->x + j * n, n * sizeof *d->x);
+        d->names[keep] = d->names[j];
+      }
+      keep++;
+    } else {
+      char **ne = realloc(d->extra, (d->n_extra + 1) * sizeof *ne);
+      if (!ne) { cli_error("out of memory"); return -1; }
+      d->extra = ne;
+      d->extra[d->n_extra++] = d->names[j];
+    }
+  }
+  d->n_cols = keep;
+  if (!keep) {
+    cli_error("%s: no feature column belongs to the families '%s'", src, list);
+    return -1;
+  }
+  return 0;
+}
+
+/* --features: GPU Mangrove's engineered set, or a family selection. */
+static int apply_features(rf_data *d, const char *features, const char *src) {
+  if (!features) return 0;
+  if (!strcmp(features, "mangrove")) return mangrove_features(d, src);
+  return select_families(d, features, src);
+}
+
 int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_params *p,
                   cli_rf_input *in) {
   const char *a = argv[*i];
@@ -82,8 +150,9 @@ int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_para
   if (!strcmp(a, "--drop-constant")) { in->drop_constant = 1; return 1; }
   if (!strcmp(a, "--features")) {
     NEEDV();
-    if (strcmp(v, "mangrove")) {
-      cli_usage_error(cmd, "--features '%s': the only feature set is 'mangrove'", v);
+    if (strcmp(v, "mangrove") && !valid_families(v)) {
+      cli_usage_error(cmd, "--features '%s': give 'mangrove' or a comma list of families "
+                      "(launch, op, class, mem, ctrl, static)", v);
       return -1;
     }
     in->features = v;
@@ -329,7 +398,7 @@ int cli_rf_load(const char *cmd, const cli_rf_input *in, rf_data *d) {
       rf_data_free(d);
       return -1;
     }
-    if (in->features && mangrove_features(d, in->db)) {
+    if (apply_features(d, in->features, in->db)) {
       rf_data_free(d);
       return -1;
     }
@@ -342,7 +411,7 @@ int cli_rf_load(const char *cmd, const cli_rf_input *in, rf_data *d) {
     cli_error("%s", rf_last_error());
     return -1;
   }
-  if (in->features && mangrove_features(d, in->csv)) {
+  if (apply_features(d, in->features, in->csv)) {
     rf_data_free(d);
     return -1;
   }

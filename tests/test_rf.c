@@ -639,6 +639,48 @@ static void test_cli_mangrove_features(void) {
   free(err);
 }
 
+/* --features FAMILY,...: only the columns of the listed families (the part
+   of a name before its first dot) are features; an unknown family is a
+   usage error and a selection that leaves no column is refused. */
+static void test_cli_feature_families(void) {
+  char dir[1024], csv[1200], model[1200], cmd[4096];
+  CU_ASSERT_FATAL(tests_tmpdir(dir, sizeof dir, "rffam") != NULL);
+  snprintf(csv, sizeof csv, "%s/fam.csv", dir);
+  snprintf(model, sizeof model, "%s/fam.kcm", dir);
+  char text[8192];
+  size_t len = (size_t)snprintf(text, sizeof text, "launch.ctas,op.add.f32,class.fp32,mem.global_bytes,t\n");
+  for (int i = 1; i <= 40; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "%d,%d,%d,%d,%d\n", i, 3 * i, 3 * i,
+                            (i * 37) % 11, 10 * i);
+  CU_ASSERT_FATAL(tests_write_file(csv, text, len) == 0);
+  char *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target t --features launch,class --trees 5 -o %s",
+           tests_kcast(), csv, model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 0, "train --features launch,class succeeds");
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s model importance %s", tests_kcast(), model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 0, "the model's importance lists its features");
+  CHECK_MSG("launch.ctas is a feature", out && strstr(out, "launch.ctas") != NULL);
+  CHECK_MSG("class.fp32 is a feature", out && strstr(out, "class.fp32") != NULL);
+  CHECK_MSG("op.* is not selected", out && strstr(out, "op.add.f32") == NULL);
+  CHECK_MSG("mem.* is not selected", out && strstr(out, "mem.global_bytes") == NULL);
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target t --features launch,bogus -o %s",
+           tests_kcast(), csv, model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 2, "an unknown family is a usage error (exit 2)");
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target t --features ctrl -o %s", tests_kcast(),
+           csv, model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 1, "a selection with no column is refused (exit 1)");
+  CHECK_MSG("the refusal names the file and the families",
+            err && strstr(err, "fam.csv") && strstr(err, "ctrl"));
+  free(out);
+  free(err);
+}
+
 TEST_SUITES(rf_suites) {
   CU_pSuite s = tests_suite("rf");
   TEST_ADD(s, test_forest_learns_known_function);
@@ -654,6 +696,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_allocation_failures_are_reported);
   TEST_ADD(s, test_dedispersion_data);
   TEST_ADD(s, test_fast_prediction_matches_plain_walk);
+  TEST_ADD(s, test_cli_feature_families);
   TEST_ADD(s, test_split_exact_at_float_precision);
   TEST_ADD(s, test_cli_mangrove_features);
 }
