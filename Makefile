@@ -38,7 +38,7 @@ CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) -fPIC -fopenmp -pthread \
 LDLIBS_ALL := -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB) -lclang-22 -lLLVM-22 \
               -lsqlite3 -lcjson -lcsv -lz -lm -ldl -fopenmp -pthread $(SANFLAGS)
 
-MODULES    := extractor datasets model profiler runtime
+MODULES    := extractor datasets model profiler runtime api
 LIB_SRC    := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 LIB_SRC    := $(filter-out %_fuzz.c,$(LIB_SRC))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -48,7 +48,7 @@ TEST_SRC   := $(wildcard tests/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 BENCH_SRC  := $(wildcard bench/*.c)
 
-.PHONY: all test asan valgrind fuzz bench deps demo docs clean
+.PHONY: all test asan tsan valgrind fuzz bench deps demo docs clean
 all: $(BUILD)/libkcast.a $(BUILD)/libkcast.so $(BUILD)/kcast
 
 $(BUILD)/obj/%.o: %.c
@@ -61,8 +61,8 @@ $(BUILD)/libkcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libkcast.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
+$(BUILD)/libkcast.so: $(LIB_OBJ) api/libkcast.map
+	$(CC) -shared -Wl,--version-script=api/libkcast.map -o $@ $(LIB_OBJ) $(LDLIBS_ALL)
 
 $(BUILD)/kcast: $(CLI_OBJ) $(BUILD)/libkcast.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libkcast.a $(LDLIBS_ALL)
@@ -170,7 +170,7 @@ datasets: all suite
 	  $(BUILD)/suite datasets/suite/suite.txt datasets/data/suite-features.db
 
 # Tests find the CLI and scratch space through the environment.
-test: $(BUILD)/kcast $(BUILD)/kcast-tests corpus $(INJECT_LIB) $(CUDART_LIB) \
+test: $(BUILD)/kcast $(BUILD)/kcast-tests $(BUILD)/libkcast.so corpus $(INJECT_LIB) $(CUDART_LIB) \
       $(SUITE_FAST:%=$(BUILD)/suite/%)
 	KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
 	  $(BUILD)/kcast-tests
@@ -180,6 +180,15 @@ test: $(BUILD)/kcast $(BUILD)/kcast-tests corpus $(INJECT_LIB) $(CUDART_LIB) \
 asan:
 	$(MAKE) BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+
+# ThreadSanitizer on the public API suite (tests/test_api.c: one model, many
+# threads).  Its own build folder; OpenMP's runtime is not instrumented, so
+# the emulator runs on one thread there.
+tsan:
+	$(MAKE) BUILD=build/tsan SANFLAGS="-fsanitize=thread" \
+	  build/tsan/kcast-tests build/tsan/libkcast.so
+	KCAST_BUILD=$(abspath build/tsan) OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 \
+	  build/tsan/kcast-tests api
 
 # The fast suites under valgrind (memcheck): every error and every definite
 # leak fails.  The emulator-kernel and CLI suites run under `make asan`.
@@ -225,9 +234,9 @@ demo: all $(BUILD)/suite/gemm_tiled
 	  rm -f $(BUILD)/demo-mangrove.db; \
 	  $(BUILD)/kcast dataset import-mangrove --features $(MANGROVE)/cuda_flux_metrics.db \
 	    --time $(MANGROVE)/kernel_time_T4.db --gpu T4 -o $(BUILD)/demo-mangrove.db && \
-	  echo "== kcast features, extra trees, log target:"; \
+	  echo "== kcast's launch and class features, extra trees, log target:"; \
 	  $(BUILD)/kcast cv $(BUILD)/demo-mangrove.db --gpu T4 --target time --log-target \
-	    --extra-trees --min-leaf 1 --folds 5 && \
+	    --extra-trees --min-leaf 1 --features launch,class --folds 5 && \
 	  echo "== GPU Mangrove's method (its twelve features, extra trees, log target):"; \
 	  $(BUILD)/kcast cv $(BUILD)/demo-mangrove.db --gpu T4 --target time --log-target \
 	    --extra-trees --min-leaf 1 --features mangrove --folds 5; \

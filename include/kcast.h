@@ -1,12 +1,44 @@
 /*
  * kcast.h -- the public C API of kcast (libkcast).
  *
- * This is the only header a scheduler includes.  It builds as C and C++.
- * The prediction API (models, feature sets, predictions with intervals) is
- * added here as it lands; for now it carries the version.
+ * This is the only header a scheduler includes.  It builds as C (C99 and
+ * later) and C++.  Everything public is named kcast_* / KCAST_*; libkcast.so
+ * exports nothing else.  docs/api.md walks through it with an example.
+ *
+ * Objects.
+ *   kcast_model     a trained random forest loaded from a .kcm file
+ *                   (kcast_model_load / kcast_model_free).
+ *   kcast_features  a set of named feature values describing one kernel
+ *                   launch (kcast_features_new, _from_launch, _from_ptx /
+ *                   kcast_features_free).  Names are those of
+ *                   docs/features.md ("op.ld.global.f32", "launch.ctas").
+ *
+ * Errors.  Every function that can fail returns a kcast_status: KCAST_OK (0)
+ * on success, a KCAST_E_* code otherwise; results go to trailing [out]
+ * parameters, which are left untouched on failure unless stated.  The text of
+ * the last failure is kcast_last_error(), per thread.  Invalid arguments (NULL
+ * handles or out-params, out-of-range values) are reported as KCAST_E_ARG,
+ * never a crash.
+ *
+ * Ownership.  A pointer returned by a function is owned by the object it was
+ * obtained from (and valid until that object is freed) unless its doc says
+ * "caller frees".  Strings passed in are copied when kept.
+ *
+ * Threads.  One kcast_model is read-only after kcast_model_load: any number
+ * of threads may call kcast_predict / kcast_predict_batch and the
+ * kcast_model_* getters on it at the same time.  A kcast_features may be read
+ * by many threads at once (e.g. passed to kcast_predict), but
+ * kcast_features_set needs exclusive access.  All other functions are safe to
+ * call from any thread on distinct objects.
+ *
+ * Units.  Time is in nanoseconds, power in watts, energy in joules -- the
+ * units of the dataset store (time_ns, power_w, energy_j).
  */
 #ifndef KCAST_H
 #define KCAST_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,6 +48,230 @@ extern "C" {
 #define KCAST_VERSION_MINOR 1
 #define KCAST_VERSION_PATCH 0
 #define KCAST_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------ statuses -- */
+
+/* Result of every fallible call.  0 is success.  Values are stable. */
+typedef enum kcast_status {
+  KCAST_OK = 0,
+  KCAST_E_ARG = 1,       /* invalid argument: NULL handle or out-param, bad value */
+  KCAST_E_IO = 2,        /* a file cannot be opened or read */
+  KCAST_E_FORMAT = 3,    /* a file is not what it should be (model, dataset, PTX) */
+  KCAST_E_FEATURE = 4,   /* a feature the model needs is missing, or a bad name/value */
+  KCAST_E_TARGET = 5,    /* the model predicts another quantity than asked */
+  KCAST_E_NOMEM = 6,     /* out of memory */
+  KCAST_E_EMULATION = 7, /* the emulated launch failed (bad access, budget, trap) */
+  KCAST_E_NOTFOUND = 8,  /* unknown GPU, kernel or launch */
+  KCAST_E_VERSION = 9    /* header and library do not match (kcast_check_version) */
+} kcast_status;
+
+/*
+ * Text of the last failure on the calling thread, "" when there was none.
+ * Owned by the library; valid until the next failing kcast_ call on the
+ * same thread (copy it out to keep it).  Successful calls leave it as is.
+ */
+const char *kcast_last_error(void);
+
+/* Short name of a status ("KCAST_E_FEATURE"); "unknown" for other values.
+   Static storage. */
+const char *kcast_status_name(kcast_status s);
+
+/* ------------------------------------------------------------- version -- */
+
+/* The library's version string ("0.1.0").  Static storage. */
+const char *kcast_version(void);
+
+/*
+ * Check that the library matches the header a program was compiled with:
+ * the same major version and the same sizeof(kcast_launch_config).  Returns
+ * KCAST_OK or KCAST_E_VERSION.  Use KCAST_CHECK_VERSION().
+ */
+kcast_status kcast_check_version(int major, size_t sizeof_launch_config);
+#define KCAST_CHECK_VERSION() \
+  kcast_check_version(KCAST_VERSION_MAJOR, sizeof(kcast_launch_config))
+
+/* ---------------------------------------------------------------- GPUs -- */
+
+/* Number of GPUs the analytic estimate knows (model/gpus.c, docs/gpus.md). */
+size_t kcast_gpu_count(void);
+/* Short name of the i-th GPU ("H200"), or NULL when i >= kcast_gpu_count().
+   Static storage. */
+const char *kcast_gpu_name(size_t i);
+
+/* -------------------------------------------------------------- models -- */
+
+typedef struct kcast_model kcast_model;
+
+/* What a model predicts. */
+typedef enum kcast_target {
+  KCAST_TARGET_OTHER = 0,  /* a model trained on another CSV column */
+  KCAST_TARGET_TIME = 1,   /* kernel time, ns ("time" / "time_ns") */
+  KCAST_TARGET_POWER = 2,  /* average power, W ("power" / "power_w") */
+  KCAST_TARGET_ENERGY = 3  /* energy, J ("energy" / "energy_j") */
+} kcast_target;
+
+/*
+ * Load a model file (.kcm, written by `kcast train`).  The whole file is
+ * validated.  [out] *model: free with kcast_model_free; set to NULL on
+ * failure.  KCAST_E_IO when the file cannot be opened, KCAST_E_FORMAT when
+ * it is not a valid model, KCAST_E_NOMEM.
+ */
+kcast_status kcast_model_load(const char *path, kcast_model **model);
+/* Free a model.  Accepts NULL. */
+void kcast_model_free(kcast_model *model);
+
+/* The model's target; KCAST_TARGET_OTHER for NULL. */
+kcast_target kcast_model_target(const kcast_model *model);
+/*
+ * KCAST_OK when model predicts want, else KCAST_E_TARGET naming both (or
+ * KCAST_E_ARG for a NULL model).  For callers that load a model chosen by a
+ * user and need, say, a time model.
+ */
+kcast_status kcast_model_expect(const kcast_model *model, kcast_target want);
+/* The GPU the model was trained for ("" when unknown, NULL for a NULL
+   model).  Owned by the model. */
+const char *kcast_model_gpu(const kcast_model *model);
+/* Number of features the model reads (0 for NULL). */
+size_t kcast_model_nfeatures(const kcast_model *model);
+/* Name of feature i, or NULL when out of range.  Owned by the model. */
+const char *kcast_model_feature_name(const kcast_model *model, size_t i);
+
+/* ------------------------------------------------------- feature sets -- */
+
+typedef struct kcast_features kcast_features;
+
+/* An empty feature set.  [out] *fs: free with kcast_features_free. */
+kcast_status kcast_features_new(kcast_features **fs);
+/* Free a feature set.  Accepts NULL. */
+void kcast_features_free(kcast_features *fs);
+/* Set name to value (insert or overwrite).  name non-empty, value finite
+   (KCAST_E_FEATURE otherwise). */
+kcast_status kcast_features_set(kcast_features *fs, const char *name, double value);
+/* [out] *value of name; KCAST_E_NOTFOUND when fs has no such feature. */
+kcast_status kcast_features_get(const kcast_features *fs, const char *name, double *value);
+/* Number of features in fs (0 for NULL). */
+size_t kcast_features_count(const kcast_features *fs);
+/* Name of the i-th feature (insertion order), NULL when out of range.
+   Owned by fs; valid until fs changes. */
+const char *kcast_features_name(const kcast_features *fs, size_t i);
+
+/*
+ * The stored features of launch launch_id of the dataset at db_path (a
+ * SQLite file written by `kcast run` / `kcast dataset`), opened read-only.
+ * [out] *fs: free with kcast_features_free.  KCAST_E_IO / KCAST_E_FORMAT for
+ * a file that cannot be opened or is not a dataset, KCAST_E_NOTFOUND when
+ * the dataset has no features for launch_id.
+ */
+kcast_status kcast_features_from_launch(const char *db_path, int64_t launch_id,
+                                        kcast_features **fs);
+
+/* One kernel argument of kcast_features_from_ptx. */
+typedef enum kcast_arg_kind {
+  KCAST_ARG_SCALAR = 0,  /* a value of the parameter's size (<= 8 bytes) */
+  KCAST_ARG_BUFFER = 1   /* a device buffer; the parameter gets its address */
+} kcast_arg_kind;
+
+/* Contents of a KCAST_ARG_BUFFER. */
+typedef enum kcast_fill {
+  KCAST_FILL_ZERO = 0,   /* zero bytes */
+  KCAST_FILL_SEQ = 1,    /* 32-bit words 0, 1, 2, ... */
+  KCAST_FILL_SEQF = 2,   /* floats 0.0, 1.0, 2.0, ... */
+  KCAST_FILL_RAND = 3,   /* random bytes from seed */
+  KCAST_FILL_RANDF = 4   /* random floats in [0, 1) from seed */
+} kcast_fill;
+
+typedef struct kcast_arg {
+  kcast_arg_kind kind;
+  uint64_t bits;         /* SCALAR: the value's bytes (little-endian, low
+                            bytes used), e.g. an int, or a float's bits */
+  uint64_t bytes;        /* BUFFER: size in bytes (> 0) */
+  kcast_fill fill;       /* BUFFER: contents */
+  uint64_t seed;         /* BUFFER: seed of the RAND fills */
+} kcast_arg;
+
+/*
+ * One launch to emulate.  Zero-initialise, set size = sizeof(kcast_launch_
+ * config), then the fields you need (KCAST_LAUNCH_CONFIG_INIT does the
+ * first two).  Later versions append fields; the library reads only the
+ * first size bytes and takes zero for the rest.
+ */
+typedef struct kcast_launch_config {
+  size_t size;              /* sizeof(kcast_launch_config) */
+  unsigned grid[3];         /* CTAs per dimension; 0 counts as 1 */
+  unsigned block[3];        /* threads per dimension; 0 counts as 1; product <= 1024 */
+  uint64_t shared_bytes;    /* dynamic shared memory */
+  uint64_t sample_ctas;     /* CTAs to emulate, spread over the grid, counts
+                               scaled to the whole grid; 0 = 64 (all when the
+                               grid is smaller); >= the grid = all */
+  const kcast_arg *args;    /* one per kernel parameter, in order */
+  size_t nargs;
+  uint64_t insn_budget;     /* stop after this many thread-instructions; 0 = none */
+  double time_limit_s;      /* stop after this many seconds; 0 = none */
+  int threads;              /* emulator threads; 0 = OpenMP's default */
+} kcast_launch_config;
+
+/* Initialiser: size set, 1x1x1 grid and block, everything else zero. */
+#define KCAST_LAUNCH_CONFIG_INIT \
+  {sizeof(kcast_launch_config), {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 0, 0, 0, 0}
+
+/*
+ * Features of one launch of kernel in path (.ptx, .cu, .ll or .bc; a .cu is
+ * compiled with nvcc, an .ll/.bc through LLVM), measured by running it in
+ * the PTX emulator as cfg says, plus the kernel's static features -- what
+ * `kcast predict FILE` computes.  kernel is the mangled .entry name or the
+ * source name; NULL selects the only kernel of the file.  Device printf
+ * output is discarded.  [out] *fs: free with kcast_features_free.
+ * Errors: KCAST_E_IO / KCAST_E_FORMAT (input, compile, parse, unsupported
+ * instruction), KCAST_E_NOTFOUND (kernel), KCAST_E_ARG (config, argument
+ * count or kind against the kernel's parameters), KCAST_E_EMULATION (the
+ * launch faulted or hit a limit; the message names CTA, thread and line).
+ */
+kcast_status kcast_features_from_ptx(const char *path, const char *kernel,
+                                     const kcast_launch_config *cfg, kcast_features **fs);
+
+/* ---------------------------------------------------------- prediction -- */
+
+/* Where a prediction came from. */
+typedef enum kcast_source {
+  KCAST_SOURCE_FOREST = 1,   /* a trained model (kcast_predict) */
+  KCAST_SOURCE_ANALYTIC = 2  /* the analytic estimate (kcast_predict_analytic) */
+} kcast_source;
+
+typedef struct kcast_prediction {
+  double value;   /* point prediction in the target's unit */
+  double lo, hi;  /* interval at the requested coverage (analytic: its band) */
+  int source;     /* KCAST_SOURCE_* */
+} kcast_prediction;
+
+/*
+ * Predict model's target for the launch fs describes, with the interval at
+ * coverage in (0, 1) (0.9: 5th to 95th percentile of the quantile
+ * regression forest).  Features of fs the model does not read are ignored.
+ * A feature the model reads but fs lacks counts 0 when it is a count
+ * (families op., class., mem., static. -- as in the dataset store: a kernel
+ * without a barrier has no op.bar.sync); any other missing feature (launch.*,
+ * ctrl.*, a CSV column) is KCAST_E_FEATURE, naming the first one in the
+ * model's order.  [out] *out.  Thread-safe on one model.
+ */
+kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs,
+                           double coverage, kcast_prediction *out);
+/*
+ * kcast_predict for fs[0..n) into out[0..n), on the calling thread.  Stops at
+ * the first failing set: its status is returned and the message names its
+ * index; out[i] for earlier i is filled.  n = 0 is KCAST_OK.
+ */
+kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features *const *fs,
+                                 size_t n, double coverage, kcast_prediction *out);
+/*
+ * The analytic (roofline) estimate of the launch fs describes on the GPU
+ * called gpu_name (case-insensitive; see kcast_gpu_name): time (ns) and
+ * average power (W), each with its band as lo/hi and source
+ * KCAST_SOURCE_ANALYTIC.  Needs launch.ctas and the block size in fs
+ * (KCAST_E_FEATURE otherwise); KCAST_E_NOTFOUND for an unknown GPU.  Either
+ * out pointer may be NULL.  A rough estimate, not a trained model.
+ */
+kcast_status kcast_predict_analytic(const char *gpu_name, const kcast_features *fs,
+                                    kcast_prediction *time_out, kcast_prediction *power_out);
 
 #ifdef __cplusplus
 }

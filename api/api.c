@@ -1,0 +1,326 @@
+/*
+ * api.c -- the public C API (include/kcast.h): statuses and the per-thread
+ * last error, version, GPU list, models, feature sets and predictions.
+ *
+ * Why a separate layer: the modules (rf_, an_, ds_, emu_) each have their
+ * own conventions (0/-1 plus rf_last_error, ds_errmsg, caller buffers); a
+ * scheduler needs one stable, small contract.  Every entry point checks its
+ * arguments at the boundary and funnels failures through api_fail, which
+ * records the text for kcast_last_error and returns the status (the
+ * API_BEGIN/API_END pattern of treelite's C API).  Handles wrap the module
+ * objects; nothing of theirs leaks into kcast.h.
+ *
+ * Threads: the last error lives in thread-local storage; a kcast_model wraps
+ * an immutable rf_forest (model.h: any number of threads may predict from
+ * it), and kcast_predict only reads the model and the feature set.
+ */
+#include "api/api_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datasets/ds.h"
+#include "model/model.h"
+
+/* ----------------------------------------------------------- errors -- */
+
+static _Thread_local char api_errbuf[1024];
+
+kcast_status api_fail(kcast_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(api_errbuf, sizeof api_errbuf, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+const char *kcast_last_error(void) { return api_errbuf; }
+
+const char *kcast_status_name(kcast_status s) {
+  switch (s) {
+    case KCAST_OK: return "KCAST_OK";
+    case KCAST_E_ARG: return "KCAST_E_ARG";
+    case KCAST_E_IO: return "KCAST_E_IO";
+    case KCAST_E_FORMAT: return "KCAST_E_FORMAT";
+    case KCAST_E_FEATURE: return "KCAST_E_FEATURE";
+    case KCAST_E_TARGET: return "KCAST_E_TARGET";
+    case KCAST_E_NOMEM: return "KCAST_E_NOMEM";
+    case KCAST_E_EMULATION: return "KCAST_E_EMULATION";
+    case KCAST_E_NOTFOUND: return "KCAST_E_NOTFOUND";
+    case KCAST_E_VERSION: return "KCAST_E_VERSION";
+  }
+  return "unknown";
+}
+
+/* ---------------------------------------------------------- version -- */
+
+const char *kcast_version(void) { return KCAST_VERSION_STRING; }
+
+kcast_status kcast_check_version(int major, size_t sizeof_launch_config) {
+  if (major != KCAST_VERSION_MAJOR)
+    return api_fail(KCAST_E_VERSION, "kcast: program built for API major version %d, library is %s",
+                    major, KCAST_VERSION_STRING);
+  if (sizeof_launch_config != sizeof(kcast_launch_config))
+    return api_fail(KCAST_E_VERSION,
+                    "kcast: program's kcast_launch_config is %zu bytes, library's is %zu "
+                    "(header and library %s differ)",
+                    sizeof_launch_config, sizeof(kcast_launch_config), KCAST_VERSION_STRING);
+  return KCAST_OK;
+}
+
+/* ------------------------------------------------------------- GPUs -- */
+
+size_t kcast_gpu_count(void) { return an_gpu_count(); }
+
+const char *kcast_gpu_name(size_t i) {
+  const an_gpu *g = an_gpu_at(i);
+  return g ? g->name : NULL;
+}
+
+/* ----------------------------------------------------------- models -- */
+
+struct kcast_model {
+  rf_forest *f;        /* owned, immutable after load */
+  kcast_target target; /* from the model's target name */
+  char *path;          /* file it came from, for messages (owned) */
+};
+
+static kcast_target target_of(const char *t) {
+  if (!t) return KCAST_TARGET_OTHER;
+  if (!strcmp(t, "time") || !strcmp(t, "time_ns")) return KCAST_TARGET_TIME;
+  if (!strcmp(t, "power") || !strcmp(t, "power_w")) return KCAST_TARGET_POWER;
+  if (!strcmp(t, "energy") || !strcmp(t, "energy_j")) return KCAST_TARGET_ENERGY;
+  return KCAST_TARGET_OTHER;
+}
+
+static const char *target_word(kcast_target t) {
+  switch (t) {
+    case KCAST_TARGET_TIME: return "time";
+    case KCAST_TARGET_POWER: return "power";
+    case KCAST_TARGET_ENERGY: return "energy";
+    case KCAST_TARGET_OTHER: break;
+  }
+  return "another quantity";
+}
+
+kcast_status kcast_model_load(const char *path, kcast_model **model) {
+  if (!model) return api_fail(KCAST_E_ARG, "kcast_model_load: model out-parameter is NULL");
+  *model = NULL;
+  if (!path || !*path) return api_fail(KCAST_E_ARG, "kcast_model_load: path is NULL or empty");
+  FILE *probe = fopen(path, "rb");
+  if (!probe) return api_fail(KCAST_E_IO, "%s: cannot open: %s", path, strerror(errno));
+  fclose(probe);
+  kcast_model *m = calloc(1, sizeof *m);
+  if (!m || !(m->path = strdup(path))) {
+    free(m);
+    return api_fail(KCAST_E_NOMEM, "%s: out of memory", path);
+  }
+  if (rf_load(path, &m->f)) {
+    const char *why = rf_last_error();
+    kcast_status st = strstr(why, "out of memory") ? KCAST_E_NOMEM : KCAST_E_FORMAT;
+    api_fail(st, "%s", why && *why ? why : "cannot load the model");
+    free(m->path);
+    free(m);
+    return st;
+  }
+  m->target = target_of(rf_get_info(m->f)->target);
+  *model = m;
+  return KCAST_OK;
+}
+
+void kcast_model_free(kcast_model *model) {
+  if (!model) return;
+  rf_free(model->f);
+  free(model->path);
+  free(model);
+}
+
+kcast_target kcast_model_target(const kcast_model *model) {
+  return model ? model->target : KCAST_TARGET_OTHER;
+}
+
+kcast_status kcast_model_expect(const kcast_model *model, kcast_target want) {
+  if (!model) return api_fail(KCAST_E_ARG, "kcast_model_expect: model is NULL");
+  if (model->target == want) return KCAST_OK;
+  const char *t = rf_get_info(model->f)->target;
+  return api_fail(KCAST_E_TARGET, "%s: the model predicts '%s', not %s", model->path,
+                  t ? t : "", target_word(want));
+}
+
+const char *kcast_model_gpu(const kcast_model *model) {
+  if (!model) return NULL;
+  const char *g = rf_get_info(model->f)->gpu;
+  return g ? g : "";
+}
+
+size_t kcast_model_nfeatures(const kcast_model *model) {
+  return model ? rf_get_info(model->f)->n_features : 0;
+}
+
+const char *kcast_model_feature_name(const kcast_model *model, size_t i) {
+  if (!model) return NULL;
+  const rf_info *info = rf_get_info(model->f);
+  return i < info->n_features ? info->features[i] : NULL;
+}
+
+/* ----------------------------------------------------- feature sets -- */
+
+kcast_status kcast_features_new(kcast_features **fs) {
+  if (!fs) return api_fail(KCAST_E_ARG, "kcast_features_new: fs out-parameter is NULL");
+  *fs = calloc(1, sizeof **fs);
+  if (!*fs) return api_fail(KCAST_E_NOMEM, "kcast_features_new: out of memory");
+  feat_init(&(*fs)->v);
+  return KCAST_OK;
+}
+
+void kcast_features_free(kcast_features *fs) {
+  if (!fs) return;
+  feat_free(&fs->v);
+  free(fs);
+}
+
+kcast_status kcast_features_set(kcast_features *fs, const char *name, double value) {
+  if (!fs) return api_fail(KCAST_E_ARG, "kcast_features_set: fs is NULL");
+  if (!name || !*name) return api_fail(KCAST_E_FEATURE, "kcast_features_set: feature name is NULL or empty");
+  if (!isfinite(value))
+    return api_fail(KCAST_E_FEATURE, "kcast_features_set: feature %s: value %g is not finite",
+                    name, value);
+  if (feat_set(&fs->v, name, value))
+    return api_fail(KCAST_E_NOMEM, "kcast_features_set: feature %s: out of memory", name);
+  return KCAST_OK;
+}
+
+kcast_status kcast_features_get(const kcast_features *fs, const char *name, double *value) {
+  if (!fs || !name || !value)
+    return api_fail(KCAST_E_ARG, "kcast_features_get: %s is NULL",
+                    !fs ? "fs" : !name ? "name" : "value out-parameter");
+  long at = feat_find(&fs->v, name);
+  if (at < 0) return api_fail(KCAST_E_NOTFOUND, "kcast_features_get: no feature %s", name);
+  *value = fs->v.vals[at];
+  return KCAST_OK;
+}
+
+size_t kcast_features_count(const kcast_features *fs) { return fs ? fs->v.n : 0; }
+
+const char *kcast_features_name(const kcast_features *fs, size_t i) {
+  return fs && i < fs->v.n ? fs->v.names[i] : NULL;
+}
+
+/* ------------------------------------------------------- prediction -- */
+
+/* Row of model m from fs into row[n_features]; KCAST_E_FEATURE naming the
+   first missing non-count feature.  idx >= 0 names a batch element. */
+static kcast_status fill_row(const kcast_model *m, const kcast_features *fs, double *row,
+                             long idx) {
+  const rf_info *info = rf_get_info(m->f);
+  for (size_t j = 0; j < info->n_features; j++) {
+    long at = feat_find(&fs->v, info->features[j]);
+    if (at >= 0) { row[j] = fs->v.vals[at]; continue; }
+    double d = ds_feature_default(info->features[j]);
+    if (isnan(d)) {
+      if (idx >= 0)
+        return api_fail(KCAST_E_FEATURE,
+                        "%s: feature set %ld lacks feature %s (%zu features read by the model)",
+                        m->path, idx, info->features[j], info->n_features);
+      return api_fail(KCAST_E_FEATURE, "%s: the feature set lacks feature %s (%zu features read by the model)",
+                      m->path, info->features[j], info->n_features);
+    }
+    row[j] = d;
+  }
+  return KCAST_OK;
+}
+
+static kcast_status predict_one(const kcast_model *m, const kcast_features *fs, double coverage,
+                                kcast_prediction *out, long idx) {
+  const rf_info *info = rf_get_info(m->f);
+  double stackrow[256];
+  double *row = stackrow;
+  if (info->n_features > sizeof stackrow / sizeof stackrow[0]) {
+    row = malloc(info->n_features * sizeof *row);
+    if (!row) return api_fail(KCAST_E_NOMEM, "kcast_predict: out of memory");
+  }
+  kcast_status st = fill_row(m, fs, row, idx);
+  if (st == KCAST_OK) {
+    double pr, lo, hi;
+    if (rf_predict_interval(m->f, row, coverage, &pr, &lo, &hi)) {
+      st = api_fail(KCAST_E_ARG, "%s: %s", m->path, rf_last_error());
+    } else {
+      out->value = pr;
+      out->lo = lo;
+      out->hi = hi;
+      out->source = KCAST_SOURCE_FOREST;
+    }
+  }
+  if (row != stackrow) free(row);
+  return st;
+}
+
+static kcast_status check_coverage(const char *fn, double coverage) {
+  if (!(coverage > 0 && coverage < 1))
+    return api_fail(KCAST_E_ARG, "%s: coverage %g is not in (0, 1)", fn, coverage);
+  return KCAST_OK;
+}
+
+kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs, double coverage,
+                           kcast_prediction *out) {
+  if (!model || !fs || !out)
+    return api_fail(KCAST_E_ARG, "kcast_predict: %s is NULL",
+                    !model ? "model" : !fs ? "feature set" : "out-parameter");
+  if (check_coverage("kcast_predict", coverage)) return KCAST_E_ARG;
+  return predict_one(model, fs, coverage, out, -1);
+}
+
+kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features *const *fs,
+                                 size_t n, double coverage, kcast_prediction *out) {
+  if (!model) return api_fail(KCAST_E_ARG, "kcast_predict_batch: model is NULL");
+  if (n == 0) return KCAST_OK;
+  if (!fs || !out)
+    return api_fail(KCAST_E_ARG, "kcast_predict_batch: %s is NULL",
+                    !fs ? "feature-set array" : "out array");
+  if (check_coverage("kcast_predict_batch", coverage)) return KCAST_E_ARG;
+  for (size_t i = 0; i < n; i++) {
+    if (!fs[i]) return api_fail(KCAST_E_ARG, "kcast_predict_batch: feature set %zu is NULL", i);
+    kcast_status st = predict_one(model, fs[i], coverage, &out[i], (long)i);
+    if (st) return st;
+  }
+  return KCAST_OK;
+}
+
+kcast_status kcast_predict_analytic(const char *gpu_name, const kcast_features *fs,
+                                    kcast_prediction *time_out, kcast_prediction *power_out) {
+  if (!gpu_name || !fs)
+    return api_fail(KCAST_E_ARG, "kcast_predict_analytic: %s is NULL",
+                    !gpu_name ? "GPU name" : "feature set");
+  const an_gpu *g = an_gpu_find(gpu_name);
+  if (!g) {
+    char known[512] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < an_gpu_count() && len + 1 < sizeof known; i++) {
+      int w = snprintf(known + len, sizeof known - len, "%s%s", i ? " " : "", an_gpu_at(i)->name);
+      if (w < 0) break;
+      len += (size_t)w;
+    }
+    return api_fail(KCAST_E_NOTFOUND, "kcast_predict_analytic: unknown GPU '%s' (known: %s)",
+                    gpu_name, known);
+  }
+  an_estimate est;
+  if (an_estimate_launch(g, (const char *const *)fs->v.names, fs->v.vals, fs->v.n, &est))
+    return api_fail(KCAST_E_FEATURE, "kcast_predict_analytic: %s: %s", g->name, rf_last_error());
+  if (time_out) {
+    time_out->value = est.time_us * 1e3;
+    time_out->lo = est.time_lo_us * 1e3;
+    time_out->hi = est.time_hi_us * 1e3;
+    time_out->source = KCAST_SOURCE_ANALYTIC;
+  }
+  if (power_out) {
+    power_out->value = est.power_w;
+    power_out->lo = est.power_lo_w;
+    power_out->hi = est.power_hi_w;
+    power_out->source = KCAST_SOURCE_ANALYTIC;
+  }
+  return KCAST_OK;
+}

@@ -1,0 +1,304 @@
+/*
+ * api_features.c -- feature sets from outside: a launch stored in a dataset
+ * (kcast_features_from_launch) and a launch run in the PTX emulator
+ * (kcast_features_from_ptx).
+ *
+ * from_ptx does what `kcast predict FILE` does (front end, parse, kernel
+ * selection, typed arguments, sampled emulation, static features) through a
+ * small typed argument interface (kcast_arg) instead of the CLI's --arg text,
+ * so a library caller never formats and re-parses numbers.  It does not call
+ * into cli/: the library must not print, and the CLI's helpers do.
+ */
+#include "api/api_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datasets/ds.h"
+#include "extractor/emu.h"
+#include "extractor/frontend.h"
+#include "extractor/ptx.h"
+
+/* CTAs emulated when the caller leaves sample_ctas 0 (as kcast predict). */
+#define API_DEFAULT_SAMPLE 64
+
+kcast_status kcast_features_from_launch(const char *db_path, int64_t launch_id,
+                                        kcast_features **fs) {
+  if (!fs) return api_fail(KCAST_E_ARG, "kcast_features_from_launch: fs out-parameter is NULL");
+  *fs = NULL;
+  if (!db_path || !*db_path)
+    return api_fail(KCAST_E_ARG, "kcast_features_from_launch: dataset path is NULL or empty");
+  FILE *probe = fopen(db_path, "rb");
+  if (!probe) return api_fail(KCAST_E_IO, "%s: cannot open", db_path);
+  fclose(probe);
+  char err[1024] = "";
+  ds_db *db = NULL;
+  if (ds_open(db_path, DS_READONLY, &db, err, sizeof err))
+    return api_fail(KCAST_E_FORMAT, "%s", err[0] ? err : "cannot open the dataset");
+  kcast_features *out = NULL;
+  kcast_status st = kcast_features_new(&out);
+  if (st == KCAST_OK && ds_get_features(db, launch_id, &out->v))
+    st = api_fail(KCAST_E_FORMAT, "%s", ds_errmsg(db));
+  if (st == KCAST_OK && out->v.n == 0)
+    st = api_fail(KCAST_E_NOTFOUND, "%s: no features for launch %lld", db_path,
+                  (long long)launch_id);
+  ds_close(db);
+  if (st) { kcast_features_free(out); return st; }
+  *fs = out;
+  return KCAST_OK;
+}
+
+/* ------------------------------------------------------- from PTX -- */
+
+/* Source base name of an Itanium-mangled name (last component of a nested
+   name, before template arguments) into buf; 0 when not mangled. */
+static int base_name(const char *mangled, char *buf, size_t cap) {
+  const char *p = mangled;
+  if (strncmp(p, "_Z", 2)) return 0;
+  p += 2;
+  int nested = *p == 'N';
+  if (nested) {
+    p++;
+    while (*p == 'K' || *p == 'V' || *p == 'r') p++;
+  }
+  const char *last = NULL;
+  size_t lastlen = 0;
+  while (isdigit((unsigned char)*p)) {
+    char *e;
+    unsigned long n = strtoul(p, &e, 10);
+    if (n == 0 || strlen(e) < n) return 0;
+    last = e;
+    lastlen = n;
+    p = e + n;
+    if (!nested || *p == 'I') break;
+  }
+  if (!last || lastlen + 1 > cap) return 0;
+  memcpy(buf, last, lastlen);
+  buf[lastlen] = 0;
+  return 1;
+}
+
+static int is_kernel(const ptx_func *f) { return f->is_entry && f->has_body; }
+
+/* The kernel of m that want names (NULL: the only one). */
+static kcast_status select_kernel(const ptx_module *m, const char *want, const char *path,
+                                  const ptx_func **out) {
+  const ptx_func *hit = NULL;
+  unsigned nk = 0, nhit = 0;
+  for (uint32_t i = 0; i < m->nfuncs; i++) {
+    const ptx_func *f = &m->funcs[i];
+    if (!is_kernel(f)) continue;
+    nk++;
+    if (!want) { hit = f; nhit++; continue; }
+    if (!strcmp(f->name, want)) { *out = f; return KCAST_OK; }
+    char b[512];
+    if (base_name(f->name, b, sizeof b) && !strcmp(b, want)) { hit = f; nhit++; }
+  }
+  if (nk == 0) return api_fail(KCAST_E_NOTFOUND, "%s: no kernels (.entry) in this file", path);
+  if (nhit == 1) { *out = hit; return KCAST_OK; }
+  if (!want)
+    return api_fail(KCAST_E_ARG, "%s: %u kernels; name one (kernel argument)", path, nk);
+  if (nhit > 1)
+    return api_fail(KCAST_E_ARG, "%s: kernel name '%s' is ambiguous (%u kernels); give the mangled name",
+                    path, want, nhit);
+  return api_fail(KCAST_E_NOTFOUND, "%s: no kernel '%s'", path, want);
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Fill b[0..n) as a says. */
+static void fill_buffer(const kcast_arg *a, unsigned char *b, size_t n) {
+  uint64_t st = a->seed;
+  if (a->fill == KCAST_FILL_RAND) {
+    for (size_t i = 0; i < n; i += 8) {
+      uint64_t r = splitmix64(&st);
+      for (size_t k = 0; k < 8 && i + k < n; k++) b[i + k] = (unsigned char)(r >> (8 * k));
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; i += 4) {
+    uint32_t w = 0;
+    float f;
+    switch (a->fill) {
+      case KCAST_FILL_SEQ: w = (uint32_t)(i / 4); break;
+      case KCAST_FILL_SEQF: f = (float)(i / 4); memcpy(&w, &f, 4); break;
+      case KCAST_FILL_RANDF:
+        f = (float)(splitmix64(&st) >> 40) * (1.0f / 16777216.0f);
+        memcpy(&w, &f, 4);
+        break;
+      default: break;
+    }
+    for (size_t k = 0; k < 4 && i + k < n; k++) b[i + k] = (unsigned char)(w >> (8 * k));
+  }
+}
+
+/* Everything one from_ptx call owns; freed by ptx_job_free. */
+typedef struct ptx_job {
+  char *text;          /* PTX text */
+  size_t len;
+  ptx_module *m;
+  size_t *offs;        /* parameter offsets */
+  unsigned char *pbuf; /* argument buffer */
+  size_t ptotal;
+  emu_device *dev;
+  emu_module *em;
+  FILE *devnull;       /* device printf sink */
+} ptx_job;
+
+static void ptx_job_free(ptx_job *j) {
+  emu_module_free(j->em);
+  emu_device_free(j->dev);
+  free(j->pbuf);
+  free(j->offs);
+  ptx_module_free(j->m);
+  free(j->text);
+  if (j->devnull) fclose(j->devnull);
+}
+
+/* Type the arguments, allocate the buffers, write the argument buffer. */
+static kcast_status setup_args(ptx_job *j, const ptx_func *k, const kcast_launch_config *c,
+                               const char *path) {
+  char err[1024] = "";
+  if (c->nargs != k->nparams)
+    return api_fail(KCAST_E_ARG, "%s: kernel %s takes %u parameter%s, got %zu arguments", path,
+                    k->name, k->nparams, k->nparams == 1 ? "" : "s", c->nargs);
+  if (c->nargs && !c->args)
+    return api_fail(KCAST_E_ARG, "%s: kcast_launch_config.args is NULL with nargs %zu", path,
+                    c->nargs);
+  if (!(j->offs = calloc(k->nparams + 1, sizeof *j->offs)))
+    return api_fail(KCAST_E_NOMEM, "%s: out of memory", path);
+  if (emu_param_layout(k, j->offs, &j->ptotal))
+    return api_fail(KCAST_E_FORMAT, "%s: cannot lay out the parameters of %s", path, k->name);
+  if (!(j->pbuf = calloc(j->ptotal ? j->ptotal : 1, 1)))
+    return api_fail(KCAST_E_NOMEM, "%s: out of memory", path);
+  for (size_t i = 0; i < c->nargs; i++) {
+    const ptx_var *p = &k->params[i];
+    const kcast_arg *a = &c->args[i];
+    const char *pname = p->name ? p->name : "";
+    if (a->kind == KCAST_ARG_SCALAR) {
+      if (p->size == 0 || p->size > 8)
+        return api_fail(KCAST_E_ARG, "%s: argument %zu: parameter %s is %llu bytes; a scalar "
+                        "argument fills at most 8", path, i, pname, (unsigned long long)p->size);
+      for (uint64_t b = 0; b < p->size; b++)
+        j->pbuf[j->offs[i] + b] = (unsigned char)(a->bits >> (8 * b));
+    } else if (a->kind == KCAST_ARG_BUFFER) {
+      if (p->size != 8 || p->count != 1)
+        return api_fail(KCAST_E_ARG, "%s: argument %zu: parameter %s cannot hold a device "
+                        "address (needs a 64-bit parameter)", path, i, pname);
+      if (a->bytes == 0 || a->bytes > SIZE_MAX / 2)
+        return api_fail(KCAST_E_ARG, "%s: argument %zu: buffer size %llu is out of range", path,
+                        i, (unsigned long long)a->bytes);
+      if ((unsigned)a->fill > KCAST_FILL_RANDF)
+        return api_fail(KCAST_E_ARG, "%s: argument %zu: unknown fill %d", path, i, (int)a->fill);
+      uint64_t addr = 0;
+      size_t n = (size_t)a->bytes;
+      if (emu_malloc(j->dev, n, &addr, err, sizeof err))
+        return api_fail(KCAST_E_NOMEM, "%s: argument %zu: %s", path, i, err);
+      if (a->fill != KCAST_FILL_ZERO) {
+        unsigned char *host = emu_host_ptr(j->dev, addr, n);
+        if (!host) return api_fail(KCAST_E_EMULATION, "%s: argument %zu: buffer not mapped", path, i);
+        fill_buffer(a, host, n);
+      }
+      for (int b = 0; b < 8; b++) j->pbuf[j->offs[i] + (size_t)b] = (unsigned char)(addr >> (8 * b));
+    } else {
+      return api_fail(KCAST_E_ARG, "%s: argument %zu: unknown kind %d", path, i, (int)a->kind);
+    }
+  }
+  return KCAST_OK;
+}
+
+kcast_status kcast_features_from_ptx(const char *path, const char *kernel,
+                                     const kcast_launch_config *cfg, kcast_features **fs) {
+  if (!fs) return api_fail(KCAST_E_ARG, "kcast_features_from_ptx: fs out-parameter is NULL");
+  *fs = NULL;
+  if (!path || !*path) return api_fail(KCAST_E_ARG, "kcast_features_from_ptx: path is NULL or empty");
+  if (!cfg) return api_fail(KCAST_E_ARG, "kcast_features_from_ptx: cfg is NULL");
+  if (cfg->size < sizeof(size_t) + 6 * sizeof(unsigned))
+    return api_fail(KCAST_E_ARG, "kcast_features_from_ptx: cfg->size %zu is too small (set it to "
+                    "sizeof(kcast_launch_config))", cfg->size);
+  /* Read the caller's struct up to its size; newer fields stay zero. */
+  kcast_launch_config c;
+  memset(&c, 0, sizeof c);
+  memcpy(&c, cfg, cfg->size < sizeof c ? cfg->size : sizeof c);
+
+  emu_launch_cfg ec;
+  emu_launch_cfg_init(&ec);
+  uint64_t ctas = 1, threads = 1;
+  for (int d = 0; d < 3; d++) {
+    ec.grid[d] = c.grid[d] ? c.grid[d] : 1;
+    ec.block[d] = c.block[d] ? c.block[d] : 1;
+    ctas *= ec.grid[d];
+    threads *= ec.block[d];
+  }
+  if (threads > 1024)
+    return api_fail(KCAST_E_ARG, "%s: block %ux%ux%u has %llu threads (at most 1024)", path,
+                    ec.block[0], ec.block[1], ec.block[2], (unsigned long long)threads);
+  if (c.time_limit_s < 0 || c.time_limit_s != c.time_limit_s)
+    return api_fail(KCAST_E_ARG, "%s: time limit %g is not a number >= 0", path, c.time_limit_s);
+  if (c.shared_bytes > SIZE_MAX / 2)
+    return api_fail(KCAST_E_ARG, "%s: shared_bytes %llu is out of range", path,
+                    (unsigned long long)c.shared_bytes);
+  ec.shared_bytes = (size_t)c.shared_bytes;
+  ec.sample_ctas = c.sample_ctas ? c.sample_ctas : (ctas > API_DEFAULT_SAMPLE ? API_DEFAULT_SAMPLE : 0);
+  if (ec.sample_ctas >= ctas) ec.sample_ctas = 0;
+  ec.insn_budget = c.insn_budget;
+  ec.time_limit_s = c.time_limit_s;
+  ec.threads = c.threads;
+
+  ptx_job j;
+  memset(&j, 0, sizeof j);
+  kcast_features *out = NULL;
+  char err[1024] = "";
+  kcast_status st = KCAST_OK;
+  fe_options fo;
+  memset(&fo, 0, sizeof fo);
+  if (fe_to_ptx(path, &fo, &j.text, &j.len, err, sizeof err)) {
+    FILE *probe = fopen(path, "rb");
+    st = api_fail(probe ? KCAST_E_FORMAT : KCAST_E_IO, "%s", err[0] ? err : "cannot read input");
+    if (probe) fclose(probe);
+    goto out;
+  }
+  ptx_error perr;
+  memset(&perr, 0, sizeof perr);
+  if (!(j.m = ptx_parse(j.text, j.len, path, &perr))) {
+    st = api_fail(KCAST_E_FORMAT, "%s", perr.msg[0] ? perr.msg : "cannot parse PTX");
+    goto out;
+  }
+  const ptx_func *k = NULL;
+  if ((st = select_kernel(j.m, kernel, path, &k))) goto out;
+  if (!(j.dev = emu_device_new())) { st = api_fail(KCAST_E_NOMEM, "%s: out of memory", path); goto out; }
+  if (emu_module_load(j.dev, j.m, &j.em, err, sizeof err)) {
+    st = api_fail(KCAST_E_FORMAT, "%s", err);
+    goto out;
+  }
+  if ((st = setup_args(&j, k, &c, path))) goto out;
+  if (!(j.devnull = fopen("/dev/null", "w"))) {
+    st = api_fail(KCAST_E_IO, "cannot open /dev/null for device printf");
+    goto out;
+  }
+  ec.params = j.pbuf;
+  ec.params_size = j.ptotal;
+  ec.printf_out = j.devnull;
+  if ((st = kcast_features_new(&out))) goto out;
+  if (emu_launch(j.em, k->name, &ec, &out->v, NULL, err, sizeof err)) {
+    st = api_fail(KCAST_E_EMULATION, "%s", err[0] ? err : "launch failed");
+    goto out;
+  }
+  memset(&perr, 0, sizeof perr);
+  if (feat_static(j.m, k, &out->v, &perr)) {
+    st = api_fail(KCAST_E_FORMAT, "%s", perr.msg[0] ? perr.msg : "cannot compute static features");
+    goto out;
+  }
+out:
+  ptx_job_free(&j);
+  if (st) { kcast_features_free(out); return st; }
+  *fs = out;
+  return KCAST_OK;
+}

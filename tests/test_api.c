@@ -1,0 +1,481 @@
+/*
+ * test_api.c -- the public C API (include/kcast.h, api/): misuse gives codes
+ * and messages, never a crash; predictions equal the forest's own; one model
+ * shared by many threads answers exactly as one thread does; libkcast.so
+ * exports kcast_* only; the header compiles as C++.
+ *
+ * Suite "api" (make tsan runs only this suite under ThreadSanitizer).
+ */
+#include "tests.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datasets/ds.h"
+#include "include/kcast.h"
+#include "model/model.h"
+
+#define NROWS 300
+static const char *const feat_names[3] = {"launch.ctas", "launch.threads", "op.fma.rn.f32"};
+
+static char tmp[4096];
+static char time_model[4200], power_model[4200], trunc_model[4200];
+static rf_forest *ref_forest; /* the time model as trained, for rf_predict */
+
+/* Feature values of row i (deterministic, varied). */
+static void row_of(unsigned i, double *r) {
+  r[0] = 1 + (i * 37) % 512;
+  r[1] = 32 * (1 + (i * 11) % 32);
+  r[2] = (double)((i * 7919) % 10000);
+}
+
+/* Train a small forest on synthetic rows with target tgt and save it. */
+static rf_forest *train(const char *tgt, const char *path) {
+  rf_data d;
+  memset(&d, 0, sizeof d);
+  if (rf_data_alloc(&d, NROWS, 3, 1)) return NULL;
+  if (!d.names) d.names = calloc(3, sizeof *d.names); /* rf_data_alloc may have made it */
+  if (!d.names) { rf_data_free(&d); return NULL; }
+  for (size_t j = 0; j < 3; j++) d.names[j] = strdup(feat_names[j]);
+  d.target = strdup(tgt);
+  for (unsigned i = 0; i < NROWS; i++) {
+    double r[3];
+    row_of(i, r);
+    for (size_t j = 0; j < 3; j++) d.x[j * NROWS + i] = r[j];
+    d.y[i] = 1000 + r[0] * r[1] * 0.01 + r[2] * 0.5;
+  }
+  rf_params p;
+  rf_params_default(&p);
+  p.n_trees = 20;
+  p.seed = 7;
+  p.n_threads = 1;
+  rf_forest *f = NULL;
+  if (rf_train(&d, &p, &f) || rf_set_gpu(f, "H200") || rf_save(f, path)) {
+    rf_free(f);
+    f = NULL;
+  }
+  rf_data_free(&d);
+  return f;
+}
+
+static int api_setup(void) {
+  if (!tests_tmpdir(tmp, sizeof tmp, "api")) return 1;
+  snprintf(time_model, sizeof time_model, "%s/time.kcm", tmp);
+  snprintf(power_model, sizeof power_model, "%s/power.kcm", tmp);
+  snprintf(trunc_model, sizeof trunc_model, "%s/trunc.kcm", tmp);
+  ref_forest = train("time", time_model);
+  rf_forest *pf = train("power", power_model);
+  int trained = ref_forest && pf;
+  rf_free(pf);
+  size_t len = 0;
+  char *bytes = tests_read_file(time_model, &len);
+  if (!trained || !bytes) { free(bytes); return 1; }
+  int rc = tests_write_file(trunc_model, bytes, len / 2);
+  free(bytes);
+  return rc;
+}
+
+static int api_teardown(void) {
+  rf_free(ref_forest);
+  ref_forest = NULL;
+  return 0;
+}
+
+static kcast_features *features_of_row(unsigned i) {
+  kcast_features *fs = NULL;
+  double r[3];
+  row_of(i, r);
+  if (kcast_features_new(&fs)) return NULL;
+  for (size_t j = 0; j < 3; j++) kcast_features_set(fs, feat_names[j], r[j]);
+  kcast_features_set(fs, "ctrl.unused_by_model", 42); /* ignored */
+  return fs;
+}
+
+static void test_version_and_gpus(void) {
+  CU_ASSERT_STRING_EQUAL(kcast_version(), KCAST_VERSION_STRING); /* run-time version = header's */
+  CU_ASSERT_EQUAL(KCAST_CHECK_VERSION(), KCAST_OK);              /* this header matches the library */
+  CU_ASSERT_EQUAL(kcast_check_version(KCAST_VERSION_MAJOR + 1, sizeof(kcast_launch_config)),
+                  KCAST_E_VERSION);                              /* another major is refused */
+  CU_ASSERT_EQUAL(kcast_check_version(KCAST_VERSION_MAJOR, 8), KCAST_E_VERSION); /* struct size mismatch */
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "kcast_launch_config")); /* ... and says which */
+  CU_ASSERT(kcast_gpu_count() >= 1);                             /* the GPU table is listed */
+  int has_h200 = 0;
+  for (size_t i = 0; i < kcast_gpu_count(); i++) has_h200 |= !strcmp(kcast_gpu_name(i), "H200");
+  CU_ASSERT(has_h200);                                           /* H200 is among them */
+  CU_ASSERT_PTR_NULL(kcast_gpu_name(kcast_gpu_count()));         /* out of range is NULL */
+  CU_ASSERT_STRING_EQUAL(kcast_status_name(KCAST_E_FEATURE), "KCAST_E_FEATURE");
+}
+
+static void test_misuse(void) {
+  kcast_model *m = (kcast_model *)1;
+  kcast_features *fs = NULL;
+  kcast_prediction pr;
+  /* NULL handles and out-params: codes and messages, no crash. */
+  CU_ASSERT_EQUAL(kcast_model_load(time_model, NULL), KCAST_E_ARG);
+  CU_ASSERT(strlen(kcast_last_error()) > 0);
+  CU_ASSERT_EQUAL(kcast_model_load(NULL, &m), KCAST_E_ARG);
+  CU_ASSERT_PTR_NULL(m); /* out-param cleared on failure */
+  CU_ASSERT_EQUAL(kcast_predict(NULL, NULL, 0.9, &pr), KCAST_E_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "model is NULL"));
+  CU_ASSERT_EQUAL(kcast_features_set(NULL, "x", 1), KCAST_E_ARG);
+  CU_ASSERT_EQUAL(kcast_features_new(NULL), KCAST_E_ARG);
+  CU_ASSERT_EQUAL(kcast_predict_batch(NULL, NULL, 1, 0.9, NULL), KCAST_E_ARG);
+  CU_ASSERT_EQUAL(kcast_predict_analytic(NULL, NULL, NULL, NULL), KCAST_E_ARG);
+  CU_ASSERT_EQUAL(kcast_model_target(NULL), KCAST_TARGET_OTHER);
+  CU_ASSERT_EQUAL(kcast_model_nfeatures(NULL), 0);
+  CU_ASSERT_PTR_NULL(kcast_model_gpu(NULL));
+  kcast_model_free(NULL);    /* accepted */
+  kcast_features_free(NULL); /* accepted */
+
+  /* Files: missing, truncated. */
+  char missing[4300];
+  snprintf(missing, sizeof missing, "%s/nope.kcm", tmp);
+  CU_ASSERT_EQUAL(kcast_model_load(missing, &m), KCAST_E_IO);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "nope.kcm")); /* names the file */
+  CU_ASSERT_EQUAL(kcast_model_load(trunc_model, &m), KCAST_E_FORMAT);
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "trunc.kcm"));
+
+  /* Bad feature names and values. */
+  CU_ASSERT_EQUAL_FATAL(kcast_features_new(&fs), KCAST_OK);
+  CU_ASSERT_EQUAL(kcast_features_set(fs, "", 1), KCAST_E_FEATURE);
+  CU_ASSERT_EQUAL(kcast_features_set(fs, "launch.ctas", NAN), KCAST_E_FEATURE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "launch.ctas"));
+  double v = 0;
+  CU_ASSERT_EQUAL(kcast_features_get(fs, "launch.ctas", &v), KCAST_E_NOTFOUND);
+
+  /* Missing features: a count feature counts 0, any other is an error naming it. */
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(time_model, &m), KCAST_OK);
+  kcast_features_set(fs, "launch.threads", 256);
+  kcast_features_set(fs, "no.such.feature", 3);
+  CU_ASSERT_EQUAL(kcast_predict(m, fs, 0.9, &pr), KCAST_E_FEATURE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "launch.ctas")); /* first missing one named */
+  kcast_features_set(fs, "launch.ctas", 64);
+  CU_ASSERT_EQUAL(kcast_predict(m, fs, 0.9, &pr), KCAST_OK); /* op.fma.rn.f32 absent: counts 0 */
+  double row[3] = {64, 256, 0};
+  CU_ASSERT_DOUBLE_EQUAL(pr.value, rf_predict(ref_forest, row), 0);
+  CU_ASSERT_EQUAL(kcast_predict(m, fs, 1.5, &pr), KCAST_E_ARG); /* coverage out of (0,1) */
+  CU_ASSERT_EQUAL(kcast_predict(m, fs, 0.9, NULL), KCAST_E_ARG);
+
+  /* A model for another target. */
+  CU_ASSERT_EQUAL(kcast_model_target(m), KCAST_TARGET_TIME);
+  CU_ASSERT_EQUAL(kcast_model_expect(m, KCAST_TARGET_TIME), KCAST_OK);
+  kcast_model *pm = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(power_model, &pm), KCAST_OK);
+  CU_ASSERT_EQUAL(kcast_model_target(pm), KCAST_TARGET_POWER);
+  CU_ASSERT_EQUAL(kcast_model_expect(pm, KCAST_TARGET_TIME), KCAST_E_TARGET);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "'power'"));
+
+  /* Analytic: unknown GPU, missing launch shape. */
+  kcast_features *empty = NULL;
+  kcast_features_new(&empty);
+  CU_ASSERT_EQUAL(kcast_predict_analytic("NoSuchGPU", fs, &pr, NULL), KCAST_E_NOTFOUND);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "H200")); /* lists the known ones */
+  CU_ASSERT_EQUAL(kcast_predict_analytic("H200", empty, &pr, NULL), KCAST_E_FEATURE);
+  kcast_features_free(empty);
+  kcast_model_free(pm);
+  kcast_model_free(m);
+  kcast_features_free(fs);
+
+  /* Launch configs and files for from_ptx. */
+  kcast_launch_config c = KCAST_LAUNCH_CONFIG_INIT;
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", NULL, NULL, &fs), KCAST_E_ARG);
+  c.size = 0;
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", NULL, &c, &fs), KCAST_E_ARG);
+  c.size = sizeof c;
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", NULL, &c, &fs), KCAST_E_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "takes 4 parameters")); /* arg count */
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", "nokernel", &c, &fs),
+                  KCAST_E_NOTFOUND);
+  CU_ASSERT_EQUAL(kcast_features_from_ptx(missing, NULL, &c, &fs), KCAST_E_IO);
+  CU_ASSERT_EQUAL(kcast_features_from_launch(missing, 1, &fs), KCAST_E_IO);
+  CU_ASSERT_EQUAL(kcast_features_from_launch(time_model, 1, &fs), KCAST_E_FORMAT); /* not a dataset */
+  CU_ASSERT_PTR_NULL(fs);
+}
+
+/* Field-wise equality (the struct has padding). */
+static int pred_eq(const kcast_prediction *a, const kcast_prediction *b) {
+  return a->value == b->value && a->lo == b->lo && a->hi == b->hi && a->source == b->source;
+}
+
+static void test_matches_forest(void) {
+  kcast_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(time_model, &m), KCAST_OK);
+  CU_ASSERT_STRING_EQUAL(kcast_model_gpu(m), "H200");
+  CU_ASSERT_EQUAL(kcast_model_nfeatures(m), 3);
+  CU_ASSERT_STRING_EQUAL(kcast_model_feature_name(m, 1), "launch.threads");
+  CU_ASSERT_PTR_NULL(kcast_model_feature_name(m, 3));
+  kcast_features *sets[64];
+  kcast_prediction out[64];
+  int equal = 1, ordered = 1;
+  for (unsigned i = 0; i < 64; i++) {
+    sets[i] = features_of_row(i * 5);
+    double r[3], lo, hi;
+    row_of(i * 5, r);
+    kcast_prediction p;
+    if (kcast_predict(m, sets[i], 0.9, &p)) { equal = 0; continue; }
+    rf_predict_interval(ref_forest, r, 0.9, NULL, &lo, &hi);
+    equal &= p.value == rf_predict(ref_forest, r) && p.lo == lo && p.hi == hi &&
+             p.source == KCAST_SOURCE_FOREST;
+    ordered &= p.lo <= p.value && p.value <= p.hi;
+  }
+  CU_ASSERT(equal);   /* kcast_predict == rf_predict and its interval, every row */
+  CU_ASSERT(ordered); /* lo <= value <= hi */
+  CU_ASSERT_EQUAL(kcast_predict_batch(m, (const kcast_features *const *)sets, 64, 0.9, out), KCAST_OK);
+  int batch_equal = 1;
+  for (unsigned i = 0; i < 64; i++) {
+    kcast_prediction p;
+    kcast_predict(m, sets[i], 0.9, &p);
+    batch_equal &= pred_eq(&p, &out[i]);
+  }
+  CU_ASSERT(batch_equal); /* the batch answers as one-by-one calls */
+  kcast_features *bad = NULL;
+  kcast_features_new(&bad);
+  kcast_features *mixed[3] = {sets[0], bad, sets[1]};
+  CU_ASSERT_EQUAL(kcast_predict_batch(m, (const kcast_features *const *)mixed, 3, 0.9, out),
+                  KCAST_E_FEATURE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "feature set 1")); /* names the index */
+  kcast_features_free(bad);
+  for (unsigned i = 0; i < 64; i++) kcast_features_free(sets[i]);
+  kcast_model_free(m);
+}
+
+/* ----------------------------------------------------------- threads -- */
+
+#define NTHREADS 8
+#define NPRED 10000
+#define NSETS 97
+
+typedef struct worker {
+  const kcast_model *m;
+  kcast_features *const *sets;
+  kcast_prediction *out; /* NPRED */
+  int failures;
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  for (unsigned i = 0; i < NPRED; i++)
+    if (kcast_predict(w->m, w->sets[i % NSETS], 0.8, &w->out[i])) w->failures++;
+  return NULL;
+}
+
+static void test_threads(void) {
+  kcast_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(time_model, &m), KCAST_OK);
+  kcast_features *sets[NSETS];
+  for (unsigned i = 0; i < NSETS; i++) sets[i] = features_of_row(i * 3 + 1);
+  worker ref = {m, sets, calloc(NPRED, sizeof(kcast_prediction)), 0};
+  work(&ref);
+  CU_ASSERT_EQUAL(ref.failures, 0);
+  worker w[NTHREADS];
+  pthread_t t[NTHREADS];
+  int started = 0;
+  for (int i = 0; i < NTHREADS; i++) {
+    w[i] = (worker){m, sets, calloc(NPRED, sizeof(kcast_prediction)), 0};
+    if (w[i].out && pthread_create(&t[i], NULL, work, &w[i]) == 0) started++;
+  }
+  CU_ASSERT_EQUAL(started, NTHREADS);
+  int same = 1, failures = 0;
+  for (int i = 0; i < started; i++) {
+    pthread_join(t[i], NULL);
+    failures += w[i].failures;
+    for (unsigned k = 0; k < NPRED; k++) same &= pred_eq(&w[i].out[k], &ref.out[k]);
+  }
+  CU_ASSERT_EQUAL(failures, 0); /* 8 x 10000 concurrent predictions all succeed */
+  CU_ASSERT(same);              /* and each thread's answers equal the single-threaded run */
+  for (int i = 0; i < NTHREADS; i++) free(w[i].out);
+  free(ref.out);
+  for (unsigned i = 0; i < NSETS; i++) kcast_features_free(sets[i]);
+  kcast_model_free(m);
+}
+
+/* Each thread's last error is its own. */
+static void *fail_once(void *arg) {
+  kcast_features_set(NULL, (const char *)arg, 1);
+  return NULL;
+}
+
+static void test_error_per_thread(void) {
+  kcast_model *m = NULL;
+  kcast_model_load(NULL, &m);
+  char mine[1024];
+  snprintf(mine, sizeof mine, "%s", kcast_last_error());
+  pthread_t t;
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, fail_once, "x"), 0);
+  pthread_join(t, NULL);
+  CU_ASSERT_STRING_EQUAL(kcast_last_error(), mine); /* another thread's failure did not touch ours */
+}
+
+/* ------------------------------------------------------ feature sources -- */
+
+static void test_from_launch(void) {
+  char db[4300], err[512];
+  snprintf(db, sizeof db, "%s/ds.db", tmp);
+  ds_db *h = NULL;
+  CU_ASSERT_EQUAL_FATAL(ds_open(db, DS_CREATE, &h, err, sizeof err), 0);
+  feat_vec v;
+  feat_init(&v);
+  feat_set(&v, "launch.ctas", 128);
+  feat_set(&v, "launch.threads", 256);
+  feat_set(&v, "launch.block_x", 256);
+  feat_set(&v, "op.fma.rn.f32", 4096);
+  ds_launch l = {NULL, "app", "in", 0, "_Z1kv", {128, 1, 1}, {256, 1, 1}, 0, NULL};
+  int64_t id = 0;
+  CU_ASSERT_EQUAL_FATAL(ds_insert_launch(h, &l, &v, &id), 0);
+  ds_close(h);
+  feat_free(&v);
+
+  kcast_features *fs = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_features_from_launch(db, id, &fs), KCAST_OK);
+  double x = 0;
+  CU_ASSERT_EQUAL(kcast_features_get(fs, "op.fma.rn.f32", &x), KCAST_OK);
+  CU_ASSERT_DOUBLE_EQUAL(x, 4096, 0); /* the stored value comes back */
+  kcast_model *m = NULL;
+  kcast_prediction p, t, w;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(time_model, &m), KCAST_OK);
+  CU_ASSERT_EQUAL(kcast_predict(m, fs, 0.9, &p), KCAST_OK);
+  double row[3] = {128, 256, 4096};
+  CU_ASSERT_DOUBLE_EQUAL(p.value, rf_predict(ref_forest, row), 0);
+  CU_ASSERT_EQUAL(kcast_predict_analytic("h200", fs, &t, &w), KCAST_OK); /* case-insensitive */
+  CU_ASSERT(t.value > 0 && t.lo <= t.value && t.value <= t.hi && t.source == KCAST_SOURCE_ANALYTIC);
+  CU_ASSERT(w.value > 0 && w.lo <= w.value && w.value <= w.hi);
+  kcast_model_free(m);
+  kcast_features_free(fs);
+  fs = NULL;
+  CU_ASSERT_EQUAL(kcast_features_from_launch(db, id + 100, &fs), KCAST_E_NOTFOUND);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "ds.db"));
+}
+
+static void test_from_ptx(void) {
+  kcast_arg args[4];
+  memset(args, 0, sizeof args);
+  args[0].kind = KCAST_ARG_SCALAR;
+  args[0].bits = 4096; /* n */
+  float a = 2.0f;
+  uint32_t abits;
+  memcpy(&abits, &a, 4);
+  args[1].kind = KCAST_ARG_SCALAR;
+  args[1].bits = abits;
+  args[2].kind = KCAST_ARG_BUFFER;
+  args[2].bytes = 4096 * 4;
+  args[2].fill = KCAST_FILL_RANDF;
+  args[2].seed = 3;
+  args[3].kind = KCAST_ARG_BUFFER;
+  args[3].bytes = 4096 * 4;
+  kcast_launch_config c = KCAST_LAUNCH_CONFIG_INIT;
+  c.grid[0] = 16;
+  c.block[0] = 256;
+  c.sample_ctas = 4;
+  c.args = args;
+  c.nargs = 4;
+  c.threads = 1;
+  kcast_features *fs = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", "saxpy", &c, &fs),
+                        KCAST_OK);
+  double ctas = 0, fma = 0;
+  CU_ASSERT_EQUAL(kcast_features_get(fs, "launch.ctas", &ctas), KCAST_OK);
+  CU_ASSERT_DOUBLE_EQUAL(ctas, 16, 0); /* counts describe the whole grid */
+  CU_ASSERT_EQUAL(kcast_features_get(fs, "op.fma.rn.f32", &fma), KCAST_OK);
+  CU_ASSERT_DOUBLE_EQUAL(fma, 4096, 0.5); /* one FMA per element, scaled from 4 sampled CTAs */
+  int has_static = 0;
+  for (size_t i = 0; i < kcast_features_count(fs); i++)
+    has_static |= !strncmp(kcast_features_name(fs, i), "static.", 7);
+  CU_ASSERT(has_static); /* static features are added too */
+  kcast_prediction t;
+  CU_ASSERT_EQUAL(kcast_predict_analytic("H200", fs, &t, NULL), KCAST_OK);
+  kcast_features_free(fs);
+  fs = NULL;
+
+  /* A buffer handed to the float parameter, and a too small buffer. */
+  kcast_arg bad[4];
+  memcpy(bad, args, sizeof bad);
+  bad[1] = args[2];
+  c.args = bad;
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", NULL, &c, &fs), KCAST_E_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "device address"));
+  memcpy(bad, args, sizeof bad);
+  bad[3].bytes = 64;
+  c.args = bad;
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", NULL, &c, &fs),
+                  KCAST_E_EMULATION); /* out-of-bounds store stops the launch */
+  CU_ASSERT(strlen(kcast_last_error()) > 0);
+  CU_ASSERT_PTR_NULL(fs);
+}
+
+/* --------------------------------------------------- library surface -- */
+
+static void test_exports(void) {
+  char cmd[4400], *out = NULL;
+  snprintf(cmd, sizeof cmd, "nm -D --defined-only %s/libkcast.so", tests_build());
+  int rc = tests_run(cmd, &out, NULL);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  int only_kcast = 1, n = 0, has_predict = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    const char *sym = strrchr(line, ' ');
+    sym = sym ? sym + 1 : line;
+    if (!strcmp(sym, "_init") || !strcmp(sym, "_fini")) continue;
+    if (strncmp(sym, "kcast_", 6)) {
+      only_kcast = 0;
+      fprintf(stderr, "test_api: libkcast.so exports %s\n", sym);
+    }
+    n++;
+    has_predict |= !strcmp(sym, "kcast_predict");
+  }
+  free(out);
+  CU_ASSERT(only_kcast);  /* every exported symbol is kcast_* */
+  CU_ASSERT(has_predict); /* and the API is there */
+  CU_ASSERT(n >= 20);
+}
+
+static void test_header_languages(void) {
+  char src[4300], cmd[9000], *err = NULL;
+  const char *prog =
+      "#include \"kcast.h\"\n"
+      "int main(void) {\n"
+      "  kcast_launch_config c = KCAST_LAUNCH_CONFIG_INIT;\n"
+      "  kcast_prediction p;\n"
+      "  kcast_model *m = 0;\n"
+      "  p.source = KCAST_SOURCE_FOREST;\n"
+      "  (void)c; (void)p;\n"
+      "  return kcast_model_load(\"x\", &m) == KCAST_OK;\n"
+      "}\n";
+  snprintf(src, sizeof src, "%s/hdr.c", tmp);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(src, prog, strlen(prog)), 0);
+  snprintf(cmd, sizeof cmd, "cc -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -fsyntax-only %s", src);
+  int rc = tests_run(cmd, NULL, &err);
+  CU_ASSERT_EQUAL(rc, 0); /* kcast.h compiles as pedantic C99 */
+  if (rc) fprintf(stderr, "%s", err ? err : "");
+  free(err);
+  err = NULL;
+  if (tests_run("command -v g++", NULL, NULL) != 0) {
+    fprintf(stderr, "test_api: g++ not found, C++ check skipped\n");
+    return;
+  }
+  snprintf(src, sizeof src, "%s/hdr.cpp", tmp);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(src, prog, strlen(prog)), 0);
+  snprintf(cmd, sizeof cmd,
+           "g++ -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -fsyntax-only %s", src);
+  rc = tests_run(cmd, NULL, &err);
+  CU_ASSERT_EQUAL(rc, 0); /* kcast.h compiles as C++11 */
+  if (rc) fprintf(stderr, "%s", err ? err : "");
+  free(err);
+}
+
+TEST_SUITES(register_api) {
+  CU_pSuite s = CU_add_suite("api", api_setup, api_teardown);
+  if (!s) return;
+  TEST_ADD(s, test_version_and_gpus);
+  TEST_ADD(s, test_misuse);
+  TEST_ADD(s, test_matches_forest);
+  TEST_ADD(s, test_threads);
+  TEST_ADD(s, test_error_per_thread);
+  TEST_ADD(s, test_from_launch);
+  TEST_ADD(s, test_from_ptx);
+  TEST_ADD(s, test_exports);
+  TEST_ADD(s, test_header_languages);
+}
