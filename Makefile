@@ -225,8 +225,7 @@ docs: $(BUILD)/kcast
 # data is beside the project -- a forest cross-validated on real GPU times.
 MANGROVE ?= ../shared/data/mangrove-tutorial
 demo: all $(BUILD)/suite/gemm_tiled
-	$(BUILD)/kcast extract datasets/suite/gemm_tiled.cu --kernel gemm_tiled_kernel --format table 2>/dev/null \
-	  || $(BUILD)/kcast extract datasets/suite/gemm_tiled.cu
+	$(BUILD)/kcast extract datasets/suite/gemm_tiled.cu
 	rm -f $(BUILD)/demo.db
 	$(BUILD)/kcast run -o $(BUILD)/demo.db -- $(BUILD)/suite/gemm_tiled 128 16
 	$(BUILD)/kcast dataset stats datasets/data/suite-features.db
