@@ -14,7 +14,7 @@
 // Launches per run: depth + 1 (the last level finds nothing new); the program
 // prints the depth.  The source is vertex 0.
 // Check: exact levels against a CPU queue BFS (-1 = unreachable).
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "bfs NODES [BLOCK] [DEGREE]"
 

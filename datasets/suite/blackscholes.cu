@@ -15,7 +15,7 @@
 // CPU evaluation measured max 1.6e-5 over 1e6 options; the reference itself
 // obeys put-call parity and is within 8.3e-6 of an erfc-based CND), so we require
 // |price - ref| <= 2e-4 + 1e-5 * |ref|.
-#include "suiteB_util.h"
+#include "suite_util.h"
 #include <math.h>
 
 #define USAGE "blackscholes N [BLOCK] [ITERS]"

@@ -15,7 +15,7 @@
 // max|X - X_ref| <= 3.2e-6 * log2(N) * rms(X_ref) (a float CPU simulation of
 // these kernels, with and without FMA contraction, measured at most
 // 1.7e-7 * log2(N) * rms for N = 2^1 .. 2^22).
-#include "suiteB_util.h"
+#include "suite_util.h"
 #include <math.h>
 
 #define USAGE "fft N [BLOCK]"

@@ -10,7 +10,7 @@
 //   1. uniform keys; 2. skewed keys (about 3/4 of them land in bins 0..7, so
 //   the global atomics contend heavily on few addresses).
 // Check: integer counts, exact against a CPU histogram.
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "histogram_global N [BLOCK] [BINS]"
 

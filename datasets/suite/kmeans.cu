@@ -19,7 +19,7 @@
 // every float operation is written with explicit round-to-nearest intrinsics
 // (no FMA contraction) in the same order as the CPU code, which runs plain
 // IEEE single precision; so labels and centroids must match exactly.
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "kmeans N [BLOCK] [ITERS] [K]"
 #define DIM 4

@@ -12,7 +12,7 @@
 // Check: exact.  Every float operation in the kernel uses explicit
 // round-to-nearest intrinsics (no FMA contraction) in the same order as the
 // CPU loop, which runs IEEE single precision, so counts must agree bit for bit.
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "mandelbrot N [BLOCK] [MAXITER]"
 

@@ -19,7 +19,7 @@
 // (~sqrt(N) eps typical), so we compare normwise: max|v - v_ref| <= TOL *
 // max|v_ref| and max|p - p_ref| <= TOL * max|p_ref|, TOL = 1e-4 for float
 // (measured float-vs-double CPU error ~1e-6 at N = 4096) and 1e-11 for double.
-#include "suiteB_util.h"
+#include "suite_util.h"
 #include <math.h>
 
 #ifdef SUITE_FP64

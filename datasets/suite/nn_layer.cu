@@ -24,7 +24,7 @@
 // have typical relative error ~sqrt(K) eps ~ 5e-6 of the magnitudes involved,
 // expf is within 2 ulp, and a few SGD steps do not amplify the differences
 // (lr * dW is ~10 % of W, so a broken update is far above the tolerance).
-#include "suiteB_util.h"
+#include "suite_util.h"
 #include <math.h>
 
 #define USAGE "nn_layer BATCH IN OUT [TILE] [ITERS]"

@@ -15,7 +15,7 @@
 // barrier between them, and writes the tile back.
 // Launches per run: 2 * N / TILE - 1 (grid 1, 2, .., T, .., 2, 1 blocks).
 // Check: exact integers against the row-by-row CPU recurrence.
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "nw N [TILE] [PENALTY]"
 #define ALPHA 16

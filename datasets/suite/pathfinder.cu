@@ -13,7 +13,7 @@
 // (the halo shrinks by one column per side per row), and writes those.
 // Launches per run: ceil((ROWS-1)/HEIGHT), grid ceil(COLS/(BLOCK-2*HEIGHT)).
 // Check: exact integers against the row-by-row CPU recurrence.
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "pathfinder COLS ROWS [BLOCK] [HEIGHT]"
 

@@ -14,7 +14,7 @@
 // the result through at most ceil(log2 N) + 2*passes additions, so the relative
 // error of the GPU sum is below (log2 N + 8) * eps; we allow twice that.  The CPU
 // reference is a pairwise sum in long double (its own error is negligible).
-#include "suiteB_util.h"
+#include "suite_util.h"
 #include <math.h>
 
 #ifdef SUITE_FP64

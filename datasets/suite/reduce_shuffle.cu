@@ -16,7 +16,7 @@
 // log2(BLOCK) tree levels, then ceil(G/BLOCK) + log2(BLOCK) more in pass 2, so
 // the relative error is below (m + G/BLOCK + 2 log2(BLOCK) + 2) * eps; we allow
 // twice that against a long double pairwise CPU sum.
-#include "suiteB_util.h"
+#include "suite_util.h"
 #include <math.h>
 
 #define USAGE "reduce_shuffle N [BLOCK]"

@@ -13,7 +13,7 @@
 // tiles 1024 -> 1: 2 + 1 = 3 launches; N = 2^24, BLOCK 128: 32768 -> 64 -> 1:
 // 3 + 2 = 5 launches.
 // Check: unsigned arithmetic modulo 2^32 on both sides, so the result is exact.
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "scan N [BLOCK]"
 #define ITEMS 4

@@ -9,7 +9,7 @@
 // Launches per run: log2(P) * (log2(P) + 1) / 2, grid ceil(P/2 / BLOCK);
 // e.g. N = 2^10 -> 55, 2^16 -> 136, 2^20 -> 210, 2^22 -> 253.
 // Check: exact, against qsort of the same keys.
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "sort N [BLOCK]"
 

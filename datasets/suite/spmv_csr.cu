@@ -13,7 +13,7 @@
 // Check: per row, |y - y_ref| <= (len + 2) * eps_f32 * sum|a_ij x_j| + 1e-30,
 // the standard bound for a float dot product of len terms in any summation
 // order (gamma_n); y_ref is computed in double.
-#include "suiteB_util.h"
+#include "suite_util.h"
 #include <math.h>
 
 #define USAGE "spmv_csr ROWS [BLOCK]"

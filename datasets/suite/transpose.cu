@@ -13,7 +13,7 @@
 //                     so both global reads and writes coalesce and the column
 //                     reads of the tile are free of bank conflicts.
 // Check: exact (pure data movement).
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "transpose ROWS COLS [TILE] [ITERS]"
 #define BLOCK_ROWS 8

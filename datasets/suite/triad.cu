@@ -11,7 +11,7 @@
 // Check: b and c are multiples of 1/8 in [-16, 16) and s is a small integer, so
 // s*c and b + s*c are exact in float (at most 11 significant bits) whether or
 // not the GPU fuses them into one FMA: the comparison is exact.
-#include "suiteB_util.h"
+#include "suite_util.h"
 
 #define USAGE "triad N [BLOCK] [ITERS]"
 

@@ -1,4 +1,4 @@
-// suiteB_util.h -- shared helpers of the suite programs written by suiteB.
+// suite_util.h -- helpers shared by the suite programs that include it.
 //
 // What: the CHECK macro every CUDA runtime call goes through, the launch check
 // (cudaGetLastError right after a <<<>>> launch), a 32-bit LCG with a fixed seed
