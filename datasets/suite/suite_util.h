@@ -8,8 +8,8 @@
 // unmodified under kcast's CPU cudart replacement as well as on a real GPU; one
 // copy of these rules keeps the programs identical in how they fail.  Header-only
 // (static functions) so each program still builds from its single .cu file.
-#ifndef SUITEB_UTIL_H
-#define SUITEB_UTIL_H
+#ifndef KCAST_SUITE_UTIL_H
+#define KCAST_SUITE_UTIL_H
 
 #include <cuda_runtime.h>
 #include <errno.h>
