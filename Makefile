@@ -213,7 +213,8 @@ $(BUILD)/fuzz/ptx_fuzz: tests/fuzz/ptx_fuzz.c $(FUZZ_SRC) $(wildcard extractor/*
 	  -fsanitize=fuzzer,address,undefined -o $@ tests/fuzz/ptx_fuzz.c $(FUZZ_SRC) -lm
 
 bench: $(BUILD)/kcast
-	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD))
+	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD)) CC="$(CC)" \
+	  CSTD="$(CSTD)" WARN="$(WARN)" OPT="$(OPT)" SANFLAGS="$(SANFLAGS)" LDLIBS_ALL="$(LDLIBS_ALL)"
 
 # docs/cli.md from the help texts (a test checks it is current).
 docs: $(BUILD)/kcast
