@@ -49,8 +49,9 @@ struct rf_params;
 struct rf_data;
 typedef struct cli_rf_input {
   const char *csv, *db, *target, *gpu, *group, *ignore;
-  const char *features;  /* NULL: the columns as loaded; "mangrove": GPU
-                            Mangrove's twelve engineered features */
+  const char *features;  /* NULL: the columns as loaded; else a comma list
+                            of families and derived sets (mangrove,
+                            analytic): cmd_train.c */
   int drop_constant;
 } cli_rf_input;
 /* Parse the input/hyperparameter option at argv[*i] (advancing *i past its

@@ -18,7 +18,9 @@ const char cmd_model_usage[] =
     "       kcast model importance MODEL [--top N]\n"
     "\n"
     "info: target and transform, GPU, features, hyperparameters, training\n"
-    "      summary (rows, OOB and CV figures, date) and the forest's size.\n"
+    "      summary (rows, OOB and CV figures, date), the forest's size and\n"
+    "      the interval calibration table (coverage, widening q in the\n"
+    "      transformed space) when the model has one.\n"
     "importance: features by impurity importance (MDI, normalised to 1), with\n"
     "      the permutation importance (increase of the OOB squared error) when\n"
     "      the model was trained with --perm-importance.\n";
@@ -55,6 +57,19 @@ static void print_info(const char *path, const rf_info *in) {
   if (!isnan(s->cv_mape))
     printf("cv           MAPE %.2f %%, median APE %.2f %%, coverage %.3f\n", s->cv_mape,
            s->cv_median_ape, s->cv_coverage);
+  if (!in->n_cal) {
+    printf("intervals    uncalibrated (quantile regression forest)\n");
+    return;
+  }
+  if (in->cal_method == RF_CALIB_KFOLD)
+    printf("intervals    calibrated (CQR) on %llu held-out rows of an inner %u-fold CV\n",
+           (unsigned long long)in->cal_rows, in->cal_folds);
+  else
+    printf("intervals    calibrated (CQR) on %llu out-of-bag rows\n",
+           (unsigned long long)in->cal_rows);
+  printf("calibration  coverage -> widening q%s:", in->transform == RF_TRANSFORM_LOG ? " (log)" : "");
+  for (size_t k = 0; k < in->n_cal; k++) printf(" %.3g %+.4g", in->cal_coverage[k], in->cal_q[k]);
+  putchar('\n');
 }
 
 int cmd_model(int argc, char **argv) {

@@ -170,8 +170,19 @@ static int forest_row(const char *path, const rf_forest *f, const feat_vec *v, d
   double *row = malloc((info->n_features ? info->n_features : 1) * sizeof *row);
   if (!row) { cli_error("out of memory"); return -1; }
   size_t missing = 0;
+  md_cache dc = {0};
   for (size_t j = 0; j < info->n_features; j++) {
     long at = feat_find(v, info->features[j]);
+    /* derived columns (mg.*, an.*) from the launch's raw features */
+    int got = at >= 0 ? 0
+                      : md_value(&dc, info->features[j], info->gpu, (const char *const *)v->names,
+                                 v->vals, v->n, &row[j]);
+    if (got < 0) {
+      cli_error("%s: feature %s: %s", path, info->features[j], rf_last_error());
+      free(row);
+      return -1;
+    }
+    if (got) continue;
     row[j] = at >= 0 ? v->vals[at] : 0; /* absent features count 0 (docs/features.md) */
     if (at < 0 && strncmp(info->features[j], "op.", 3) && strncmp(info->features[j], "static.op.", 10)) {
       if (!missing++) fprintf(stderr, "kcast: note: %s: features the launch lacks (counted 0):", path);

@@ -32,9 +32,10 @@ const char cmd_train_usage[] =
     "  --group COLUMN      CSV column of group labels (not a feature)\n"
     "  --drop-constant     drop feature columns with a single value\n"
     "  --features F,...    feature families to use: launch, op, class, mem, ctrl,\n"
-    "                      static (the part of a name before its first dot)\n"
-    "  --features mangrove train on GPU Mangrove's twelve engineered features\n"
-    "                      (docs/features.md) derived from op.*, class.*, launch.*\n"
+    "                      static (the part of a name before its first dot), and\n"
+    "                      derived columns: mangrove (GPU Mangrove's twelve, mg.*,\n"
+    "                      from op.*, class.*, launch.*), analytic (the analytic\n"
+    "                      estimate on --gpu, an.*); docs/features.md\n"
     "hyperparameters:\n"
     "  --trees N           number of trees (100)\n"
     "  --max-features F    features tried per split: fraction in (0,1] or a count\n"
@@ -45,6 +46,12 @@ const char cmd_train_usage[] =
     "  --extra-trees       extremely randomized trees (no bootstrap)\n"
     "  --bootstrap on|off  override the bootstrap default\n"
     "  --bins N            histogram bins per feature, 2..256 (256)\n"
+    "  --calibrate         calibrate the prediction intervals on held-out rows\n"
+    "                      (conformalized quantile regression): OOB rows for a\n"
+    "                      bootstrap forest (its default), else an inner 5-fold\n"
+    "                      CV of 50-tree forests (2-3x the training time); 'kcast\n"
+    "                      cv' calibrates inside each training fold\n"
+    "  --no-calibrate      plain quantile-regression-forest intervals\n"
     "  --seed S            random seed (1)\n"
     "  --threads N         OpenMP threads (default: all)\n"
     "output:\n"
@@ -65,9 +72,11 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out) {
 
 /* ------------------------------------------------ feature families -- */
 
-static int mangrove_features(rf_data *d, const char *src);
+static int derive_columns(const rf_data *d, const char *list, const char *gpu, const char *src,
+                          double **x, const char **names, size_t *k);
 
-static const char *const families[] = {"launch", "op", "class", "mem", "ctrl", "static"};
+static const char *const families[] = {"launch", "op", "class", "mem", "ctrl", "static",
+                                       "mangrove", "analytic"};
 
 /* Is name's family (the text before its first dot) in the comma list? */
 static int in_families(const char *list, const char *name) {
@@ -98,7 +107,7 @@ static int valid_families(const char *list) {
 
 /* Keep only the columns of the listed families (docs/features.md); the
    others move to d->extra like any unselected column. */
-static int select_families(rf_data *d, const char *list, const char *src) {
+static int select_families(rf_data *d, const char *list, const char *src, int may_empty) {
   size_t n = d->n_rows, keep = 0;
   for (size_t j = 0; j < d->n_cols; j++) {
     if (in_families(list, d->names[j])) {
@@ -115,18 +124,40 @@ static int select_families(rf_data *d, const char *list, const char *src) {
     }
   }
   d->n_cols = keep;
-  if (!keep) {
+  if (!keep && !may_empty) {
     cli_error("%s: no feature column belongs to the families '%s'", src, list);
     return -1;
   }
   return 0;
 }
 
-/* --features: GPU Mangrove's engineered set, or a family selection. */
-static int apply_features(rf_data *d, const char *features, const char *src) {
+/* --features: a family selection, plus the derived columns 'mangrove'
+   and 'analytic' ask for (computed from all loaded columns first). */
+static int apply_features(rf_data *d, const char *features, const char *gpu, const char *src) {
   if (!features) return 0;
-  if (!strcmp(features, "mangrove")) return mangrove_features(d, src);
-  return select_families(d, features, src);
+  double *dx;
+  const char *dn[MD_MANGROVE_N + MD_ANALYTIC_N];
+  size_t k;
+  if (derive_columns(d, features, gpu, src, &dx, dn, &k)) return -1;
+  if (select_families(d, features, src, k > 0)) {
+    free(dx);
+    return -1;
+  }
+  if (!k) return 0;
+  size_t n = d->n_rows, p = d->n_cols;
+  double *nx = realloc(d->x, (p + k) * n * sizeof *nx);
+  char **nn = nx ? realloc(d->names, (p + k) * sizeof *nn) : NULL;
+  if (nx) d->x = nx;
+  if (nn) d->names = nn;
+  int ok = nx && nn;
+  for (size_t j = 0; ok && j < k; j++) {
+    memcpy(d->x + (p + j) * n, dx + j * n, n * sizeof *dx);
+    ok = (d->names[p + j] = strdup(dn[j])) != NULL;
+    if (ok) d->n_cols++;
+  }
+  free(dx);
+  if (!ok) cli_error("out of memory");
+  return ok ? 0 : -1;
 }
 
 int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_params *p,
@@ -150,9 +181,9 @@ int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_para
   if (!strcmp(a, "--drop-constant")) { in->drop_constant = 1; return 1; }
   if (!strcmp(a, "--features")) {
     NEEDV();
-    if (strcmp(v, "mangrove") && !valid_families(v)) {
-      cli_usage_error(cmd, "--features '%s': give 'mangrove' or a comma list of families "
-                      "(launch, op, class, mem, ctrl, static)", v);
+    if (!valid_families(v)) {
+      cli_usage_error(cmd, "--features '%s': give a comma list of launch, op, class, mem, "
+                      "ctrl, static, mangrove, analytic", v);
       return -1;
     }
     in->features = v;
@@ -160,6 +191,8 @@ int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_para
   }
   if (!strcmp(a, "--log-target")) { p->transform = RF_TRANSFORM_LOG; return 1; }
   if (!strcmp(a, "--extra-trees")) { p->extra_trees = 1; return 1; }
+  if (!strcmp(a, "--calibrate")) { p->calibrate = RF_CALIBRATE_ON; return 1; }
+  if (!strcmp(a, "--no-calibrate")) { p->calibrate = RF_CALIBRATE_OFF; return 1; }
   if (!strcmp(a, "--bootstrap")) {
     NEEDV();
     if (!strcmp(v, "on")) p->bootstrap = 1;
@@ -266,121 +299,65 @@ out:
   return rc;
 }
 
-/* ------------------------------------------- GPU Mangrove's features -- */
+/* ---------------------------------------------- derived features -- */
 
-/* Bytes one thread moves with memory op key k ("ld.global.v4.f32" -> 16):
-   the last type modifier's width times the vector count; 4 when untyped. */
-static double access_bytes(const char *k) {
-  double bytes = 4, vec = 1;
-  char tok[32];
-  for (const char *s = strchr(k, '.'); s; s = strchr(s + 1, '.')) {
-    size_t n = strcspn(s + 1, ".");
-    if (n == 0 || n >= sizeof tok) continue;
-    memcpy(tok, s + 1, n);
-    tok[n] = 0;
-    if (tok[0] == 'v' && tok[1] >= '2' && tok[1] <= '8' && !tok[2]) vec = tok[1] - '0';
-    const char *d = tok + (tok[0] == 'b' && tok[1] == 'f' ? 2 : 1);
-    if (strchr("sufb", tok[0]) && *d >= '1' && *d <= '9') {
-      char *e;
-      long bits = strtol(d, &e, 10);
-      if (bits > 0 && (!*e || !strcmp(e, "x2"))) bytes = (double)bits / 8 * (*e ? 2 : 1);
-    }
+/* Is tok one of the comma list's items? */
+static int has_token(const char *list, const char *tok) {
+  size_t tl = strlen(tok);
+  for (const char *t = list;;) {
+    const char *e = strchr(t, ',');
+    size_t n = e ? (size_t)(e - t) : strlen(t);
+    if (n == tl && !strncmp(t, tok, n)) return 1;
+    if (!e) return 0;
+    t = e + 1;
   }
-  return bytes * vec;
-}
-
-/* Memory space of op key k when it is a load/store/atomic: 'g', 's', 'p'
-   (global, shared, param) or 0. */
-static int mem_space(const char *k) {
-  static const char *const mn[] = {"ld.", "ldu.", "st.", "atom.", "red."};
-  int is_mem = 0;
-  for (size_t i = 0; i < sizeof mn / sizeof *mn; i++) is_mem |= !strncmp(k, mn[i], strlen(mn[i]));
-  if (!is_mem) return 0;
-  if (strstr(k, ".global")) return 'g';
-  if (strstr(k, ".shared")) return 's';
-  if (strstr(k, ".param")) return 'p';
-  return 0;
 }
 
 /*
- * Replace d's columns by GPU Mangrove's twelve features (Braun et al.),
- * computed per launch from the thread-level op.* counts, the class.*
- * sums and the launch.* configuration; docs/features.md defines each.
+ * The derived columns the list asks for (GPU Mangrove's twelve, the
+ * analytic estimate on gpu), computed row by row with model/derived.c --
+ * the same code libkcast runs on one launch at prediction time.  On
+ * success *x holds k columns of n rows (column-major) named names[0..k).
  */
-static int mangrove_features(rf_data *d, const char *src) {
-  enum { TPC, CTAS, INSNS, SPECIAL, LOGIC, CONTROL, SYNC, ARITH, GBYTES, PBYTES, SBYTES, AI, NF };
-  static const char *const names[NF] = {
-      "mg.threads_per_cta", "mg.ctas", "mg.instructions", "mg.special", "mg.logic",
-      "mg.control", "mg.sync", "mg.arith", "mg.global_bytes", "mg.param_bytes",
-      "mg.shared_bytes", "mg.arith_intensity"};
+static int derive_columns(const rf_data *d, const char *list, const char *gpu, const char *src,
+                          double **x, const char **names, size_t *k) {
+  int mg = has_token(list, "mangrove"), an = has_token(list, "analytic");
   size_t n = d->n_rows, p = d->n_cols;
-  long bx = -1, by = -1, bz = -1, ctas = -1;
-  for (size_t j = 0; j < p; j++) {
-    const char *c = d->names[j];
-    if (!strcmp(c, "launch.block_x")) bx = (long)j;
-    else if (!strcmp(c, "launch.block_y")) by = (long)j;
-    else if (!strcmp(c, "launch.block_z")) bz = (long)j;
-    else if (!strcmp(c, "launch.ctas")) ctas = (long)j;
-  }
-  if (bx < 0 || ctas < 0) {
-    cli_error("%s: --features mangrove needs launch.block_x and launch.ctas columns", src);
+  *k = 0;
+  *x = NULL;
+  if (!mg && !an) return 0;
+  if (an && (!gpu || !an_gpu_find(gpu))) {
+    cli_error("%s: --features analytic needs --gpu naming a GPU of 'kcast gpus' (got '%s')", src,
+              gpu ? gpu : "");
     return -1;
   }
-  double *x = calloc(n * NF, sizeof *x);
-  if (!x) {
+  for (size_t j = 0; mg && j < MD_MANGROVE_N; j++) names[(*k)++] = md_mangrove_names[j];
+  for (size_t j = 0; an && j < MD_ANALYTIC_N; j++) names[(*k)++] = md_analytic_names[j];
+  double *out = calloc(n * *k + 1, sizeof *out), *row = malloc((p + 1) * sizeof *row);
+  if (!out || !row) {
+    free(out);
+    free(row);
     cli_error("out of memory");
     return -1;
   }
   for (size_t i = 0; i < n; i++) {
-    double t = d->x[(size_t)bx * n + i];
-    if (by >= 0) t *= d->x[(size_t)by * n + i];
-    if (bz >= 0) t *= d->x[(size_t)bz * n + i];
-    x[TPC * n + i] = t;
-    x[CTAS * n + i] = d->x[(size_t)ctas * n + i];
-  }
-  for (size_t j = 0; j < p; j++) {
-    const char *c = d->names[j];
-    const double *col = d->x + j * n;
-    int to = -1;
-    if (!strcmp(c, "class.special")) to = SPECIAL;
-    else if (!strcmp(c, "class.logic")) to = LOGIC;
-    else if (!strcmp(c, "class.control")) to = CONTROL;
-    else if (!strcmp(c, "class.sync")) to = SYNC;
-    else if (!strcmp(c, "class.int_arith") || !strcmp(c, "class.fp16") ||
-             !strcmp(c, "class.fp32") || !strcmp(c, "class.fp64"))
-      to = ARITH;
-    if (to >= 0)
-      for (size_t i = 0; i < n; i++) x[(size_t)to * n + i] += col[i];
-    if (strncmp(c, "op.", 3)) continue;
-    for (size_t i = 0; i < n; i++) x[INSNS * n + i] += col[i];
-    int sp = mem_space(c + 3);
-    if (!sp) continue;
-    double w = access_bytes(c + 3);
-    size_t k = sp == 'g' ? GBYTES : sp == 's' ? SBYTES : PBYTES;
-    for (size_t i = 0; i < n; i++) x[k * n + i] += col[i] * w;
-  }
-  for (size_t i = 0; i < n; i++) {
-    double g = x[GBYTES * n + i];
-    x[AI * n + i] = g > 0 ? x[ARITH * n + i] / g : 0;
-  }
-  char **nm = calloc(NF, sizeof *nm);
-  for (size_t j = 0; nm && j < NF; j++)
-    if (!(nm[j] = strdup(names[j]))) {
-      for (size_t k = 0; k < j; k++) free(nm[k]);
-      free(nm);
-      nm = NULL;
+    for (size_t j = 0; j < p; j++) row[j] = d->x[j * n + i];
+    double v[MD_MANGROVE_N + MD_ANALYTIC_N];
+    size_t c = 0;
+    int rc = 0;
+    if (mg) rc = md_mangrove((const char *const *)d->names, row, p, v);
+    if (mg) c = MD_MANGROVE_N;
+    if (!rc && an) rc = md_analytic(gpu, (const char *const *)d->names, row, p, v + c);
+    if (rc) {
+      cli_error("%s: row %zu: %s", src, i + 1, rf_last_error());
+      free(out);
+      free(row);
+      return -1;
     }
-  if (!nm) {
-    free(x);
-    cli_error("out of memory");
-    return -1;
+    for (size_t j = 0; j < *k; j++) out[j * n + i] = v[j];
   }
-  for (size_t j = 0; j < p; j++) free(d->names[j]);
-  free(d->names);
-  free(d->x);
-  d->x = x;
-  d->names = nm;
-  d->n_cols = NF;
+  free(row);
+  *x = out;
   return 0;
 }
 
@@ -398,7 +375,7 @@ int cli_rf_load(const char *cmd, const cli_rf_input *in, rf_data *d) {
       rf_data_free(d);
       return -1;
     }
-    if (apply_features(d, in->features, in->db)) {
+    if (apply_features(d, in->features, in->gpu, in->db)) {
       rf_data_free(d);
       return -1;
     }
@@ -411,7 +388,7 @@ int cli_rf_load(const char *cmd, const cli_rf_input *in, rf_data *d) {
     cli_error("%s", rf_last_error());
     return -1;
   }
-  if (apply_features(d, in->features, in->csv)) {
+  if (apply_features(d, in->features, in->gpu, in->csv)) {
     rf_data_free(d);
     return -1;
   }
@@ -519,6 +496,14 @@ int cmd_train(int argc, char **argv) {
   if (info->params.bootstrap)
     printf("OOB: MAPE %.2f %%, R^2 %.4f, MSE %.4g%s\n", info->summary.oob_mape, info->summary.oob_r2,
            info->summary.oob_mse, p.transform == RF_TRANSFORM_LOG ? " (log space)" : "");
+  if (info->n_cal) {
+    size_t k = 0;
+    while (k + 1 < info->n_cal && info->cal_coverage[k] < 0.9) k++;
+    printf("intervals calibrated on %llu %s rows (widening at %.3g: %+.4g%s)\n",
+           (unsigned long long)info->cal_rows,
+           info->cal_method == RF_CALIB_OOB ? "out-of-bag" : "held-out", info->cal_coverage[k],
+           info->cal_q[k], p.transform == RF_TRANSFORM_LOG ? " in log space" : "");
+  }
   if (have_cv)
     printf("CV (%lu-fold): MAPE %.2f %%, median APE %.2f %%, coverage %.3f\n", cv_folds,
            cvm.mape, cvm.median_ape, cvm.coverage);

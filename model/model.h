@@ -18,7 +18,8 @@
  *  - targets may be transformed (RF_TRANSFORM_LOG): trees fit log(y); a
  *    prediction is exp(mean over trees of the leaf means of log y), i.e. a
  *    geometric mean, without bias correction.  Interval bounds are the
- *    leaf-sample quantiles in the transformed space mapped back with exp.
+ *    leaf-sample quantiles in the transformed space (widened there by the
+ *    calibration table when the model has one) mapped back with exp.
  *  - docs/formats.md ("Model file (.kcm)") is the normative byte layout.
  *
  * This header builds as C and C++.
@@ -33,8 +34,9 @@
 extern "C" {
 #endif
 
-/* Version of the .kcm format this build writes and reads. */
-#define RF_FORMAT_VERSION 1
+/* Version of the .kcm format this build writes (it reads 1 and 2; 2 adds
+   the calibration table). */
+#define RF_FORMAT_VERSION 2
 /* Largest number of histogram bins per feature. */
 #define RF_MAX_BINS 256
 
@@ -129,7 +131,33 @@ typedef struct rf_params {
                              SOURCE_DATE_EPOCH when that is set */
   rf_progress_fn progress;/* called after each tree (any thread, serialised) */
   void *progress_ctx;
+  int calibrate;          /* interval calibration (RF_CALIBRATE_*): 0 =
+                             default (OOB for bootstrap forests, none
+                             otherwise), see rf_predict_interval; rf_cv
+                             calibrates each fold's forest on that fold's
+                             training rows only */
 } rf_params;
+
+/*
+ * Interval calibration (model/rf_calib.c): conformalized quantile regression
+ * (Romano et al. 2019) on held-out rows of the training data.
+ *   RF_CALIBRATE_DEFAULT  OOB for bootstrap forests (cheap), off otherwise
+ *   RF_CALIBRATE_OFF      plain quantile-regression-forest intervals
+ *   RF_CALIBRATE_ON       OOB rows (at most RF_CALIB_ROWS of them) for
+ *                         bootstrap forests, else an inner
+ *                         RF_CALIB_FOLDS-fold CV on the training rows
+ *                         (RF_CALIB_FOLDS extra forests of at most
+ *                         RF_CALIB_TREES trees)
+ */
+enum { RF_CALIBRATE_DEFAULT = 0, RF_CALIBRATE_OFF = 1, RF_CALIBRATE_ON = 2 };
+/* How a model's table was made (rf_info.cal_method, stored). */
+enum { RF_CALIB_NONE = 0, RF_CALIB_OOB = 1, RF_CALIB_KFOLD = 2 };
+#define RF_CALIB_FOLDS 5
+#define RF_CALIB_TREES 50
+/* Most OOB rows scored (a seeded sample when there are more). */
+#define RF_CALIB_ROWS 2000
+/* Largest calibration table a model file may hold. */
+#define RF_CALIB_MAX 16
 
 void rf_params_default(rf_params *p);
 
@@ -161,6 +189,12 @@ typedef struct rf_info {
   size_t n_trees, n_nodes, n_leaves, n_leaf_values;
   const double *mdi;         /* n_features impurity importance, sums to 1 */
   const double *perm;        /* n_features permutation importance or NULL */
+  int cal_method;            /* RF_CALIB_*: NONE = intervals uncalibrated */
+  unsigned cal_folds;        /* inner folds (KFOLD), 0 otherwise */
+  uint64_t cal_rows;         /* held-out rows that were scored */
+  size_t n_cal;              /* grid points, 0 when uncalibrated */
+  const double *cal_coverage;/* n_cal nominal coverages, increasing */
+  const double *cal_q;       /* n_cal widenings, transformed space */
 } rf_info;
 
 /* Train on d (d->y required, values finite; positive with LOG).  The model
@@ -186,6 +220,12 @@ double rf_predict(const rf_forest *f, const double *row);
  * Point prediction and the [lo, hi] interval at coverage in (0,1) (0.9 ->
  * quantiles 0.05 and 0.95 of the leaf-sample distribution weighted as in
  * Meinshausen's quantile regression forests).  Any out pointer may be NULL.
+ * A calibrated model (rf_info.n_cal > 0) stretches the interval to hold
+ * the point prediction and widens it in the transformed space to
+ * [lo - q, hi + q], q interpolated linearly in the coverage between the
+ * table's grid points and held at the end points outside them; q < 0
+ * narrows (the result still holds the point prediction; an interval
+ * narrowed past empty is the point prediction).
  */
 int rf_predict_interval(const rf_forest *f, const double *row, double coverage,
                         double *pred, double *lo, double *hi);
@@ -330,6 +370,31 @@ typedef struct an_estimate {
  */
 int an_estimate_launch(const an_gpu *g, const char *const *names, const double *vals,
                        size_t n, an_estimate *out);
+
+/*
+ * Derived features of one launch (model/derived.c, docs/features.md):
+ * GPU Mangrove's twelve (md_mangrove_names, from op.*, class.*, launch.*)
+ * and the analytic estimate's time and power on GPU gpu (an.time_us,
+ * an.power_w).  Training and prediction both call these, so a model
+ * trained on derived columns predicts from raw feature sets.  Return 0, or
+ * -1 with rf_last_error() when the launch.* columns they need are missing.
+ */
+#define MD_MANGROVE_N 12
+#define MD_ANALYTIC_N 2
+extern const char *const md_mangrove_names[MD_MANGROVE_N];
+extern const char *const md_analytic_names[MD_ANALYTIC_N];
+int md_mangrove(const char *const *names, const double *vals, size_t n, double out[MD_MANGROVE_N]);
+int md_analytic(const char *gpu, const char *const *names, const double *vals, size_t n,
+                double out[MD_ANALYTIC_N]);
+/* The value of derived column name for one launch, computing each set once
+   per cache (zero-initialise it per launch): 1 when name is a derived
+   column (*v set), 0 when it is not one, -1 when it cannot be computed. */
+typedef struct md_cache {
+  int have_mg, have_an;
+  double mg[MD_MANGROVE_N], an[MD_ANALYTIC_N];
+} md_cache;
+int md_value(md_cache *c, const char *name, const char *gpu, const char *const *names,
+             const double *vals, size_t n, double *v);
 
 #ifdef __cplusplus
 }

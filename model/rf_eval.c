@@ -184,6 +184,7 @@ static int grid_search(const rf_data *d, const rf_params *p, rf_params *best) {
       q.n_trees = p->n_trees < 50 ? p->n_trees : 50;
       q.perm_importance = 0;
       q.progress = NULL;
+      q.calibrate = RF_CALIBRATE_OFF; /* candidates are scored on errors only */
       int boot = q.bootstrap < 0 ? !q.extra_trees : q.bootstrap;
       double err;
       if (boot) {

@@ -52,16 +52,35 @@ typedef struct rf_tree {
  * Split: go to kid (left) when xf[feat] <= thr, else kid+1, where xf is
  * the row rounded up to float.  Exact: every threshold the trainer makes
  * is a float (rf_train.c), and for a float t, x <= t <=> roundup(x) <= t.
- * Leaf: feat == RF_CLEAF, kid = leaf number; its mean is leafv[kid].
- * Used when every threshold is a float, features <= 255 and a tree has
- * < 2^24 nodes; otherwise (e.g. files from another trainer) the 16-byte
- * nodes are walked.
+ * Leaf: feat == RF_CLEAF, kid = its own index, and the bits of thr are
+ * the index of the 8-byte slot holding its mean (a double).  The walk
+ * sets xf[RF_CLEAF] = -inf, so a leaf's step goes to kid, itself: a walk
+ * of exactly depth steps, with no test for leaves, ends on the leaf.
+ *
+ * Each tree's array is cut into 64-byte blocks (one cache line each, the
+ * arena is aligned): a block holds a pair of children, the pairs below
+ * them breadth-first while they fit, and the means of the leaves it
+ * holds, so a walk touches about one line per two levels and reads its
+ * leaf's mean from a line it already has (rf_train.c, rf__build_fast).
+ * Used when every threshold is a float, features < 255 and a tree's
+ * array has < 2^24 slots; otherwise (e.g. files from another trainer)
+ * the 16-byte nodes are walked.
  */
 typedef struct rf_cnode {
-  float thr;
-  uint32_t kw;  /* kid << 8 | feat */
+  uint32_t key; /* order key of the float threshold (rf_train.c, fkey) */
+  uint32_t kw;  /* (kid - own index) << 8 | feat */
 } rf_cnode;
 #define RF_CLEAF 0xFFu
+
+/* A model's interval calibration table (model/rf_calib.c). */
+typedef struct rf_calib {
+  int method;                 /* RF_CALIB_*; NONE: n == 0 */
+  unsigned folds;             /* inner folds (KFOLD), else 0 */
+  uint64_t rows;              /* held-out rows scored */
+  unsigned n;                 /* grid points, <= RF_CALIB_MAX */
+  double cov[RF_CALIB_MAX];   /* nominal coverages, increasing in (0,1) */
+  double q[RF_CALIB_MAX];     /* widening at cov[k], transformed space */
+} rf_calib;
 
 struct rf_forest {
   char *target;        /* owned, never NULL */
@@ -75,8 +94,13 @@ struct rf_forest {
   double *mdi;         /* n_features */
   double *perm;        /* n_features, or NULL */
   rf_info info;        /* view filled by rf__fill_info */
-  rf_cnode **cn;       /* n_trees compact node arrays, or NULL (no fast path) */
-  double **leafv;      /* n_trees leaf means by leaf number */
+  rf_cnode **cn;       /* n_trees compact node arrays in cmem, or NULL
+                          (no fast path) */
+  void *cmem;          /* the one allocation holding every cn[t] */
+  uint32_t *corder;    /* walk order: trees by decreasing cdepth within
+                          each batch of RF_WALK_BATCH (rf_train.c) */
+  uint32_t *cdepth;    /* branch-free rounds of tree corder[i] */
+  rf_calib cal;        /* interval calibration (n == 0: none) */
 };
 
 /* Build the compact layout when the forest allows it (0; -1 out of
@@ -116,5 +140,34 @@ uint64_t rf__rng_next(rf_rng *r);
 uint64_t rf__rng_below(rf_rng *r, uint64_t n);
 /* Uniform in [0, 1). */
 double rf__rng_unit(rf_rng *r);
+
+/* ------------------------------------------- intervals (rf_calib.c) -- */
+
+/* Walk row down every tree t with leaf[t] != NULL (set it to the tree's
+   root); leaf[t] ends at the row's leaf.  16-byte nodes, trees
+   interleaved. */
+void rf__walk(const rf_forest *f, const double *row, const rf_node **leaf);
+/*
+ * Quantile-regression-forest quantiles: every tree t with leaf[t] != NULL
+ * weighs 1, spread evenly over its leaf's samples; out[k] is the first
+ * sample (ascending) where the cumulative weight reaches probs[k] times the
+ * number of trees used (probs increasing in [0,1]); NaN without samples.
+ * *scratch (may be NULL, realloc'd; *cap its size in entries) is reused
+ * between calls; the caller frees it.  0, or -1 out of memory.
+ */
+int rf__leaf_quantiles(const rf_forest *f, const rf_node *const *leaf, const double *probs,
+                       size_t np, double *out, void **scratch, size_t *cap);
+/* Widening at coverage c (0 for an uncalibrated model). */
+double rf__calib_q(const rf_calib *c, double coverage);
+/*
+ * Calibrate a freshly trained forest (p resolved, nt threads) when
+ * p->calibrate asks for it: from its OOB rows (inbag: n_trees bit sets,
+ * bootstrap forests) or from an inner K-fold on d (ty: transformed
+ * targets).  Leaves f->cal empty when too few rows can be scored.
+ */
+int rf__calibrate(rf_forest *f, const rf_data *d, const double *ty, const rf_params *p,
+                  uint64_t *const *inbag, int nt);
+/* Fill the calibration fields of f->info. */
+void rf__calib_info(rf_forest *f);
 
 #endif

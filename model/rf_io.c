@@ -8,11 +8,19 @@
  *   12       4  u32 byte-order marker 0x01020304 as the writer stored it
  *   16       8  u64 payload length L
  *   24       L  payload: names, transform, hyperparameters, summary,
- *               importances, trees (nodes, leaf offsets, leaf samples)
+ *               importances, trees (nodes, leaf offsets, leaf samples),
+ *               calibration table (version 2)
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * Numbers are in the writer's byte order; the marker lets a reader on the
  * other order refuse the file by name instead of misreading it.
+ *
+ * Versions: 2 appends the interval calibration table after the last tree
+ * (always present, n_cal = 0 when uncalibrated); version 1 files, which
+ * end after the last tree, still load, uncalibrated.  The version went up
+ * rather than the table becoming an optional tail so that a version-1
+ * reader refuses a new file as "unsupported version 2" instead of
+ * predicting with uncalibrated intervals.
  *
  * A model file is input, not an invariant: the loader checks the frame
  * (size, magic, marker, version, length, CRC) and then every count against
@@ -35,6 +43,7 @@
 #define KCM_MAGIC "KCASTRF"  /* 8 bytes with its NUL */
 #define KCM_ENDIAN 0x01020304u
 #define KCM_HEADER 24
+#define KCM_OLDEST 1         /* oldest version this build reads */
 
 /* ----------------------------------------------------------------- writer -- */
 
@@ -113,6 +122,17 @@ int rf_save(const rf_forest *f, const char *path) {
     }
     put(&b, tr->leaf_off, ((size_t)tr->n_leaves + 1) * 4);
     put(&b, tr->values, (size_t)tr->n_values * 4);
+  }
+  const rf_calib *c = &f->cal;
+  put_u32(&b, c->n);
+  if (c->n) {
+    put_u32(&b, (uint32_t)c->method);
+    put_u32(&b, c->folds);
+    put_u64(&b, c->rows);
+    for (unsigned k = 0; k < c->n; k++) {
+      put_f64(&b, c->cov[k]);
+      put_f64(&b, c->q[k]);
+    }
   }
   if (b.failed) {
     rf__free(b.p);
@@ -297,7 +317,44 @@ static int read_tree(rd *r, rf_forest *f, size_t t, rf_tree *tr) {
   return 0;
 }
 
-static int parse(rd *r, rf_forest *f) {
+/* The calibration table (version 2). */
+static int read_calib(rd *r, rf_forest *f) {
+  rf_calib *c = &f->cal;
+  uint32_t n = get_u32(r, "calibration table");
+  if (r->failed) return -1;
+  if (n > RF_CALIB_MAX)
+    return bad(r, "calibration table: %u grid points (at most %d)", n, RF_CALIB_MAX);
+  if (n == 0) {
+    f->params.calibrate = RF_CALIBRATE_OFF;
+    return 0;
+  }
+  uint32_t method = get_u32(r, "calibration table");
+  uint32_t folds = get_u32(r, "calibration table");
+  uint64_t rows = get_u64(r, "calibration table");
+  if (r->failed || rd_need(r, (size_t)n * 16, "calibration table")) return -1;
+  if (method != RF_CALIB_OOB && method != RF_CALIB_KFOLD)
+    return bad(r, "calibration table: unknown method %u", method);
+  if ((method == RF_CALIB_OOB) != (folds == 0) || folds > 1000)
+    return bad(r, "calibration table: %u folds for method %u", folds, method);
+  if (rows == 0) return bad(r, "calibration table: no rows scored");
+  for (uint32_t k = 0; k < n; k++) {
+    double cov = get_f64(r, "calibration table"), q = get_f64(r, "calibration table");
+    if (!(cov > 0 && cov < 1) || (k > 0 && !(cov > c->cov[k - 1])))
+      return bad(r, "calibration table: coverage %g at point %u is not increasing in (0, 1)", cov,
+                 k);
+    if (!isfinite(q)) return bad(r, "calibration table: widening at point %u is not finite", k);
+    c->cov[k] = cov;
+    c->q[k] = q;
+  }
+  c->n = n;
+  c->method = (int)method;
+  c->folds = folds;
+  c->rows = rows;
+  f->params.calibrate = RF_CALIBRATE_ON;
+  return 0;
+}
+
+static int parse(rd *r, rf_forest *f, uint32_t version) {
   r->pos = KCM_HEADER;
   f->target = get_str(r, "target name");
   f->gpu = get_str(r, "GPU name");
@@ -357,8 +414,15 @@ static int parse(rd *r, rf_forest *f) {
   f->n_trees = p->n_trees;
   for (size_t t = 0; t < f->n_trees; t++)
     if (read_tree(r, f, t, &f->trees[t])) return -1;
-  if (r->pos != r->len)
-    return bad(r, "%zu bytes left over after the last tree", r->len - r->pos);
+  if (version >= 2) {
+    if (read_calib(r, f)) return -1;
+    if (r->pos != r->len)
+      return bad(r, "%zu bytes left over after the calibration table", r->len - r->pos);
+  } else {
+    p->calibrate = RF_CALIBRATE_OFF;
+    if (r->pos != r->len)
+      return bad(r, "%zu bytes left over after the last tree", r->len - r->pos);
+  }
   return 0;
 }
 
@@ -415,9 +479,9 @@ int rf_load(const char *path, rf_forest **out) {
       rf__err("%s: bad byte-order marker 0x%08x", path, marker);
     goto out;
   }
-  if (version != RF_FORMAT_VERSION) {
-    rf__err("%s: unsupported version %u (this build reads version %d)", path, version,
-            RF_FORMAT_VERSION);
+  if (version < KCM_OLDEST || version > RF_FORMAT_VERSION) {
+    rf__err("%s: unsupported version %u (this build reads versions %d to %d)", path, version,
+            KCM_OLDEST, RF_FORMAT_VERSION);
     goto out;
   }
   if (plen > len || KCM_HEADER + plen + 4 != len) {
@@ -448,7 +512,7 @@ int rf_load(const char *path, rf_forest **out) {
     goto out;
   }
   rd r = {.p = buf, .len = len - 4, .pos = KCM_HEADER, .path = path};
-  if (parse(&r, f)) goto out;
+  if (parse(&r, f, version)) goto out;
   rf__fill_info(f);
   if (rf__build_fast(f)) {
     rf__nomem();

@@ -1,8 +1,8 @@
 /*
  * test_rf.c -- the forest module: accuracy on known functions, determinism
  * across thread counts, the model file's round trip and its refusal of
- * damaged files, intervals, importance, metrics, CV, the CSV loader and
- * allocation failures.  Everything is synthetic and seeded, except one
+ * damaged files, intervals and their calibration, importance, metrics, CV,
+ * the CSV loader and allocation failures.  Everything is synthetic and seeded, except one
  * test on the dedispersion tuning data when ../shared/data holds it.
  */
 #include <math.h>
@@ -148,6 +148,7 @@ static void test_model_identical_for_any_thread_count(void) {
     rf_params p = params(24);
     p.extra_trees = extra;
     p.perm_importance = 1;
+    p.calibrate = RF_CALIBRATE_ON; /* OOB table (RF), inner 5-fold table (ET) */
     rf_forest *f1 = NULL, *f2 = NULL;
     p.n_threads = 1;
     CU_ASSERT_FATAL(rf_train(&d, &p, &f1) == 0);
@@ -159,6 +160,9 @@ static void test_model_identical_for_any_thread_count(void) {
     CU_ASSERT_FATAL(ca && cb);
     CHECK_MSG("1 and 2 threads write byte-identical model files",
                       la == lb && memcmp(ca, cb, la) == 0);
+    CHECK_MSG("the model files hold a calibration table",
+              rf_get_info(f1)->n_cal > 0 &&
+                  rf_get_info(f1)->cal_method == (extra ? RF_CALIB_KFOLD : RF_CALIB_OOB));
     free(ca);
     free(cb);
     rf_free(f1);
@@ -195,6 +199,13 @@ static void test_save_load_round_trip(void) {
     same &= p1 == p2 && l1 == l2 && h1 == h2 && rf_predict(g, row) == p1;
   }
   CHECK_MSG("a loaded model predicts exactly what the saved one did (points and intervals)", same);
+  CHECK_MSG("a bootstrap forest is calibrated on its OOB rows by default",
+            a->n_cal == 6 && a->cal_method == RF_CALIB_OOB && a->cal_rows > 1000);
+  int table = b->n_cal == a->n_cal && b->cal_method == a->cal_method && b->cal_rows == a->cal_rows &&
+              b->params.calibrate == RF_CALIBRATE_ON;
+  for (size_t k = 0; table && k < a->n_cal; k++)
+    table = a->cal_coverage[k] == b->cal_coverage[k] && a->cal_q[k] == b->cal_q[k];
+  CHECK_MSG("the calibration table survives save and load bit for bit", table);
   rf_free(f);
   rf_free(g);
   rf_data_free(&d);
@@ -293,6 +304,68 @@ static void test_damaged_files_are_refused_by_name(void) {
   CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
   CHECK_MSG("a child pointing back (a loop) is refused", ERR_HAS("child index 0"));
 
+  /* The calibration table closes the payload (version 2): u32 n_cal = 6,
+     u32 method, u32 folds, u64 rows, then (f64 coverage, f64 q) x 6. */
+  size_t tab = len - 4 - (4 + 4 + 4 + 8 + 6 * 16);
+  uint32_t ncal, method;
+  memcpy(&ncal, orig + tab, 4);
+  memcpy(&method, orig + tab + 4, 4);
+  CHECK_MSG("the calibration table sits where docs/formats.md says (6 points, OOB)",
+            ncal == 6 && method == 1);
+  memcpy(b, orig, len);
+  uint32_t v32 = 99;
+  memcpy(b + tab, &v32, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a table of 99 points is refused by name", ERR_HAS("calibration table: 99 grid points"));
+  memcpy(b, orig, len);
+  v32 = 7;
+  memcpy(b + tab + 4, &v32, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("an unknown calibration method is named", ERR_HAS("calibration table: unknown method 7"));
+  memcpy(b, orig, len);
+  memcpy(b + tab + 20 + 2 * 16, b + tab + 20 + 16, 8); /* point 2's coverage = point 1's */
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("coverages that do not increase are refused", ERR_HAS("coverage 0.68 at point 2 is not increasing"));
+  memcpy(b, orig, len);
+  double nan_q = NAN;
+  memcpy(b + tab + 20 + 8, &nan_q, 8);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a NaN widening is refused", ERR_HAS("widening at point 0 is not finite"));
+
+  /* Version 1 (no table) still loads, uncalibrated: the same image cut at
+     the table, with version and payload length patched. */
+  memcpy(b, orig, tab);
+  uint32_t v1 = 1;
+  uint64_t L1 = tab - 24;
+  memcpy(b + 8, &v1, 4);
+  memcpy(b + 16, &L1, 8);
+  fix_crc(b, tab + 4);
+  rf_forest *old = NULL;
+  CU_ASSERT_FATAL(tests_write_file(bad, b, tab + 4) == 0);
+  CHECK_EQ(rf_load(bad, &old), 0, "a version 1 file still loads");
+  if (old) {
+    CHECK_MSG("a version 1 model is uncalibrated",
+              rf_get_info(old)->n_cal == 0 && rf_get_info(old)->cal_method == RF_CALIB_NONE);
+    rf_free(old);
+  }
+  memcpy(b, orig, len);
+  memcpy(b + 8, &v1, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a version 1 file with a table has bytes left over after the last tree",
+            ERR_HAS("left over after the last tree"));
+  memcpy(b, orig, tab);
+  uint64_t L2 = tab - 24;
+  memcpy(b + 16, &L2, 8);
+  fix_crc(b, tab + 4);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, tab + 4), -1);
+  CHECK_MSG("a version 2 file without its table is refused by name",
+            ERR_HAS("calibration table") && ERR_HAS("runs past the end"));
+
   /* every truncation point is refused without a crash */
   int all = 1;
   for (size_t cut = 0; cut < len; cut += 1 + len / 97) all &= load_bytes(bad, orig, cut) == -1;
@@ -329,6 +402,186 @@ static void test_intervals_cover_nominal_rate(void) {
   rf_free(f);
   rf_data_free(&tr);
   rf_data_free(&te);
+}
+
+/* y = 4 x0 + 2 sin(6 x1) + (0.2 + 1.5 x0) N(0,1): the noise grows with x0.
+   Dense in two dimensions and noise-dominated: single-sample leaves give
+   a new row the targets of its one or two nearest training rows, whose
+   spread misses its own noise (a third draw falls between two others one
+   time in three). */
+static void make_hetero(rf_data *d, size_t n, uint64_t seed) {
+  lcg_state = seed;
+  CU_ASSERT_FATAL(rf_data_alloc(d, n, 2, 1) == 0);
+  d->names[0] = strdup("x0");
+  d->names[1] = strdup("x1");
+  d->target = strdup("y");
+  for (size_t i = 0; i < n; i++) {
+    double x0 = urand(), x1 = urand();
+    d->x[i] = x0;
+    d->x[n + i] = x1;
+    d->y[i] = 4 * x0 + 2 * sin(6 * x1) + (0.2 + 1.5 * x0) * nrand();
+  }
+}
+
+/* Out-of-fold coverage (5-fold CV) at nominal cov, and the mean width. */
+static double cv_coverage(const rf_data *d, int extra, int calibrate, double cov, double *width) {
+  rf_params p = params(50);
+  p.max_features = 0;
+  p.extra_trees = extra;
+  p.min_leaf = 1;
+  p.calibrate = calibrate;
+  rf_cv_opts o = {.size = sizeof o, .folds = 5, .coverage = cov};
+  rf_cv_result r;
+  CU_ASSERT_FATAL(rf_cv(d, &p, &o, &r) == 0);
+  double w = 0;
+  for (size_t i = 0; i < r.n; i++) w += r.hi[i] - r.lo[i];
+  if (width) *width = w / (double)r.n;
+  double c = r.overall.coverage;
+  rf_cv_result_free(&r);
+  return c;
+}
+
+/*
+ * Calibration in cross-validation: every fold's forest is calibrated on its
+ * own training rows only (inner 5-fold for extra trees, OOB rows for the
+ * random forest), so the out-of-fold coverage is an honest measure.
+ */
+static void test_calibration_reaches_nominal_coverage(void) {
+  rf_data d;
+  make_hetero(&d, 800, 5);
+  double w_off, w_on;
+  double et_off = cv_coverage(&d, 1, RF_CALIBRATE_OFF, 0.9, &w_off);
+  double et_on = cv_coverage(&d, 1, RF_CALIBRATE_ON, 0.9, &w_on);
+  CHECK_MSG("extra trees, min_leaf 1, uncalibrated: 90 % intervals cover under 75 %", et_off < 0.75);
+  CHECK_MSG("extra trees, min_leaf 1, calibrated: 90 % intervals cover 85..95 %",
+            fabs(et_on - 0.9) < 0.05);
+  CHECK_MSG("calibration widens the under-covering intervals", w_on > 1.2 * w_off);
+  double et_half = cv_coverage(&d, 1, RF_CALIBRATE_ON, 0.5, NULL);
+  CHECK_MSG("extra trees, calibrated: 50 % intervals cover 43..57 %", fabs(et_half - 0.5) < 0.07);
+  double rf_off = cv_coverage(&d, 0, RF_CALIBRATE_OFF, 0.9, NULL);
+  double rf_on = cv_coverage(&d, 0, RF_CALIBRATE_DEFAULT, 0.9, NULL);
+  CHECK_MSG("random forest, min_leaf 1, uncalibrated: 90 % intervals cover under 85 %", rf_off < 0.85);
+  CHECK_MSG("random forest, calibrated by default (OOB): 90 % intervals cover 85..95 %",
+            fabs(rf_on - 0.9) < 0.05);
+  rf_data_free(&d);
+}
+
+/* The widening rule: the interval stretched to hold the point prediction
+   p, then [lo - q, hi + q] in the transformed space with q interpolated
+   linearly between grid points and held at the ends (and p held again);
+   an interval narrowed past empty is the point prediction. */
+static void test_calibration_widens_by_the_table(void) {
+  rf_data d, te;
+  make_hetero(&d, 600, 6);
+  make_hetero(&te, 50, 7);
+  rf_params p = params(30);
+  p.max_features = 0;
+  p.extra_trees = 1;
+  p.min_leaf = 1;
+  rf_forest *off = NULL, *on = NULL, *bent = NULL;
+  p.calibrate = RF_CALIBRATE_DEFAULT;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &off) == 0);
+  CHECK_EQ(rf_get_info(off)->n_cal, 0, "extra trees are not calibrated by default (an inner CV costs)");
+  p.calibrate = RF_CALIBRATE_ON;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &on) == 0);
+  const rf_info *in = rf_get_info(on);
+  CU_ASSERT_FATAL(in->n_cal == 6);
+  CHECK_MSG("the table is on the grid 0.5 0.68 0.8 0.9 0.95 0.99, made by an inner 5-fold CV",
+            in->cal_coverage[0] == 0.5 && in->cal_coverage[3] == 0.9 && in->cal_coverage[5] == 0.99 &&
+                in->cal_method == RF_CALIB_KFOLD && in->cal_folds == 5 && in->cal_rows == 600);
+  int rising = 1;
+  for (size_t k = 1; k < 6; k++) rising &= in->cal_q[k] >= in->cal_q[k - 1];
+  CHECK_MSG("widenings grow with the coverage", rising);
+  const double *q = in->cal_q;
+  const double covs[5] = {0.3, 0.5, 0.85, 0.9, 0.995};
+  const double want[5] = {q[0], q[0], q[2] + 0.5 * (q[3] - q[2]), q[3], q[5]};
+  int exact = 1, points = 1;
+  for (size_t i = 0; i < te.n_rows; i++) {
+    double row[2] = {te.x[i], te.x[te.n_rows + i]};
+    for (int c = 0; c < 5; c++) {
+      double p0, l0, h0, p1, l1, h1;
+      CU_ASSERT_FATAL(rf_predict_interval(off, row, covs[c], &p0, &l0, &h0) == 0);
+      CU_ASSERT_FATAL(rf_predict_interval(on, row, covs[c], &p1, &l1, &h1) == 0);
+      points &= p0 == p1;
+      double el = fmin(fmin(l0, p0) - want[c], p0), eh = fmax(fmax(h0, p0) + want[c], p0);
+      exact &= fabs(l1 - el) < 1e-9 && fabs(h1 - eh) < 1e-9;
+    }
+  }
+  CHECK_MSG("calibration leaves the trees and point predictions alone", points);
+  CHECK_MSG("min(lo, p) - q, max(hi, p) + q with q interpolated in coverage, held at 0.5 below "
+            "and 0.99 above", exact);
+
+  /* a table that narrows past empty: the interval is the point prediction */
+  char path[1200];
+  tmpfile_path(path, sizeof path, "bent.kcm");
+  CU_ASSERT_FATAL(rf_save(on, path) == 0);
+  size_t len;
+  unsigned char *buf = (unsigned char *)tests_read_file(path, &len);
+  CU_ASSERT_FATAL(buf != NULL);
+  double neg = -1e6;
+  memcpy(buf + len - 4 - 6 * 16 + 3 * 16 + 8, &neg, 8); /* q at 0.9 */
+  fix_crc(buf, len);
+  CU_ASSERT_FATAL(tests_write_file(path, buf, len) == 0);
+  free(buf);
+  CU_ASSERT_FATAL(rf_load(path, &bent) == 0);
+  double row[2] = {0.5, 0.5}, p1, l1, h1, l2, h2;
+  CU_ASSERT_FATAL(rf_predict_interval(bent, row, 0.9, &p1, &l1, &h1) == 0);
+  CHECK_MSG("an interval narrowed past empty is the point prediction", l1 == p1 && h1 == p1);
+  CU_ASSERT_FATAL(rf_predict_interval(bent, row, 0.8, NULL, &l2, &h2) == 0);
+  CHECK_MSG("other coverages keep their own widening", l2 < h2);
+  rf_free(off);
+  rf_free(on);
+  rf_free(bent);
+  rf_data_free(&d);
+  rf_data_free(&te);
+}
+
+/* kcast train --calibrate / --no-calibrate, kcast model info's table and
+   kcast cv --calibrate. */
+static void test_cli_calibration(void) {
+  char dir[1024], csv[1200], model[1200], cmd[4096];
+  CU_ASSERT_FATAL(tests_tmpdir(dir, sizeof dir, "rfcal") != NULL);
+  snprintf(csv, sizeof csv, "%s/het.csv", dir);
+  snprintf(model, sizeof model, "%s/het.kcm", dir);
+  rf_data d;
+  make_hetero(&d, 300, 8);
+  char *text = malloc(64 * 300 + 64);
+  CU_ASSERT_FATAL(text != NULL);
+  size_t len = (size_t)sprintf(text, "x0,x1,y\n");
+  for (size_t i = 0; i < d.n_rows; i++)
+    len += (size_t)sprintf(text + len, "%.17g,%.17g,%.17g\n", d.x[i], d.x[d.n_rows + i], d.y[i]);
+  CU_ASSERT_FATAL(tests_write_file(csv, text, len) == 0);
+  free(text);
+  rf_data_free(&d);
+  char *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target y --extra-trees --min-leaf 1 --trees 20 "
+           "--calibrate -o %s", tests_kcast(), csv, model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 0, "train --calibrate succeeds");
+  CHECK_MSG("train says the intervals are calibrated on held-out rows",
+            out && strstr(out, "intervals calibrated on 300 held-out rows"));
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s model info %s", tests_kcast(), model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 0, "model info reads a calibrated model");
+  CHECK_MSG("model info says how the model was calibrated",
+            out && strstr(out, "calibrated (CQR) on 300 held-out rows of an inner 5-fold CV"));
+  CHECK_MSG("model info shows the table", out && strstr(out, "calibration  coverage -> widening q:") &&
+                                              strstr(out, " 0.9 +") && strstr(out, " 0.99 "));
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target y --trees 10 --no-calibrate -o %s && "
+           "%s model info %s", tests_kcast(), csv, model, tests_kcast(), model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 0, "train --no-calibrate succeeds");
+  CHECK_MSG("--no-calibrate leaves a random forest uncalibrated",
+            out && strstr(out, "intervals    uncalibrated") && !strstr(out, "intervals calibrated"));
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s cv --csv %s --target y --extra-trees --min-leaf 1 --trees 20 "
+           "--calibrate --folds 3 --format json", tests_kcast(), csv);
+  CHECK_EQ(tests_run(cmd, &out, &err), 0, "cv --calibrate succeeds");
+  CHECK_MSG("cv --calibrate reports a coverage", out && strstr(out, "\"coverage\":0."));
+  free(out);
+  free(err);
 }
 
 static void test_permutation_importance(void) {
@@ -483,6 +736,22 @@ static void test_allocation_failures_are_reported(void) {
   }
   CHECK_MSG("every failing allocation in training and saving reports 'out of memory'", ok);
   CHECK_MSG("training succeeds once allocations stop failing", succeeded);
+  rf_params e = params(3);
+  e.extra_trees = 1;
+  e.calibrate = RF_CALIBRATE_ON;
+  ok = 1;
+  succeeded = 0;
+  for (long k = 1; k < 3000 && !succeeded; k++) {
+    rf_forest *f = NULL;
+    rf_test_fail_alloc(k);
+    int rc = rf_train(&d, &e, &f);
+    rf_test_fail_alloc(0);
+    if (rc) ok &= strcmp(rf_last_error(), "out of memory") == 0;
+    else succeeded = rf_get_info(f)->n_cal > 0;
+    rf_free(f);
+  }
+  CHECK_MSG("every failing allocation in an inner-CV calibration reports 'out of memory'",
+            ok && succeeded);
   ok = 1;
   succeeded = 0;
   for (long k = 1; k < 200 && !succeeded; k++) {
@@ -689,6 +958,9 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_save_load_round_trip);
   TEST_ADD(s, test_damaged_files_are_refused_by_name);
   TEST_ADD(s, test_intervals_cover_nominal_rate);
+  TEST_ADD(s, test_calibration_reaches_nominal_coverage);
+  TEST_ADD(s, test_calibration_widens_by_the_table);
+  TEST_ADD(s, test_cli_calibration);
   TEST_ADD(s, test_permutation_importance);
   TEST_ADD(s, test_metrics_known_values);
   TEST_ADD(s, test_cross_validation);
