@@ -13,6 +13,8 @@
  * Threads: the last error lives in thread-local storage; a kcast_model wraps
  * an immutable rf_forest (model.h: any number of threads may predict from
  * it), and kcast_predict only reads the model and the feature set.
+ * kcast_predict_batch spreads its sets over an OpenMP team and carries the
+ * error of the lowest failing set back to the caller's thread.
  */
 #include "api/api_int.h"
 
@@ -217,9 +219,22 @@ const char *kcast_features_name(const kcast_features *fs, size_t i) {
 static kcast_status fill_row(const kcast_model *m, const kcast_features *fs, double *row,
                              long idx) {
   const rf_info *info = rf_get_info(m->f);
+  md_cache dc = {0};
   for (size_t j = 0; j < info->n_features; j++) {
-    long at = feat_find(&fs->v, info->features[j]);
+    const char *name = info->features[j];
+    long at = feat_find(&fs->v, name);
     if (at >= 0) { row[j] = fs->v.vals[at]; continue; }
+    /* Derived columns (model/derived.c) come from the raw features, as at
+       training time; an.* on the model's GPU. */
+    int got = md_value(&dc, name, info->gpu, (const char *const *)fs->v.names, fs->v.vals,
+                       fs->v.n, &row[j]);
+    if (got < 0) {
+      if (idx >= 0)
+        return api_fail(KCAST_E_FEATURE, "%s: feature set %ld: feature %s: %s", m->path, idx,
+                        name, rf_last_error());
+      return api_fail(KCAST_E_FEATURE, "%s: feature %s: %s", m->path, name, rf_last_error());
+    }
+    if (got) continue;
     double d = ds_feature_default(info->features[j]);
     if (isnan(d)) {
       if (idx >= 0)
@@ -241,13 +256,20 @@ static kcast_status predict_one(const kcast_model *m, const kcast_features *fs, 
   double *row = stackrow;
   if (info->n_features > sizeof stackrow / sizeof stackrow[0]) {
     row = malloc(info->n_features * sizeof *row);
-    if (!row) return api_fail(KCAST_E_NOMEM, "kcast_predict: out of memory");
+    if (!row) {
+      if (idx >= 0)
+        return api_fail(KCAST_E_NOMEM, "kcast_predict_batch: feature set %ld: out of memory", idx);
+      return api_fail(KCAST_E_NOMEM, "kcast_predict: out of memory");
+    }
   }
   kcast_status st = fill_row(m, fs, row, idx);
   if (st == KCAST_OK) {
     double pr, lo, hi;
     if (rf_predict_interval(m->f, row, coverage, &pr, &lo, &hi)) {
-      st = api_fail(KCAST_E_ARG, "%s: %s", m->path, rf_last_error());
+      if (idx >= 0)
+        st = api_fail(KCAST_E_ARG, "%s: feature set %ld: %s", m->path, idx, rf_last_error());
+      else
+        st = api_fail(KCAST_E_ARG, "%s: %s", m->path, rf_last_error());
     } else {
       out->value = pr;
       out->lo = lo;
@@ -274,6 +296,32 @@ kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs, d
   return predict_one(model, fs, coverage, out, -1);
 }
 
+/* Batches smaller than this run on the calling thread: starting a team
+   costs a few microseconds, about one prediction of a 100-tree forest. */
+#define BATCH_PARALLEL_MIN 64
+
+/* The lowest failing index of a batch and what went wrong there, shared by
+   the workers.  first only decreases; the status and text belong to it. */
+typedef struct batch_fail {
+  size_t first;          /* n while nothing failed */
+  kcast_status st;       /* status of the failure at first */
+  char msg[sizeof api_errbuf]; /* its text, from the worker's last error */
+} batch_fail;
+
+/* Record a failure at i (the worker's api_errbuf holds its text) unless a
+   lower index already failed. */
+static void batch_record(batch_fail *bf, size_t i, kcast_status st) {
+#pragma omp critical(kcast_batch_fail)
+  {
+    if (i < bf->first) {
+#pragma omp atomic write
+      bf->first = i;
+      bf->st = st;
+      snprintf(bf->msg, sizeof bf->msg, "%s", api_errbuf);
+    }
+  }
+}
+
 kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features *const *fs,
                                  size_t n, double coverage, kcast_prediction *out) {
   if (!model) return api_fail(KCAST_E_ARG, "kcast_predict_batch: model is NULL");
@@ -282,11 +330,31 @@ kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features 
     return api_fail(KCAST_E_ARG, "kcast_predict_batch: %s is NULL",
                     !fs ? "feature-set array" : "out array");
   if (check_coverage("kcast_predict_batch", coverage)) return KCAST_E_ARG;
-  for (size_t i = 0; i < n; i++) {
-    if (!fs[i]) return api_fail(KCAST_E_ARG, "kcast_predict_batch: feature set %zu is NULL", i);
-    kcast_status st = predict_one(model, fs[i], coverage, &out[i], (long)i);
-    if (st) return st;
+  /* Every index below the first failure is predicted; an index above the
+     lowest failure seen so far is skipped, as it cannot matter.  Errors are
+     raised on the worker that met them (kcast_last_error is per thread), so
+     the text of the lowest one is copied out and raised again here, on the
+     caller's thread. */
+  batch_fail bf;
+  bf.first = n;
+  bf.st = KCAST_OK;
+  bf.msg[0] = 0;
+  long long nn = (long long)n;
+#pragma omp parallel for schedule(dynamic, 32) if (n >= BATCH_PARALLEL_MIN)
+  for (long long k = 0; k < nn; k++) {
+    size_t i = (size_t)k;
+    size_t first;
+#pragma omp atomic read
+    first = bf.first;
+    if (i > first) continue;
+    kcast_status st;
+    if (!fs[i])
+      st = api_fail(KCAST_E_ARG, "kcast_predict_batch: feature set %zu is NULL", i);
+    else
+      st = predict_one(model, fs[i], coverage, &out[i], (long)i);
+    if (st) batch_record(&bf, i, st);
   }
+  if (bf.first < n) return api_fail(bf.st, "%s", bf.msg);
   return KCAST_OK;
 }
 

@@ -246,19 +246,25 @@ typedef struct kcast_prediction {
 /*
  * Predict model's target for the launch fs describes, with the interval at
  * coverage in (0, 1) (0.9: 5th to 95th percentile of the quantile
- * regression forest).  Features of fs the model does not read are ignored.
+ * regression forest, widened by the model's calibration table when it has
+ * one: docs/formats.md).  Features of fs the model does not read are ignored.
  * A feature the model reads but fs lacks counts 0 when it is a count
  * (families op., class., mem., static. -- as in the dataset store: a kernel
- * without a barrier has no op.bar.sync); any other missing feature (launch.*,
- * ctrl.*, a CSV column) is KCAST_E_FEATURE, naming the first one in the
- * model's order.  [out] *out.  Thread-safe on one model.
+ * without a barrier has no op.bar.sync); derived columns (mg.*, an.*:
+ * docs/features.md) are computed from fs's other features; any other
+ * missing feature (launch.*, ctrl.*, a CSV column) is KCAST_E_FEATURE,
+ * naming the first one in the model's order.  [out] *out.  Thread-safe on
+ * one model.
  */
 kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs,
                            double coverage, kcast_prediction *out);
 /*
- * kcast_predict for fs[0..n) into out[0..n), on the calling thread.  Stops at
- * the first failing set: its status is returned and the message names its
- * index; out[i] for earlier i is filled.  n = 0 is KCAST_OK.
+ * kcast_predict for fs[0..n) into out[0..n), spread over OpenMP threads
+ * (OMP_NUM_THREADS; batches under 64 sets run on the calling thread).  Each
+ * out[i] equals kcast_predict's answer for fs[i].  On failure the status of
+ * the lowest failing index is returned and the calling thread's
+ * kcast_last_error names that index; out[i] for every earlier i is filled,
+ * later ones are unspecified.  n = 0 is KCAST_OK.
  */
 kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features *const *fs,
                                  size_t n, double coverage, kcast_prediction *out);

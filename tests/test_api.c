@@ -1,7 +1,8 @@
 /*
  * test_api.c -- the public C API (include/kcast.h, api/): misuse gives codes
  * and messages, never a crash; predictions equal the forest's own; one model
- * shared by many threads answers exactly as one thread does; libkcast.so
+ * shared by many threads answers exactly as one thread does, and so does the
+ * OpenMP batch, whose errors reach the caller's thread; libkcast.so
  * exports kcast_* only; the header compiles as C++.
  *
  * Suite "api" (make tsan runs only this suite under ThreadSanitizer).
@@ -243,6 +244,78 @@ static void test_matches_forest(void) {
   kcast_model_free(m);
 }
 
+/* kcast_predict_batch over 1000 sets, spread over OpenMP threads: each
+   answer equals the one-by-one call bit for bit; with bad sets at some
+   indices, the lowest one is reported -- on the calling thread, although a
+   worker met it -- and every earlier answer is filled. */
+#define NBATCH 1000
+
+static void test_batch_parallel(void) {
+  kcast_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(time_model, &m), KCAST_OK);
+  kcast_features **sets = calloc(NBATCH, sizeof *sets);
+  kcast_prediction *one = calloc(NBATCH, sizeof *one), *out = calloc(NBATCH, sizeof *out);
+  kcast_features *bad = NULL;
+  CU_ASSERT_FATAL(sets && one && out && kcast_features_new(&bad) == KCAST_OK);
+  int built = 1, singles = 1;
+  for (unsigned i = 0; i < NBATCH; i++) {
+    sets[i] = features_of_row(i * 13 + 5);
+    built &= sets[i] != NULL;
+    singles &= sets[i] && kcast_predict(m, sets[i], 0.9, &one[i]) == KCAST_OK;
+  }
+  CU_ASSERT_FATAL(built && singles);
+  const kcast_features *const *cs = (const kcast_features *const *)sets;
+  CU_ASSERT_EQUAL(kcast_predict_batch(m, cs, NBATCH, 0.9, out), KCAST_OK);
+  int same = 1;
+  for (unsigned i = 0; i < NBATCH; i++) same &= pred_eq(&one[i], &out[i]);
+  CU_ASSERT(same); /* 1000 batch answers equal the single calls bit for bit */
+
+  /* One bad set at k: status and index on this thread, out[0..k) filled. */
+  static const unsigned ks[] = {0, 63, 64, 517, 998, NBATCH - 1};
+  int named = 1, filled = 1, status = 1;
+  for (size_t t = 0; t < sizeof ks / sizeof ks[0]; t++) {
+    unsigned k = ks[t];
+    kcast_features *keep = sets[k];
+    sets[k] = bad;
+    memset(out, 0, NBATCH * sizeof *out);
+    kcast_features_set(NULL, "reset", 0); /* leave another text in this thread's last error */
+    status &= kcast_predict_batch(m, cs, NBATCH, 0.9, out) == KCAST_E_FEATURE;
+    char want[64];
+    snprintf(want, sizeof want, "feature set %u lacks", k);
+    if (!strstr(kcast_last_error(), want)) {
+      named = 0;
+      fprintf(stderr, "test_api: k=%u: last error '%s'\n", k, kcast_last_error());
+    }
+    for (unsigned i = 0; i < k; i++) filled &= pred_eq(&one[i], &out[i]);
+    sets[k] = keep;
+  }
+  CU_ASSERT(status); /* a set lacking launch.ctas fails the batch with KCAST_E_FEATURE */
+  CU_ASSERT(named);  /* the caller's kcast_last_error names the failing index */
+  CU_ASSERT(filled); /* every answer before it is there and right */
+
+  /* Several bad sets: the lowest index wins, whatever the thread order. */
+  kcast_features *keep[3] = {sets[950], sets[420], sets[421]};
+  sets[950] = bad;
+  sets[420] = NULL; /* a NULL set is KCAST_E_ARG at its index */
+  sets[421] = bad;
+  int lowest = 1;
+  for (int rep = 0; rep < 20; rep++) {
+    lowest &= kcast_predict_batch(m, cs, NBATCH, 0.9, out) == KCAST_E_ARG;
+    lowest &= strstr(kcast_last_error(), "feature set 420 is NULL") != NULL;
+  }
+  CU_ASSERT(lowest); /* 20 runs: always the NULL at 420, never 421 or 950 */
+  sets[950] = keep[0];
+  sets[420] = keep[1];
+  sets[421] = keep[2];
+
+  for (unsigned i = 0; i < NBATCH; i++) kcast_features_free(sets[i]);
+  kcast_features_free(bad);
+  free(sets);
+  free(one);
+  free(out);
+  kcast_model_free(m);
+}
+
 /* ----------------------------------------------------------- threads -- */
 
 #define NTHREADS 8
@@ -472,6 +545,7 @@ TEST_SUITES(register_api) {
   TEST_ADD(s, test_version_and_gpus);
   TEST_ADD(s, test_misuse);
   TEST_ADD(s, test_matches_forest);
+  TEST_ADD(s, test_batch_parallel);
   TEST_ADD(s, test_threads);
   TEST_ADD(s, test_error_per_thread);
   TEST_ADD(s, test_from_launch);
