@@ -1,6 +1,6 @@
 # kcast -- the one build.
 #
-#   make            build/libkcast.a, build/libkcast.so, build/kcast
+#   make            build/libkcast.a, build/libkcast.so, build/kcast, examples
 #   make test       every CUnit suite and the CLI tests (one CUnit summary)
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make valgrind   the fast suites under valgrind memcheck
@@ -8,6 +8,7 @@
 #   make bench      benchmarks (bench/)
 #   make deps       install the Debian packages the build needs (no-op if present)
 #   make demo       the main job on the embedded default
+#   make models     train datasets/models from the measured datasets
 #   make docs       regenerate docs/cli.md from the help texts
 #
 # Every module folder contributes its *.c files; no file lists to keep in sync.
@@ -23,7 +24,7 @@ NVCC       ?= nvcc
 # .ci/run both go through `make deps`.
 DEPS_PKGS := make gcc libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
              zlib1g-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
-             libomp-22-dev valgrind
+             libomp-22-dev valgrind sqlite3
 
 LLVM_INC   := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)
 LLVM_LIB   := $(shell $(LLVM_CONFIG) --libdir 2>/dev/null)
@@ -169,9 +170,28 @@ datasets: all suite
 	SUITE_NVCCFLAGS="$(SUITE_NVCCFLAGS)" datasets/suite/run-suite.sh $(BUILD)/kcast \
 	  $(BUILD)/suite datasets/suite/suite.txt datasets/data/suite-features.db
 
+# Trained models (datasets/models): a time model, and a power model where
+# power was recorded, per GPU measured in datasets/data, each chosen by
+# cross-validation (tools/train-models.sh; provenance in PROVENANCE.md).
+.PHONY: models
+models: $(BUILD)/kcast
+	KCAST=$(BUILD)/kcast tools/train-models.sh
+
+# Examples (examples/): programs that use only the public header and link
+# against libkcast.so (found next to them through $ORIGIN), as a user's
+# program would.  tests/test_sched.c runs the scheduler.
+EXAMPLES := $(BUILD)/examples/sched
+.PHONY: examples
+examples: $(EXAMPLES)
+all: $(EXAMPLES)
+$(BUILD)/examples/sched: examples/scheduler/sched.c include/kcast.h $(BUILD)/libkcast.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) $(SANFLAGS) -Iinclude -o $@ $< -L$(BUILD) -lkcast \
+	  -Wl,-rpath,'$$ORIGIN/..' -lsqlite3 -lm
+
 # Tests find the CLI and scratch space through the environment.
 test: $(BUILD)/kcast $(BUILD)/kcast-tests $(BUILD)/libkcast.so corpus $(INJECT_LIB) $(CUDART_LIB) \
-      $(SUITE_FAST:%=$(BUILD)/suite/%)
+      $(SUITE_FAST:%=$(BUILD)/suite/%) $(EXAMPLES)
 	KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
 	  $(BUILD)/kcast-tests
 
@@ -212,21 +232,28 @@ $(BUILD)/fuzz/ptx_fuzz: tests/fuzz/ptx_fuzz.c $(FUZZ_SRC) $(wildcard extractor/*
 	$(CLANG) $(CSTD) -Wall -Wextra -Werror -O1 -g -I. -Iinclude \
 	  -fsanitize=fuzzer,address,undefined -o $@ tests/fuzz/ptx_fuzz.c $(FUZZ_SRC) -lm
 
+# BENCHES picks some of ptx emu rf api (default: all of them).
+BENCHES ?= all
 bench: $(BUILD)/kcast
 	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD)) CC="$(CC)" \
-	  CSTD="$(CSTD)" WARN="$(WARN)" OPT="$(OPT)" SANFLAGS="$(SANFLAGS)" LDLIBS_ALL="$(LDLIBS_ALL)"
+	  CSTD="$(CSTD)" WARN="$(WARN)" OPT="$(OPT)" SANFLAGS="$(SANFLAGS)" LDLIBS_ALL="$(LDLIBS_ALL)" \
+	  $(BENCHES)
 
 # docs/cli.md from the help texts (a test checks it is current).
 docs: $(BUILD)/kcast
 	tools/gen-cli-doc.sh $(BUILD)/kcast > docs/cli.md.tmp && mv docs/cli.md.tmp docs/cli.md
 
 # The main job on the embedded default: static features of a suite kernel,
-# one suite program run unmodified on the CPU emulator into a dataset, the
-# shipped suite dataset's summary, and -- where the GPU Mangrove tutorial
-# data is beside the project -- a forest cross-validated on real GPU times.
+# a suite kernel's time and power predicted on every known GPU (sampled
+# emulation, analytic estimate until trained models ship), one suite program
+# run unmodified on the CPU emulator into a dataset, the shipped suite
+# dataset's summary, and -- where the GPU Mangrove tutorial data is beside
+# the project -- a forest cross-validated on real GPU times.
 MANGROVE ?= ../shared/data/mangrove-tutorial
 demo: all $(BUILD)/suite/gemm_tiled
 	$(BUILD)/kcast extract datasets/suite/gemm_tiled.cu
+	$(BUILD)/kcast predict datasets/suite/triad.cu --kernel triad --grid 4096 --block 256 \
+	  --arg buf:4M --arg buf:4M:randf --arg buf:4M:randf:2 --arg 3.0 --arg 1048576 --gpu all
 	rm -f $(BUILD)/demo.db
 	$(BUILD)/kcast run -o $(BUILD)/demo.db -- $(BUILD)/suite/gemm_tiled 128 16
 	$(BUILD)/kcast dataset stats datasets/data/suite-features.db
