@@ -139,7 +139,10 @@ fi
 # name in $BUILD/suite or $BUILD/programs.
 SUITE=$WORK/suite.txt
 if [ -f datasets/suite/suite.txt ]; then
-  grep -v '^[[:space:]]*\(#\|$\)' datasets/suite/suite.txt >"$SUITE"
+  # a `sample=N` prefix only tells the CPU emulator to sample; a GPU runs
+  # the whole program
+  grep -v '^[[:space:]]*\(#\|$\)' datasets/suite/suite.txt |
+    sed 's/^[[:space:]]*sample=[0-9]*[[:space:]]*//' >"$SUITE"
   SUITE_SRC=datasets/suite/suite.txt
 else
   : >"$SUITE"
