@@ -53,7 +53,9 @@ typedef struct rf_tree {
  * the row rounded up to float.  Exact: every threshold the trainer makes
  * is a float (rf_train.c), and for a float t, x <= t <=> roundup(x) <= t.
  * Leaf: feat == RF_CLEAF, kid = its own index, and the bits of thr are
- * the index of the 8-byte slot holding its mean (a double).  The walk
+ * its leaf number (for the interval's samples, leaf_off) << 3 | the slot
+ * of its 64-byte block holding its mean (a double; the block is the
+ * leaf's own, see below).  The walk
  * sets xf[RF_CLEAF] = -inf, so a leaf's step goes to kid, itself: a walk
  * of exactly depth steps, with no test for leaves, ends on the leaf.
  *
@@ -157,6 +159,10 @@ void rf__walk(const rf_forest *f, const double *row, const rf_node **leaf);
  */
 int rf__leaf_quantiles(const rf_forest *f, const rf_node *const *leaf, const double *probs,
                        size_t np, double *out, void **scratch, size_t *cap);
+/* The same with tree t's vote given as its leaf number leaf[t]
+   (UINT32_MAX: none). */
+int rf__leaf_quantiles_n(const rf_forest *f, const uint32_t *leaf, const double *probs, size_t np,
+                         double *out, void **scratch, size_t *cap);
 /* Widening at coverage c (0 for an uncalibrated model). */
 double rf__calib_q(const rf_calib *c, double coverage);
 /*

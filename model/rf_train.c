@@ -949,13 +949,6 @@ out:
 
 /* ------------------------------------------------------------- prediction -- */
 
-static inline const rf_node *leaf_of(const rf_tree *t, const double *row) {
-  const rf_node *nd = t->nodes;
-  uint32_t i = 0;
-  while (nd[i].feature >= 0) i = nd[i].left + (row[nd[i].feature] > nd[i].v);
-  return &nd[i];
-}
-
 /* Leaf for row i of column-major x (n rows), with feature j read as vj. */
 static inline const rf_node *leaf_of_col(const rf_tree *t, const double *x, size_t n, size_t i,
                                          int j, double vj) {
@@ -994,6 +987,14 @@ static inline uint32_t fkey(float v) {
 
 _Static_assert(sizeof(rf_cnode) == 8 && sizeof(double) == 8, "8-byte slots");
 #define CBLOCK 8 /* slots of a 64-byte block */
+
+/* The mean of leaf p: in p's own block, at slot key & 7 (rf_int.h). */
+static inline double cmean(const rf_cnode *p) {
+  double v;
+  memcpy(&v, (const rf_cnode *)((uintptr_t)p & ~(uintptr_t)63) + (p->key & (CBLOCK - 1)),
+         sizeof v);
+  return v;
+}
 #define RF_WALK_BATCH 256
 
 /*
@@ -1159,7 +1160,7 @@ int rf__build_fast(rf_forest *f) {
       rf_cnode *o = &c[ps[2 * (size_t)k]];
       if (nd->feature < 0) {
         uint32_t vs = ps[2 * (size_t)k + 1];
-        o->key = vs;
+        o->key = nd->left << 3 | (vs & (CBLOCK - 1)); /* leaf number, mean's slot */
         o->kw = RF_CLEAF; /* kid offset 0: steps to itself */
         memcpy(&c[vs], &nd->v, sizeof nd->v);
       } else {
@@ -1282,7 +1283,7 @@ double rf__raw_mean(const rf_forest *f, const double *row) {
         na = k;
       }
       for (i = 0; i < nb; i++)
-        memcpy(&val[ord[i] - t0], f->cn[ord[i]] + cur[i]->key, sizeof(double));
+        val[ord[i] - t0] = cmean(cur[i]);
       for (size_t t = 0; t < nb; t++) s += val[t];
     }
     return s / (double)T;
@@ -1319,6 +1320,91 @@ double rf__raw_mean(const rf_forest *f, const double *row) {
   return s / (double)T;
 }
 
+/*
+ * The leaf of every tree (leaf[t], its number) and the sum of their
+ * means in tree order, on the 8-byte nodes: the walk of rf__raw_mean
+ * (eight trees in registers for their rounds, then the tail), so the sum
+ * is the same double.  rf_predict_interval walked tree by tree over the
+ * 16-byte nodes before: 4.3-4.8 us for 100 trees of a 43-row forest,
+ * 17-29 us for one of 10,000 rows (cycling 1,000 rows on a shared
+ * machine; the trees interleaved on the 16-byte nodes: 2.4-2.9 and 4.3-
+ * 6.5 us; this walk costs what the point prediction does, 1.2-2 and 4-6
+ * us).
+ */
+static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf) {
+  size_t T = f->n_trees;
+  uint32_t xk[RF_CLEAF + 1];
+  for (size_t j = 0; j < f->n_features; j++) {
+    float x = float_up(row[j]);
+    xk[j] = x == x ? fkey(x) : 0;
+  }
+  xk[RF_CLEAF] = 0;
+  double s = 0;
+  for (size_t t0 = 0; t0 < T; t0 += RF_WALK_BATCH) {
+    size_t nb = T - t0 < RF_WALK_BATCH ? T - t0 : RF_WALK_BATCH, i = 0;
+    const uint32_t *ord = f->corder + t0, *rounds = f->cdepth + t0;
+    const rf_cnode *cur[RF_WALK_BATCH];
+    double val[RF_WALK_BATCH];
+#define STEP(p)                                           \
+  do {                                                    \
+    uint32_t kw_ = (p)->kw;                               \
+    (p) = (p) + (kw_ >> 8) + (xk[kw_ & 0xFF] > (p)->key); \
+  } while (0)
+    for (; i + 8 <= nb; i += 8) { /* named, so that they stay in registers */
+      const rf_cnode *p0 = f->cn[ord[i]], *p1 = f->cn[ord[i + 1]], *p2 = f->cn[ord[i + 2]],
+                     *p3 = f->cn[ord[i + 3]], *p4 = f->cn[ord[i + 4]], *p5 = f->cn[ord[i + 5]],
+                     *p6 = f->cn[ord[i + 6]], *p7 = f->cn[ord[i + 7]];
+      for (uint32_t r = 0; r < rounds[i]; r++) {
+        STEP(p0);
+        STEP(p1);
+        STEP(p2);
+        STEP(p3);
+        STEP(p4);
+        STEP(p5);
+        STEP(p6);
+        STEP(p7);
+      }
+      cur[i] = p0;
+      cur[i + 1] = p1;
+      cur[i + 2] = p2;
+      cur[i + 3] = p3;
+      cur[i + 4] = p4;
+      cur[i + 5] = p5;
+      cur[i + 6] = p6;
+      cur[i + 7] = p7;
+    }
+    for (; i < nb; i++) {
+      const rf_cnode *p = f->cn[ord[i]];
+      for (uint32_t r = 0; r < rounds[i]; r++) STEP(p);
+      cur[i] = p;
+    }
+#undef STEP
+    uint16_t act[RF_WALK_BATCH];
+    size_t na = 0;
+    for (i = 0; i < nb; i++) {
+      act[na] = (uint16_t)i;
+      na += (cur[i]->kw & 0xFF) != RF_CLEAF;
+    }
+    while (na) {
+      size_t k = 0;
+      for (size_t a = 0; a < na; a++) {
+        const rf_cnode *nd = cur[act[a]];
+        uint32_t kw = nd->kw;
+        if ((kw & 0xFF) == RF_CLEAF) continue;
+        cur[act[a]] = nd + (kw >> 8) + (xk[kw & 0xFF] > nd->key);
+        act[k++] = act[a];
+      }
+      na = k;
+    }
+    for (i = 0; i < nb; i++) {
+      val[ord[i] - t0] = cmean(cur[i]);
+      leaf[ord[i]] = cur[i]->key >> 3;
+    }
+    for (i = 0; i < nb; i++) s += val[i];
+  }
+  return s;
+}
+
 double rf_predict(const rf_forest *f, const double *row) {
   return rf__untransform(f->params.transform, rf__raw_mean(f, row));
 }
@@ -1327,20 +1413,29 @@ int rf_predict_interval(const rf_forest *f, const double *row, double coverage, 
                         double *lo, double *hi) {
   if (!(coverage > 0 && coverage < 1)) return rf__err("coverage %g is not in (0, 1)", coverage);
   size_t T = f->n_trees;
-  const rf_node *leaf[512];
-  const rf_node **leaves = T <= 512 ? leaf : rf__mallocn(T, sizeof *leaves);
+  /* the leaves: their numbers (8-byte nodes) or nodes (16-byte ones) */
+  union {
+    uint32_t num[512];
+    const rf_node *node[512];
+  } st;
+  void *leaves = T <= 512 ? (void *)&st : rf__mallocn(T, f->cn ? sizeof(uint32_t) : sizeof(rf_node *));
   if (!leaves) return rf__nomem();
   double s = 0;
-  for (size_t t = 0; t < T; t++) {
-    leaves[t] = leaf_of(&f->trees[t], row);
-    s += leaves[t]->v;
+  if (f->cn) {
+    s = fast_leaves(f, row, leaves);
+  } else {
+    const rf_node **nd = leaves;
+    for (size_t t = 0; t < T; t++) nd[t] = f->trees[t].nodes;
+    rf__walk(f, row, nd);
+    for (size_t t = 0; t < T; t++) s += nd[t]->v;
   }
   if (pred) *pred = rf__untransform(f->params.transform, s / (double)T);
   if (lo || hi) {
     /* QRF quantiles and the calibration's widening: model/rf_calib.c */
     double alpha = (1 - coverage) / 2, probs[2] = {alpha, 1 - alpha}, v[2];
-    if (rf__leaf_quantiles(f, leaves, probs, 2, v, NULL, NULL)) {
-      if (leaves != leaf) rf__free(leaves);
+    if (f->cn ? rf__leaf_quantiles_n(f, leaves, probs, 2, v, NULL, NULL)
+              : rf__leaf_quantiles(f, leaves, probs, 2, v, NULL, NULL)) {
+      if (leaves != (void *)&st) rf__free(leaves);
       return -1;
     }
     double vlo = v[0], vhi = v[1];
@@ -1355,7 +1450,7 @@ int rf_predict_interval(const rf_forest *f, const double *row, double coverage, 
     if (lo) *lo = rf__untransform(f->params.transform, vlo);
     if (hi) *hi = rf__untransform(f->params.transform, vhi);
   }
-  if (leaves != leaf) rf__free(leaves);
+  if (leaves != (void *)&st) rf__free(leaves);
   return 0;
 }
 
@@ -1625,8 +1720,7 @@ static int oob_fast(const rf_forest *f, const shared *S, uint64_t *const *inbag,
             const rf_cnode *q = qs[u];
             const uint32_t *xr = xk + rows[a + u] * stride;
             while ((q->kw & 0xFF) != RF_CLEAF) OSTEP(q, xr);
-            double v;
-            memcpy(&v, root + q->key, sizeof v);
+            double v = cmean(q);
             op[c0 + rows[a + u]] += v;
             cnt[rows[a + u]]++;
           }
@@ -1635,8 +1729,7 @@ static int oob_fast(const rf_forest *f, const shared *S, uint64_t *const *inbag,
           const rf_cnode *q = root;
           const uint32_t *xr = xk + rows[a] * stride;
           while ((q->kw & 0xFF) != RF_CLEAF) OSTEP(q, xr);
-          double v;
-          memcpy(&v, root + q->key, sizeof v);
+          double v = cmean(q);
           op[c0 + rows[a]] += v;
           cnt[rows[a]]++;
         }

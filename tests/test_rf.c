@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "model/model.h"
+#include "model/rf_int.h"
 #include "tests.h"
 
 /* Assertions whose report is the statement they prove. */
@@ -792,11 +793,12 @@ static void test_dedispersion_data(void) {
 }
 
 /*
- * The fast point-prediction path (all trees walked together, 8-byte nodes
- * with float thresholds, the row rounded up to float) must give exactly
- * what the plain walk gives: rf_predict_interval still walks tree by tree
- * over the 16-byte nodes and sums in tree order, so the two predictions
- * must be the same double for every row, for both kinds of forest.
+ * The fast prediction layout (cache-blocked 8-byte nodes with float
+ * thresholds, the row rounded up to float, trees walked eight at a time)
+ * must give exactly what the plain walk over the 16-byte nodes gives: the
+ * same point (sum in tree order) and the same interval, for every row and
+ * both kinds of forest.  The same forest is asked before and after its
+ * fast layout is dropped (rf__free_fast), which forces the plain walk.
  */
 static void test_fast_prediction_matches_plain_walk(void) {
   rf_data tr, te;
@@ -806,25 +808,36 @@ static void test_fast_prediction_matches_plain_walk(void) {
   te.x[0] = NAN;
   te.x[te.n_rows + 1] = 1e300;
   te.x[2] = -1e300;
+  size_t n = te.n_rows;
+  double *fast = malloc(4 * n * sizeof *fast), *row = malloc(5 * sizeof *row);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fast);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(row);
   for (int extra = 0; extra < 2; extra++) {
     rf_params p = params(40);
     p.extra_trees = extra;
     p.min_leaf = 1;
     rf_forest *f = NULL;
     CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
-    size_t same = 0;
-    double *row = malloc(5 * sizeof *row);
-    for (size_t i = 0; i < te.n_rows; i++) {
-      for (size_t j = 0; j < 5; j++) row[j] = te.x[j * te.n_rows + i];
-      double a = rf_predict(f, row), b = NAN;
-      CU_ASSERT_FATAL(rf_predict_interval(f, row, 0.9, &b, NULL, NULL) == 0);
-      same += memcmp(&a, &b, sizeof a) == 0;
+    CHECK_MSG("a trained forest has the fast layout", f->cn != NULL);
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == 1) rf__free_fast(f); /* from here on: the 16-byte walk */
+      size_t same = 0;
+      for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < 5; j++) row[j] = te.x[j * n + i];
+        double r[4] = {rf_predict(f, row), NAN, NAN, NAN};
+        CU_ASSERT_FATAL(rf_predict_interval(f, row, 0.9, &r[1], &r[2], &r[3]) == 0);
+        if (pass == 0) memcpy(fast + 4 * i, r, sizeof r);
+        else same += memcmp(fast + 4 * i, r, sizeof r) == 0;
+        if (pass == 0) same += memcmp(&r[0], &r[1], sizeof r[0]) == 0;
+      }
+      CHECK_MSG(pass == 0 ? "rf_predict and rf_predict_interval give the same point on every row"
+                          : "the fast layout gives the plain walk's point and interval on every row",
+                same == n);
     }
-    CHECK_MSG("the fast path predicts the same double as the plain walk on every row",
-              same == te.n_rows);
-    free(row);
     rf_free(f);
   }
+  free(row);
+  free(fast);
   rf_data_free(&tr);
   rf_data_free(&te);
 }
