@@ -504,6 +504,18 @@ static void scan_bins(hbin *h, const uint64_t *mask, unsigned nbins, const share
  * the same bin (a third less tree time on the dedispersion data).  The
  * additions per bin stay in row order: the same sums to the bit.
  */
+/* The binned row of the node's i-th sample (hi: the node's end), with the
+   row 12 samples ahead prefetched (both ends of it when it spans lines). */
+static inline const uint8_t *bin_row(const uint8_t *rb, size_t p, const uint32_t *idx, uint32_t i,
+                                     uint32_t hi) {
+  if (i + 12 < hi) {
+    const uint8_t *ahead = rb + (size_t)idx[i + 12] * p;
+    __builtin_prefetch(ahead);
+    if (p > 64) __builtin_prefetch(ahead + p - 1);
+  }
+  return rb + (size_t)idx[i] * p;
+}
+
 /* eval_binned's pass for two candidates, bins in registers; adds the
    node's targets to *sum in row order when sum is not NULL. */
 __attribute__((noinline)) static void hist_two(builder *b, const shared *S, const work *w,
@@ -522,12 +534,7 @@ __attribute__((noinline)) static void hist_two(builder *b, const shared *S, cons
     mask[4] |= 1;
   }
   for (uint32_t i = w->lo; i < w->hi; i++) {
-    if (i + 12 < w->hi) {
-      const uint8_t *ahead = rb + (size_t)idx[i + 12] * p;
-      __builtin_prefetch(ahead);
-      if (p > 64) __builtin_prefetch(ahead + p - 1);
-    }
-    const uint8_t *row = rb + (size_t)idx[i] * p;
+    const uint8_t *row = bin_row(rb, p, idx, i, w->hi);
     double y = yv[i];
     st += y;
     unsigned b0 = row[c0], b1 = row[c1];
@@ -579,12 +586,7 @@ __attribute__((noinline)) static void eval_binned(builder *b, const shared *S, c
     if (want_sum) /* its own pass: many candidates keep the loop busy */
       for (uint32_t i = w->lo; i < w->hi; i++) sum += yv[i];
     for (uint32_t i = w->lo; i < w->hi; i++) {
-      if (i + 12 < w->hi) {
-        const uint8_t *ahead = rb + (size_t)idx[i + 12] * p;
-        __builtin_prefetch(ahead);
-        if (p > 64) __builtin_prefetch(ahead + p - 1);
-      }
-      const uint8_t *row = rb + (size_t)idx[i] * p;
+      const uint8_t *row = bin_row(rb, p, idx, i, w->hi);
       double y = yv[i];
       if (small) {
         for (unsigned k = 0; k < m; k++) {
