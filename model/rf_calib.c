@@ -571,37 +571,22 @@ static int score_oob(const rf_forest *f, const rf_data *d, const double *ty,
 static int score_kfold(const rf_data *d, const double *ty, const rf_params *p, int nt,
                        const double *probs, double *sc, unsigned char *ok) {
   size_t n = d->n_rows, K = RF_CALIB_FOLDS;
-  unsigned *fold = rf__mallocn(n, sizeof(unsigned));
-  size_t *perm = rf__mallocn(n, sizeof(size_t));
+  size_t *fold = rf__mallocn(n, sizeof(size_t));
+  size_t *sel = rf__mallocn(n, sizeof(size_t)); /* shuffle scratch, then a fold's rows */
   rf_data dtr;
   memset(&dtr, 0, sizeof dtr);
   rf_forest *g = NULL;
   int rc = -1;
-  if (!fold || !perm) {
+  if (!fold || !sel) {
     rf__nomem();
     goto out;
   }
-  for (size_t i = 0; i < n; i++) perm[i] = i;
-  rf_rng rng;
-  rf__rng_seed(&rng, p->seed, 0x43414c42ULL); /* "CALB" */
-  for (size_t i = n - 1; i > 0; i--) {
-    size_t k = (size_t)rf__rng_below(&rng, i + 1), t = perm[i];
-    perm[i] = perm[k];
-    perm[k] = t;
-  }
-  for (size_t i = 0; i < n; i++) fold[perm[i]] = (unsigned)(i % K);
+  rf__shuffled_folds(n, (unsigned)K, p->seed, 0x43414c42ULL /* "CALB" */, sel, fold);
   for (unsigned k = 0; k < K; k++) {
     size_t ntr = 0;
-    for (size_t i = 0; i < n; i++) ntr += fold[i] != k;
-    if (rf_data_alloc(&dtr, ntr, d->n_cols, 1)) goto out;
-    for (size_t j = 0; j < d->n_cols; j++) {
-      const double *src = d->x + j * n;
-      double *dst = dtr.x + j * ntr;
-      for (size_t i = 0, r = 0; i < n; i++)
-        if (fold[i] != k) dst[r++] = src[i];
-    }
-    for (size_t i = 0, r = 0; i < n; i++)
-      if (fold[i] != k) dtr.y[r++] = d->y[i];
+    for (size_t i = 0; i < n; i++)
+      if (fold[i] != k) sel[ntr++] = i;
+    if (rf__subset(d, sel, ntr, &dtr)) goto out;
     rf_params q = *p;
     q.calibrate = RF_CALIBRATE_OFF;
     q.n_trees = p->n_trees < RF_CALIB_TREES ? p->n_trees : RF_CALIB_TREES;
@@ -645,13 +630,8 @@ out:
   rf_free(g);
   rf_data_free(&dtr);
   rf__free(fold);
-  rf__free(perm);
+  rf__free(sel);
   return rc;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* ------------------------------------------------------------ calibration -- */
@@ -686,7 +666,7 @@ int rf__calibrate(rf_forest *f, const rf_data *d, const double *ty, const rf_par
       size_t r = 0;
       for (size_t i = 0; i < n; i++)
         if (ok[i]) s[r++] = s[i];
-      qsort(s, m, sizeof *s, cmp_d);
+      qsort(s, m, sizeof *s, rf__cmp_double);
       double want_rank = ceil((double)(m + 1) * grid[k] - 1e-9);
       size_t rank = want_rank > (double)m ? m : (size_t)want_rank;
       c->cov[k] = grid[k];

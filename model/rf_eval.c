@@ -22,7 +22,7 @@
 
 /* ---------------------------------------------------------------- metrics -- */
 
-static int cmp_d(const void *a, const void *b) {
+int rf__cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
@@ -93,7 +93,7 @@ int rf_metrics_compute(const double *y, const double *pred, const double *lo, co
   }
   if (na) {
     m->mape = sa / (double)na;
-    qsort(ape, na, sizeof(double), cmp_d);
+    qsort(ape, na, sizeof(double), rf__cmp_double);
     m->median_ape = na % 2 ? ape[na / 2] : (ape[na / 2 - 1] + ape[na / 2]) / 2;
   }
   if (nl) m->rmse_log = sqrt(sl / (double)nl);
@@ -114,8 +114,7 @@ int rf_metrics_compute(const double *y, const double *pred, const double *lo, co
 
 /* ------------------------------------------------------------------- CV -- */
 
-/* Copy the rows sel[0..k) of d (features, y, groups not copied). */
-static int subset(const rf_data *d, const size_t *sel, size_t k, rf_data *out) {
+int rf__subset(const rf_data *d, const size_t *sel, size_t k, rf_data *out) {
   if (rf_data_alloc(out, k, d->n_cols, d->y != NULL)) return -1;
   for (size_t j = 0; j < d->n_cols; j++) {
     const double *src = d->x + j * d->n_rows;
@@ -130,6 +129,19 @@ static int subset(const rf_data *d, const size_t *sel, size_t k, rf_data *out) {
 nomem:
   rf_data_free(out);
   return rf__nomem();
+}
+
+void rf__shuffled_folds(size_t n, unsigned K, uint64_t seed, uint64_t stream, size_t *perm,
+                        size_t *fold) {
+  for (size_t i = 0; i < n; i++) perm[i] = i;
+  rf_rng rng;
+  rf__rng_seed(&rng, seed, stream);
+  for (size_t i = n - 1; i > 0; i--) {
+    size_t k = (size_t)rf__rng_below(&rng, i + 1), t = perm[i];
+    perm[i] = perm[k];
+    perm[k] = t;
+  }
+  for (size_t i = 0; i < n; i++) fold[perm[i]] = i % K;
 }
 
 /* Mean squared error in the transformed space of an inner k-fold CV. */
@@ -149,7 +161,7 @@ static int inner_cv_mse(const rf_data *d, const rf_params *p, unsigned k, double
     if (ntr < 2 || nte == 0) continue;
     rf_data dtr;
     rf_forest *f = NULL;
-    if (subset(d, tr, ntr, &dtr)) goto out;
+    if (rf__subset(d, tr, ntr, &dtr)) goto out;
     int r = rf_train(&dtr, p, &f);
     rf_data_free(&dtr);
     if (r) goto out;
@@ -282,16 +294,7 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
   } else {
     K = o->folds ? o->folds : 5;
     if (K < 2 || K > n) { rf__err("%u folds for %zu rows: need 2 <= folds <= rows", K, n); goto out; }
-    size_t *perm = tr; /* reuse as scratch */
-    for (size_t i = 0; i < n; i++) perm[i] = i;
-    rf_rng rng;
-    rf__rng_seed(&rng, p->seed, 0x43565f53ULL);
-    for (size_t i = n - 1; i > 0; i--) {
-      size_t k = (size_t)rf__rng_below(&rng, i + 1), t = perm[i];
-      perm[i] = perm[k];
-      perm[k] = t;
-    }
-    for (size_t i = 0; i < n; i++) fold[perm[i]] = i % K;
+    rf__shuffled_folds(n, K, p->seed, 0x43565f53ULL, tr /* scratch */, fold);
   }
   r->n_folds = K;
   r->fold = rf__calloc(K, sizeof(rf_metrics));
@@ -306,7 +309,7 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
     }
     if (ntr < 2) { rf__err("fold %u leaves %zu training rows", k + 1, ntr); goto out; }
     rf_data dtr;
-    if (subset(d, tr, ntr, &dtr)) goto out;
+    if (rf__subset(d, tr, ntr, &dtr)) goto out;
     rf_params q = *p;
     q.progress = NULL;
     q.perm_importance = 0;

@@ -123,6 +123,17 @@ int rf__err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The error says "out of memory"; returns -1. */
 int rf__nomem(void);
 
+/* Copy the rows sel[0..k) of d into out (features, y, names, target;
+   groups not copied).  0, or -1 out of memory. */
+int rf__subset(const rf_data *d, const size_t *sel, size_t k, rf_data *out);
+/* fold[i] in [0, K) for n rows: a seeded shuffle (xoshiro stream `stream`
+   of seed) dealt round-robin, so folds differ in size by at most one;
+   perm is n entries of scratch. */
+void rf__shuffled_folds(size_t n, unsigned K, uint64_t seed, uint64_t stream, size_t *perm,
+                        size_t *fold);
+/* qsort comparator of doubles, ascending. */
+int rf__cmp_double(const void *a, const void *b);
+
 /* Threads to use: n when n > 0, else the OpenMP default. */
 int rf__nthreads(int n);
 
