@@ -214,6 +214,13 @@ const char *kcast_features_name(const kcast_features *fs, size_t i) {
 
 /* ------------------------------------------------------- prediction -- */
 
+/* "feature set IDX: " for a batch element (idx >= 0), else "". */
+static const char *set_label(char buf[48], long idx) {
+  if (idx < 0) return "";
+  snprintf(buf, 48, "feature set %ld: ", idx);
+  return buf;
+}
+
 /* Row of model m from fs into row[n_features]; KCAST_E_FEATURE naming the
    first missing non-count feature.  idx >= 0 names a batch element. */
 static kcast_status fill_row(const kcast_model *m, const kcast_features *fs, double *row,
@@ -229,10 +236,9 @@ static kcast_status fill_row(const kcast_model *m, const kcast_features *fs, dou
     int got = md_value(&dc, name, info->gpu, (const char *const *)fs->v.names, fs->v.vals,
                        fs->v.n, &row[j]);
     if (got < 0) {
-      if (idx >= 0)
-        return api_fail(KCAST_E_FEATURE, "%s: feature set %ld: feature %s: %s", m->path, idx,
-                        name, rf_last_error());
-      return api_fail(KCAST_E_FEATURE, "%s: feature %s: %s", m->path, name, rf_last_error());
+      char where[48];
+      return api_fail(KCAST_E_FEATURE, "%s: %sfeature %s: %s", m->path, set_label(where, idx),
+                      name, rf_last_error());
     }
     if (got) continue;
     double d = ds_feature_default(info->features[j]);
@@ -266,10 +272,8 @@ static kcast_status predict_one(const kcast_model *m, const kcast_features *fs, 
   if (st == KCAST_OK) {
     double pr, lo, hi;
     if (rf_predict_interval(m->f, row, coverage, &pr, &lo, &hi)) {
-      if (idx >= 0)
-        st = api_fail(KCAST_E_ARG, "%s: feature set %ld: %s", m->path, idx, rf_last_error());
-      else
-        st = api_fail(KCAST_E_ARG, "%s: %s", m->path, rf_last_error());
+      char where[48];
+      st = api_fail(KCAST_E_ARG, "%s: %s%s", m->path, set_label(where, idx), rf_last_error());
     } else {
       out->value = pr;
       out->lo = lo;
