@@ -36,8 +36,15 @@ OPT        ?= -O2 -g
 SANFLAGS   ?=
 CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) -fPIC -fopenmp -pthread \
               -I. -Iinclude -isystem $(LLVM_INC) $(EXTRA_CFLAGS)
-LDLIBS_ALL := -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB) -lclang-22 -lLLVM-22 \
-              -lsqlite3 -lcjson -lcsv -lz -lm -ldl -fopenmp -pthread $(SANFLAGS)
+LDLIBS_ALL := -lsqlite3 -lcjson -lcsv -lz -lm -ldl -fopenmp -pthread $(SANFLAGS)
+
+# libclang and libLLVM are not linked: the front ends dlopen them
+# (extractor/frontend_dl.c) by the SONAMEs of the LLVM compiled against.
+soname      = $(shell readelf -d $(1) 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+LIBCLANG_SO := $(call soname,$(LLVM_LIB)/libclang-22.so)
+LIBLLVM_SO  := $(call soname,$(LLVM_LIB)/libLLVM-22.so)
+$(BUILD)/obj/extractor/frontend_dl.o: CFLAGS_ALL += -DFE_LLVM_LIBDIR='"$(LLVM_LIB)"' \
+  $(if $(LIBCLANG_SO),-DFE_LIBCLANG='"$(LIBCLANG_SO)"') $(if $(LIBLLVM_SO),-DFE_LIBLLVM='"$(LIBLLVM_SO)"')
 
 MODULES    := extractor datasets model profiler runtime api
 LIB_SRC    := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))

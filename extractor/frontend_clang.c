@@ -35,6 +35,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "frontend_dl.h"
+
+FE_CLANG_FNS(FE_DECLARE)
+
 /* What the visitor collects; oom set on an allocation failure. */
 typedef struct kernel_list {
   fe_kernel *k;  /* k[0..n) filled in */
@@ -44,16 +48,16 @@ typedef struct kernel_list {
 
 /* strdup of a CXString's text, which is then disposed. */
 static char *take_string(CXString s, int *oom) {
-  const char *c = clang_getCString(s);
+  const char *c = FE(clang_getCString)(s);
   char *d = strdup(c ? c : "");
-  clang_disposeString(s);
+  FE(clang_disposeString)(s);
   if (!d) *oom = 1;
   return d;
 }
 
 static enum CXChildVisitResult find_global_attr(CXCursor c, CXCursor parent,
                                                 CXClientData data) {
-  if (clang_getCursorKind(c) == CXCursor_CUDAGlobalAttr) {
+  if (FE(clang_getCursorKind)(c) == CXCursor_CUDAGlobalAttr) {
     *(int *)data = 1;
     return CXChildVisit_Break;
   }
@@ -73,12 +77,12 @@ static void add_kernel(kernel_list *L, CXCursor c) {
   }
   fe_kernel *k = &L->k[L->n++];
   memset(k, 0, sizeof *k);
-  k->name = take_string(clang_getCursorSpelling(c), &L->oom);
-  k->mangled = take_string(clang_Cursor_getMangling(c), &L->oom);
+  k->name = take_string(FE(clang_getCursorSpelling)(c), &L->oom);
+  k->mangled = take_string(FE(clang_Cursor_getMangling)(c), &L->oom);
   unsigned line = 0;
-  clang_getExpansionLocation(clang_getCursorLocation(c), NULL, &line, NULL, NULL);
+  FE(clang_getExpansionLocation)(FE(clang_getCursorLocation)(c), NULL, &line, NULL, NULL);
   k->line = line;
-  int na = clang_Cursor_getNumArguments(c);
+  int na = FE(clang_Cursor_getNumArguments)(c);
   if (na <= 0) return;
   k->params = calloc((size_t)na, sizeof *k->params);
   if (!k->params) {
@@ -87,25 +91,25 @@ static void add_kernel(kernel_list *L, CXCursor c) {
   }
   k->nparams = (size_t)na;
   for (int i = 0; i < na; i++) {
-    CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
-    k->params[i].name = take_string(clang_getCursorSpelling(a), &L->oom);
-    k->params[i].type = take_string(clang_getTypeSpelling(clang_getCursorType(a)), &L->oom);
+    CXCursor a = FE(clang_Cursor_getArgument)(c, (unsigned)i);
+    k->params[i].name = take_string(FE(clang_getCursorSpelling)(a), &L->oom);
+    k->params[i].type = take_string(FE(clang_getTypeSpelling)(FE(clang_getCursorType)(a)), &L->oom);
   }
 }
 
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData data) {
   kernel_list *L = data;
   if (L->oom) return CXChildVisit_Break;
-  if (!clang_Location_isFromMainFile(clang_getCursorLocation(c)))
+  if (!FE(clang_Location_isFromMainFile)(FE(clang_getCursorLocation)(c)))
     return CXChildVisit_Continue;
-  switch (clang_getCursorKind(c)) {
+  switch (FE(clang_getCursorKind)(c)) {
   case CXCursor_Namespace:
   case CXCursor_LinkageSpec:
     return CXChildVisit_Recurse;
   case CXCursor_FunctionDecl: {
     int global = 0;
-    if (!clang_isCursorDefinition(c)) break;
-    clang_visitChildren(c, find_global_attr, &global);
+    if (!FE(clang_isCursorDefinition)(c)) break;
+    FE(clang_visitChildren)(c, find_global_attr, &global);
     if (global) add_kernel(L, c);
     break;
   }
@@ -131,25 +135,25 @@ void fe_kernels_free(fe_kernel *k, size_t n) {
 
 /* The first error diagnostic of tu, formatted into err; 0 when none. */
 static int first_error(CXTranslationUnit tu, const char *path, char *err, size_t errcap) {
-  unsigned nd = clang_getNumDiagnostics(tu);
+  unsigned nd = FE(clang_getNumDiagnostics)(tu);
   for (unsigned i = 0; i < nd; i++) {
-    CXDiagnostic d = clang_getDiagnostic(tu, i);
-    enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
+    CXDiagnostic d = FE(clang_getDiagnostic)(tu, i);
+    enum CXDiagnosticSeverity sev = FE(clang_getDiagnosticSeverity)(d);
     if (sev >= CXDiagnostic_Error) {
-      CXString s = clang_formatDiagnostic(
+      CXString s = FE(clang_formatDiagnostic)(
           d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn);
-      const char *t = clang_getCString(s);
+      const char *t = FE(clang_getCString)(s);
       CXFile f = NULL;
-      clang_getSpellingLocation(clang_getDiagnosticLocation(d), &f, NULL, NULL, NULL);
+      FE(clang_getSpellingLocation)(FE(clang_getDiagnosticLocation)(d), &f, NULL, NULL, NULL);
       if (f) /* already "FILE:LINE:COL: error: ..." */
         fe__fail(err, errcap, "%s", t ? t : "error");
       else
         fe__fail(err, errcap, "%s: %s", path, t ? t : "error");
-      clang_disposeString(s);
-      clang_disposeDiagnostic(d);
+      FE(clang_disposeString)(s);
+      FE(clang_disposeDiagnostic)(d);
       return 1;
     }
-    clang_disposeDiagnostic(d);
+    FE(clang_disposeDiagnostic)(d);
   }
   return 0;
 }
@@ -166,6 +170,7 @@ int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
   if (S_ISDIR(sb.st_mode)) return fe__fail(err, errcap, "%s: is a directory", cu_path);
   const char *arch = fe__arch(o, cu_path, err, errcap);
   if (!arch) return -1;
+  if (fe__load_clang(cu_path, err, errcap) < 0) return -1;
 
   char archopt[128], root[4096], cudaopt[4200];
   snprintf(archopt, sizeof archopt, "--cuda-gpu-arch=%s", arch);
@@ -185,9 +190,9 @@ int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
 
   /* Diagnostics are collected, not printed: the library never writes to
      stderr. */
-  CXIndex idx = clang_createIndex(0, 0);
+  CXIndex idx = FE(clang_createIndex)(0, 0);
   CXTranslationUnit tu = NULL;
-  enum CXErrorCode ec = clang_parseTranslationUnit2(idx, cu_path, args, na, NULL, 0,
+  enum CXErrorCode ec = FE(clang_parseTranslationUnit2)(idx, cu_path, args, na, NULL, 0,
                                                     CXTranslationUnit_None, &tu);
   free(args);
   int rc = -1;
@@ -199,7 +204,7 @@ int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
   if (first_error(tu, cu_path, err, errcap)) goto done;
 
   kernel_list L = {0};
-  clang_visitChildren(clang_getTranslationUnitCursor(tu), visit, &L);
+  FE(clang_visitChildren)(FE(clang_getTranslationUnitCursor)(tu), visit, &L);
   if (L.oom) {
     fe_kernels_free(L.k, L.n);
     fe__fail(err, errcap, "%s: out of memory", cu_path);
@@ -210,7 +215,7 @@ int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
   rc = 0;
 
 done:
-  if (tu) clang_disposeTranslationUnit(tu);
-  clang_disposeIndex(idx);
+  if (tu) FE(clang_disposeTranslationUnit)(tu);
+  FE(clang_disposeIndex)(idx);
   return rc;
 }

@@ -34,6 +34,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend_dl.h"
+
+FE_LLVM_FNS(FE_DECLARE)
+
 #define FE_NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 #define FE_PTX_FEATURES "+ptx88"
 #define FE_PTX_FEATURES_MAX_SM 121
@@ -41,10 +45,10 @@
 static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
 
 static void nvptx_init(void) {
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTarget();
-  LLVMInitializeNVPTXTargetMC();
-  LLVMInitializeNVPTXAsmPrinter();
+  FE(LLVMInitializeNVPTXTargetInfo)();
+  FE(LLVMInitializeNVPTXTarget)();
+  FE(LLVMInitializeNVPTXTargetMC)();
+  FE(LLVMInitializeNVPTXAsmPrinter)();
 }
 
 /* The first line of an LLVM message, without a leading "error: " when the
@@ -60,24 +64,25 @@ int fe__llvm_to_ptx(const char *path, const fe_options *o, char **ptx,
                     size_t *len, char *err, size_t errcap) {
   const char *arch = fe__arch(o, path, err, errcap);
   if (!arch) return -1;
+  if (fe__load_llvm(path, err, errcap) < 0) return -1;
   pthread_once(&nvptx_once, nvptx_init);
 
   char line[1024];
   char *msg = NULL;
   LLVMMemoryBufferRef in = NULL;
-  if (LLVMCreateMemoryBufferWithContentsOfFile(path, &in, &msg)) {
+  if (FE(LLVMCreateMemoryBufferWithContentsOfFile)(path, &in, &msg)) {
     first_line(msg, line, sizeof line);
-    LLVMDisposeMessage(msg);
+    FE(LLVMDisposeMessage)(msg);
     return fe__fail(err, errcap, "%s: %s", path, line);
   }
 
   int rc = -1;
-  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMContextRef ctx = FE(LLVMContextCreate)();
   LLVMModuleRef mod = NULL;
   LLVMTargetMachineRef tm = NULL;
   LLVMMemoryBufferRef out = NULL;
 
-  if (LLVMParseIRInContext2(ctx, in, &mod, &msg)) {
+  if (FE(LLVMParseIRInContext2)(ctx, in, &mod, &msg)) {
     /* Text IR errors already read "FILE:LINE:COL: error: ..."; bitcode
        errors are bare ("Invalid bitcode signature"). */
     first_line(msg, line, sizeof line);
@@ -88,20 +93,20 @@ int fe__llvm_to_ptx(const char *path, const fe_options *o, char **ptx,
     mod = NULL;
     goto done;
   }
-  LLVMDisposeMessage(msg);
+  FE(LLVMDisposeMessage)(msg);
   msg = NULL;
 
-  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+  if (FE(LLVMVerifyModule)(mod, LLVMReturnStatusAction, &msg)) {
     first_line(msg, line, sizeof line);
     fe__fail(err, errcap, "%s: invalid LLVM IR: %s", path, line);
     goto done;
   }
-  LLVMDisposeMessage(msg);
+  FE(LLVMDisposeMessage)(msg);
   msg = NULL;
 
-  const char *triple = LLVMGetTarget(mod);
+  const char *triple = FE(LLVMGetTarget)(mod);
   if (!triple || !*triple) {
-    LLVMSetTarget(mod, FE_NVPTX_TRIPLE);
+    FE(LLVMSetTarget)(mod, FE_NVPTX_TRIPLE);
     triple = FE_NVPTX_TRIPLE;
   } else if (strncmp(triple, "nvptx", 5) != 0) {
     fe__fail(err, errcap,
@@ -112,55 +117,55 @@ int fe__llvm_to_ptx(const char *path, const fe_options *o, char **ptx,
   }
 
   LLVMTargetRef target = NULL;
-  if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+  if (FE(LLVMGetTargetFromTriple)(triple, &target, &msg)) {
     first_line(msg, line, sizeof line);
     fe__fail(err, errcap, "%s: no LLVM target for '%s': %s", path, triple, line);
     goto done;
   }
-  LLVMDisposeMessage(msg);
+  FE(LLVMDisposeMessage)(msg);
   msg = NULL;
 
   unsigned sm = (unsigned)strtoul(arch + 3, NULL, 10);
   const char *features = sm <= FE_PTX_FEATURES_MAX_SM ? FE_PTX_FEATURES : "";
-  tm = LLVMCreateTargetMachine(target, triple, arch, features, LLVMCodeGenLevelDefault,
+  tm = FE(LLVMCreateTargetMachine)(target, triple, arch, features, LLVMCodeGenLevelDefault,
                                LLVMRelocDefault, LLVMCodeModelDefault);
   if (!tm) {
     fe__fail(err, errcap, "%s: cannot create an NVPTX target machine for %s", path, arch);
     goto done;
   }
-  const char *dl = LLVMGetDataLayoutStr(mod);
+  const char *dl = FE(LLVMGetDataLayoutStr)(mod);
   if (!dl || !*dl) {
-    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-    LLVMSetModuleDataLayout(mod, td);
-    LLVMDisposeTargetData(td);
+    LLVMTargetDataRef td = FE(LLVMCreateTargetDataLayout)(tm);
+    FE(LLVMSetModuleDataLayout)(mod, td);
+    FE(LLVMDisposeTargetData)(td);
   }
 
-  if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &out)) {
+  if (FE(LLVMTargetMachineEmitToMemoryBuffer)(tm, mod, LLVMAssemblyFile, &msg, &out)) {
     first_line(msg, line, sizeof line);
     fe__fail(err, errcap, "%s: NVPTX code generation failed: %s", path, line);
     goto done;
   }
-  LLVMDisposeMessage(msg);
+  FE(LLVMDisposeMessage)(msg);
   msg = NULL;
 
-  size_t n = LLVMGetBufferSize(out);
+  size_t n = FE(LLVMGetBufferSize)(out);
   char *text = malloc(n + 1);
   if (!text) {
     fe__fail(err, errcap, "%s: out of memory", path);
     goto done;
   }
-  memcpy(text, LLVMGetBufferStart(out), n);
+  memcpy(text, FE(LLVMGetBufferStart)(out), n);
   text[n] = 0;
   *ptx = text;
   if (len) *len = n;
   rc = 0;
 
 done:
-  if (msg) LLVMDisposeMessage(msg);
-  if (out) LLVMDisposeMemoryBuffer(out);
-  if (tm) LLVMDisposeTargetMachine(tm);
-  if (mod) LLVMDisposeModule(mod);
-  LLVMDisposeMemoryBuffer(in);
-  LLVMContextDispose(ctx);
+  if (msg) FE(LLVMDisposeMessage)(msg);
+  if (out) FE(LLVMDisposeMemoryBuffer)(out);
+  if (tm) FE(LLVMDisposeTargetMachine)(tm);
+  if (mod) FE(LLVMDisposeModule)(mod);
+  FE(LLVMDisposeMemoryBuffer)(in);
+  FE(LLVMContextDispose)(ctx);
   return rc;
 }

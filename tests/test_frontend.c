@@ -469,6 +469,35 @@ static void test_corpus_entries_match_listing(void) {
   globfree(&g);
 }
 
+/* LLVM and libclang are loaded at run time: with KCAST_LLVM_LIBDIR naming a
+   folder without them, an .ll input fails with one line that names the file
+   and the library, and PTX input (which needs neither) still works. */
+static void test_llvm_libs_missing(void) {
+  char ll[4096], cmd[12288], *out = NULL, *err = NULL;
+  snprintf(ll, sizeof ll, "%s/corpus/saxpy.clang.ll", tests_build());
+  if (access(ll, R_OK) != 0) {
+    printf("\n  [skip: %s not built (make corpus)] ", ll);
+    return;
+  }
+  snprintf(cmd, sizeof cmd, "KCAST_LLVM_LIBDIR=/nonexistent-kcast-llvm %s extract %s",
+           tests_kcast(), ll);
+  int rc = tests_run(cmd, &out, &err);
+  CU_ASSERT_NOT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, ll));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "libLLVM"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "KCAST_LLVM_LIBDIR"));
+  CU_ASSERT_PTR_NULL(strchr(err, '\n') ? strchr(strchr(err, '\n') + 1, '\n') : NULL);
+  CU_ASSERT_EQUAL(out ? strlen(out) : 0, 0);
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "KCAST_LLVM_LIBDIR=/nonexistent-kcast-llvm %s extract "
+           "tests/ptx/saxpy_clang.ptx", tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT(out && strlen(out) > 0);
+  free(out);
+  free(err);
+}
+
 TEST_SUITES(register_frontend) {
   CU_pSuite s = tests_suite("frontend: inputs and errors");
   TEST_ADD(s, test_ptx_read_is_binary_safe);
@@ -476,6 +505,7 @@ TEST_SUITES(register_frontend) {
   TEST_ADD(s, test_unknown_extension_and_bad_arch);
   TEST_ADD(s, test_nvcc_not_on_path);
   TEST_ADD(s, test_clang_override_missing);
+  TEST_ADD(s, test_llvm_libs_missing);
 
   s = tests_suite("frontend: nvcc and clang");
   TEST_ADD(s, test_nvcc_saxpy_entries);
