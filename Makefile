@@ -158,6 +158,13 @@ $(BUILD)/programs/%: tests/programs/%.cu
 	$(NVCC) -O2 $(GPU_GENCODE) -o $@.tmp $< && mv $@.tmp $@
 gpu-check:
 	BUILD=$(BUILD) profiler/gpu_check.sh
+# The same, prebuilt for a GPU machine without the build's packages:
+# $(BUILD)/gpu-bundle (profiler/gpu_bundle.sh; docs/gpu-check.md).
+.PHONY: gpu-bundle
+gpu-bundle: $(BUILD)/gpu-bundle/MANIFEST
+$(BUILD)/gpu-bundle/MANIFEST: $(BUILD)/kcast $(INJECT_LIB) $(PROGRAMS) $(SUITE_PROGS) \
+                              profiler/gpu_bundle.sh
+	profiler/gpu_bundle.sh $(BUILD) $(BUILD)/gpu-bundle
 
 # The kernel suite (datasets/suite): self-checking CUDA programs, each with
 # PTX for the emulator and sm_90 machine code for the H200 (the flags
@@ -198,7 +205,7 @@ $(BUILD)/examples/sched: examples/scheduler/sched.c include/kcast.h $(BUILD)/lib
 
 # Tests find the CLI and scratch space through the environment.
 test: $(BUILD)/kcast $(BUILD)/kcast-tests $(BUILD)/libkcast.so corpus $(INJECT_LIB) $(CUDART_LIB) \
-      $(SUITE_FAST:%=$(BUILD)/suite/%) $(EXAMPLES)
+      $(SUITE_FAST:%=$(BUILD)/suite/%) $(EXAMPLES) $(if $(INJECT_LIB),$(BUILD)/gpu-bundle/MANIFEST)
 	KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
 	  $(BUILD)/kcast-tests
 

@@ -3,7 +3,10 @@
 # and collect ground truth into datasets/data/<gpu>.db (docs/gpu-check.md).
 #
 # Steps, each under its own `timeout`, the whole within 8 minutes:
-#   build     kcast, libkcast_inject.so, tests/programs (sm_90 + PTX)
+#   build     kcast, libkcast_inject.so, tests/programs and the suite
+#             (sm_90 + PTX); or, with KCAST_BUNDLE=DIR, the prebuilt
+#             bundle of `make gpu-bundle` (a GPU machine without the
+#             build's packages)
 #   timing    gpu_check under kcast profile: durations within 5 % of the
 #             program's cudaEvent timings for launches >= 50 us; launch
 #             sequence (lseq order and kernel names) identical
@@ -11,11 +14,14 @@
 #             5 time_ns rows per launch, no low-confidence rows
 #   power     --power on a 1.5 s kernel: power_w inside the board's range
 #             (20 W .. 1.05 x NVML max power limit), energy_j = power x time
-#   overhead  suite wall time with and without injection (time-only); the
-#             target is <= 3 % (reported, WARN above it)
 #   suite     datasets/suite/suite.txt (or tests/programs): time (--repeat 5),
 #             then power (--power --repeat 5 --rep-offset 5)
+#   overhead  suite wall time with and without injection (time-only), on
+#             as many runs as the time left allows; the target is <= 3 %
+#             (reported, WARN above it)
 # Prints a summary table last; exits 1 if a check failed, keeping the data.
+# KCAST_GPU_RESULTS=DIR: copy the dataset, its provenance, the log and the
+# scratch folder (as gpu-check.tgz) there at the end.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -27,8 +33,20 @@ WORK=$BUILD/gpu-check
 rm -rf "$WORK"
 mkdir -p "$WORK" datasets/data
 LOG=$WORK/log.txt
-K=$BUILD/kcast
-PROG=$BUILD/programs/gpu_check
+BUNDLE=${KCAST_BUNDLE:-}
+if [ -n "$BUNDLE" ]; then
+  BUNDLE=$(cd "$BUNDLE" && pwd) || exit 1
+  K=$BUNDLE/bin/kcast
+  PROGDIR=$BUNDLE/programs SUITEDIR=$BUNDLE/suite
+  export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+else
+  K=$BUILD/kcast
+  PROGDIR=$BUILD/programs SUITEDIR=$BUILD/suite
+  # the suite programs link the toolkit's shared CUDA runtime
+  CUDA_LIB=$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")")/lib64
+  export LD_LIBRARY_PATH=$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+PROG=$PROGDIR/gpu_check
 NAMES=() RESULTS=() DETAILS=()
 FAILED=0
 
@@ -45,6 +63,14 @@ t() {
   timeout --kill-after=5 "$lim" "$@"
 }
 now_ns() { date +%s%N; }
+results() {  # copy what a run produced to $KCAST_GPU_RESULTS
+  local dst=${KCAST_GPU_RESULTS:-}
+  [ -n "$dst" ] || return 0
+  mkdir -p "$dst" || return 0
+  [ -n "${GPU:-}" ] && cp -f "datasets/data/$GPU.db" "datasets/data/$GPU.md" "$dst/" 2>/dev/null
+  cp -f "$LOG" "$dst/" 2>/dev/null
+  tar czf "$dst/gpu-check.tgz" -C "$(dirname "$WORK")" "$(basename "$WORK")" 2>/dev/null
+}
 summary() {
   echo
   echo "== make gpu-check summary ($(( $(date +%s) - START )) s) =="
@@ -53,12 +79,31 @@ summary() {
     printf '%-10s %-5s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${DETAILS[$i]}"
   done
   [ "$FAILED" = 0 ] && echo "gpu-check: all checks passed" || echo "gpu-check: FAILED"
+  results
 }
 
 # ---------------------------------------------------------------- build --
-if t 300 make BUILD="$BUILD" -j"$JOBS" all programs >"$WORK/build.log" 2>&1 &&
+if [ -n "$BUNDLE" ]; then
+  # The bundle's CUPTI only where this machine has none of its own.
+  have_cupti=$(ldconfig -p 2>/dev/null | grep -c 'libcupti\.so\.13')
+  for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda /usr/local/cuda-13.0 /usr/local/cuda-13; do
+    [ -n "$d" ] && [ -f "$d/lib64/libcupti.so.13" -o -f "$d/extras/CUPTI/lib64/libcupti.so.13" ] &&
+      have_cupti=1
+  done
+  cupti="this machine's"
+  if [ "$have_cupti" = 0 ]; then
+    export KCAST_CUPTI_PATH=$BUNDLE/cupti/libcupti.so.13; cupti="the bundle's"
+  fi
+  if [ -x "$K" ] && [ -f "$BUNDLE/bin/libkcast_inject.so" ] && [ -x "$PROG" ] &&
+     "$K" version >"$WORK/build.log" 2>&1; then
+    record build PASS "prebuilt bundle ($(sed -n 's/^tree: //p' "$BUNDLE/MANIFEST"), nvcc $(sed -n 's/^nvcc: //p' "$BUNDLE/MANIFEST")), $cupti CUPTI"
+  else
+    record build FAIL "bundle $BUNDLE unusable: $(tail -n 2 "$WORK/build.log" | tr '\n' ' ')"
+    summary; exit 1
+  fi
+elif t 300 make BUILD="$BUILD" -j"$JOBS" all programs suite >"$WORK/build.log" 2>&1 &&
    [ -x "$K" ] && [ -f "$BUILD/libkcast_inject.so" ] && [ -x "$PROG" ]; then
-  record build PASS "kcast, libkcast_inject.so, programs ($(( $(date +%s) - START )) s)"
+  record build PASS "kcast, libkcast_inject.so, programs, suite ($(( $(date +%s) - START )) s)"
 else
   record build FAIL "see $WORK/build.log: $(tail -n 3 "$WORK/build.log" | tr '\n' ' ')"
   summary; exit 1
@@ -71,6 +116,7 @@ PLIM=$(t 20 nvidia-smi --query-gpu=power.min_limit,power.max_limit --format=csv,
 PMIN=$(echo "$PLIM" | cut -d, -f1 | tr -d ' ')
 PMAX=$(echo "$PLIM" | cut -d, -f2 | tr -d ' ')
 CUDA_V=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+[ -n "$BUNDLE" ] && CUDA_V="${CUDA_V:-none on this machine}; programs built with nvcc $(sed -n 's/^nvcc: //p' "$BUNDLE/MANIFEST")"
 if [ -z "$GPU_FULL" ]; then
   record gpu FAIL "nvidia-smi reports no GPU"
   summary; exit 1
@@ -136,7 +182,8 @@ fi
 
 # ---------------------------------------------------------------- suite --
 # One line per run: PROGRAM [ARGS]; PROGRAM relative to the repo root or a
-# name in $BUILD/suite or $BUILD/programs.
+# name in the suite or programs folder.  Commands in the loops below read
+# /dev/null, not the list.
 SUITE=$WORK/suite.txt
 if [ -f datasets/suite/suite.txt ]; then
   # a `sample=N` prefix only tells the CPU emulator to sample; a GPU runs
@@ -146,25 +193,52 @@ if [ -f datasets/suite/suite.txt ]; then
   SUITE_SRC=datasets/suite/suite.txt
 else
   : >"$SUITE"
-  for p in "$BUILD"/programs/*; do [ -x "$p" ] && echo "$p" >>"$SUITE"; done
-  SUITE_SRC="$BUILD/programs (no datasets/suite/suite.txt)"
+  for p in "$PROGDIR"/*; do [ -x "$p" ] && echo "$p" >>"$SUITE"; done
+  SUITE_SRC="$PROGDIR (no datasets/suite/suite.txt)"
 fi
 resolve() {
   if [ -x "$1" ]; then echo "$1"
-  elif [ -x "$BUILD/suite/$1" ]; then echo "$BUILD/suite/$1"
-  elif [ -x "$BUILD/programs/$1" ]; then echo "$BUILD/programs/$1"
+  elif [ -x "$SUITEDIR/$1" ]; then echo "$SUITEDIR/$1"
+  elif [ -x "$PROGDIR/$1" ]; then echo "$PROGDIR/$1"
   else echo ""; fi
 }
 
-# Overhead: time-only profile vs plain run, best of two, summed over the suite.
+# Ground truth: time, then power, into datasets/data/<gpu>.db.
+DB=datasets/data/$GPU.db
+ok_t=0 ok_p=0 tried=0 skipped=0
+for pass in time power; do
+  while read -r prog args; do
+    exe=$(resolve "$prog")
+    if [ -z "$exe" ]; then skipped=$((skipped + 1)); continue; fi
+    # keep a minute for the overhead runs and the summary
+    [ "$(left)" -lt 60 ] && { skipped=$((skipped + 1)); continue; }
+    app=$(basename "$prog")
+    if [ $pass = time ]; then
+      tried=$((tried + 1))
+      t 90 "$K" profile --repeat 5 --gpu "$GPU" --bench kcast-suite --app "$app" -o "$DB" -- "$exe" $args \
+        </dev/null >>"$WORK/suite.out" 2>>"$WORK/suite.err" && ok_t=$((ok_t + 1))
+    else
+      t 90 "$K" profile --power --repeat 5 --rep-offset 5 --gpu "$GPU" --bench kcast-suite --app "$app" \
+        -o "$DB" -- "$exe" $args </dev/null >>"$WORK/suite.out" 2>>"$WORK/suite.err" && ok_p=$((ok_p + 1))
+    fi
+  done <"$SUITE"
+done
+if [ $tried -gt 0 ] && [ $ok_t = $tried ] && [ $ok_p = $tried ]; then
+  record suite PASS "$tried runs from $SUITE_SRC: time and power into $DB"
+else
+  record suite FAIL "$tried runs from $SUITE_SRC: $ok_t timed, $ok_p with power, $skipped skipped (see $WORK/suite.err)"
+fi
+
+# Overhead: time-only profile vs plain run, best of two, summed over the
+# suite runs the time left allows (after the ground truth, which comes first).
 plain=0 prof=0 nrun=0
 while read -r prog args; do
-  [ "$(left)" -lt 200 ] && break
+  [ "$(left)" -lt 20 ] && break
   exe=$(resolve "$prog"); [ -z "$exe" ] && continue
   best_a=0 best_b=0
   for _ in 1 2; do
-    a0=$(now_ns); t 60 "$exe" $args >/dev/null 2>&1; a1=$(now_ns)
-    b0=$(now_ns); t 60 "$K" profile -o "$WORK/ovh.db" --gpu "$GPU" -- "$exe" $args >/dev/null 2>&1; b1=$(now_ns)
+    a0=$(now_ns); t 60 "$exe" $args </dev/null >/dev/null 2>&1; a1=$(now_ns)
+    b0=$(now_ns); t 60 "$K" profile -o "$WORK/ovh.db" --gpu "$GPU" -- "$exe" $args </dev/null >/dev/null 2>&1; b1=$(now_ns)
     da=$((a1 - a0)); db=$((b1 - b0))
     { [ $best_a = 0 ] || [ $da -lt $best_a ]; } && best_a=$da
     { [ $best_b = 0 ] || [ $db -lt $best_b ]; } && best_b=$db
@@ -179,31 +253,6 @@ else
   record overhead WARN "not measured (no suite program ran in time)"
 fi
 
-# Ground truth: time, then power, into datasets/data/<gpu>.db.
-DB=datasets/data/$GPU.db
-ok_t=0 ok_p=0 tried=0 skipped=0
-for pass in time power; do
-  while read -r prog args; do
-    exe=$(resolve "$prog")
-    if [ -z "$exe" ]; then skipped=$((skipped + 1)); continue; fi
-    [ "$(left)" -lt 15 ] && { skipped=$((skipped + 1)); continue; }
-    app=$(basename "$prog")
-    if [ $pass = time ]; then
-      tried=$((tried + 1))
-      t 90 "$K" profile --repeat 5 --gpu "$GPU" --bench kcast-suite --app "$app" -o "$DB" -- "$exe" $args \
-        >>"$WORK/suite.out" 2>>"$WORK/suite.err" && ok_t=$((ok_t + 1))
-    else
-      t 90 "$K" profile --power --repeat 5 --rep-offset 5 --gpu "$GPU" --bench kcast-suite --app "$app" \
-        -o "$DB" -- "$exe" $args >>"$WORK/suite.out" 2>>"$WORK/suite.err" && ok_p=$((ok_p + 1))
-    fi
-  done <"$SUITE"
-done
-if [ $tried -gt 0 ] && [ $ok_t = $tried ] && [ $ok_p = $tried ]; then
-  record suite PASS "$tried runs from $SUITE_SRC: time and power into $DB"
-else
-  record suite FAIL "$tried runs from $SUITE_SRC: $ok_t timed, $ok_p with power, $skipped skipped (see $WORK/suite.err)"
-fi
-
 # ----------------------------------------------------------- provenance --
 {
   echo "# $GPU ground truth (kcast profile)"
@@ -211,7 +260,11 @@ fi
   echo "- GPU: $GPU_FULL (key \`$GPU\`), power limits $PMIN..$PMAX W"
   echo "- driver: $DRIVER; CUDA toolkit: $CUDA_V"
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ); host: $(uname -nrm)"
-  echo "- command: \`make gpu-check\` (profiler/gpu_check.sh), kcast $("$K" version 2>/dev/null)"
+  if [ -n "$BUNDLE" ]; then
+    echo "- command: \`KCAST_BUNDLE=DIR profiler/gpu_check.sh\` on the bundle of \`make gpu-bundle\` (tree $(sed -n 's/^tree: //p' "$BUNDLE/MANIFEST"), built $(sed -n 's/^built: //p' "$BUNDLE/MANIFEST")), $("$K" version 2>/dev/null)"
+  else
+    echo "- command: \`make gpu-check\` (profiler/gpu_check.sh), $("$K" version 2>/dev/null)"
+  fi
   echo "- suite: $SUITE_SRC; time: \`kcast profile --repeat 5\`; power: \`kcast profile --power --repeat 5 --rep-offset 5\`"
   echo
   echo "| check | result | detail |"

@@ -500,6 +500,63 @@ static void test_ingest_refusals(void) {
   free(before);
 }
 
+/* The bundle of `make gpu-bundle` (what a GPU machine without the build's
+   packages runs): every library kcast needs beyond the C runtime is inside
+   it, kcast starts from it, and gpu_check.sh in bundle mode passes its
+   build step and, with no GPU, stops at the gpu step with exit 1, leaving
+   its log in KCAST_GPU_RESULTS. */
+static void test_gpu_bundle(void) {
+  char b[2048], dir[2048], cmd[16384];
+  snprintf(b, sizeof b, "%s/gpu-bundle", tests_build());
+  char man[2100];
+  snprintf(man, sizeof man, "%s/MANIFEST", b);
+  struct stat st;
+  if (stat(man, &st) != 0) {
+    CU_FAIL("no gpu bundle: make gpu-bundle (make test builds it)");
+    return;
+  }
+  char *out = NULL, *err = NULL;
+  /* Libraries resolved outside the bundle: the C runtime only. */
+  snprintf(cmd, sizeof cmd,
+           "LD_LIBRARY_PATH='%s/lib' ldd '%s/bin/kcast' '%s/bin/libkcast_inject.so' | "
+           "awk -v d='%s/lib/' '$2 == \"=>\" && index($3, d) != 1 { print $1, $3 }' | "
+           "grep -Ev '^(libc|libm|libdl|libpthread|librt|libgcc_s)\\.so|^ld-linux' || true",
+           b, b, b, b);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  if (out && *out) printf("\n  outside the bundle: %s", out);
+  CU_ASSERT_TRUE(out && !*out);
+  free(out); free(err);
+  snprintf(cmd, sizeof cmd, "env -i LD_LIBRARY_PATH='%s/lib' '%s/bin/kcast' version", b, b);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "kcast "));
+  free(out); free(err);
+  snprintf(cmd, sizeof cmd, "ls '%s/suite' | wc -l; ls '%s/programs/gpu_check' '%s/lib/libcudart.so.13' "
+           "'%s/cupti/libcupti.so.13'", b, b, b, b);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);  /* every part is there */
+  CU_ASSERT_TRUE(out && atoi(out) >= 30);           /* the kernel suite's programs */
+  free(out); free(err);
+
+  if (driver_present()) {
+    fprintf(stderr, "(gpu_check.sh part skipped: a CUDA driver is present; see make gpu-check) ");
+    return;
+  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "gpubundle"));
+  snprintf(cmd, sizeof cmd,
+           "PATH=/usr/bin:/bin BUILD='%s/b' KCAST_BUNDLE='%s' KCAST_GPU_RESULTS='%s/res' "
+           "bash profiler/gpu_check.sh",
+           dir, b, dir);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "build      PASS  prebuilt bundle"));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "gpu        FAIL"));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "gpu-check: FAILED"));
+  free(out); free(err);
+  char p[2200];
+  snprintf(p, sizeof p, "%s/res/log.txt", dir);
+  CU_ASSERT_EQUAL(stat(p, &st), 0);
+  snprintf(p, sizeof p, "%s/res/gpu-check.tgz", dir);
+  CU_ASSERT_EQUAL(stat(p, &st), 0);
+}
+
 TEST_SUITES(register_prof) {
   CU_pSuite s = tests_suite("profiler");
   TEST_ADD(s, test_inject_exports);
@@ -511,4 +568,5 @@ TEST_SUITES(register_prof) {
   TEST_ADD(s, test_keys);
   TEST_ADD(s, test_ingest_rows);
   TEST_ADD(s, test_ingest_refusals);
+  TEST_ADD(s, test_gpu_bundle);
 }
