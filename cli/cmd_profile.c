@@ -30,8 +30,8 @@
 
 const char cmd_profile_usage[] =
     "usage: kcast profile [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
-    "                     [--gpu NAME] [--power] [--repeat N] [--rep-offset K]\n"
-    "                     -- PROGRAM [ARGS]\n"
+    "                     [--gpu NAME] [--power] [--power-window MS] [--repeat N]\n"
+    "                     [--rep-offset K] -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on this machine's GPU under CUPTI and record every\n"
     "kernel launch's execution time (and with --power its board power and\n"
@@ -46,6 +46,11 @@ const char cmd_profile_usage[] =
     "  --gpu NAME       GPU key in measurements (default: from the device name,\n"
     "                   'NVIDIA H200' -> H200)\n"
     "  --power          sample NVML power and energy; adds power_w and energy_j\n"
+    "  --power-window MS  with --power, run each launch back to back for MS\n"
+    "                   milliseconds (device memory saved and restored) and\n"
+    "                   take its power over that window (default 100; 0: over\n"
+    "                   its repeats or its own run; under 100 ms rows are\n"
+    "                   low-confidence)\n"
     "  --repeat N       execute every launch N times (device memory is saved and\n"
     "                   restored around the extra runs); time_ns per run\n"
     "  --rep-offset K   number the runs from K (keeps the rows of an earlier\n"
@@ -102,12 +107,22 @@ static int parse_repeat(const char *s, int *out) {
   return 0;
 }
 
+static int parse_window(const char *s, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < 0 || v > 60000) return -1;
+  *out = (int)v;
+  return 0;
+}
+
 /* Run argv with the profiling environment; returns the exit status the
    shell would report (128+signal), or -1 when it could not start. */
 static int run_program(char **argv, const char *inject, const char *records, int repeat,
-                       int power) {
-  char rep[32];
+                       int power, int window_ms) {
+  char rep[32], win[32];
   snprintf(rep, sizeof rep, "%d", repeat);
+  snprintf(win, sizeof win, "%d", power ? window_ms : 0);
   pid_t pid = fork();
   if (pid < 0) {
     cli_error("cannot fork: %s", strerror(errno));
@@ -118,6 +133,7 @@ static int run_program(char **argv, const char *inject, const char *records, int
     setenv(PROF_ENV_OUT, records, 1);
     setenv(PROF_ENV_REPEAT, rep, 1);
     setenv(PROF_ENV_POWER, power ? "1" : "0", 1);
+    setenv(PROF_ENV_WINDOW, win, 1);
     execvp(argv[0], argv);
     fprintf(stderr, "kcast: cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
@@ -151,7 +167,7 @@ static char *join_args(int argc, char **argv) {
 int cmd_profile(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *gpu = NULL,
              *bench = NULL;
-  int power = 0, repeat = 1, rep_offset = 0, i;
+  int power = 0, repeat = 1, rep_offset = 0, window_ms = -1, i;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--")) { i++; break; }
@@ -168,6 +184,11 @@ int cmd_profile(int argc, char **argv) {
         return cli_usage_error("profile", "--repeat needs an integer 1..10000");
       i++;
       continue;
+    } else if (!strcmp(a, "--power-window")) {
+      if (i + 1 >= argc || parse_window(argv[i + 1], &window_ms))
+        return cli_usage_error("profile", "--power-window needs milliseconds 0..60000");
+      i++;
+      continue;
     } else if (!strcmp(a, "--rep-offset")) {
       if (i + 1 >= argc || parse_repeat(argv[i + 1], &rep_offset))
         return cli_usage_error("profile", "--rep-offset needs an integer 1..10000");
@@ -179,6 +200,9 @@ int cmd_profile(int argc, char **argv) {
     if (i + 1 >= argc) return cli_usage_error("profile", "%s needs a value", a);
     *dst = argv[++i];
   }
+  if (window_ms >= 0 && !power)
+    return cli_usage_error("profile", "--power-window needs --power");
+  if (window_ms < 0) window_ms = PROF_WINDOW_MS_DEFAULT;
   if (i >= argc) return cli_usage_error("profile", "no program given (kcast profile [OPTIONS] -- PROGRAM [ARGS])");
   if ((app && !*app) || (gpu && !*gpu) || !*db_path)
     return cli_usage_error("profile", "--app, --gpu and -o need non-empty values");
@@ -222,7 +246,7 @@ int cmd_profile(int argc, char **argv) {
     return KCAST_EXIT_USER;
   }
   snprintf(records, sizeof records, "%s/records.txt", dir);
-  int status = run_program(prog, inject, records, repeat, power);
+  int status = run_program(prog, inject, records, repeat, power, window_ms);
   int rc = KCAST_EXIT_USER;
   prof_records r;
   memset(&r, 0, sizeof r);
@@ -267,7 +291,12 @@ int cmd_profile(int argc, char **argv) {
   fprintf(stderr, "kcast profile: %zu launches (%zu new) of %s, %zu times", sum.launches,
           sum.created, app, sum.times);
   if (power)
-    fprintf(stderr, ", power for %zu (%zu without samples)", sum.powers, sum.unattributed);
+  {
+    fprintf(stderr, ", power for %zu (%zu over power windows, %zu without samples)", sum.powers,
+            sum.windows, sum.unattributed);
+    if (sum.energy_step_ms > 0)
+      fprintf(stderr, ", energy counter steps every %.1f ms", sum.energy_step_ms);
+  }
   if (sum.lowconf) fprintf(stderr, ", %zu low-confidence rows", sum.lowconf);
   if (sum.unmatched) fprintf(stderr, ", %zu kernel records without a launch call", sum.unmatched);
   fprintf(stderr, " on %s -> %s\n", sum.gpu, db_path);

@@ -34,6 +34,10 @@ extern "C" {
 #define PROF_ENV_REPEAT "KCAST_PROFILE_REPEAT" /* executions per launch */
 #define PROF_ENV_POWER "KCAST_PROFILE_POWER"   /* 1: sample NVML */
 #define PROF_ENV_PERIOD "KCAST_PROFILE_PERIOD_US" /* sampling period */
+#define PROF_ENV_WINDOW "KCAST_PROFILE_WINDOW_MS" /* power window, ms */
+/* `kcast profile --power` runs each launch back to back for this long
+   (ms) to measure its power, unless --power-window says otherwise. */
+#define PROF_WINDOW_MS_DEFAULT 100
 /* Shortest interval whose power/energy is not low-confidence, and the
    shortest for which the energy counter difference is used (ns). */
 #define PROF_POWER_MIN_NS 100000000ull
@@ -65,6 +69,14 @@ typedef struct prof_sample {
   double v;
 } prof_sample;
 
+/* A power window: executions of one launch back to back, bounded by host
+   timestamps (same clock) taken with the GPU idle; power only. */
+typedef struct prof_window {
+  int64_t lseq;
+  uint64_t start, end;   /* ns, end > start */
+  int64_t count;         /* executions inside, >= 1 */
+} prof_window;
+
 typedef struct prof_lowconf {
   int64_t lseq;
   char reason[64];       /* one word, e.g. "managed-memory" */
@@ -86,6 +98,9 @@ typedef struct prof_records {
   size_t npower, nenergy;
   prof_sample *power;    /* ascending t */
   prof_sample *energy;   /* ascending t */
+  size_t nwindows;
+  prof_window *windows;  /* at most one per lseq is used: the first */
+  int window_ms;         /* power window asked for; 0 none */
   size_t nunmatched;     /* kernel records without a launch (graphs, ...) */
   int64_t launches;      /* launch API calls the library counted */
 } prof_records;
@@ -140,6 +155,9 @@ typedef struct prof_summary {
   size_t lowconf;        /* rows marked low-confidence */
   size_t unattributed;   /* launches without power (no covering samples) */
   size_t unmatched;      /* kernel records without a launch */
+  size_t windows;        /* launches whose power came from a power window */
+  double energy_step_ms; /* median interval between changes of the energy
+                            counter (its update period); 0 unknown */
   char gpu[128];         /* the measurements.gpu used */
 } prof_summary;
 
@@ -149,7 +167,8 @@ typedef struct prof_summary {
  * with source PROF_SOURCE when missing; an existing launch must name the
  * same kernel), time_ns per execution (rep numbers from the file plus
  * k->rep_offset) and, with k->power, power_w and energy_j of one execution
- * (rep k->rep_offset).  On any failure
+ * (rep k->rep_offset) over the launch's power window when the file has
+ * one, else over its repeats (else its own execution).  On any failure
  * nothing is written.  sum may be NULL.
  */
 int prof_ingest(ds_db *db, const prof_records *r, const prof_keys *k,

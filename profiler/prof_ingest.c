@@ -107,6 +107,7 @@ void prof_records_free(prof_records *r) {
   for (size_t i = 0; i < r->nkernels; i++) free(r->kernels[i].name);
   free(r->kernels);
   free(r->lowconf);
+  free(r->windows);
   free(r->power);
   free(r->energy);
   memset(r, 0, sizeof *r);
@@ -226,7 +227,7 @@ int prof_records_read(const char *path, prof_records *r, char *err, size_t cap) 
     return -1;
   }
   char *line = NULL;
-  size_t linecap = 0, kcap = 0, lcap = 0, pcap = 0, ecap = 0;
+  size_t linecap = 0, kcap = 0, lcap = 0, pcap = 0, ecap = 0, wcap = 0;
   long lineno = 0;
   int seen_end = 0, rc = -1;
   const char *why = NULL;
@@ -278,6 +279,24 @@ int prof_records_read(const char *path, prof_records *r, char *err, size_t cap) 
       r->lowconf[r->nlowconf].lseq = lseq;
       copy_str(r->lowconf[r->nlowconf].reason, sizeof r->lowconf[0].reason, reason);
       r->nlowconf++;
+    } else if (!strcmp(tag, "pwin")) {
+      int64_t lseq, n;
+      uint64_t a, b;
+      if (parse_i64(tok_next(&t), &lseq) || lseq < 0 || parse_u64(tok_next(&t), &a) ||
+          parse_u64(tok_next(&t), &b) || parse_i64(tok_next(&t), &n)) {
+        why = "pwin needs an lseq, start, end and count";
+        goto bad;
+      }
+      if (b <= a || n < 1) { why = "pwin: empty window (end <= start or count < 1)"; goto bad; }
+      if (grow((void **)&r->windows, &wcap, r->nwindows, sizeof *r->windows)) {
+        why = "out of memory";
+        goto bad;
+      }
+      prof_window *w = &r->windows[r->nwindows++];
+      w->lseq = lseq;
+      w->start = a;
+      w->end = b;
+      w->count = n;
     } else if (!strcmp(tag, "opt")) {
       const char *key = tok_next(&t);
       int64_t v;
@@ -288,6 +307,7 @@ int prof_records_read(const char *path, prof_records *r, char *err, size_t cap) 
       } else if (!strcmp(key, "power")) r->sampled = v != 0;
       else if (!strcmp(key, "sampled_device")) r->sampled_device = (int)v;
       else if (!strcmp(key, "launches")) r->launches = v;
+      else if (!strcmp(key, "window_ms")) r->window_ms = v > 0 && v < INT32_MAX ? (int)v : 0;
     } else if (!strcmp(tag, "unmatched")) {
       r->nunmatched++;
     } else if (!strcmp(tag, "note")) {
@@ -446,6 +466,37 @@ static int cmp_kernel(const void *a, const void *b) {
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static const prof_window *find_window(const prof_records *r, int64_t lseq) {
+  for (size_t i = 0; i < r->nwindows; i++)
+    if (r->windows[i].lseq == lseq) return &r->windows[i];
+  return NULL;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median interval between changes of the energy counter (ns); 0 when
+   fewer than two changes were seen. */
+static double energy_step_ns(const prof_records *r) {
+  size_t n = 0, last = 0;
+  double *d = r->nenergy > 1 ? malloc((r->nenergy - 1) * sizeof *d) : NULL;
+  if (!d) return 0;
+  for (size_t i = 1; i < r->nenergy; i++) {
+    if (r->energy[i].v == r->energy[i - 1].v) continue;
+    if (last) d[n++] = (double)(r->energy[i].t - r->energy[last].t);
+    last = i;
+  }
+  double m = 0;
+  if (n) {
+    qsort(d, n, sizeof *d, cmp_dbl);
+    m = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
+  }
+  free(d);
+  return m;
+}
+
 static const char *lowconf_reason(const prof_records *r, int64_t lseq) {
   for (size_t i = 0; i < r->nlowconf; i++)
     if (r->lowconf[i].lseq == lseq) return r->lowconf[i].reason;
@@ -515,6 +566,7 @@ int prof_ingest(ds_db *db, const prof_records *r, const prof_keys *k,
     seterr(err, cap, "profile: no kernel records");
     return -1;
   }
+  sum->energy_step_ms = energy_step_ns(r) * 1e-6;
   if (k->gpu && *k->gpu) copy_str(sum->gpu, sizeof sum->gpu, k->gpu);
   else prof_gpu_key(r->gpu.name, sum->gpu, sizeof sum->gpu);
   sum->unmatched = r->nunmatched;
@@ -601,11 +653,19 @@ int prof_ingest(ds_db *db, const prof_records *r, const prof_keys *k,
       sum->lowconf += low;
     }
     if (k->power) {
-      /* Window: the repeats (back to back) when there are any, else the
-         program's own execution. */
+      /* Window: the launch's power window when it has one, else the
+         repeats (back to back) when there are any, else the program's own
+         execution. */
       uint64_t s = UINT64_MAX, e = 0;
       size_t n = 0;
-      for (size_t q = i; q < j; q++) {
+      const prof_window *w = find_window(r, first->lseq);
+      if (w) {
+        s = w->start;
+        e = w->end;
+        n = (size_t)w->count;
+        sum->windows++;
+      }
+      for (size_t q = i; q < j && !w; q++) {
         if (v[q]->rep == 0 && j - i > 1) continue;
         if (v[q]->start < s) s = v[q]->start;
         if (v[q]->end > e) e = v[q]->end;

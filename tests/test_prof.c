@@ -220,6 +220,14 @@ static void test_cli_usage(void) {
   CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);  /* --repeat must be >= 1 */
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--repeat"));
   free(out); free(err);
+  snprintf(cmd, sizeof cmd, "'%s' profile --power-window 50 -- true", tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);  /* a window needs --power */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--power-window needs --power"));
+  free(out); free(err);
+  snprintf(cmd, sizeof cmd, "'%s' profile --power --power-window -3 -- true", tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);  /* milliseconds 0..60000 */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--power-window"));
+  free(out); free(err);
   snprintf(cmd, sizeof cmd, "'%s' profile --bogus -- true", tests_kcast());
   CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);  /* unknown option */
   free(out); free(err);
@@ -299,6 +307,9 @@ static void test_reader_errors(void) {
   expect_bad("kcast-records 1\npower 10 5\npower 5 5\nend 0 2 0\n",
              ":3: sample timestamps go backwards", NULL);
   expect_bad("kcast-records 1\nend 1 0 0\n", ":2: counts in the end line disagree", NULL);
+  expect_bad("kcast-records 1\npwin 0 5 5 3\nend 0 0 0\n", ":2: pwin: empty window", NULL);
+  expect_bad("kcast-records 1\npwin 0 5 9 0\nend 0 0 0\n", ":2: pwin: empty window", NULL);
+  expect_bad("kcast-records 1\npwin 0 5 9\nend 0 0 0\n", ":2: pwin needs", NULL);
   expect_bad("kcast-records 1\nend 0 0 0\nkernel\n", ":3: data after the end line", NULL);
   expect_bad("", ":1: empty records file", NULL);
   char err[512];
@@ -465,6 +476,74 @@ static void test_ingest_rows(void) {
   CU_ASSERT_EQUAL(sql_int(dbp, "SELECT count(*) FROM measurements WHERE metric='power_w' AND rep=10"), 3);
 }
 
+/* Power windows: a launch with a `pwin` line takes its power and energy
+   from that window (energy per execution = window energy / count), 100 ms
+   and longer through the energy counter, shorter from power samples and
+   low-confidence; a launch without one keeps the repeats' window.  The
+   energy counter here steps every 10 ms (sampled every 2 ms): the summary
+   reports that period. */
+static void test_ingest_windows(void) {
+  size_t cap = 1 << 16, n = 0;
+  char *t = malloc(cap);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  n += (size_t)snprintf(t + n, cap - n,
+      "kcast-records 1\ngpu name NVIDIA H200\nopt repeat 2\nopt power 1\n"
+      "opt sampled_device 0\nopt window_ms 200\n"
+      "kernel 0 0 1000000 1010000 0 7 11 1 1 1 32 1 1 0 0 16 _Z1kv\n"
+      "kernel 1 0 2000000 2010000 0 7 12 1 1 1 32 1 1 0 0 16 _Z1kv\n"
+      "kernel 2 0 3000000 3010000 0 7 13 1 1 1 32 1 1 0 0 16 _Z1kv\n"
+      "kernel 2 1 500000000 700000000 0 7 14 1 1 1 32 1 1 0 0 16 _Z1kv\n"
+      "pwin 0 100000000 300000000 2000\npwin 1 400000000 450000000 500\n");
+  int ns = 0;
+  for (long ms = 0; ms <= 1000; ms += 2, ns++)  /* 250 W */
+    n += (size_t)snprintf(t + n, cap - n, "power %ld 250000\n", ms * 1000000);
+  for (long ms = 0; ms <= 1000; ms += 2)        /* counter steps every 10 ms */
+    n += (size_t)snprintf(t + n, cap - n, "energy %ld %ld\n", ms * 1000000, ms / 10 * 2500);
+  snprintf(t + n, cap - n, "end 4 %d %d\n", ns, ns);
+  char path[2300], dbp[2400], err[512];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(write_tmp(path, sizeof path, "w.txt", t));
+  free(t);
+  snprintf(dbp, sizeof dbp, "%s.db", path);
+  prof_records r;
+  CU_ASSERT_EQUAL_FATAL(prof_records_read(path, &r, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(r.nwindows, 2);
+  CU_ASSERT_EQUAL(r.window_ms, 200);
+  CU_ASSERT_EQUAL(r.windows[1].count, 500);
+  ds_db *db;
+  CU_ASSERT_EQUAL_FATAL(ds_open(dbp, DS_CREATE, &db, err, sizeof err), 0);
+  prof_keys k = {"w", "", NULL, NULL, NULL, 1, 0};
+  prof_summary sum;
+  CU_ASSERT_EQUAL_FATAL(prof_ingest(db, &r, &k, &sum, err, sizeof err), 0);
+  ds_close(db);
+  prof_records_free(&r);
+  CU_ASSERT_EQUAL(sum.windows, 2);
+  CU_ASSERT_EQUAL(sum.powers, 3);
+  CU_ASSERT_DOUBLE_EQUAL(sum.energy_step_ms, 10.0, 1e-9);
+  CU_ASSERT_EQUAL(sum.times, 4);  /* the window's executions add no time rows */
+  const char *q = "SELECT value FROM measurements m JOIN launches l ON l.id=m.launch_id "
+                  "WHERE l.lseq=%d AND metric='%s'";
+  char sql[512];
+  /* lseq 0: 200 ms window, 50 J by the counter, 2000 executions. */
+  snprintf(sql, sizeof sql, q, 0, "power_w");
+  CU_ASSERT_DOUBLE_EQUAL(sql_dbl(dbp, sql), 250.0, 1e-9);
+  snprintf(sql, sizeof sql, q, 0, "energy_j");
+  CU_ASSERT_DOUBLE_EQUAL(sql_dbl(dbp, sql), 50.0 / 2000, 1e-12);
+  CU_ASSERT_TRUE(sql_text_is(dbp, "SELECT tool FROM measurements m JOIN launches l ON "
+                                  "l.id=m.launch_id WHERE l.lseq=0 AND metric='power_w'",
+                             "kcast-profile:nvml-energy"));
+  /* lseq 1: 50 ms window: power samples, low-confidence; 12.5 J / 500. */
+  snprintf(sql, sizeof sql, q, 1, "energy_j");
+  CU_ASSERT_DOUBLE_EQUAL(sql_dbl(dbp, sql), 12.5 / 500, 1e-12);
+  CU_ASSERT_TRUE(sql_text_is(dbp, "SELECT tool FROM measurements m JOIN launches l ON "
+                                  "l.id=m.launch_id WHERE l.lseq=1 AND metric='power_w'",
+                             "kcast-profile:nvml-power:lowconf"));
+  /* lseq 2: no window: its repeat (200 ms, 50 J for one run). */
+  snprintf(sql, sizeof sql, q, 2, "energy_j");
+  CU_ASSERT_DOUBLE_EQUAL(sql_dbl(dbp, sql), 50.0, 1e-9);
+  CU_ASSERT_EQUAL(sql_int(dbp, "SELECT count(*) FROM measurements WHERE tool LIKE '%lowconf' "
+                               "AND metric='time_ns'"), 0);  /* time rows unaffected */
+}
+
 static void test_ingest_refusals(void) {
   char path[2300], dbp[2400], err[512];
   CU_ASSERT_PTR_NOT_NULL_FATAL(write_tmp(path, sizeof path, "r.txt", RECORDS));
@@ -567,6 +646,7 @@ TEST_SUITES(register_prof) {
   TEST_ADD(s, test_attribution_math);
   TEST_ADD(s, test_keys);
   TEST_ADD(s, test_ingest_rows);
+  TEST_ADD(s, test_ingest_windows);
   TEST_ADD(s, test_ingest_refusals);
   TEST_ADD(s, test_gpu_bundle);
 }

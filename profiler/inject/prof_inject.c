@@ -24,7 +24,10 @@
  *    launches where that is not safe are recorded as low-confidence;
  *  - with KCAST_PROFILE_POWER=1, sample NVML board power and the energy
  *    counter from a thread, timestamped with cuptiGetTimestamp (the clock
- *    of the activity records);
+ *    of the activity records); with KCAST_PROFILE_WINDOW_MS=W as well, run
+ *    each launch back to back until W ms have passed (a power window,
+ *    inside the same save/restore as the repeats) and record the window's
+ *    bounds and count; its kernel records are dropped, not stored;
  *  - at exit, flush CUPTI and write everything to KCAST_PROFILE_OUT
  *    atomically (PATH.tmp.PID, fsync, rename).
  *
@@ -55,6 +58,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #define BUF_SIZE (8u << 20)   /* CUPTI activity buffer */
 #define SNAPSHOT_MARGIN (256ull << 20) /* free memory kept besides the pool */
+#define WINDOW_MAX_RUNS 1000000ll      /* executions in one power window */
 
 int InitializeInjection(void) EXPORT;
 
@@ -122,6 +126,8 @@ enum { NVML_CLOCK_SM_ = 1, NVML_CLOCK_MEM_ = 2 };
 static int g_active;               /* InitializeInjection succeeded */
 static int g_repeat = 1;           /* executions per launch */
 static int g_power;                /* sample NVML */
+static uint64_t g_window_ns;       /* power window per launch; 0 none */
+static int g_rerun;                /* repeats or windows: save/restore */
 static long g_period_us = 2000;    /* sampling period */
 static char g_out[4096];           /* records file */
 static atomic_llong g_nlaunch;     /* next lseq */
@@ -131,6 +137,7 @@ static _Thread_local int tl_rep;        /* > 0: launching repeat tl_rep */
 static _Thread_local int tl_depth;      /* nesting of launch API calls */
 static _Thread_local int64_t tl_lseq;   /* lseq of the outermost call */
 static _Thread_local int tl_repeated;   /* repeats handled for tl_lseq */
+static _Thread_local long tl_window = -1; /* >= 0: in power window tl_window */
 
 static pthread_mutex_t g_map_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_alloc_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -152,6 +159,19 @@ typedef struct krec {
 static krec *g_recs;
 static size_t g_nrecs, g_recs_cap;
 static size_t g_dropped;
+
+/* Power windows, in the order run (serialised by g_alloc_mu), so their
+   correlation ranges [clo, chi] ascend; clo = UINT32_MAX until the first
+   launch of the window. */
+typedef struct window {
+  int64_t lseq;
+  uint64_t t0, t1;      /* cuptiGetTimestamp, GPU idle at both */
+  long long n;          /* executions */
+  uint32_t clo, chi;    /* correlation ids of its launches */
+} window;
+static window *g_win;
+static size_t g_nwin, g_win_cap;
+static size_t g_win_dropped;     /* kernel records of windows, not kept */
 
 typedef struct lowconf { int64_t lseq; const char *why; } lowconf;
 static lowconf *g_low;
@@ -249,6 +269,26 @@ static void add_lowconf(int64_t lseq, const char *why) {
   pthread_mutex_unlock(&g_map_mu);
 }
 
+/* A power window's launch: not in the map (repeats and the program's own
+   launches are), inside a window's correlation range.  g_map_mu held. */
+static int in_window(uint32_t corr) {
+  if (!g_nwin || map_get(corr)) return 0;
+  size_t lo = 0, hi = g_nwin;  /* first window with clo > corr */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (g_win[mid].clo <= corr) lo = mid + 1; else hi = mid;
+  }
+  return lo > 0 && corr <= g_win[lo - 1].chi;
+}
+
+static void window_note_corr(uint32_t corr) {
+  pthread_mutex_lock(&g_map_mu);
+  window *w = &g_win[tl_window];
+  if (w->clo == UINT32_MAX) w->clo = corr;
+  if (corr > w->chi || w->chi == UINT32_MAX) w->chi = corr;
+  pthread_mutex_unlock(&g_map_mu);
+}
+
 /* ------------------------------------------------------ activity buffers -- */
 
 static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size, size_t *maxrec) {
@@ -266,6 +306,10 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buff
         rec->kind != CUPTI_ACTIVITY_KIND_KERNEL)
       continue;
     const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+    if (in_window(k->correlationId)) {
+      g_win_dropped++;
+      continue;
+    }
     if (grow((void **)&g_recs, &g_recs_cap, g_nrecs, sizeof *g_recs)) break;
     krec *r = &g_recs[g_nrecs];
     r->start = k->start;
@@ -599,7 +643,55 @@ static const char *check_params(CUfunction f, void **kparams, void **extra, CUco
   return NULL;
 }
 
-/* Run repeats 1..g_repeat-1 of launch l for tl_lseq with every tracked
+/* The power window of launch l (tl_lseq): executions back to back, in
+   batches sized from the rate measured so far, until g_window_ns have
+   passed or WINDOW_MAX_RUNS ran; bounded by timestamps taken with the
+   context idle before and after.  Called inside run_repeats's save/restore
+   with g_alloc_mu held.  NULL or why it failed. */
+static const char *power_window(const relaunch *l) {
+  pthread_mutex_lock(&g_map_mu);
+  int full = grow((void **)&g_win, &g_win_cap, g_nwin, sizeof *g_win);
+  if (!full) {
+    window *w = &g_win[g_nwin];
+    memset(w, 0, sizeof *w);
+    w->lseq = tl_lseq;
+    w->clo = w->chi = UINT32_MAX;
+    tl_window = (long)g_nwin++;
+  }
+  pthread_mutex_unlock(&g_map_mu);
+  if (full) return "out-of-memory";
+  const char *why = NULL;
+  uint64_t t0 = 0, t1 = 0;
+  long long n = 0, batch = 1;
+  p_cuptiGetTimestamp(&t0);
+  for (;;) {
+    for (long long i = 0; i < batch; i++) {
+      if (do_launch(l) != CUDA_SUCCESS) { why = "window-launch-failed"; break; }
+      n++;
+    }
+    tl_internal++;
+    if (p_cuCtxSynchronize() != CUDA_SUCCESS && !why) why = "sync-failed";
+    tl_internal--;
+    p_cuptiGetTimestamp(&t1);
+    if (why || t1 - t0 >= g_window_ns || n >= WINDOW_MAX_RUNS) break;
+    double per = (double)(t1 - t0) / (double)n;  /* ns per execution */
+    double need = ((double)g_window_ns - (double)(t1 - t0)) / (per > 1 ? per : 1) * 1.05 + 1;
+    batch = need >= (double)(WINDOW_MAX_RUNS - n) ? WINDOW_MAX_RUNS - n : (long long)need;
+  }
+  pthread_mutex_lock(&g_map_mu);
+  window *w = &g_win[tl_window];
+  w->t0 = t0;
+  w->t1 = t1;
+  w->n = why ? 0 : n;
+  /* No launch noted: drop it (it is the last), keeping the ranges sorted. */
+  if (w->clo == UINT32_MAX && (size_t)tl_window + 1 == g_nwin) g_nwin--;
+  pthread_mutex_unlock(&g_map_mu);
+  tl_window = -1;
+  return why;
+}
+
+/* Run repeats 1..g_repeat-1 of launch l for tl_lseq, then its power window
+   when one is asked for and the repeats were shorter, with every tracked
    allocation of the current context saved before and restored after. */
 static void run_repeats(const relaunch *l, CUfunction f, void **kparams, void **extra) {
   const char *why = NULL;
@@ -641,6 +733,8 @@ static void run_repeats(const relaunch *l, CUfunction f, void **kparams, void **
   if (!why && p_cuCtxSynchronize() != CUDA_SUCCESS) why = "sync-failed";
   tl_internal--;
   if (!why) {
+    uint64_t ta = 0, tb = 0;
+    p_cuptiGetTimestamp(&ta);
     for (int r = 1; r < g_repeat; r++) {
       tl_rep = r;
       CUresult res = do_launch(l);
@@ -649,6 +743,12 @@ static void run_repeats(const relaunch *l, CUfunction f, void **kparams, void **
     }
     tl_internal++;
     p_cuCtxSynchronize();
+    tl_internal--;
+    p_cuptiGetTimestamp(&tb);
+    /* A window unless the repeats alone lasted that long. */
+    if (!why && g_power && g_window_ns && (g_repeat < 2 || tb - ta < g_window_ns))
+      why = power_window(l);
+    tl_internal++;
     off = 0;
     for (size_t i = 0; i < g_nallocs; i++) {
       if (g_allocs[i].ctx != ctx) continue;
@@ -790,6 +890,10 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
   if (dom != CUPTI_CB_DOMAIN_RUNTIME_API && dom != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const CUpti_CallbackData *cb = data;
   int launch = dom == CUPTI_CB_DOMAIN_RUNTIME_API ? is_rt_launch(cbid) : is_drv_launch(cbid);
+  if (tl_window >= 0) {  /* a power window's launch: its range, no map entry */
+    if (launch && cb->callbackSite == CUPTI_API_ENTER) window_note_corr(cb->correlationId);
+    return;
+  }
   if (tl_rep > 0) {  /* one of our repeats (or a call nested in it) */
     if (launch && cb->callbackSite == CUPTI_API_ENTER)
       map_put(cb->correlationId, tl_lseq, tl_rep);
@@ -808,12 +912,12 @@ static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callb
     tl_internal++;
     gpu_info_once();
     tl_internal--;
-    if (dom == CUPTI_CB_DOMAIN_DRIVER_API && g_repeat > 1 && !tl_repeated) {
+    if (dom == CUPTI_CB_DOMAIN_DRIVER_API && g_rerun && !tl_repeated) {
       tl_repeated = 1;
       repeat_driver(cbid, cb->functionParams);
     }
   } else {
-    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API && tl_depth == 1 && g_repeat > 1 && !tl_repeated) {
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API && tl_depth == 1 && g_rerun && !tl_repeated) {
       tl_repeated = 1;
       if (ok_rt(cb)) repeat_runtime(cbid, cb->functionParams);
     }
@@ -857,6 +961,13 @@ static void write_records(void) {
   if (g_dropped) fprintf(f, "note cupti dropped %zu records\n", g_dropped);
   fprintf(f, "opt repeat %d\nopt power %d\nopt sampled_device %d\nopt launches %lld\n",
           g_repeat, g_power, g_sampled_device, (long long)atomic_load(&g_nlaunch));
+  fprintf(f, "opt window_ms %llu\n", (unsigned long long)(g_window_ns / 1000000ull));
+  if (g_nwin) fprintf(f, "note %zu power windows; %zu of their kernel records dropped\n",
+                      g_nwin, g_win_dropped);
+  for (size_t i = 0; i < g_nwin; i++)
+    if (g_win[i].n > 0)
+      fprintf(f, "pwin %" PRId64 " %" PRIu64 " %" PRIu64 " %lld\n", g_win[i].lseq,
+              g_win[i].t0, g_win[i].t1, g_win[i].n);
   for (size_t i = 0; i < g_nlow; i++)
     fprintf(f, "lowconf %" PRId64 " %s\n", g_low[i].lseq, g_low[i].why);
   size_t nk = 0, incomplete = 0;
@@ -945,6 +1056,8 @@ int InitializeInjection(void) {
   g_power = s && atoi(s) > 0;
   s = getenv("KCAST_PROFILE_PERIOD_US");
   if (s && atol(s) >= 100) g_period_us = atol(s);
+  s = getenv("KCAST_PROFILE_WINDOW_MS");
+  if (g_power && s && atol(s) > 0) g_window_ns = (uint64_t)atol(s) * 1000000ull;
 
   void *cupti = open_cupti();
   if (!cupti) {
@@ -1002,6 +1115,12 @@ int InitializeInjection(void) {
     fprintf(stderr, "kcast-inject: libcuda lacks memory entry points; --repeat disabled\n");
     g_repeat = 1;
   }
+  if (g_window_ns && (!p_cuMemAlloc || !p_cuMemFree || !p_cuMemcpyDtoD || !p_cuMemGetInfo ||
+                      !p_cuCtxSynchronize || !p_cuCtxGetCurrent)) {
+    fprintf(stderr, "kcast-inject: libcuda lacks memory entry points; power windows disabled\n");
+    g_window_ns = 0;
+  }
+  g_rerun = g_repeat > 1 || g_window_ns > 0;
 
   CUpti_SubscriberHandle sub;
   CUptiResult r = p_cuptiSubscribe(&sub, (CUpti_CallbackFunc)on_callback, NULL);
