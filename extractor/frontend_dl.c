@@ -41,15 +41,27 @@ FE_CLANG_FNS(FE_DEFINE)
 FE_LLVM_FNS(FE_DEFINE)
 #undef FE_DEFINE
 
+/* Every entry point of one library: its name and where its pointer lives. */
+#define FE_NAME(f) #f,
+#define FE_SLOT(f) (void **)&fe__p_##f,
+static const char *const clang_names[] = {FE_CLANG_FNS(FE_NAME) NULL};
+static void **const clang_slots[] = {FE_CLANG_FNS(FE_SLOT) NULL};
+static const char *const llvm_names[] = {FE_LLVM_FNS(FE_NAME) NULL};
+static void **const llvm_slots[] = {FE_LLVM_FNS(FE_SLOT) NULL};
+#undef FE_NAME
+#undef FE_SLOT
+
 typedef struct fe_lib {
   const char *soname;
+  const char *const *names;
+  void **const *slots;
   pthread_once_t once;
   int ok;
   char why[512];
 } fe_lib;
 
-static fe_lib clang_lib = {FE_LIBCLANG, PTHREAD_ONCE_INIT, 0, ""};
-static fe_lib llvm_lib = {FE_LIBLLVM, PTHREAD_ONCE_INIT, 0, ""};
+static fe_lib clang_lib = {FE_LIBCLANG, clang_names, clang_slots, PTHREAD_ONCE_INIT, 0, ""};
+static fe_lib llvm_lib = {FE_LIBLLVM, llvm_names, llvm_slots, PTHREAD_ONCE_INIT, 0, ""};
 
 static void *open_lib(fe_lib *L) {
   char path[4096];
@@ -70,29 +82,21 @@ static void *open_lib(fe_lib *L) {
   return NULL;
 }
 
-/* Resolve every name of the list; the first missing one is reported. */
-#define FE_RESOLVE(f)                                                           \
-  if (L->ok && !(*(void **)&fe__p_##f = dlsym(h, #f))) {                         \
-    snprintf(L->why, sizeof L->why, "%s lacks %s", L->soname, #f);               \
-    L->ok = 0;                                                                   \
-  }
-
-static void load_clang(void) {
-  fe_lib *L = &clang_lib;
+/* Open the library and resolve every name; the first missing one is
+   reported and the library refused as a whole. */
+static void load(fe_lib *L) {
   void *h = open_lib(L);
   if (!h) return;
+  for (size_t i = 0; L->names[i]; i++)
+    if (!(*L->slots[i] = dlsym(h, L->names[i]))) {
+      snprintf(L->why, sizeof L->why, "%s lacks %s", L->soname, L->names[i]);
+      return;
+    }
   L->ok = 1;
-  FE_CLANG_FNS(FE_RESOLVE)
 }
 
-static void load_llvm(void) {
-  fe_lib *L = &llvm_lib;
-  void *h = open_lib(L);
-  if (!h) return;
-  L->ok = 1;
-  FE_LLVM_FNS(FE_RESOLVE)
-}
-#undef FE_RESOLVE
+static void load_clang(void) { load(&clang_lib); }
+static void load_llvm(void) { load(&llvm_lib); }
 
 static int report(const fe_lib *L, const char *what, const char *path, char *err,
                   size_t errcap) {
