@@ -4,9 +4,11 @@
  *  - `--model MODEL --features CSV`: one line per input row with the
  *    forest's prediction and its interval.  The CSV's columns are matched to
  *    the model's feature names by name, so their order does not matter; a
- *    feature the model needs and the file lacks is an error naming it;
- *    columns the model does not use are ignored (not even parsed) with one
- *    note on stderr listing them.
+ *    feature the model needs and the file lacks is an error naming it,
+ *    except a derived one (mg.*, an.*), which model/derived.c computes from
+ *    the row's raw columns as libkcast does; columns the model does not use
+ *    (nor a derivation) are ignored (not even parsed) with one note on
+ *    stderr listing them.
  *  - `FILE --kernel K --grid .. --block .. [--arg SPEC].. (--gpu G|all |
  *    --model MODEL)`: emulate the launch (cli_launch.c, the code of `kcast
  *    emulate`; sampled to 64 CTAs by default), add the kernel's static
@@ -19,6 +21,7 @@
 #include "cli/cli.h"
 
 #include <cjson/cJSON.h>
+#include <csv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +39,12 @@ const char cmd_predict_usage[] =
     "\n"
     "With --features: predict every row of CSV with the forest in MODEL.\n"
     "Columns are matched to the model's features by name; extra columns are\n"
-    "ignored (noted on stderr), a missing feature is an error.  Output:\n"
-    "prediction,lo,hi per row (default csv), where [lo, hi] is the interval at\n"
-    "coverage C (0.9).\n"
+    "ignored (noted on stderr), a missing feature is an error, except a\n"
+    "derived one (mg.*, an.*: 'kcast train --features mangrove,analytic'),\n"
+    "which is computed per row from the row's launch.*, op.*, class.*, mem.*,\n"
+    "ctrl.* and static.* columns (an.* on the model's GPU); a derived column\n"
+    "the CSV gives is used as given.  Output: prediction,lo,hi per row\n"
+    "(default csv), where [lo, hi] is the interval at coverage C (0.9).\n"
     "\n"
     "With FILE: emulate one launch of kernel K (the options and --arg SPECs of\n"
     "'kcast emulate'; --sample defaults to 64 CTAs when the grid is larger),\n"
@@ -305,6 +311,158 @@ out:
   return rc;
 }
 
+/* ------------------------------------------------------ features mode -- */
+
+/* The first record of a CSV file, read with the loader's CSV reader. */
+typedef struct csv_head {
+  char **names;   /* n column names, owned */
+  size_t n, cap;
+  int done;       /* the first record has ended: later fields are ignored */
+  int failed;     /* out of memory */
+} csv_head;
+
+static void head_field(void *s, size_t len, void *ctx) {
+  csv_head *h = ctx;
+  if (h->done || h->failed) return;
+  if (h->n == h->cap) {
+    size_t nc = h->cap ? h->cap * 2 : 64;
+    char **t = realloc(h->names, nc * sizeof *t);
+    if (!t) { h->failed = 1; return; }
+    h->names = t;
+    h->cap = nc;
+  }
+  char *name = malloc(len + 1);
+  if (!name) { h->failed = 1; return; }
+  memcpy(name, s, len);
+  name[len] = 0;
+  h->names[h->n++] = name;
+}
+
+static void head_end(int c, void *ctx) {
+  (void)c;
+  ((csv_head *)ctx)->done = 1;
+}
+
+static void head_free(csv_head *h) {
+  for (size_t i = 0; i < h->n; i++) free(h->names[i]);
+  free(h->names);
+  memset(h, 0, sizeof *h);
+}
+
+/* Read path's header into h; -1 when the file cannot be read (the loader
+   then reports why). */
+static int head_read(const char *path, csv_head *h) {
+  memset(h, 0, sizeof *h);
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return -1;
+  struct csv_parser p;
+  if (csv_init(&p, CSV_APPEND_NULL)) { fclose(fp); return -1; }
+  char buf[8192];
+  size_t n;
+  int bad = 0;
+  while (!h->done && !h->failed && !bad && (n = fread(buf, 1, sizeof buf, fp)) > 0)
+    bad = csv_parse(&p, buf, n, head_field, head_end, h) != n;
+  if (!h->done && !h->failed && !bad && !ferror(fp)) csv_fini(&p, head_field, head_end, h);
+  csv_free(&p);
+  fclose(fp);
+  if (h->failed || bad || !h->n) { head_free(h); return -1; }
+  return 0;
+}
+
+/* Is name one of the derived columns of model/derived.c (mg.*, an.*)? */
+static int is_derived(const char *name) {
+  for (size_t k = 0; k < MD_MANGROVE_N; k++)
+    if (!strcmp(name, md_mangrove_names[k])) return 1;
+  for (size_t k = 0; k < MD_ANALYTIC_N; k++)
+    if (!strcmp(name, md_analytic_names[k])) return 1;
+  return 0;
+}
+
+/* A raw feature column the derived ones are computed from (the families
+   of docs/features.md; md_mangrove and an_estimate_launch read no other). */
+static int is_raw(const char *name) {
+  static const char *const fam[] = {"launch.", "op.", "class.", "mem.", "ctrl.", "static."};
+  for (size_t k = 0; k < sizeof fam / sizeof *fam; k++)
+    if (!strncmp(name, fam[k], strlen(fam[k]))) return 1;
+  return 0;
+}
+
+static int in_names(const char *const *v, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(v[i], name)) return 1;
+  return 0;
+}
+
+/*
+ * The columns of csv to load for the model: each of its features, but a
+ * derived one (mg.*, an.*) only when the header has it; when some derived
+ * feature is absent, also every raw column of the header, to compute it
+ * from.  *keep (owned, strings borrowed from info and h) has *n_keep names;
+ * *derive says whether some feature is to be computed.  -1 when out of
+ * memory.
+ */
+static int load_list(const rf_info *info, const csv_head *h, const char ***keep, size_t *n_keep,
+                     int *derive) {
+  const char **k = malloc((info->n_features + h->n + 1) * sizeof *k);
+  if (!k) return -1;
+  size_t n = 0;
+  *derive = 0;
+  for (size_t j = 0; j < info->n_features; j++) {
+    const char *f = info->features[j];
+    if (is_derived(f) && !in_names((const char *const *)h->names, h->n, f)) *derive = 1;
+    else k[n++] = f;
+  }
+  for (size_t i = 0; *derive && i < h->n; i++)
+    if (is_raw(h->names[i]) && !in_names(k, n, h->names[i])) k[n++] = h->names[i];
+  *keep = k;
+  *n_keep = n;
+  return 0;
+}
+
+/*
+ * The model's matrix from the loaded columns of src: a column src has is
+ * taken as given; a derived one it lacks is computed per row from the
+ * row's raw columns with model/derived.c (an.* on the model's GPU), as
+ * libkcast's kcast_predict does.  -1 after printing one error line naming
+ * the file, the line and the derived column.
+ */
+static int derive_rows(const char *path, const rf_info *info, const rf_data *src, rf_data *m) {
+  size_t n = src->n_rows, p = src->n_cols;
+  long *at = malloc((info->n_features + 1) * sizeof *at);
+  double *row = malloc((p + 1) * sizeof *row);
+  if (!at || !row || rf_data_alloc(m, n, info->n_features, 0)) {
+    free(at);
+    free(row);
+    cli_error("out of memory");
+    return -1;
+  }
+  for (size_t j = 0; j < info->n_features; j++) {
+    at[j] = -1;
+    for (size_t c = 0; c < p && at[j] < 0; c++)
+      if (!strcmp(src->names[c], info->features[j])) at[j] = (long)c;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    for (size_t c = 0; c < p; c++) row[c] = src->x[c * n + i];
+    md_cache dc = {0};
+    for (size_t j = 0; j < info->n_features && !rc; j++) {
+      double *v = &m->x[j * n + i];
+      if (at[j] >= 0) { *v = row[at[j]]; continue; }
+      if (md_value(&dc, info->features[j], info->gpu, (const char *const *)src->names, row, p,
+                   v) != 1) {
+        /* line i + 2: the header is line 1, as in the loader's messages */
+        cli_error("%s:%zu: cannot derive %s: %s", path, i + 2, info->features[j],
+                  rf_last_error());
+        rc = -1;
+      }
+    }
+  }
+  free(at);
+  free(row);
+  if (rc) rf_data_free(m);
+  return rc;
+}
+
 /* ----------------------------------------------------------- command -- */
 
 int cmd_predict(int argc, char **argv) {
@@ -356,15 +514,36 @@ int cmd_predict(int argc, char **argv) {
     return KCAST_EXIT_USER;
   }
   const rf_info *info = rf_get_info(f);
-  rf_csv_opts o = {.size = sizeof o, .no_target = 1, .keep = info->features, .n_keep = info->n_features};
-  rf_data d;
+  /* Derived features the file lacks need its raw columns: read the header
+     to know them (when it cannot be read, the loader says why). */
+  csv_head h;
+  const char **keep = NULL;
+  size_t n_keep = info->n_features;
+  int derive = 0;
+  if (!head_read(csv, &h)) {
+    if (load_list(info, &h, &keep, &n_keep, &derive)) {
+      head_free(&h);
+      rf_free(f);
+      cli_error("out of memory");
+      return KCAST_EXIT_USER;
+    }
+  }
+  rf_csv_opts o = {.size = sizeof o, .no_target = 1,
+                   .keep = keep ? keep : (const char *const *)info->features, .n_keep = n_keep};
+  rf_data d, dm;
+  memset(&dm, 0, sizeof dm);
   int rc = KCAST_EXIT_USER;
   double *pred = NULL, *lo = NULL, *hi = NULL;
-  if (rf_data_load_csv(&d, csv, &o)) {
+  int lrc = rf_data_load_csv(&d, csv, &o);
+  free(keep);
+  head_free(&h);
+  if (lrc) {
     cli_error("%s", rf_last_error());
     rf_free(f);
     return rc;
   }
+  if (derive && derive_rows(csv, info, &d, &dm)) goto out;
+  const rf_data *in = derive ? &dm : &d; /* the model's columns, in its order */
   if (d.n_extra) {
     fprintf(stderr, "kcast: note: %s: ignoring %zu column%s the model does not use:", csv,
             d.n_extra, d.n_extra == 1 ? "" : "s");
@@ -378,7 +557,7 @@ int cmd_predict(int argc, char **argv) {
     cli_error("out of memory");
     goto out;
   }
-  if (rf_predict_batch(f, &d, coverage, pred, lo, hi, 0)) {
+  if (rf_predict_batch(f, in, coverage, pred, lo, hi, 0)) {
     cli_error("%s: %s", csv, rf_last_error());
     goto out;
   }
@@ -411,6 +590,7 @@ out:
   free(pred);
   free(lo);
   free(hi);
+  rf_data_free(&dm);
   rf_data_free(&d);
   rf_free(f);
   return rc;

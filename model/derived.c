@@ -5,9 +5,10 @@
  *
  * Why here and per row: a forest trained on derived columns must be able
  * to predict from the raw feature set a scheduler hands to libkcast, so
- * training (cli/cmd_train.c, column by column) and prediction (api/, one
- * launch at a time) call the same function on one launch's names and
- * values.  docs/features.md defines each column.
+ * training (cli/cmd_train.c, column by column) and prediction (api/ and
+ * cli/cmd_predict.c, one launch or CSV row at a time) call the same
+ * function on one launch's names and values.  docs/features.md defines
+ * each column.
  *
  * mg.* follow Braun et al.: thread-level sums of the op.* counts, split by
  * memory space for the byte volumes (bytes per thread access from the op
@@ -90,7 +91,10 @@ int md_mangrove(const char *const *names, const double *vals, size_t n, double o
       if (sp) out[sp == 'g' ? GBYTES : sp == 's' ? SBYTES : PBYTES] += v * access_bytes(c + 3);
     }
   }
-  if (bx < 0 || !have_ctas) return rf__err("GPU Mangrove's features need launch.block_x and launch.ctas");
+  if (bx < 0 || !have_ctas)
+    return rf__err("GPU Mangrove's features need %s", bx >= 0 ? "launch.ctas"
+                                                      : have_ctas ? "launch.block_x"
+                                                                  : "launch.block_x and launch.ctas");
   out[TPC] = bx * by * bz;
   out[AI] = out[GBYTES] > 0 ? out[ARITH] / out[GBYTES] : 0;
   return 0;

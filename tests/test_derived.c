@@ -4,10 +4,13 @@
  * `kcast train|cv --features`, and recomputed by libkcast at prediction
  * time from a raw feature set.
  *
- * The point of the last test: a model trained on derived columns must give
- * the same answer whether the scheduler hands over the raw counts (libkcast
- * derives the columns) or the derived values themselves.
+ * The point of the prediction tests: a model trained on derived columns
+ * must give the same answer whether the scheduler hands over the raw counts
+ * (libkcast derives the columns) or the derived values themselves, and
+ * `kcast predict --features CSV` must answer a CSV of raw rows as libkcast
+ * answers the same rows.
  */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +153,205 @@ static void test_train_and_predict(void) {
   kcast_model_free(m);
 }
 
+/* ---------------------------------------- kcast predict --features CSV -- */
+
+#define CSV_RAW 8 /* write_csv's feature columns; y follows */
+#define CSV_ROWS 40
+
+/* write_csv's rows back: v[i][0..CSV_RAW) of each data row; the names are
+   rn of test_train_and_predict.  0 when all CSV_ROWS rows were read. */
+static int read_rows(const char *path, double v[CSV_ROWS][CSV_RAW]) {
+  char *txt = tests_read_file(path, NULL);
+  if (!txt) return -1;
+  char *p = strchr(txt, '\n');
+  int i = 0;
+  for (; p && i < CSV_ROWS; i++) {
+    p++;
+    for (int j = 0; j < CSV_RAW; j++) {
+      char *e;
+      v[i][j] = strtod(p, &e);
+      if (e == p || *e != ',') break;
+      p = e + 1;
+    }
+    p = strchr(p, '\n');
+  }
+  free(txt);
+  return i == CSV_ROWS ? 0 : -1;
+}
+
+/* Predictions of `kcast predict --format json` into pr/lo/hi; the number of
+   rows read, -1 when the command failed. */
+static int cli_predict(const char *model, const char *csv, double *pr, double *lo, double *hi) {
+  char cmd[2048], *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "%s predict --model %s --features %s --format json", tests_kcast(),
+           model, csv);
+  int rc = tests_run(cmd, &out, &err);
+  if (rc) fprintf(stderr, "%s", err ? err : "");
+  cJSON *root = rc == 0 && out ? cJSON_Parse(out) : NULL;
+  cJSON *arr = cJSON_GetObjectItem(root, "predictions");
+  int n = rc == 0 && cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : -1;
+  for (int i = 0; i < n && i < CSV_ROWS; i++) {
+    cJSON *r = cJSON_GetArrayItem(arr, i);
+    pr[i] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "prediction"));
+    lo[i] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "lo"));
+    hi[i] = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "hi"));
+  }
+  cJSON_Delete(root);
+  free(out);
+  free(err);
+  return n;
+}
+
+/* Equal to 1e-12 relative: cJSON prints 15 significant digits when they
+   read back within a rounding error, so its numbers are not bit exact. */
+static int close12(double a, double b) {
+  return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
+}
+
+static const char *const csv_names[CSV_RAW] = {
+    "launch.block_x", "launch.block_y", "launch.block_z", "launch.ctas",
+    "op.ld.global.v4.f32", "op.add.s32", "class.fp32", "class.int_arith"};
+
+/* Write the rows v as a CSV of columns csv_names[skip excluded] (skip < 0:
+   all), plus the extra columns xn[0..nx) with values xv[i][..] per row. */
+static int write_rows(const char *path, double v[CSV_ROWS][CSV_RAW], int skip,
+                      const char *const *xn, size_t nx, double xv[CSV_ROWS][MD_MANGROVE_N + 2]) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fputs("kernel", f); /* a text column the model does not use */
+  for (int j = 0; j < CSV_RAW; j++)
+    if (j != skip) fprintf(f, ",%s", csv_names[j]);
+  for (size_t k = 0; k < nx; k++) fprintf(f, ",%s", xn[k]);
+  fputc('\n', f);
+  for (int i = 0; i < CSV_ROWS; i++) {
+    fprintf(f, "k%d", i);
+    for (int j = 0; j < CSV_RAW; j++)
+      if (j != skip) fprintf(f, ",%.17g", v[i][j]);
+    for (size_t k = 0; k < nx; k++) fprintf(f, ",%.17g", xv[i][k]);
+    fputc('\n', f);
+  }
+  return fclose(f);
+}
+
+static void test_cli_csv_predict(void) {
+  char dir[512], csv[640], model[640], model2[640], path[700], cmd[2048];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "derived-csv"));
+  snprintf(csv, sizeof csv, "%s/d.csv", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  snprintf(model2, sizeof model2, "%s/m2.kcm", dir);
+  CU_ASSERT_EQUAL_FATAL(write_csv(csv), 0);
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target y --gpu T4 --trees 20 "
+           "--features launch,mangrove,analytic -o %s", tests_kcast(), csv, model);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target y --gpu T4 --trees 20 "
+           "--features mangrove,analytic -o %s", tests_kcast(), csv, model2);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  static double v[CSV_ROWS][CSV_RAW], xv[CSV_ROWS][MD_MANGROVE_N + 2];
+  CU_ASSERT_EQUAL_FATAL(read_rows(csv, v), 0);
+
+  /* the raw rows: the CLI derives mg.* and an.* as libkcast does */
+  kcast_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(model, &m), KCAST_OK);
+  static double pr[CSV_ROWS], lo[CSV_ROWS], hi[CSV_ROWS], api[CSV_ROWS];
+  char expect[CSV_ROWS * 80 + 32] = "prediction,lo,hi\n";
+  snprintf(path, sizeof path, "%s/raw.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(write_rows(path, v, -1, NULL, 0, NULL), 0);
+  int n = cli_predict(model, path, pr, lo, hi);
+  CHECK_MSG("kcast predict --features answers a raw CSV for a model with mg.*/an.* columns",
+            n == CSV_ROWS);
+  int same = n == CSV_ROWS;
+  for (int i = 0; i < CSV_ROWS && same; i++) {
+    kcast_features *fs = features_of(csv_names, v[i], CSV_RAW);
+    kcast_prediction a;
+    same = fs && kcast_predict(m, fs, 0.9, &a) == KCAST_OK && close12(a.value, pr[i]) &&
+           close12(a.lo, lo[i]) && close12(a.hi, hi[i]);
+    api[i] = same ? a.value : 0;
+    if (same) {
+      size_t l = strlen(expect);
+      snprintf(expect + l, sizeof expect - l, "%.9g,%.9g,%.9g\n", a.value, a.lo, a.hi);
+    }
+    kcast_features_free(fs);
+  }
+  CHECK_MSG("every row's prediction and interval equal kcast_predict's on the same raw "
+            "features (to 1e-12, the JSON output's precision)", same);
+  char *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "%s predict --model %s --features %s", tests_kcast(), model, path);
+  CHECK_MSG("...and the default csv output is kcast_predict's answers as printed, byte for byte",
+            same && tests_run(cmd, &out, &err) == 0 && out && !strcmp(out, expect));
+  free(out);
+  free(err);
+
+  /* the derived values given explicitly, equal to the derived ones */
+  const char *xn[MD_MANGROVE_N + 2];
+  for (size_t k = 0; k < MD_MANGROVE_N; k++) xn[k] = md_mangrove_names[k];
+  xn[MD_MANGROVE_N] = md_analytic_names[0];
+  xn[MD_MANGROVE_N + 1] = md_analytic_names[1];
+  for (int i = 0; i < CSV_ROWS; i++) {
+    CU_ASSERT_EQUAL_FATAL(md_mangrove(csv_names, v[i], CSV_RAW, xv[i]), 0);
+    CU_ASSERT_EQUAL_FATAL(md_analytic("T4", csv_names, v[i], CSV_RAW, xv[i] + MD_MANGROVE_N), 0);
+  }
+  snprintf(path, sizeof path, "%s/given.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(write_rows(path, v, -1, xn, MD_MANGROVE_N + 2, xv), 0);
+  static double pg[CSV_ROWS], lg[CSV_ROWS], hg[CSV_ROWS];
+  n = cli_predict(model, path, pg, lg, hg);
+  same = n == CSV_ROWS;
+  for (int i = 0; i < CSV_ROWS && same; i++) same = pg[i] == pr[i] && lg[i] == lo[i] && hg[i] == hi[i];
+  CHECK_MSG("given mg.*/an.* columns equal to the derived values predict as the raw CSV", same);
+
+  /* two given columns perturbed, the rest derived: the given values win */
+  const char *px[2] = {"mg.global_bytes", "an.time_us"};
+  for (int i = 0; i < CSV_ROWS; i++) {
+    xv[i][0] = xv[i][mg_index("mg.global_bytes")] * 1000;
+    xv[i][1] = xv[i][MD_MANGROVE_N] * 1000;
+  }
+  snprintf(path, sizeof path, "%s/perturbed.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(write_rows(path, v, -1, px, 2, xv), 0);
+  n = cli_predict(model, path, pg, lg, hg);
+  CHECK_MSG("a CSV giving some derived columns predicts", n == CSV_ROWS);
+  int differ = 0;
+  same = n == CSV_ROWS;
+  for (int i = 0; i < CSV_ROWS && same; i++) {
+    kcast_features *fs = features_of(csv_names, v[i], CSV_RAW);
+    kcast_prediction a;
+    same = fs && !kcast_features_set(fs, px[0], xv[i][0]) &&
+           !kcast_features_set(fs, px[1], xv[i][1]) && kcast_predict(m, fs, 0.9, &a) == KCAST_OK &&
+           close12(a.value, pg[i]);
+    differ += !close12(pg[i], api[i]);
+    kcast_features_free(fs);
+  }
+  CHECK_MSG("given mg.global_bytes and an.time_us are used as given, as libkcast uses them", same);
+  CHECK_MSG("...and the perturbed values change some prediction", differ > 0);
+  kcast_model_free(m);
+
+  /* no launch.ctas: mg.* and an.* cannot be derived */
+  snprintf(path, sizeof path, "%s/noctas.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(write_rows(path, v, 3, NULL, 0, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s predict --model %s --features %s", tests_kcast(), model2, path);
+  int rc = tests_run(cmd, &out, &err);
+  const char *nl = err ? strchr(err, '\n') : NULL;
+  CHECK_MSG("a CSV lacking a raw column a derived one needs: exit 1, nothing on stdout",
+            rc == 1 && out && !*out);
+  CHECK_MSG("...and one error line naming the file, the missing column and the derived column",
+            err && nl && !nl[1] && strstr(err, path) && strstr(err, "launch.ctas") &&
+                strstr(err, "mg."));
+  free(out);
+  free(err);
+
+  /* a row whose block is 0: the analytic estimate refuses it, by line */
+  v[2][0] = 0;
+  snprintf(path, sizeof path, "%s/zero.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(write_rows(path, v, -1, NULL, 0, NULL), 0);
+  snprintf(cmd, sizeof cmd, "%s predict --model %s --features %s", tests_kcast(), model, path);
+  rc = tests_run(cmd, &out, &err);
+  snprintf(cmd, sizeof cmd, "%s:4:", path);
+  CHECK_MSG("a row the derivation refuses: exit 1, nothing on stdout, one line naming "
+            "file:line and an.time_us",
+            rc == 1 && out && !*out && err && strstr(err, cmd) && strstr(err, "an.time_us") &&
+                strchr(err, '\n') == err + strlen(err) - 1);
+  free(out);
+  free(err);
+}
+
 static void test_cli_errors(void) {
   char dir[512], csv[640], cmd[2048];
   CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "derived-err"));
@@ -180,4 +382,5 @@ TEST_SUITES(register_derived) {
   TEST_ADD(s, test_analytic_values);
   TEST_ADD(s, test_train_and_predict);
   TEST_ADD(s, test_cli_errors);
+  TEST_ADD(s, test_cli_csv_predict);
 }
