@@ -64,6 +64,9 @@ static void print_info(const char *path, const rf_info *in) {
   if (in->cal_method == RF_CALIB_KFOLD)
     printf("intervals    calibrated (CQR) on %llu held-out rows of an inner %u-fold CV\n",
            (unsigned long long)in->cal_rows, in->cal_folds);
+  else if (in->cal_method == RF_CALIB_GROUPS)
+    printf("intervals    calibrated (CQR) for unseen groups: %llu rows held out by group "
+           "in %u group folds\n", (unsigned long long)in->cal_rows, in->cal_folds);
   else
     printf("intervals    calibrated (CQR) on %llu out-of-bag rows\n",
            (unsigned long long)in->cal_rows);

@@ -51,6 +51,10 @@ const char cmd_train_usage[] =
     "                      bootstrap forest (its default), else an inner 5-fold\n"
     "                      CV of 50-tree forests (2-3x the training time); 'kcast\n"
     "                      cv' calibrates inside each training fold\n"
+    "  --calibrate-groups  calibrate for groups the forest has not seen: the\n"
+    "                      inner folds hold out whole groups (--group, or the\n"
+    "                      app of a dataset's rows), for intervals on new\n"
+    "                      applications; implies --calibrate\n"
     "  --no-calibrate      plain quantile-regression-forest intervals\n"
     "  --seed S            random seed (1)\n"
     "  --threads N         OpenMP threads (default: all)\n"
@@ -192,7 +196,12 @@ int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_para
   if (!strcmp(a, "--log-target")) { p->transform = RF_TRANSFORM_LOG; return 1; }
   if (!strcmp(a, "--extra-trees")) { p->extra_trees = 1; return 1; }
   if (!strcmp(a, "--calibrate")) { p->calibrate = RF_CALIBRATE_ON; return 1; }
-  if (!strcmp(a, "--no-calibrate")) { p->calibrate = RF_CALIBRATE_OFF; return 1; }
+  if (!strcmp(a, "--no-calibrate")) { p->calibrate = RF_CALIBRATE_OFF; p->calib_groups = 0; return 1; }
+  if (!strcmp(a, "--calibrate-groups")) {
+    p->calibrate = RF_CALIBRATE_ON;
+    p->calib_groups = 1;
+    return 1;
+  }
   if (!strcmp(a, "--bootstrap")) {
     NEEDV();
     if (!strcmp(v, "on")) p->bootstrap = 1;
@@ -501,7 +510,10 @@ int cmd_train(int argc, char **argv) {
     while (k + 1 < info->n_cal && info->cal_coverage[k] < 0.9) k++;
     printf("intervals calibrated on %llu %s rows (widening at %.3g: %+.4g%s)\n",
            (unsigned long long)info->cal_rows,
-           info->cal_method == RF_CALIB_OOB ? "out-of-bag" : "held-out", info->cal_coverage[k],
+           info->cal_method == RF_CALIB_OOB      ? "out-of-bag"
+           : info->cal_method == RF_CALIB_GROUPS ? "group-held-out"
+                                                 : "held-out",
+           info->cal_coverage[k],
            info->cal_q[k], p.transform == RF_TRANSFORM_LOG ? " in log space" : "");
   }
   if (have_cv)

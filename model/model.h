@@ -136,6 +136,10 @@ typedef struct rf_params {
                              otherwise), see rf_predict_interval; rf_cv
                              calibrates each fold's forest on that fold's
                              training rows only */
+  int calib_groups;       /* with calibration on: the inner folds hold out
+                             whole groups (d->groups), for intervals on
+                             groups the forest has not seen (RF_CALIB_GROUPS;
+                             needs >= 2 groups).  Not stored */
 } rf_params;
 
 /*
@@ -151,7 +155,7 @@ typedef struct rf_params {
  */
 enum { RF_CALIBRATE_DEFAULT = 0, RF_CALIBRATE_OFF = 1, RF_CALIBRATE_ON = 2 };
 /* How a model's table was made (rf_info.cal_method, stored). */
-enum { RF_CALIB_NONE = 0, RF_CALIB_OOB = 1, RF_CALIB_KFOLD = 2 };
+enum { RF_CALIB_NONE = 0, RF_CALIB_OOB = 1, RF_CALIB_KFOLD = 2, RF_CALIB_GROUPS = 3 };
 #define RF_CALIB_FOLDS 5
 #define RF_CALIB_TREES 50
 /* Most OOB rows scored (a seeded sample when there are more). */
@@ -190,7 +194,7 @@ typedef struct rf_info {
   const double *mdi;         /* n_features impurity importance, sums to 1 */
   const double *perm;        /* n_features permutation importance or NULL */
   int cal_method;            /* RF_CALIB_*: NONE = intervals uncalibrated */
-  unsigned cal_folds;        /* inner folds (KFOLD), 0 otherwise */
+  unsigned cal_folds;        /* inner folds (KFOLD, GROUPS), 0 otherwise */
   uint64_t cal_rows;         /* held-out rows that were scored */
   size_t n_cal;              /* grid points, 0 when uncalibrated */
   const double *cal_coverage;/* n_cal nominal coverages, increasing */

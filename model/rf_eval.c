@@ -125,6 +125,11 @@ int rf__subset(const rf_data *d, const size_t *sel, size_t k, rf_data *out) {
   if (d->y)
     for (size_t i = 0; i < k; i++) out->y[i] = d->y[sel[i]];
   if (d->target && !(out->target = rf__strdup(d->target))) goto nomem;
+  if (d->groups) {
+    if (!(out->groups = rf__calloc(k, sizeof(char *)))) goto nomem;
+    for (size_t i = 0; i < k; i++)
+      if (d->groups[sel[i]] && !(out->groups[i] = rf__strdup(d->groups[sel[i]]))) goto nomem;
+  }
   return 0;
 nomem:
   rf_data_free(out);

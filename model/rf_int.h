@@ -77,7 +77,7 @@ typedef struct rf_cnode {
 /* A model's interval calibration table (model/rf_calib.c). */
 typedef struct rf_calib {
   int method;                 /* RF_CALIB_*; NONE: n == 0 */
-  unsigned folds;             /* inner folds (KFOLD), else 0 */
+  unsigned folds;             /* inner folds (KFOLD, GROUPS), else 0 */
   uint64_t rows;              /* held-out rows scored */
   unsigned n;                 /* grid points, <= RF_CALIB_MAX */
   double cov[RF_CALIB_MAX];   /* nominal coverages, increasing in (0,1) */

@@ -332,7 +332,7 @@ static int read_calib(rd *r, rf_forest *f) {
   uint32_t folds = get_u32(r, "calibration table");
   uint64_t rows = get_u64(r, "calibration table");
   if (r->failed || rd_need(r, (size_t)n * 16, "calibration table")) return -1;
-  if (method != RF_CALIB_OOB && method != RF_CALIB_KFOLD)
+  if (method != RF_CALIB_OOB && method != RF_CALIB_KFOLD && method != RF_CALIB_GROUPS)
     return bad(r, "calibration table: unknown method %u", method);
   if ((method == RF_CALIB_OOB) != (folds == 0) || folds > 1000)
     return bad(r, "calibration table: %u folds for method %u", folds, method);

@@ -537,6 +537,158 @@ static void test_calibration_widens_by_the_table(void) {
   rf_data_free(&te);
 }
 
+/* 30 applications of 24 rows: y = 3 x0 + off[g] + 0.1 N(0,1), where the
+   offset of application g (N(0, 2)) is told only by x1 = g / 30, a value
+   no other application shares.  Within an application the forest learns
+   the offset; for an unseen one it can only borrow a neighbour's. */
+static void make_groups(rf_data *d, uint64_t seed) {
+  size_t G = 30, per = 24, n = G * per;
+  lcg_state = seed;
+  double off[30];
+  for (size_t g = 0; g < G; g++) off[g] = 2 * nrand();
+  CU_ASSERT_FATAL(rf_data_alloc(d, n, 2, 1) == 0);
+  d->names[0] = strdup("x0");
+  d->names[1] = strdup("x1");
+  d->target = strdup("y");
+  d->groups = calloc(n, sizeof(char *));
+  CU_ASSERT_FATAL(d->groups != NULL);
+  for (size_t i = 0; i < n; i++) {
+    size_t g = i / per;
+    char name[8];
+    snprintf(name, sizeof name, "g%02zu", g);
+    d->groups[i] = strdup(name);
+    d->x[i] = urand();
+    d->x[n + i] = (double)g / (double)G;
+    d->y[i] = 3 * d->x[i] + off[g] + 0.1 * nrand();
+  }
+}
+
+static double logo_coverage(const rf_data *d, int by_group_cal, double cov) {
+  rf_params p = params(30);
+  p.max_features = 0;
+  p.extra_trees = 1;
+  p.min_leaf = 1;
+  p.calibrate = RF_CALIBRATE_ON;
+  p.calib_groups = by_group_cal;
+  rf_cv_opts o = {.size = sizeof o, .by_group = 1, .coverage = cov};
+  rf_cv_result r;
+  CU_ASSERT_FATAL(rf_cv(d, &p, &o, &r) == 0);
+  double c = r.overall.coverage;
+  rf_cv_result_free(&r);
+  return c;
+}
+
+/*
+ * Calibration for unseen groups (rf_params.calib_groups): the inner folds
+ * hold out whole groups, so leave-one-group-out intervals cover near their
+ * nominal rate where row-wise calibration, fitted to the error on rows of
+ * known groups, falls far short.  The table records how it was made and
+ * survives save and load; without labels, or with one group, training
+ * refuses by name; allocation failures report "out of memory".
+ */
+static void test_calibration_for_unseen_groups(void) {
+  rf_data d;
+  make_groups(&d, 21);
+  double rows90 = logo_coverage(&d, 0, 0.9), grp90 = logo_coverage(&d, 1, 0.9);
+  double grp50 = logo_coverage(&d, 1, 0.5);
+  printf("\n  leave-one-group-out coverage at 0.9: row calibration %.3f, group calibration "
+         "%.3f; at 0.5: %.3f ", rows90, grp90, grp50);
+  CHECK_MSG("row-wise calibration under-covers unseen groups (< 0.6 at 0.9)", rows90 < 0.6);
+  CHECK_MSG("group calibration covers unseen groups near the nominal rate (0.8..1 at 0.9)",
+            grp90 >= 0.8);
+  CHECK_MSG("group calibration does not just widen everything (0.3..0.75 at 0.5)",
+            grp50 > 0.3 && grp50 < 0.75);
+
+  rf_params p = params(20);
+  p.extra_trees = 1;
+  p.max_features = 0;
+  p.calibrate = RF_CALIBRATE_ON;
+  p.calib_groups = 1;
+  rf_forest *f = NULL, *g = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  const rf_info *in = rf_get_info(f);
+  CHECK_MSG("the table says: by group, 5 group folds, every row scored",
+            in->n_cal == 6 && in->cal_method == RF_CALIB_GROUPS && in->cal_folds == 5 &&
+                in->cal_rows == d.n_rows);
+  char path[1200];
+  tmpfile_path(path, sizeof path, "groups.kcm");
+  CU_ASSERT_FATAL(rf_save(f, path) == 0);
+  CU_ASSERT_FATAL(rf_load(path, &g) == 0);
+  CHECK_MSG("a group-calibrated table survives save and load",
+            rf_get_info(g)->cal_method == RF_CALIB_GROUPS && rf_get_info(g)->cal_folds == 5 &&
+                rf_get_info(g)->cal_q[3] == in->cal_q[3]);
+  rf_free(g);
+  rf_free(f);
+
+  /* a bootstrap forest calibrates by group too (not on its OOB rows) */
+  p.extra_trees = 0;
+  p.bootstrap = 1;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  CHECK_EQ(rf_get_info(f)->cal_method, RF_CALIB_GROUPS, "a bootstrap forest calibrates by group");
+  rf_free(f);
+  f = NULL;
+
+  int ok = 1, succeeded = 0;
+  p.n_trees = 3;
+  for (long k = 1; k < 4000 && !succeeded; k++) {
+    rf_test_fail_alloc(k);
+    int rc = rf_train(&d, &p, &f);
+    rf_test_fail_alloc(0);
+    if (rc) ok &= strcmp(rf_last_error(), "out of memory") == 0;
+    else succeeded = rf_get_info(f)->cal_method == RF_CALIB_GROUPS;
+    rf_free(f);
+    f = NULL;
+  }
+  CHECK_MSG("every failing allocation in a group calibration reports 'out of memory'",
+            ok && succeeded);
+
+  for (size_t i = 0; i < d.n_rows; i++) {  /* one group */
+    free(d.groups[i]);
+    d.groups[i] = strdup("same");
+  }
+  CHECK_EQ(rf_train(&d, &p, &f), -1, "one group cannot calibrate for unseen groups");
+  CHECK_MSG("... and says so", strstr(rf_last_error(), "at least 2 groups") != NULL);
+  for (size_t i = 0; i < d.n_rows; i++) free(d.groups[i]);
+  free(d.groups);
+  d.groups = NULL;
+  CHECK_EQ(rf_train(&d, &p, &f), -1, "no group labels: refused");
+  CHECK_MSG("... naming what is missing", strstr(rf_last_error(), "needs group labels") != NULL);
+  rf_data_free(&d);
+
+  /* the CLI: kcast train --calibrate-groups, kcast model info */
+  char dir[1024], csv[1200], model[1200], cmd[4096];
+  CU_ASSERT_FATAL(tests_tmpdir(dir, sizeof dir, "rfgrp") != NULL);
+  snprintf(csv, sizeof csv, "%s/groups.csv", dir);
+  snprintf(model, sizeof model, "%s/groups.kcm", dir);
+  make_groups(&d, 22);
+  char *text = malloc(80 * d.n_rows + 64);
+  CU_ASSERT_FATAL(text != NULL);
+  size_t len = (size_t)sprintf(text, "app,x0,x1,y\n");
+  for (size_t i = 0; i < d.n_rows; i++)
+    len += (size_t)sprintf(text + len, "%s,%.17g,%.17g,%.17g\n", d.groups[i], d.x[i],
+                           d.x[d.n_rows + i], d.y[i]);
+  CU_ASSERT_FATAL(tests_write_file(csv, text, len) == 0);
+  free(text);
+  rf_data_free(&d);
+  char *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target y --group app --extra-trees --trees 10 "
+           "--calibrate-groups -o %s && %s model info %s", tests_kcast(), csv, model,
+           tests_kcast(), model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 0, "train --calibrate-groups succeeds");
+  CHECK_MSG("train and model info say the table is for unseen groups",
+            out && strstr(out, "on 720 group-held-out rows") &&
+                strstr(out, "calibrated (CQR) for unseen groups: 720 rows held out by group in 5 "
+                            "group folds"));
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target y --ignore app --calibrate-groups -o %s",
+           tests_kcast(), csv, model);
+  CHECK_MSG("without --group the CLI refuses with one error naming the need",
+            tests_run(cmd, &out, &err) == 1 && err && strstr(err, "group labels"));
+  free(out);
+  free(err);
+}
+
 /* kcast train --calibrate / --no-calibrate, kcast model info's table and
    kcast cv --calibrate. */
 static void test_cli_calibration(void) {
@@ -973,6 +1125,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_intervals_cover_nominal_rate);
   TEST_ADD(s, test_calibration_reaches_nominal_coverage);
   TEST_ADD(s, test_calibration_widens_by_the_table);
+  TEST_ADD(s, test_calibration_for_unseen_groups);
   TEST_ADD(s, test_cli_calibration);
   TEST_ADD(s, test_permutation_importance);
   TEST_ADD(s, test_metrics_known_values);
