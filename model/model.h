@@ -139,7 +139,9 @@ typedef struct rf_params {
   int calib_groups;       /* with calibration on: the inner folds hold out
                              whole groups (d->groups), for intervals on
                              groups the forest has not seen (RF_CALIB_GROUPS;
-                             needs >= 2 groups).  Not stored */
+                             needs >= 2 groups; rf_cv calibrates a fold
+                             whose training rows hold one group by rows).
+                             Not stored */
 } rf_params;
 
 /*

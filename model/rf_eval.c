@@ -318,6 +318,11 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
     rf_params q = *p;
     q.progress = NULL;
     q.perm_importance = 0;
+    if (q.calib_groups) { /* a fold left with one group calibrates by rows */
+      size_t g0 = gidx ? gidx[tr[0]] : 0, t = 1;
+      while (gidx && t < ntr && gidx[tr[t]] == g0) t++;
+      if (!gidx || t == ntr) q.calib_groups = 0;
+    }
     if (o->search && grid_search(&dtr, &q, &q)) { rf_data_free(&dtr); goto out; }
     rf_forest *f = NULL;
     int e = rf_train(&dtr, &q, &f);

@@ -182,6 +182,7 @@ static void test_train(void) {
   CU_ASSERT_EQUAL(tests_run(cmd, &info, NULL), 0); /* kcast model info reads it */
   CU_ASSERT(info && strstr(info, "FakeGPU"));
   CU_ASSERT(info && strstr(info, "60 rows")); /* trained on every launch */
+  CU_ASSERT(info && strstr(info, "for unseen groups")); /* intervals calibrated by app */
   free(info);
 
   char prov[4400];
@@ -198,6 +199,8 @@ static void test_train(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(doc, "`kcast train joined.db --gpu FakeGPU --target time"));
   CU_ASSERT_PTR_NOT_NULL(strstr(doc, "- command: `kcast train ")); /* OtherGPU: no join */
   CU_ASSERT_PTR_NOT_NULL(strstr(doc, "- chosen: "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(doc, "- unseen applications: leave-one-app-out CV"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(doc, "--calibrate-groups -o ")); /* in the command */
 
   /* The recorded CV figures are kcast cv's: the default configuration's
      median APE for OtherGPU time, as kcast cv prints it, is in its row. */
