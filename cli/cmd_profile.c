@@ -15,6 +15,7 @@
  */
 #include "cli/cli.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -78,12 +79,32 @@ static int find_inject(char *out, size_t cap) {
   return access(out, R_OK) == 0 ? 0 : -1;
 }
 
-/* 0 when a CUDA device is usable; else a reason in why. */
+/* Does the kernel driver list a GPU (/proc/driver/nvidia/gpus/<bus id>)? */
+static int proc_lists_gpu(void) {
+  DIR *d = opendir("/proc/driver/nvidia/gpus");
+  if (!d) return 0;
+  struct dirent *e;
+  int found = 0;
+  while (!found && (e = readdir(d))) found = e->d_name[0] != '.';
+  closedir(d);
+  return found;
+}
+
+/* 0 when a CUDA device is usable; else a reason in why.  Where the kernel
+   driver lists a GPU, that and a loadable libcuda.so.1 suffice: cuInit in
+   kcast's own process would add the driver's start-up to every profiled
+   run's wall time (the program pays it once more itself).  Elsewhere
+   (containers without /proc/driver/nvidia) cuInit and cuDeviceGetCount
+   decide. */
 static int gpu_present(char *why, size_t cap) {
-  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (!h) {
     snprintf(why, cap, "libcuda.so.1 not found: no NVIDIA driver");
     return -1;
+  }
+  if (proc_lists_gpu()) {
+    dlclose(h);
+    return 0;
   }
   int (*init)(unsigned) = NULL;
   int (*count)(int *) = NULL;
