@@ -158,13 +158,6 @@ $(BUILD)/programs/%: tests/programs/%.cu
 	$(NVCC) -O2 $(GPU_GENCODE) -o $@.tmp $< && mv $@.tmp $@
 gpu-check:
 	BUILD=$(BUILD) profiler/gpu_check.sh
-# The same, prebuilt for a GPU machine without the build's packages:
-# $(BUILD)/gpu-bundle (profiler/gpu_bundle.sh; docs/gpu-check.md).
-.PHONY: gpu-bundle
-gpu-bundle: $(BUILD)/gpu-bundle/MANIFEST
-$(BUILD)/gpu-bundle/MANIFEST: $(BUILD)/kcast $(INJECT_LIB) $(PROGRAMS) $(SUITE_PROGS) \
-                              profiler/gpu_bundle.sh
-	profiler/gpu_bundle.sh $(BUILD) $(BUILD)/gpu-bundle
 
 # The kernel suite (datasets/suite): self-checking CUDA programs, each with
 # PTX for the emulator and sm_90 machine code for the H200 (the flags
@@ -183,6 +176,15 @@ $(BUILD)/suite/%: datasets/suite/%.cu $(wildcard datasets/suite/*.h)
 datasets: all suite
 	SUITE_NVCCFLAGS="$(SUITE_NVCCFLAGS)" datasets/suite/run-suite.sh $(BUILD)/kcast \
 	  $(BUILD)/suite datasets/suite/suite.txt datasets/data/suite-features.db
+
+# make gpu-check's programs, prebuilt for a GPU machine without the build's
+# packages: $(BUILD)/gpu-bundle (profiler/gpu_bundle.sh; docs/gpu-check.md).
+# After SUITE_PROGS: prerequisites are expanded where the rule is read.
+.PHONY: gpu-bundle
+gpu-bundle: $(BUILD)/gpu-bundle/MANIFEST
+$(BUILD)/gpu-bundle/MANIFEST: $(BUILD)/kcast $(INJECT_LIB) $(PROGRAMS) $(SUITE_PROGS) \
+                              profiler/gpu_bundle.sh
+	profiler/gpu_bundle.sh $(BUILD) $(BUILD)/gpu-bundle
 
 # Trained models (datasets/models): a time model, and a power model where
 # power was recorded, per GPU measured in datasets/data, each chosen by
