@@ -20,6 +20,8 @@
 #             for every run first
 #   overhead  suite wall time with and without injection (time-only), for
 #             at most OVH_S (45) seconds; target <= 3 % (WARN above it)
+#   emucheck  Nsight Compute counters of one run per suite program next to
+#             the emulator's features (tools/emu-vs-ncu.sh), EMU_S (60) s
 #   suite-pw  power (--power --repeat 5 --rep-offset 5, 100 ms windows) for
 #             as many runs as the time left allows (WARN when cut short)
 # Prints a summary table last; exits 1 if a check failed, keeping the data.
@@ -290,6 +292,58 @@ if [ $nrun -gt 0 ] && [ $plain -gt 0 ]; then
   if awk -v o="$ovh" 'BEGIN { exit !(o <= 3) }'; then record overhead PASS "$detail"; else record overhead WARN "$detail"; fi
 else
   record overhead WARN "not measured (no suite program ran in time)"
+fi
+
+# Emulator check: Nsight Compute's counters (ncu, when installed) for the
+# first run of each suite program the emulator ran in full, for at most
+# EMU_S seconds; --clock-control none leaves the clocks alone.  Raw CSVs in
+# $WORK/ncu; tools/emu-vs-ncu.sh sets them beside the emulator's features.
+EMU_S=${EMU_S:-60}
+NCU=$(command -v ncu 2>/dev/null || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+if [ -z "$NCU" ]; then
+  record emucheck SKIP "ncu not found"
+elif [ "$(left)" -lt 40 ]; then
+  record emucheck SKIP "no time left"
+else
+  mkdir -p "$WORK/ncu"
+  : >"$WORK/ncu/runs.txt"
+  t 60 "$NCU" --query-metrics >"$WORK/ncu/query.txt" 2>&1
+  mets=""
+  for m in launch__grid_size launch__block_size launch__registers_per_thread gpu__time_duration.sum \
+           smsp__inst_executed.sum smsp__thread_inst_executed.sum \
+           l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum \
+           l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum \
+           l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
+           l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum l1tex__t_requests_pipe_lsu_mem_global_op_red.sum \
+           smsp__inst_executed_op_shared_ld.sum smsp__inst_executed_op_shared_st.sum \
+           smsp__inst_executed_op_shared_atom.sum \
+           l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum \
+           l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum \
+           dram__bytes_read.sum dram__bytes_write.sum; do
+    # keep the metrics this ncu knows (its query lists base names)
+    grep -q "^${m%.*}[[:space:]]" "$WORK/ncu/query.txt" 2>/dev/null && mets="$mets${mets:+,}$m"
+  done
+  [ -n "$mets" ] || mets=launch__grid_size,smsp__inst_executed.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
+  emu_end=$(( $(date +%s) + EMU_S )) nrun=0 nok=0 done_apps=" "
+  grep -v '^[[:space:]]*\(#\|$\|sample=\)' datasets/suite/suite.txt >"$WORK/ncu/full.txt"
+  while read -r prog args; do
+    [ "$(date +%s)" -ge "$emu_end" ] || [ "$(left)" -lt 30 ] && break
+    case $done_apps in *" $prog "*) continue ;; esac
+    exe=$(resolve "$prog"); [ -z "$exe" ] && continue
+    done_apps="$done_apps$prog "
+    nrun=$((nrun + 1))
+    if t 30 "$NCU" --clock-control none --csv --print-kernel-base mangled --metrics "$mets" \
+         "$exe" $args </dev/null >"$WORK/ncu/$nrun.csv" 2>>"$WORK/ncu/err.txt"; then
+      nok=$((nok + 1))
+      printf '%s\t%s\t%s\n' "$nrun.csv" "$(basename "$prog")" "$args" >>"$WORK/ncu/runs.txt"
+    fi
+  done <"$WORK/ncu/full.txt"
+  if [ "$nok" -gt 0 ] && sh tools/emu-vs-ncu.sh "$WORK/ncu" datasets/data/suite-features.db "$K" \
+       >"$WORK/ncu/compare.txt" 2>>"$WORK/ncu/err.txt"; then
+    record emucheck PASS "$nok of $nrun runs under ncu, $(echo "$mets" | tr ',' '\n' | wc -l) metrics; $(sed -n 1p "$WORK/ncu/compare.txt"); global sectors GPU/emulator median $(awk '$1 == "global" && $2 == "sectors" { print $4 }' "$WORK/ncu/compare.txt") (table in ncu/compare.txt)"
+  else
+    record emucheck WARN "$nok of $nrun runs under ncu; no comparison: $(tail -n 1 "$WORK/ncu/err.txt" 2>/dev/null)"
+  fi
 fi
 
 # Power: --power (100 ms windows) as far as the time left allows; runs it

@@ -636,6 +636,79 @@ static void test_gpu_bundle(void) {
   CU_ASSERT_EQUAL(stat(p, &st), 0);
 }
 
+/* tools/emu-vs-ncu.sh on an ncu CSV written the way `ncu --csv
+   --print-kernel-base mangled` writes one (quoted fields, thousands
+   separators, ==PROF== lines around): the launch gemm_tiled "16 4" lseq 0
+   of the shipped suite features joins, each pair's GPU/emulator ratio is
+   what the counters were made to give, a launch the emulator did not
+   record is counted as not joined, and a file without the header is an
+   error. */
+static void test_emu_vs_ncu(void) {
+  char dir[2048], p[2200], cmd[8192];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "emuncu"));
+  static const char hdr[] =
+      "==PROF== Connected to process 4242 (gemm_tiled)\n"
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+      "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\","
+      "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  static const char *const rows[][2] = {
+      {"launch__grid_size", "16"},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "600"},
+      {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "40"},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "140"},
+      {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "20"},
+      {"smsp__inst_executed_op_shared_ld.sum", "512"},
+      {"smsp__inst_executed_op_shared_st.sum", "128"},
+      {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "0"},
+      {"smsp__inst_executed.sum", "6,528"},
+      {"smsp__thread_inst_executed.sum", "104,448"},
+      {"dram__bytes_read.sum", "2,048"},
+      {"dram__bytes_write.sum", "1,024"},
+  };
+  size_t cap = 8192, n = 0;
+  char *t = malloc(cap);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  n += (size_t)snprintf(t + n, cap - n, "%s", hdr);
+  for (int id = 0; id < 2; id++)  /* lseq 1 does not exist in the features */
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+      n += (size_t)snprintf(t + n, cap - n,
+                            "\"%d\",\"4242\",\"gemm_tiled\",\"h\",\"_Z17gemm_tiled_kernelILi4EEviffPKfS1_Pf\","
+                            "\"1\",\"7\",\"(4, 4, 1)\",\"(4, 4, 1)\",\"0\",\"9.0\",\"Command line profiler "
+                            "metrics\",\"%s\",\"\",\"%s\"\n", id, rows[i][0], rows[i][1]);
+  snprintf(t + n, cap - n, "==PROF== Disconnected from process 4242\n");
+  snprintf(p, sizeof p, "%s/gemm.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(p, t, strlen(t)), 0);
+  free(t);
+  snprintf(p, sizeof p, "%s/runs.txt", dir);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(p, "gemm.csv\tgemm_tiled\t16 4\n", 25), 0);
+  char *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "sh tools/emu-vs-ncu.sh '%s' datasets/data/suite-features.db '%s'", dir,
+           tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  if (err && *err) printf("\n  %s", err);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "1 ncu files, 2 launches with counters, 1 joined to "
+                                             "emulator features, 1 not"));
+  static const char *const want[] = {
+      "launch check             1    1.0000", "global sectors           1    1.0000",
+      "global requests          1    1.0000", "shared accesses          1    1.0000",
+      "warp insns               1    2.0000", "active lanes             1    1.0000",
+      "DRAM / footprint         1    1.0000", "(1 both 0, 0 emulator 0)"};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, want[i]));
+    if (!(out && strstr(out, want[i]))) printf("\n  missing: %s", want[i]);
+  }
+  free(out); free(err);
+  snprintf(p, sizeof p, "%s/compare.csv", dir);
+  char *csv = tests_read_file(p, NULL);
+  CU_ASSERT_PTR_NOT_NULL(csv && strstr(csv, "gemm_tiled,16 4,0,warp insns,3264,6528,2\n"));
+  free(csv);
+  snprintf(p, sizeof p, "%s/gemm.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(p, "not,an,ncu,file\n", 16), 0);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "gemm.csv: no ncu CSV header"));
+  free(out); free(err);
+}
+
 TEST_SUITES(register_prof) {
   CU_pSuite s = tests_suite("profiler");
   TEST_ADD(s, test_inject_exports);
@@ -649,4 +722,5 @@ TEST_SUITES(register_prof) {
   TEST_ADD(s, test_ingest_windows);
   TEST_ADD(s, test_ingest_refusals);
   TEST_ADD(s, test_gpu_bundle);
+  TEST_ADD(s, test_emu_vs_ncu);
 }
