@@ -54,6 +54,9 @@ if [ -n "$missing" ]; then echo "gpu-bundle: unresolved libraries: $missing" >&2
   echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m)"
   echo "nvcc: $(nvcc --version | sed -n 's/.*release \([0-9.]*\), \(V[0-9.]*\).*/\1 \2/p')"
   echo "kcast: $("$BUILD/kcast" version 2>/dev/null)"
+  # the newest C library version any file asks for: the oldest glibc it runs on
+  echo "glibc: $(find "$tmp" -type f ! -name MANIFEST -exec objdump -T {} \; 2>/dev/null |
+                 grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1 | sed 's/GLIBC_//') or newer"
   echo "files:"
   (cd "$tmp" && find . -type f | sort | while read -r f; do
      printf '  %s %s\n' "$(stat -c %s "$f")" "${f#./}"; done)
