@@ -31,8 +31,9 @@
 
 const char cmd_profile_usage[] =
     "usage: kcast profile [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
-    "                     [--gpu NAME] [--power] [--power-window MS] [--repeat N]\n"
-    "                     [--rep-offset K] -- PROGRAM [ARGS]\n"
+    "                     [--gpu NAME] [--power] [--power-window MS]\n"
+    "                     [--windows-per-config N] [--repeat N] [--rep-offset K]\n"
+    "                     -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on this machine's GPU under CUPTI and record every\n"
     "kernel launch's execution time (and with --power its board power and\n"
@@ -52,6 +53,11 @@ const char cmd_profile_usage[] =
     "                   take its power over that window (default 100; 0: over\n"
     "                   its repeats or its own run; under 100 ms rows are\n"
     "                   low-confidence)\n"
+    "  --windows-per-config N  with --power, at most N power windows per launch\n"
+    "                   configuration (kernel, grid, block, shared memory) in\n"
+    "                   the run; later launches of it get power from their\n"
+    "                   repeats or own run, low-confidence when short\n"
+    "                   (default 0: no limit)\n"
     "  --repeat N       execute every launch N times (device memory is saved and\n"
     "                   restored around the extra runs); time_ns per run\n"
     "  --rep-offset K   number the runs from K (keeps the rows of an earlier\n"
@@ -128,11 +134,12 @@ static int parse_repeat(const char *s, int *out) {
   return 0;
 }
 
-static int parse_window(const char *s, int *out) {
+/* A decimal count in [0, max]. */
+static int parse_count(const char *s, long max, int *out) {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < 0 || v > 60000) return -1;
+  if (errno || end == s || *end || v < 0 || v > max) return -1;
   *out = (int)v;
   return 0;
 }
@@ -140,10 +147,11 @@ static int parse_window(const char *s, int *out) {
 /* Run argv with the profiling environment; returns the exit status the
    shell would report (128+signal), or -1 when it could not start. */
 static int run_program(char **argv, const char *inject, const char *records, int repeat,
-                       int power, int window_ms) {
-  char rep[32], win[32];
+                       int power, int window_ms, int window_max) {
+  char rep[32], win[32], wmax[32];
   snprintf(rep, sizeof rep, "%d", repeat);
   snprintf(win, sizeof win, "%d", power ? window_ms : 0);
+  snprintf(wmax, sizeof wmax, "%d", window_max);
   pid_t pid = fork();
   if (pid < 0) {
     cli_error("cannot fork: %s", strerror(errno));
@@ -155,6 +163,7 @@ static int run_program(char **argv, const char *inject, const char *records, int
     setenv(PROF_ENV_REPEAT, rep, 1);
     setenv(PROF_ENV_POWER, power ? "1" : "0", 1);
     setenv(PROF_ENV_WINDOW, win, 1);
+    setenv(PROF_ENV_WINDOW_MAX, wmax, 1);
     execvp(argv[0], argv);
     fprintf(stderr, "kcast: cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
@@ -188,7 +197,7 @@ static char *join_args(int argc, char **argv) {
 int cmd_profile(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *gpu = NULL,
              *bench = NULL;
-  int power = 0, repeat = 1, rep_offset = 0, window_ms = -1, i;
+  int power = 0, repeat = 1, rep_offset = 0, window_ms = -1, window_max = -1, i;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--")) { i++; break; }
@@ -206,8 +215,13 @@ int cmd_profile(int argc, char **argv) {
       i++;
       continue;
     } else if (!strcmp(a, "--power-window")) {
-      if (i + 1 >= argc || parse_window(argv[i + 1], &window_ms))
+      if (i + 1 >= argc || parse_count(argv[i + 1], 60000, &window_ms))
         return cli_usage_error("profile", "--power-window needs milliseconds 0..60000");
+      i++;
+      continue;
+    } else if (!strcmp(a, "--windows-per-config")) {
+      if (i + 1 >= argc || parse_count(argv[i + 1], 1000000, &window_max))
+        return cli_usage_error("profile", "--windows-per-config needs a count 0..1000000");
       i++;
       continue;
     } else if (!strcmp(a, "--rep-offset")) {
@@ -221,9 +235,11 @@ int cmd_profile(int argc, char **argv) {
     if (i + 1 >= argc) return cli_usage_error("profile", "%s needs a value", a);
     *dst = argv[++i];
   }
-  if (window_ms >= 0 && !power)
-    return cli_usage_error("profile", "--power-window needs --power");
+  if ((window_ms >= 0 || window_max >= 0) && !power)
+    return cli_usage_error("profile", "%s needs --power",
+                           window_ms >= 0 ? "--power-window" : "--windows-per-config");
   if (window_ms < 0) window_ms = PROF_WINDOW_MS_DEFAULT;
+  if (window_max < 0) window_max = 0;
   if (i >= argc) return cli_usage_error("profile", "no program given (kcast profile [OPTIONS] -- PROGRAM [ARGS])");
   if ((app && !*app) || (gpu && !*gpu) || !*db_path)
     return cli_usage_error("profile", "--app, --gpu and -o need non-empty values");
@@ -267,7 +283,7 @@ int cmd_profile(int argc, char **argv) {
     return KCAST_EXIT_USER;
   }
   snprintf(records, sizeof records, "%s/records.txt", dir);
-  int status = run_program(prog, inject, records, repeat, power, window_ms);
+  int status = run_program(prog, inject, records, repeat, power, window_ms, window_max);
   int rc = KCAST_EXIT_USER;
   prof_records r;
   memset(&r, 0, sizeof r);

@@ -22,7 +22,8 @@
 #             at most OVH_S (45) seconds; target <= 3 % (WARN above it)
 #   emucheck  Nsight Compute counters of one run per suite program next to
 #             the emulator's features (tools/emu-vs-ncu.sh), EMU_S (60) s
-#   suite-pw  power (--power --repeat 5 --rep-offset 5, 100 ms windows) for
+#   suite-pw  power (--power --windows-per-config 3 --repeat 5 --rep-offset 5,
+#             100 ms windows) for
 #             as many runs as the time left allows (WARN when cut short)
 # Prints a summary table last; exits 1 if a check failed, keeping the data.
 # KCAST_GPU_RESULTS=DIR: copy the dataset, its provenance, the log and the
@@ -248,7 +249,7 @@ suite_pass() {  # time|power; sets ok, tried, skipped
       t 90 "$K" profile --repeat 5 --gpu "$GPU" --bench kcast-suite --app "$(basename "$prog")" \
         -o "$DB" -- "$exe" $args </dev/null >>"$WORK/suite.out" 2>>"$WORK/suite.err" && ok=$((ok + 1))
     else
-      t 120 "$K" profile --power --repeat 5 --rep-offset 5 --gpu "$GPU" --bench kcast-suite \
+      t 120 "$K" profile --power --windows-per-config 3 --repeat 5 --rep-offset 5 --gpu "$GPU" --bench kcast-suite \
         --app "$(basename "$prog")" -o "$DB" -- "$exe" $args </dev/null \
         >>"$WORK/suite-power.out" 2>>"$WORK/suite-power.err" && ok=$((ok + 1))
     fi
@@ -346,8 +347,9 @@ else
   fi
 fi
 
-# Power: --power (100 ms windows) as far as the time left allows; runs it
-# cannot reach are listed, not guessed.
+# Power: --power (100 ms windows, at most 3 per launch configuration of a
+# run: 767 windows for the suite's 2,364 launches) as far as the time left
+# allows; runs it cannot reach are listed, not guessed.
 suite_pass power 15
 if [ $tried -gt 0 ] && [ $ok = $tried ] && [ $skipped = 0 ]; then
   record suite-pw PASS "$tried runs: power and energy per launch (100 ms windows) into $DB"
@@ -369,7 +371,7 @@ fi
   else
     echo "- command: \`make gpu-check\` (profiler/gpu_check.sh), $("$K" version 2>/dev/null)"
   fi
-  echo "- suite: $SUITE_SRC; time: \`kcast profile --repeat 5\`; power: \`kcast profile --power --repeat 5 --rep-offset 5\` (100 ms power windows)"
+  echo "- suite: $SUITE_SRC; time: \`kcast profile --repeat 5\`; power: \`kcast profile --power --windows-per-config 3 --repeat 5 --rep-offset 5\` (100 ms power windows, at most 3 per launch configuration of a run)"
   echo
   echo "| check | result | detail |"
   echo "| --- | --- | --- |"

@@ -35,6 +35,7 @@ extern "C" {
 #define PROF_ENV_POWER "KCAST_PROFILE_POWER"   /* 1: sample NVML */
 #define PROF_ENV_PERIOD "KCAST_PROFILE_PERIOD_US" /* sampling period */
 #define PROF_ENV_WINDOW "KCAST_PROFILE_WINDOW_MS" /* power window, ms */
+#define PROF_ENV_WINDOW_MAX "KCAST_PROFILE_WINDOW_MAX" /* windows per config */
 /* `kcast profile --power` runs each launch back to back for this long
    (ms) to measure its power, unless --power-window says otherwise. */
 #define PROF_WINDOW_MS_DEFAULT 100

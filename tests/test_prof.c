@@ -224,6 +224,14 @@ static void test_cli_usage(void) {
   CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);  /* a window needs --power */
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--power-window needs --power"));
   free(out); free(err);
+  snprintf(cmd, sizeof cmd, "'%s' profile --windows-per-config 3 -- true", tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);  /* so does a window limit */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--windows-per-config needs --power"));
+  free(out); free(err);
+  snprintf(cmd, sizeof cmd, "'%s' profile --power --windows-per-config x -- true", tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--windows-per-config needs a count"));
+  free(out); free(err);
   snprintf(cmd, sizeof cmd, "'%s' profile --power --power-window -3 -- true", tests_kcast());
   CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);  /* milliseconds 0..60000 */
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--power-window"));

@@ -27,7 +27,9 @@
  *    of the activity records); with KCAST_PROFILE_WINDOW_MS=W as well, run
  *    each launch back to back until W ms have passed (a power window,
  *    inside the same save/restore as the repeats) and record the window's
- *    bounds and count; its kernel records are dropped, not stored;
+ *    bounds and count; its kernel records are dropped, not stored
+ *    (KCAST_PROFILE_WINDOW_MAX=N: at most N windows per launch
+ *    configuration, i.e. function, grid, block and shared memory);
  *  - at exit, flush CUPTI and write everything to KCAST_PROFILE_OUT
  *    atomically (PATH.tmp.PID, fsync, rename).
  *
@@ -128,6 +130,7 @@ static int g_repeat = 1;           /* executions per launch */
 static int g_power;                /* sample NVML */
 static uint64_t g_window_ns;       /* power window per launch; 0 none */
 static int g_rerun;                /* repeats or windows: save/restore */
+static long g_window_max;          /* windows per launch configuration; 0 any */
 static long g_period_us = 2000;    /* sampling period */
 static char g_out[4096];           /* records file */
 static atomic_llong g_nlaunch;     /* next lseq */
@@ -171,6 +174,10 @@ typedef struct window {
 } window;
 static window *g_win;
 static size_t g_nwin, g_win_cap;
+/* Launch configurations that had windows (g_alloc_mu). */
+typedef struct wconf { CUfunction f; unsigned dim[6], shared; long n; } wconf;
+static wconf *g_wconf;
+static size_t g_nwconf, g_wconf_cap;
 static size_t g_win_dropped;     /* kernel records of windows, not kept */
 
 typedef struct lowconf { int64_t lseq; const char *why; } lowconf;
@@ -690,6 +697,38 @@ static const char *power_window(const relaunch *l) {
   return why;
 }
 
+/* May launch l have a power window under KCAST_PROFILE_WINDOW_MAX?  Counts
+   the window it grants.  g_alloc_mu held. */
+static int window_allowed(const relaunch *l) {
+  if (g_window_max <= 0) return 1;
+  wconf k;
+  memset(&k, 0, sizeof k);
+  if (l->ex && l->ex->config) {
+    const CUlaunchConfig *c = l->ex->config;
+    k.f = l->ex->f;
+    k.dim[0] = c->gridDimX; k.dim[1] = c->gridDimY; k.dim[2] = c->gridDimZ;
+    k.dim[3] = c->blockDimX; k.dim[4] = c->blockDimY; k.dim[5] = c->blockDimZ;
+    k.shared = c->sharedMemBytes;
+  } else {
+    k.f = l->k.f;
+    k.dim[0] = l->k.gridDimX; k.dim[1] = l->k.gridDimY; k.dim[2] = l->k.gridDimZ;
+    k.dim[3] = l->k.blockDimX; k.dim[4] = l->k.blockDimY; k.dim[5] = l->k.blockDimZ;
+    k.shared = l->k.sharedMemBytes;
+  }
+  for (size_t i = 0; i < g_nwconf; i++) {
+    wconf *c = &g_wconf[i];
+    if (c->f != k.f || c->shared != k.shared || memcmp(c->dim, k.dim, sizeof k.dim)) continue;
+    if (c->n >= g_window_max) return 0;
+    c->n++;
+    return 1;
+  }
+  if (!grow((void **)&g_wconf, &g_wconf_cap, g_nwconf, sizeof *g_wconf)) {
+    k.n = 1;
+    g_wconf[g_nwconf++] = k;
+  }
+  return 1;
+}
+
 /* Run repeats 1..g_repeat-1 of launch l for tl_lseq, then its power window
    when one is asked for and the repeats were shorter, with every tracked
    allocation of the current context saved before and restored after. */
@@ -746,7 +785,8 @@ static void run_repeats(const relaunch *l, CUfunction f, void **kparams, void **
     tl_internal--;
     p_cuptiGetTimestamp(&tb);
     /* A window unless the repeats alone lasted that long. */
-    if (!why && g_power && g_window_ns && (g_repeat < 2 || tb - ta < g_window_ns))
+    if (!why && g_power && g_window_ns && (g_repeat < 2 || tb - ta < g_window_ns) &&
+        window_allowed(l))
       why = power_window(l);
     tl_internal++;
     off = 0;
@@ -961,7 +1001,8 @@ static void write_records(void) {
   if (g_dropped) fprintf(f, "note cupti dropped %zu records\n", g_dropped);
   fprintf(f, "opt repeat %d\nopt power %d\nopt sampled_device %d\nopt launches %lld\n",
           g_repeat, g_power, g_sampled_device, (long long)atomic_load(&g_nlaunch));
-  fprintf(f, "opt window_ms %llu\n", (unsigned long long)(g_window_ns / 1000000ull));
+  fprintf(f, "opt window_ms %llu\nopt windows_per_config %ld\n",
+          (unsigned long long)(g_window_ns / 1000000ull), g_window_max);
   if (g_nwin) fprintf(f, "note %zu power windows; %zu of their kernel records dropped\n",
                       g_nwin, g_win_dropped);
   for (size_t i = 0; i < g_nwin; i++)
@@ -1058,6 +1099,8 @@ int InitializeInjection(void) {
   if (s && atol(s) >= 100) g_period_us = atol(s);
   s = getenv("KCAST_PROFILE_WINDOW_MS");
   if (g_power && s && atol(s) > 0) g_window_ns = (uint64_t)atol(s) * 1000000ull;
+  s = getenv("KCAST_PROFILE_WINDOW_MAX");
+  if (s && atol(s) > 0) g_window_max = atol(s);
 
   void *cupti = open_cupti();
   if (!cupti) {
