@@ -716,9 +716,23 @@ int ds_upsert_gpu(ds_db *db, const ds_gpu *g) {
     return -1;
   }
   sqlite3_stmt *s;
+  /* Known values replace, unknown ones (NULL) keep what the row had: a
+     time-only profile, which skips NVML, must not erase the power limit
+     and driver a power profile recorded. */
   if (sqlite3_prepare_v2(db->h,
-                         "INSERT OR REPLACE INTO gpus VALUES(?1, ?2, ?3, ?4,"
-                         " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                         "INSERT INTO gpus VALUES(?1, ?2, ?3, ?4,"
+                         " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT(name) DO UPDATE SET"
+                         " cc_major = coalesce(excluded.cc_major, cc_major),"
+                         " cc_minor = coalesce(excluded.cc_minor, cc_minor),"
+                         " sm_count = coalesce(excluded.sm_count, sm_count),"
+                         " sm_clock_mhz = coalesce(excluded.sm_clock_mhz, sm_clock_mhz),"
+                         " mem_clock_mhz = coalesce(excluded.mem_clock_mhz, mem_clock_mhz),"
+                         " mem_bytes = coalesce(excluded.mem_bytes, mem_bytes),"
+                         " mem_bandwidth_gbs = coalesce(excluded.mem_bandwidth_gbs, mem_bandwidth_gbs),"
+                         " l2_bytes = coalesce(excluded.l2_bytes, l2_bytes),"
+                         " tdp_w = coalesce(excluded.tdp_w, tdp_w),"
+                         " driver = coalesce(excluded.driver, driver),"
+                         " cuda = coalesce(excluded.cuda, cuda)",
                          -1, &s, NULL) != SQLITE_OK)
     return sql_err(db, "cannot store GPU");
   sqlite3_bind_text(s, 1, g->name, -1, SQLITE_STATIC);

@@ -142,7 +142,8 @@ typedef struct ds_gpu {
   char cuda[32];           /* CUDA version */
 } ds_gpu;
 
-/* Insert or replace the gpus row of g->name. */
+/* Insert the gpus row of g->name, or update it: known values of g (non-zero
+   numbers, non-empty strings) replace the row's, unknown ones keep them. */
 int ds_upsert_gpu(ds_db *db, const ds_gpu *g);
 /* Fill *out from the gpus row of name; returns 1 found, 0 not, -1 error. */
 int ds_get_gpu(ds_db *db, const char *name, ds_gpu *out);

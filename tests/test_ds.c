@@ -306,7 +306,20 @@ static void test_gpus(void) {
   g.sm_count = 130;
   CU_ASSERT_EQUAL(ds_upsert_gpu(db, &g), 0);
   CU_ASSERT_EQUAL(ds_get_gpu(db, "H200", &got), 1);
-  CU_ASSERT_EQUAL(got.sm_count, 130);  /* upsert replaced the row */
+  CU_ASSERT_EQUAL(got.sm_count, 130);  /* a known value replaces */
+  CU_ASSERT_EQUAL(raw_count(path, "gpus"), 1);
+  /* A row with fewer descriptors (a time-only profile: no NVML) keeps
+     what the row knew and adds what it knows. */
+  ds_gpu h = {0};
+  snprintf(h.name, sizeof h.name, "H200");
+  snprintf(h.driver, sizeof h.driver, "580.159.03");
+  CU_ASSERT_EQUAL(ds_upsert_gpu(db, &h), 0);
+  CU_ASSERT_EQUAL(ds_get_gpu(db, "H200", &got), 1);
+  CU_ASSERT_EQUAL(got.sm_count, 130);
+  CU_ASSERT_EQUAL(got.cc_major, 9);
+  CU_ASSERT_EQUAL(got.mem_bytes, 150LL << 30);
+  CU_ASSERT_STRING_EQUAL(got.cuda, "13.0");
+  CU_ASSERT_STRING_EQUAL(got.driver, "580.159.03");
   CU_ASSERT_EQUAL(raw_count(path, "gpus"), 1);
   CU_ASSERT_EQUAL(ds_get_gpu(db, "T4", &got), 0);  /* absent GPU */
   ds_close(db);

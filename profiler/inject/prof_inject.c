@@ -426,8 +426,32 @@ static void *sampler_main(void *arg) {
   return NULL;
 }
 
+/* The driver's version from the kernel module's banner (the first token
+   shaped like 580.159.03 in /proc/driver/nvidia/version): what NVML would
+   say, without initialising NVML inside a time-only run. */
+static void driver_from_proc(void) {
+  FILE *f = fopen("/proc/driver/nvidia/version", "r");
+  if (!f) return;
+  char line[512], tok[96];
+  if (fgets(line, sizeof line, f)) {
+    for (char *p = line; *p;) {
+      int n = 0;
+      if (sscanf(p, "%95s%n", tok, &n) != 1 || n <= 0) break;
+      p += n;
+      unsigned a, b;
+      char rest[96];
+      if (sscanf(tok, "%u.%u%95s", &a, &b, rest) >= 2 && strspn(tok, "0123456789.") == strlen(tok)) {
+        snprintf(g_driver, sizeof g_driver, "%s", tok);
+        break;
+      }
+    }
+  }
+  fclose(f);
+}
+
 /* Once, from a launch callback with a current context: descriptors, NVML
-   and the sampler.  Runs with tl_internal set. */
+   (power runs only: its start-up would add to a time-only run's wall
+   time) and the sampler.  Runs with tl_internal set. */
 static void gpu_info_once(void) {
   if (atomic_load(&g_info_done)) return;
   CUdevice dev;
@@ -450,7 +474,10 @@ static void gpu_info_once(void) {
   size_t total = 0;
   if (p_cuDeviceTotalMem && p_cuDeviceTotalMem(&total, dev) == 0) g_mem_bytes = (long long)total;
   if (p_cuDriverGetVersion) p_cuDriverGetVersion(&g_cuda_ver);
-  nvml_open(dev);  /* NVML's max clocks, when present, replace the driver's */
+  if (g_power)
+    nvml_open(dev);  /* NVML's max clocks, when present, replace the driver's */
+  else
+    driver_from_proc();
   if (g_power && g_nvml_dev) {
     g_sampled_device = (int)dev;
     if (pthread_create(&g_sampler, NULL, sampler_main, NULL) == 0) g_sampler_on = 1;
