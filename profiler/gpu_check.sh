@@ -23,8 +23,8 @@
 #   emucheck  Nsight Compute counters of one run per suite program next to
 #             the emulator's features (tools/emu-vs-ncu.sh), EMU_S (60) s
 #   suite-pw  power (--power --windows-per-config 3 --repeat 5 --rep-offset 5,
-#             100 ms windows) for
-#             as many runs as the time left allows (WARN when cut short)
+#             100 ms windows) for as many runs as the time left allows
+#             (WARN when cut short)
 # Prints a summary table last; exits 1 if a check failed, keeping the data.
 # KCAST_GPU_RESULTS=DIR: copy the dataset, its provenance, the log and the
 # scratch folder (as gpu-check.tgz) there at the end.
