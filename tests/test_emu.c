@@ -4,8 +4,8 @@
  * analytic sums), barriers, checked memory (messages naming kernel, CTA,
  * thread, line and address), budgets, calls with parameter passing, device
  * printf, warp collectives, memory statistics, thread-count independence,
- * sampling, load-time rejection of unsupported instructions and external
- * (caller-owned) memory.
+ * sampling, registers read before being written (0), load-time rejection
+ * of unsupported instructions and external (caller-owned) memory.
  *
  * Each kernel is a PTX string parsed with ptx_parse(); the expected numbers
  * are derived in comments next to each check.
@@ -1056,6 +1056,154 @@ static void test_map_external(void) {
   free(small);
 }
 
+/* ------------------------------------------- registers read unwritten -- */
+
+/* PTX leaves a register undefined until written; the emulator reads it as
+   0, whatever ran before in the same register file.  "partial": %r1 and
+   %p2 are written only where (tid + ctaid) is odd, %r5 only under that
+   guard, so the other threads read all three unwritten (0): they store 0,
+   the odd ones 7 + 5 + 100.  The CTAs alternate the parity, so a register
+   file reused from the previous CTA would hand an even lane that CTA's 7.
+   "callee": f writes %r2 only for x != 0; the second call (x = 0) reuses
+   the frame of the first (x = 1, %r2 = 9), so it returns 0: 9000 per
+   thread.  "shfl": the half-warp that stays ((lane < 16) == ctaid odd)
+   writes %r1 = 5 + ctaid, the other half exits; each staying lane reads
+   %r1 of its exited partner lane^16, never written in this CTA: 0. */
+static const char *unwritten_ptx = HDR
+    ".func (.param .b32 rv) f(.param .b32 x)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<3>;\n"
+    "  ld.param.u32 %r1, [x];\n"
+    "  setp.eq.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra DONE;\n"
+    "  mov.u32 %r2, 9;\n"
+    "DONE:\n"
+    "  st.param.b32 [rv], %r2;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry partial(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .b32 %r<10>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  mov.u32 %r3, %ctaid.x;\n"
+    "  add.u32 %r4, %r2, %r3;\n"
+    "  and.b32 %r4, %r4, 1;\n"
+    "  setp.eq.u32 %p1, %r4, 1;\n"
+    "  @!%p1 bra SKIP;\n"
+    "  mov.u32 %r1, 7;\n"
+    "  setp.ne.u32 %p2, %r4, 0;\n"
+    "SKIP:\n"
+    "  @%p1 mov.u32 %r5, 5;\n"
+    "  selp.u32 %r6, 100, 0, %p2;\n"
+    "  add.u32 %r7, %r1, %r5;\n"
+    "  add.u32 %r7, %r7, %r6;\n"
+    "  mov.u32 %r8, %ntid.x;\n"
+    "  mad.lo.s32 %r9, %r3, %r8, %r2;\n"
+    "  mul.wide.u32 %rd2, %r9, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r7;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry callee(.param .u64 out)\n"
+    "{\n"
+    "  .reg .b32 %r<6>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  {\n"
+    "  .param .b32 param0;\n"
+    "  st.param.b32 [param0], 1;\n"
+    "  .param .b32 retval0;\n"
+    "  call.uni (retval0), f, (param0);\n"
+    "  ld.param.b32 %r1, [retval0];\n"
+    "  }\n"
+    "  {\n"
+    "  .param .b32 param0;\n"
+    "  st.param.b32 [param0], 0;\n"
+    "  .param .b32 retval0;\n"
+    "  call.uni (retval0), f, (param0);\n"
+    "  ld.param.b32 %r2, [retval0];\n"
+    "  }\n"
+    "  mad.lo.s32 %r3, %r1, 1000, %r2;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mov.u32 %r4, %tid.x;\n"
+    "  mov.u32 %r5, %ctaid.x;\n"
+    "  mad.lo.s32 %r4, %r5, 32, %r4;\n"
+    "  mul.wide.u32 %rd2, %r4, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r3;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry shfl(.param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  mov.u32 %r3, %tid.x;\n"
+    "  mov.u32 %r4, %ctaid.x;\n"
+    "  setp.lt.u32 %p1, %r3, 16;\n"
+    "  and.b32 %r5, %r4, 1;\n"
+    "  setp.eq.u32 %p2, %r5, 1;\n"
+    "  xor.pred %p3, %p1, %p2;\n"
+    "  @%p3 exit;\n"
+    "  add.u32 %r1, %r4, 5;\n"
+    "  shfl.sync.bfly.b32 %r2, %r1, 16, 31, -1;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mad.lo.s32 %r6, %r4, 32, %r3;\n"
+    "  mul.wide.u32 %rd2, %r6, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r2;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_unwritten_registers(void) {
+  env E;
+  int rc = env_load(&E, unwritten_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  enum { GRID = 6, BLOCK = 64, N = GRID * BLOCK };
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, N * 4, &out, E.err, sizeof E.err), 0);
+  static const char *const names[] = {"partial", "callee", "shfl"};
+  for (int threads = 1; threads <= 2; threads++) {
+    for (int k = 0; k < 3; k++) {
+      /* 0xAB fill: a thread that stores nothing would show it */
+      emu_memset(E.d, out, 0xAB, N * 4, E.err, sizeof E.err);
+      emu_launch_cfg cfg;
+      emu_launch_cfg_init(&cfg);
+      cfg.threads = threads;
+      unsigned block = k == 0 ? BLOCK : 32;
+      rc = run1(&E, names[k], GRID, block, out, &cfg, NULL);
+      if (rc) fprintf(stderr, "\n%s\n", E.err);
+      CU_ASSERT_EQUAL_FATAL(rc, 0);
+      uint32_t h[N];
+      emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+      int ok = 1;
+      for (unsigned c = 0; c < GRID; c++)
+        for (unsigned t = 0; t < block; t++) {
+          uint32_t got = h[c * block + t], want;
+          if (k == 0) want = (t + c) % 2 ? 112u : 0u;
+          else if (k == 1) want = 9000u;
+          else want = ((t < 16) == (c % 2 == 1)) ? 0u : 0xABABABABu;
+          if (got != want) {
+            if (ok)
+              fprintf(stderr, "\n%s threads=%d CTA %u thread %u: got %u, want %u\n",
+                      names[k], threads, c, t, got, want);
+            ok = 0;
+          }
+        }
+      static const char *const why[] = {
+          "partial: registers (and a predicate) written on one path only read 0 elsewhere",
+          "callee: a call frame reused from an earlier call reads its unwritten register as 0",
+          "shfl: a lane's source register that the lane never wrote reads 0 at its partner"};
+      CHECK(ok, why[k]);
+    }
+  }
+  env_free(&E);
+}
+
 TEST_SUITES(register_emu) {
   CU_pSuite s = tests_suite("emu");
   TEST_ADD(s, test_divergent_ifelse);
@@ -1075,4 +1223,5 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_threads_and_sampling);
   TEST_ADD(s, test_unsupported);
   TEST_ADD(s, test_param_layout);
+  TEST_ADD(s, test_unwritten_registers);
 }
