@@ -64,7 +64,7 @@ span=$("$kcast" dataset export "$out" | awk -F, '
   echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- kcast: $("$kcast" version)"
   echo "- compiler: $(nvcc --version | tail -2 | head -1)"
-  echo "- flags: $SUITE_NVCCFLAGS"
+  echo "- flags: ${SUITE_NVCCFLAGS:-(not given: run through make datasets to record them)}"
   echo "- machine: $(nproc) CPU cores ($(uname -m)), no GPU: every feature comes from the emulator"
   echo "- runs: $runs ($passed passed their own check in full emulation, $sampled sampled, $failed failed)"
   echo "- wall time: $((end - start)) s"
