@@ -576,39 +576,27 @@ static int score_oob(const rf_forest *f, const rf_data *d, const double *ty,
   return failed ? rf__nomem() : 0;
 }
 
-/* Orders pointers into rf_data.groups by the labels they point to. */
-static int cmp_group(const void *a, const void *b) {
-  const char *x = **(char **const *)a, *y = **(char **const *)b;
-  return strcmp(x ? x : "", y ? y : "");
-}
-
 /* Inner folds by group: the distinct groups of d, shuffled with the seed,
    dealt to K = min(groups, RF_CALIB_FOLDS) folds; every row takes its
    group's fold.  Returns K; 0 with fewer than 2 groups; -1 out of memory. */
 static int group_folds(const rf_data *d, uint64_t seed, size_t *fold) {
   size_t n = d->n_rows, ng = 0;
-  char ***ord = rf__mallocn(n, sizeof *ord);
+  char **names = rf__mallocn(n, sizeof(char *));
   size_t *gid = rf__mallocn(n, sizeof(size_t)), *perm = rf__mallocn(n, sizeof(size_t));
   size_t *gfold = rf__mallocn(n, sizeof(size_t));
   int K = -1;
-  if (!ord || !gid || !perm || !gfold) {
+  if (!names || !gid || !perm || !gfold) {
     rf__nomem();
     goto out;
   }
-  for (size_t i = 0; i < n; i++) ord[i] = &d->groups[i];
-  qsort(ord, n, sizeof *ord, cmp_group);
-  for (size_t r = 0; r < n; r++) {
-    if (r && cmp_group(&ord[r], &ord[r - 1])) ng++;
-    gid[(size_t)(ord[r] - d->groups)] = ng;
-  }
-  ng = n ? ng + 1 : 0;
+  rf__group_index(d, gid, names, &ng);
   K = 0;
   if (ng < 2) goto out;
   K = ng < RF_CALIB_FOLDS ? (int)ng : RF_CALIB_FOLDS;
   rf__shuffled_folds(ng, (unsigned)K, seed, 0x43414c47ULL /* "CALG" */, perm, gfold);
   for (size_t i = 0; i < n; i++) fold[i] = gfold[gid[i]];
 out:
-  rf__free(ord);
+  rf__free(names);
   rf__free(gid);
   rf__free(perm);
   rf__free(gfold);

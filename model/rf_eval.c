@@ -222,7 +222,21 @@ static int grid_search(const rf_data *d, const rf_params *p, rf_params *best) {
 }
 
 static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
+  const char *x = *(char *const *)a, *y = *(char *const *)b;
+  return strcmp(x ? x : "", y ? y : "");
+}
+
+void rf__group_index(const rf_data *d, size_t *gidx, char **names, size_t *ng) {
+  size_t n = d->n_rows, k = 0;
+  memcpy(names, d->groups, n * sizeof(char *));
+  qsort(names, n, sizeof(char *), cmp_str);
+  for (size_t i = 0; i < n; i++)
+    if (k == 0 || cmp_str(&names[k - 1], &names[i])) names[k++] = names[i];
+  for (size_t i = 0; i < n; i++) {
+    char **hit = bsearch(&d->groups[i], names, k, sizeof(char *), cmp_str);
+    gidx[i] = (size_t)(hit - names);
+  }
+  *ng = k;
 }
 
 void rf_cv_result_free(rf_cv_result *r) {
@@ -282,14 +296,7 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
     gnames = rf__mallocn(n, sizeof(char *));
     gidx = rf__mallocn(n, sizeof(size_t));
     if (!gnames || !gidx) { rf__nomem(); goto out; }
-    memcpy(gnames, d->groups, n * sizeof(char *));
-    qsort(gnames, n, sizeof(char *), cmp_str);
-    for (size_t i = 0; i < n; i++)
-      if (ng == 0 || strcmp(gnames[ng - 1], gnames[i])) gnames[ng++] = gnames[i];
-    for (size_t i = 0; i < n; i++) {
-      char **hit = bsearch(&d->groups[i], gnames, ng, sizeof(char *), cmp_str);
-      gidx[i] = (size_t)(hit - gnames);
-    }
+    rf__group_index(d, gidx, gnames, &ng);
   }
   unsigned K;
   if (o->by_group) {

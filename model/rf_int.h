@@ -133,6 +133,10 @@ void rf__shuffled_folds(size_t n, unsigned K, uint64_t seed, uint64_t stream, si
                         size_t *fold);
 /* qsort comparator of doubles, ascending. */
 int rf__cmp_double(const void *a, const void *b);
+/* d->groups as indices: names[0..*ng) the distinct labels, sorted (borrowed
+   from d; a NULL label counts as ""), gidx[i] row i's label's index.  gidx
+   and names hold d->n_rows entries. */
+void rf__group_index(const rf_data *d, size_t *gidx, char **names, size_t *ng);
 
 /* Threads to use: n when n > 0, else the OpenMP default. */
 int rf__nthreads(int n);
