@@ -125,21 +125,12 @@ static int gpu_present(char *why, size_t cap) {
   return rc == 0 && n >= 1 ? 0 : -1;
 }
 
-static int parse_repeat(const char *s, int *out) {
+/* A decimal integer in [lo, hi]. */
+static int parse_int(const char *s, long lo, long hi, int *out) {
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  if (errno || *end || v < 1 || v > 10000) return -1;
-  *out = (int)v;
-  return 0;
-}
-
-/* A decimal count in [0, max]. */
-static int parse_count(const char *s, long max, int *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < 0 || v > max) return -1;
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
   *out = (int)v;
   return 0;
 }
@@ -210,22 +201,22 @@ int cmd_profile(int argc, char **argv) {
     else if (!strcmp(a, "--bench")) dst = &bench;
     else if (!strcmp(a, "--power")) { power = 1; continue; }
     else if (!strcmp(a, "--repeat")) {
-      if (i + 1 >= argc || parse_repeat(argv[i + 1], &repeat))
+      if (i + 1 >= argc || parse_int(argv[i + 1], 1, 10000, &repeat))
         return cli_usage_error("profile", "--repeat needs an integer 1..10000");
       i++;
       continue;
     } else if (!strcmp(a, "--power-window")) {
-      if (i + 1 >= argc || parse_count(argv[i + 1], 60000, &window_ms))
+      if (i + 1 >= argc || parse_int(argv[i + 1], 0, 60000, &window_ms))
         return cli_usage_error("profile", "--power-window needs milliseconds 0..60000");
       i++;
       continue;
     } else if (!strcmp(a, "--windows-per-config")) {
-      if (i + 1 >= argc || parse_count(argv[i + 1], 1000000, &window_max))
+      if (i + 1 >= argc || parse_int(argv[i + 1], 0, 1000000, &window_max))
         return cli_usage_error("profile", "--windows-per-config needs a count 0..1000000");
       i++;
       continue;
     } else if (!strcmp(a, "--rep-offset")) {
-      if (i + 1 >= argc || parse_repeat(argv[i + 1], &rep_offset))
+      if (i + 1 >= argc || parse_int(argv[i + 1], 1, 10000, &rep_offset))
         return cli_usage_error("profile", "--rep-offset needs an integer 1..10000");
       i++;
       continue;
