@@ -94,19 +94,12 @@ summary() {
 
 # ---------------------------------------------------------------- build --
 if [ -n "$BUNDLE" ]; then
-  # The bundle's CUPTI only where this machine has none of its own.
-  have_cupti=$(ldconfig -p 2>/dev/null | grep -c 'libcupti\.so\.13')
-  for d in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda /usr/local/cuda-13.0 /usr/local/cuda-13; do
-    [ -n "$d" ] && [ -f "$d/lib64/libcupti.so.13" -o -f "$d/extras/CUPTI/lib64/libcupti.so.13" ] &&
-      have_cupti=1
-  done
-  cupti="this machine's"
-  if [ "$have_cupti" = 0 ]; then
-    export KCAST_CUPTI_PATH=$BUNDLE/cupti/libcupti.so.13; cupti="the bundle's"
-  fi
+  # The bundle's CUPTI only where this machine has none of its own: the
+  # injection library tries it after its own search.
+  export KCAST_CUPTI_FALLBACK=$BUNDLE/cupti/libcupti.so.13
   if [ -x "$K" ] && [ -f "$BUNDLE/bin/libkcast_inject.so" ] && [ -x "$PROG" ] &&
      "$K" version >"$WORK/build.log" 2>&1; then
-    record build PASS "prebuilt bundle ($(sed -n 's/^tree: //p' "$BUNDLE/MANIFEST"), nvcc $(sed -n 's/^nvcc: //p' "$BUNDLE/MANIFEST")), $cupti CUPTI"
+    record build PASS "prebuilt bundle ($(sed -n 's/^tree: //p' "$BUNDLE/MANIFEST"), nvcc $(sed -n 's/^nvcc: //p' "$BUNDLE/MANIFEST")), its CUPTI as the fallback"
   else
     record build FAIL "bundle $BUNDLE unusable: $(tail -n 2 "$WORK/build.log" | tr '\n' ' ')"
     summary; exit 1
