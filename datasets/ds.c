@@ -1025,8 +1025,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Aggregate vals[0..n) (n > 0); sorts them. */
-static double aggregate(double *vals, size_t n, int agg) {
+double ds_aggregate(double *vals, size_t n, int agg) {
   if (agg == DS_AGG_MEAN) {
     double s = 0;
     for (size_t i = 0; i < n; i++) s += vals[i];
@@ -1072,7 +1071,7 @@ int ds_query_target(ds_db *db, const char *gpu, const char *metric, int agg,
         cap = nc;
       }
       out->launch_id[out->n] = cur;
-      out->value[out->n++] = aggregate(vals, nv, agg);
+      out->value[out->n++] = ds_aggregate(vals, nv, agg);
       nv = 0;
     }
     if (rc != SQLITE_ROW) break;

@@ -45,6 +45,8 @@ enum {
 
 /* How repeated measurements of one (launch, gpu, metric) are combined. */
 enum { DS_AGG_MEDIAN = 0, DS_AGG_MEAN = 1 };
+/* The median or mean (agg) of vals[0..n), n > 0; sorts vals. */
+double ds_aggregate(double *vals, size_t n, int agg);
 
 /* What a missing feature becomes in a matrix (ds_query.missing). */
 enum {

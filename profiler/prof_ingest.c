@@ -472,11 +472,6 @@ static const prof_window *find_window(const prof_records *r, int64_t lseq) {
   return NULL;
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Median interval between changes of the energy counter (ns); 0 when
    fewer than two changes were seen. */
 static double energy_step_ns(const prof_records *r) {
@@ -488,11 +483,7 @@ static double energy_step_ns(const prof_records *r) {
     if (last) d[n++] = (double)(r->energy[i].t - r->energy[last].t);
     last = i;
   }
-  double m = 0;
-  if (n) {
-    qsort(d, n, sizeof *d, cmp_dbl);
-    m = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
-  }
+  double m = n ? ds_aggregate(d, n, DS_AGG_MEDIAN) : 0;
   free(d);
   return m;
 }
