@@ -46,7 +46,7 @@ LIBLLVM_SO  := $(call soname,$(LLVM_LIB)/libLLVM-22.so)
 $(BUILD)/obj/extractor/frontend_dl.o: CFLAGS_ALL += -DFE_LLVM_LIBDIR='"$(LLVM_LIB)"' \
   $(if $(LIBCLANG_SO),-DFE_LIBCLANG='"$(LIBCLANG_SO)"') $(if $(LIBLLVM_SO),-DFE_LIBLLVM='"$(LIBLLVM_SO)"')
 
-MODULES    := extractor datasets model profiler runtime api
+MODULES    := extractor emulator datasets model profiler runtime api
 LIB_SRC    := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 LIB_SRC    := $(filter-out %_fuzz.c,$(LIB_SRC))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -135,7 +135,7 @@ $(BUILD)/libkcast_inject.so: profiler/inject/prof_inject.c
 # the toolkit's cuda_runtime_api.h; exports the CUDA API only, under the
 # version node libcudart.so.13.  Skipped without the toolkit's headers.
 CUDART_LIB   := $(if $(wildcard $(CUDA_INC)/cuda_runtime_api.h),$(BUILD)/cudart/libcudart.so.13)
-CUDART_SRC   := $(filter-out extractor/frontend%.c %_fuzz.c,$(wildcard extractor/*.c)) \
+CUDART_SRC   := $(filter-out extractor/frontend%.c %_fuzz.c,$(wildcard extractor/*.c emulator/*.c)) \
                 runtime/rt_fatbin.c runtime/rt_records.c $(wildcard runtime/cudart/*.c)
 CUDART_OBJ   := $(CUDART_SRC:%.c=$(BUILD)/cudart/obj/%.o)
 all: $(CUDART_LIB)

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "datasets/ds.h"
-#include "extractor/emu.h"
+#include "emulator/emu.h"
 #include "extractor/frontend.h"
 #include "extractor/ptx.h"
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "extractor/emu.h"
+#include "emulator/emu.h"
 #include "extractor/frontend.h"
 
 enum { KCAST_EXIT_OK = 0, KCAST_EXIT_USER = 1, KCAST_EXIT_USAGE = 2 };

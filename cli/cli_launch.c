@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "extractor/emu.h"
+#include "emulator/emu.h"
 #include "extractor/features.h"
 #include "extractor/frontend.h"
 #include "extractor/ptx.h"

@@ -25,7 +25,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "extractor/emu.h"
+#include "emulator/emu.h"
 #include "extractor/features.h"
 #include "extractor/ptx.h"
 

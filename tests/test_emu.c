@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extractor/emu.h"
+#include "emulator/emu.h"
 #include "extractor/features.h"
 #include "extractor/ptx.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_emu_alu.c -- the emulator's arithmetic unit (extractor/emu_alu*.c).
+ * test_emu_alu.c -- the emulator's arithmetic unit (emulator/emu_alu*.c).
  *
  * How: each test parses a small PTX kernel, builds the emu_op of each
  * instruction the way the engine does (registers are their own slots,
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extractor/emu_alu.h"
+#include "emulator/emu_alu.h"
 #include "extractor/ptx.h"
 
 #define CHECK(cond, msg) \

@@ -41,7 +41,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "extractor/emu.h"
+#include "emulator/emu.h"
 #include "extractor/features.h"
 #include "extractor/ptx.h"
 

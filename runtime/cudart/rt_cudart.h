@@ -17,7 +17,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include "extractor/emu.h"
+#include "emulator/emu.h"
 #include "extractor/ptx.h"
 
 /* Registration and launch entry points of nvcc-generated host code. */

@@ -95,8 +95,8 @@
  * reported; a failing CTA stops every CTA with a higher index at their next
  * block entry; budget and time limit stop all.
  */
-#include "extractor/emu.h"
-#include "extractor/emu_int.h"
+#include "emulator/emu.h"
+#include "emulator/emu_int.h"
 
 #include <errno.h>
 #include <math.h>

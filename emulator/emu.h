@@ -35,8 +35,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "features.h"
-#include "ptx.h"
+#include "extractor/features.h"
+#include "extractor/ptx.h"
 
 typedef struct emu_device emu_device;
 typedef struct emu_module emu_module;

@@ -30,7 +30,7 @@
  * and overflow as IEEE 754 specifies.  It is plain integer code, so it does
  * not depend on the host's rounding mode.
  */
-#include "emu_alu.h"
+#include "emulator/emu_alu.h"
 
 #include <math.h>
 

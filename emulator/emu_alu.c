@@ -24,7 +24,7 @@
  * C undefined behaviour); results are written in the slot encoding of
  * emu_int.h (narrow values zero-extended).
  */
-#include "emu_alu.h"
+#include "emulator/emu_alu.h"
 
 #include <stddef.h>
 

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "emu_int.h"
+#include "emulator/emu_int.h"
 
 #if defined(__FLT_EVAL_METHOD__) && __FLT_EVAL_METHOD__ != 0
 #error "the ALU needs float/double arithmetic without excess precision (SSE, not x87)"

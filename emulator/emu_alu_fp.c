@@ -32,7 +32,7 @@
  * min/max order -0.0 below +0.0; a NaN operand yields the other operand
  * (both NaN, or .NaN: the canonical NaN).
  */
-#include "emu_alu.h"
+#include "emulator/emu_alu.h"
 
 #include <fenv.h>
 #include <math.h>

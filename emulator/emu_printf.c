@@ -14,7 +14,7 @@
  * after the launch (deterministic whatever the thread count); this file only
  * turns one call into text.
  */
-#include "extractor/emu_int.h"
+#include "emulator/emu_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

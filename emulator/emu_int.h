@@ -57,7 +57,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ptx.h"
+#include "extractor/ptx.h"
 
 #define EMU_LANES 32
 #define EMU_NOSLOT UINT32_MAX
