@@ -49,7 +49,7 @@ $(BUILD)/obj/extractor/frontend_dl.o: CFLAGS_ALL += -DFE_LLVM_LIBDIR='"$(LLVM_LI
 MODULES    := extractor emulator datasets model profiler runtime api
 LIB_SRC    := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 LIB_SRC    := $(filter-out %_fuzz.c,$(LIB_SRC))
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/gpus_csv.o
 CLI_SRC    := $(wildcard cli/*.c)
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC   := $(wildcard tests/*.c)
@@ -64,6 +64,17 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+
+# The GPU table is data (model/gpus.csv, docs/gpus.md), compiled in as one
+# C string that model/gpus.c parses on first use.
+$(BUILD)/gen/gpus_csv.c: model/gpus.csv
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from model/gpus.csv by the Makefile; do not edit */'; \
+	  echo 'extern const char an__gpus_csv[];'; echo 'const char an__gpus_csv[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/  "/' -e 's/$$/\\n"/' $<; echo '  ;'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/gen/gpus_csv.o: $(BUILD)/gen/gpus_csv.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/libkcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)

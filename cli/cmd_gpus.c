@@ -13,11 +13,14 @@
 const char cmd_gpus_usage[] =
     "usage: kcast gpus [--format table|csv|json]\n"
     "\n"
-    "List the GPUs `kcast predict --gpu` knows, with the datasheet figures the\n"
-    "analytic estimate uses (docs/gpus.md): compute capability, SMs, boost\n"
-    "clock (MHz), peak FP32 and FP64 (GFLOP/s), memory bandwidth (GB/s),\n"
-    "memory (GB), L2 (MB), shared memory per SM (KB), resident threads and\n"
-    "CTAs per SM, TDP (W) and estimated idle power (W).\n";
+    "List the GPUs kcast knows (the GPU table, docs/gpus.md), with the\n"
+    "datasheet figures the analytic estimate and the per-GPU features use:\n"
+    "compute capability, SMs, boost clock (MHz), peak FP32 and FP64 (GFLOP/s),\n"
+    "memory bandwidth (GB/s), memory (GB), L2 (MB), shared memory per SM (KB),\n"
+    "resident threads and CTAs per SM, TDP (W) and estimated idle power (W);\n"
+    "csv and json add the aliases (driver names), shared memory per CTA,\n"
+    "registers per SM and per thread.  KCAST_GPUS=FILE adds or replaces GPUs\n"
+    "from a CSV of the columns `--format csv` prints.\n";
 
 int cmd_gpus(int argc, char **argv) {
   int fmt = CLI_FMT_TABLE;
@@ -52,7 +55,12 @@ int cmd_gpus(int argc, char **argv) {
            cJSON_AddNumberToObject(o, "mem_bw_gbs", g->mem_bw_gbs) &&
            cJSON_AddNumberToObject(o, "mem_gb", g->mem_gb) &&
            cJSON_AddNumberToObject(o, "l2_mb", g->l2_mb) &&
+           cJSON_AddStringToObject(o, "aliases", g->aliases) &&
            cJSON_AddNumberToObject(o, "smem_per_sm_kb", g->smem_per_sm_kb) &&
+           cJSON_AddNumberToObject(o, "smem_per_cta_kb", g->smem_per_cta_kb) &&
+           cJSON_AddNumberToObject(o, "smem_reserved_b", g->smem_reserved_b) &&
+           cJSON_AddNumberToObject(o, "regs_per_sm", g->regs_per_sm) &&
+           cJSON_AddNumberToObject(o, "max_regs_per_thread", g->max_regs_per_thread) &&
            cJSON_AddNumberToObject(o, "max_threads_per_sm", g->max_threads_per_sm) &&
            cJSON_AddNumberToObject(o, "max_ctas_per_sm", g->max_ctas_per_sm) &&
            cJSON_AddNumberToObject(o, "tdp_w", g->tdp_w) &&
@@ -64,14 +72,18 @@ int cmd_gpus(int argc, char **argv) {
     puts(s);
     cJSON_free(s);
   } else if (fmt == CLI_FMT_CSV) {
-    puts("name,full_name,compute_capability,sms,boost_mhz,fp32_gflops,fp64_gflops,mem_bw_gbs,"
-         "mem_gb,l2_mb,smem_per_sm_kb,max_threads_per_sm,max_ctas_per_sm,tdp_w,idle_w");
+    /* the columns of model/gpus.csv, so the output can seed a KCAST_GPUS file */
+    puts("name,full_name,aliases,cc,sms,boost_mhz,fp32_gflops,fp64_gflops,mem_bw_gbs,mem_gb,"
+         "l2_mb,smem_per_sm_kb,smem_per_cta_kb,smem_reserved_b,regs_per_sm,max_regs_per_thread,"
+         "max_threads_per_sm,max_ctas_per_sm,tdp_w,idle_w");
     for (size_t i = 0; i < n; i++) {
       const an_gpu *g = an_gpu_at(i);
-      printf("%s,\"%s\",%d.%d,%d,%g,%g,%g,%g,%g,%g,%g,%d,%d,%g,%g\n", g->name, g->full_name,
-             g->cc_major, g->cc_minor, g->sms, g->boost_mhz, g->fp32_gflops, g->fp64_gflops,
-             g->mem_bw_gbs, g->mem_gb, g->l2_mb, g->smem_per_sm_kb, g->max_threads_per_sm,
-             g->max_ctas_per_sm, g->tdp_w, g->idle_w);
+      printf("%s,\"%s\",\"%s\",%d.%d,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d,%d,%d,%d,%g,%g\n", g->name,
+             g->full_name, g->aliases, g->cc_major, g->cc_minor, g->sms, g->boost_mhz,
+             g->fp32_gflops, g->fp64_gflops, g->mem_bw_gbs, g->mem_gb, g->l2_mb,
+             g->smem_per_sm_kb, g->smem_per_cta_kb, g->smem_reserved_b, g->regs_per_sm,
+             g->max_regs_per_thread, g->max_threads_per_sm, g->max_ctas_per_sm, g->tdp_w,
+             g->idle_w);
     }
   } else {
     printf("%-10s %4s %4s %6s %8s %8s %6s %5s %5s %6s %7s %6s %5s %5s\n", "gpu", "cc", "sms",

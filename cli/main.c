@@ -6,8 +6,11 @@
  */
 #include "cli/cli.h"
 
+#include "model/model.h"
+
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "include/kcast.h"
@@ -114,6 +117,13 @@ int main(int argc, char **argv) {
   if (cli_wants_help(argc - 1, argv + 1)) {
     fputs(c->usage, stdout);
     return KCAST_EXIT_OK;
+  }
+  /* A GPU table a user gave (KCAST_GPUS) that cannot be read is an error
+     before any work, not a silently smaller table. */
+  const char *gerr = getenv("KCAST_GPUS") ? an_gpu_table_error() : "";
+  if (*gerr) {
+    cli_error("%s", gerr);
+    return KCAST_EXIT_USER;
   }
   return c->fn(argc - 1, argv + 1);
 }

@@ -317,13 +317,16 @@ void rf_cv_result_free(rf_cv_result *r);
 /* ------------------------------------------------ GPUs and analytic model -- */
 
 /*
- * A GPU descriptor (model/gpus.c): public datasheet figures.  Multi-GPU
- * boards (K80) are described per GPU.  idle_w is an estimate (documented in
- * docs/gpus.md), not a datasheet figure.
+ * A GPU descriptor: one row of the GPU table (model/gpus.csv, compiled in;
+ * KCAST_GPUS=FILE adds or replaces rows; docs/gpus.md).  Public datasheet
+ * figures and the CUDA Programming Guide's per-architecture limits.
+ * Multi-GPU boards (K80) are described per GPU.  idle_w is an estimate,
+ * not a datasheet figure.
  */
 typedef struct an_gpu {
   const char *name;          /* short name used on the command line ("H200") */
   const char *full_name;     /* e.g. "NVIDIA H200 SXM 141GB" */
+  const char *aliases;       /* ';'-separated names the driver reports, may be "" */
   int cc_major, cc_minor;    /* compute capability */
   int sms;                   /* streaming multiprocessors, > 0 */
   double boost_mhz;          /* boost clock */
@@ -333,7 +336,11 @@ typedef struct an_gpu {
   double mem_gb;             /* DRAM size, GB */
   double l2_mb;              /* L2 cache, MB (2^20 bytes) */
   double smem_per_sm_kb;     /* largest shared memory per SM, KB (2^10) */
-  int max_threads_per_sm;    /* resident threads per SM */
+  double smem_per_cta_kb;    /* largest shared memory one CTA may use, KB */
+  double smem_reserved_b;    /* shared memory the system reserves per CTA, bytes */
+  int regs_per_sm;           /* 32-bit registers per SM */
+  int max_regs_per_thread;   /* registers one thread may use */
+  int max_threads_per_sm;    /* resident threads per SM (a multiple of 32) */
   int max_ctas_per_sm;       /* resident CTAs per SM */
   double tdp_w;              /* board power limit (per GPU for K80) */
   double idle_w;             /* estimated idle power */
@@ -342,8 +349,15 @@ typedef struct an_gpu {
 /* Number of GPUs in the table, and the i-th (NULL when out of range). */
 size_t an_gpu_count(void);
 const an_gpu *an_gpu_at(size_t i);
-/* The GPU called name (case-insensitive; NULL when unknown). */
+/* The GPU called name: its short name or an alias, case-insensitively and
+   ignoring all but letters and digits and a leading "NVIDIA"/"Tesla" (so
+   "NVIDIA A100-PCIE-40GB" and "A100-PCIE-40GB" find A100-PCIE).  NULL when
+   unknown. */
 const an_gpu *an_gpu_find(const char *name);
+/* Why KCAST_GPUS (or the built-in table) could not be read: one line
+   naming the file, the line and the problem; "" when all is well.  The
+   built-in rows are used either way. */
+const char *an_gpu_table_error(void);
 
 /* Lower and upper factors of the analytic bands (documented in docs/gpus.md). */
 #define AN_TIME_BAND_LO 0.5
