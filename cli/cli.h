@@ -44,26 +44,40 @@ extern const char cmd_cv_usage[];
 extern const char cmd_predict_usage[];
 extern const char cmd_model_usage[];
 
-/* Training input shared by train and cv (cmd_train.c). */
+/* Training input shared by train and cv (cli_rfdata.c). */
 struct rf_params;
 struct rf_data;
 typedef struct cli_rf_input {
   const char *csv, *db, *target, *gpu, *group, *ignore;
-  const char *features;  /* NULL: the columns as loaded; else a comma list
-                            of families and derived sets (mangrove,
-                            analytic): cmd_train.c */
+  const char *gpu_column;  /* CSV column naming each row's GPU (default: gpu
+                              when the file has one and --gpu is not given) */
+  const char *features;    /* NULL: every loaded column and the default
+                              derived families; else a comma list of
+                              families and derived families */
+  const char *base;        /* NULL/"auto": the analytic estimate of a time,
+                              power or energy target when it can be made;
+                              "none"; or a column */
   int drop_constant;
+  int log_target;          /* -1 auto (log when every target > 0), 0, 1 */
+  /* set by cli_rf_load */
+  char gpus[512];          /* the rows' distinct GPUs, comma-separated */
+  char notes[512];         /* CSV columns kept as text because of their content */
 } cli_rf_input;
+/* kcast's training defaults into *p and a cleared *in. */
+void cli_rf_defaults(struct rf_params *p, cli_rf_input *in);
 /* Parse the input/hyperparameter option at argv[*i] (advancing *i past its
    value): 1 consumed, 0 not one of them, -1 usage error already printed. */
 int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_params *p,
                   cli_rf_input *in);
-/* Load the matrix (CSV or dataset); -1 after printing the error. */
-int cli_rf_load(const char *cmd, const cli_rf_input *in, struct rf_data *d);
+/* Load the matrix (CSV or dataset), its derived columns, and choose the
+   target transform and base column into *p; -1 after printing the error. */
+int cli_rf_load(const char *cmd, cli_rf_input *in, struct rf_data *d, struct rf_params *p);
 /* Progress on stderr ("trees 40/100") once a job has run for a second. */
 typedef struct cli_progress { const char *label; double start, last; int shown; } cli_progress;
 void cli_progress_init(cli_progress *p, const char *label);
 void cli_progress_fn(void *ctx, unsigned done, unsigned total);
+/* Monotonic seconds. */
+double cli_now_s(void);
 
 /* Kernel selection shared by extract and emulate (cli_kernel.c): every
    .entry with a body when want is NULL, else the one kernel want names (its

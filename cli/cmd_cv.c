@@ -12,10 +12,12 @@
 #include "cli/cli.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/model.h"
 
@@ -31,9 +33,13 @@ const char cmd_cv_usage[] =
     "  --group COLUMN      leave one group out (CSV column, or app for a dataset)\n"
     "  --features F,...    feature families and derived columns, as for train\n"
     "                      (e.g. mangrove: GPU Mangrove's twelve features)\n"
-    "  --search            choose max_features x min_leaf inside each training fold\n"
-    "                      ({1/3,2/3,1} x {1,5,10}, by OOB error; inner 3-fold CV\n"
-    "                      without bootstrap)\n"
+    "  --search            choose the forest inside each training fold by the\n"
+    "                      median APE of an inner 3-fold CV (groups held out with\n"
+    "                      --group): random forest or extra trees x max_features\n"
+    "                      {1, 2/3, 1/3} x min_leaf {1, 3, 8} x with or without the\n"
+    "                      base; 37 candidates of 50 trees\n"
+    "  --predictions FILE  write every row's out-of-fold prediction, interval and\n"
+    "                      measured value beside its key columns (CSV)\n"
     "  --coverage C        nominal interval coverage (0.9)\n"
     "  --format table|json output format (table)\n"
     "and every input and hyperparameter option of 'kcast train'.\n";
@@ -57,12 +63,82 @@ static void row(const char *name, const rf_metrics *m) {
          m->rmse_log, m->r2, m->spearman, m->coverage);
 }
 
+/* One CSV field, quoted when it holds a comma, quote or line break. */
+static void csv_field(FILE *fp, const char *v) {
+  if (!strpbrk(v, ",\"\r\n")) {
+    fputs(v, fp);
+    return;
+  }
+  fputc('"', fp);
+  for (; *v; v++) {
+    if (*v == '"') fputc('"', fp);
+    fputc(*v, fp);
+  }
+  fputc('"', fp);
+}
+
+/*
+ * --predictions FILE: every row's out-of-fold prediction, interval and
+ * measured value beside its key columns (a dataset's app, dataset, lseq,
+ * kernel and gpu; a CSV's text and ignored columns), its group and its
+ * fold, as CSV.  Written to FILE.tmp.PID and renamed, so a failed write
+ * leaves no partial file.  -1 after printing the error.
+ */
+static int write_predictions(const char *path, const rf_data *d, const rf_cv_result *r) {
+  size_t tl = strlen(path) + 32;
+  char *tmp = malloc(tl);
+  if (!tmp) { cli_error("out of memory"); return -1; }
+  snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
+  FILE *fp = fopen(tmp, "w");
+  if (!fp) {
+    cli_error("%s: cannot create: %s", tmp, strerror(errno));
+    free(tmp);
+    return -1;
+  }
+  for (size_t k = 0; k < d->n_text; k++) {
+    csv_field(fp, d->text_names[k]);
+    fputc(',', fp);
+  }
+  int own_group = d->groups && rf_data_text_col(d, d->group_name) < 0;
+  if (own_group) {
+    csv_field(fp, d->group_name ? d->group_name : "group");
+    fputc(',', fp);
+  }
+  fputs("row,measured,predicted,lo,hi,ape_pct\n", fp);
+  for (size_t i = 0; i < d->n_rows; i++) {
+    for (size_t k = 0; k < d->n_text; k++) {
+      csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
+      fputc(',', fp);
+    }
+    if (own_group) {
+      csv_field(fp, d->groups[i] ? d->groups[i] : "");
+      fputc(',', fp);
+    }
+    double y = d->y[i];
+    fprintf(fp, "%zu,%.9g,%.9g,%.9g,%.9g,", i + 1, y, r->pred[i], r->lo[i], r->hi[i]);
+    if (y != 0) fprintf(fp, "%.6g", 100 * fabs(r->pred[i] - y) / fabs(y));
+    fputc('\n', fp);
+  }
+  int bad = ferror(fp);
+  bad |= fflush(fp) != 0;
+  bad |= fclose(fp) != 0;
+  if (bad || rename(tmp, path)) {
+    cli_error("%s: cannot write: %s", bad ? tmp : path, strerror(errno));
+    unlink(tmp);
+    free(tmp);
+    return -1;
+  }
+  free(tmp);
+  return 0;
+}
+
 int cmd_cv(int argc, char **argv) {
   rf_params p;
-  rf_params_default(&p);
-  cli_rf_input in = {0};
+  cli_rf_input in;
+  cli_rf_defaults(&p, &in);
   unsigned long folds = 0;
   int search = 0, fmt = CLI_FMT_TABLE;
+  const char *predictions = NULL;
   double coverage = 0.9;
   for (int i = 1; i < argc; i++) {
     int r = cli_rf_option("cv", argc, argv, &i, &p, &in);
@@ -76,6 +152,9 @@ int cmd_cv(int argc, char **argv) {
       if (*e || folds < 2 || folds > 100000) return cli_usage_error("cv", "--folds '%s': give a count >= 2", argv[i]);
     } else if (!strcmp(a, "--search")) {
       search = 1;
+    } else if (!strcmp(a, "--predictions")) {
+      if (i + 1 >= argc) return cli_usage_error("cv", "--predictions needs a file name");
+      predictions = argv[++i];
     } else if (!strcmp(a, "--coverage")) {
       char *e;
       if (i + 1 >= argc) return cli_usage_error("cv", "--coverage needs a value");
@@ -95,7 +174,10 @@ int cmd_cv(int argc, char **argv) {
   }
   if (folds && in.group) return cli_usage_error("cv", "--folds and --group exclude each other");
   rf_data d;
-  if (cli_rf_load("cv", &in, &d)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;
+  if (cli_rf_load("cv", &in, &d, &p)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;
+  if (in.notes[0])
+    fprintf(stderr, "kcast: note: %s: columns holding text are not features: %s\n", in.csv,
+            in.notes);
   cli_progress pg;
   cli_progress_init(&pg, "cv folds");
   rf_cv_opts o = {.size = sizeof o, .folds = (unsigned)folds, .by_group = in.group != NULL,
@@ -129,6 +211,8 @@ int cmd_cv(int argc, char **argv) {
         cJSON *c = cJSON_CreateObject();
         cJSON_AddNumberToObject(c, "max_features", r.fold_mf[k]);
         cJSON_AddNumberToObject(c, "min_leaf", r.fold_leaf[k]);
+        cJSON_AddBoolToObject(c, "extra_trees", r.fold_et[k]);
+        cJSON_AddBoolToObject(c, "base", r.fold_base[k]);
         cJSON_AddItemToArray(s, c);
       }
     }
@@ -137,9 +221,14 @@ int cmd_cv(int argc, char **argv) {
     free(txt);
     cJSON_Delete(root);
   } else {
-    printf("%s: %zu rows, %zu features, %u %s, target %s%s\n", in.csv ? in.csv : in.db, d.n_rows,
-           d.n_cols, r.n_folds, o.by_group ? "groups (leave one out)" : "folds", in.target,
-           p.transform == RF_TRANSFORM_LOG ? " (log)" : "");
+    char how[256];
+    snprintf(how, sizeof how, "%s%s%s%s, %s", p.transform == RF_TRANSFORM_LOG ? "log" : "linear",
+             p.base_feature >= 0 ? ", relative to " : "",
+             p.base_feature >= 0 ? d.names[p.base_feature] : "", "",
+             search ? "searched per fold" : p.extra_trees ? "extra trees" : "random forest");
+    printf("%s: %zu rows, %zu features, %u %s, target %s (%s)\n", in.csv ? in.csv : in.db,
+           d.n_rows, d.n_cols, r.n_folds, o.by_group ? "groups (leave one out)" : "folds",
+           in.target, how);
     printf("%-24s %7s %9s %9s %9s %8s %8s %8s\n", "", "rows", "MAPE%", "medAPE%", "RMSElog",
            "R2", "rho", "cover");
     row("overall", &r.overall);
@@ -155,8 +244,15 @@ int cmd_cv(int argc, char **argv) {
     }
     if (search)
       for (unsigned k = 0; k < r.n_folds; k++)
-        printf("fold %u: search chose max_features %.3g, min_leaf %u\n", k + 1, r.fold_mf[k],
-               r.fold_leaf[k]);
+        printf("fold %u: search chose %s, max_features %.3g, min_leaf %u, %s\n", k + 1,
+               r.fold_et[k] ? "extra trees" : "random forest", r.fold_mf[k], r.fold_leaf[k],
+               r.fold_base[k] ? "with the base" : "no base");
+  }
+  if (predictions && write_predictions(predictions, &d, &r)) {
+    rc = KCAST_EXIT_USER;
+    rf_cv_result_free(&r);
+    rf_data_free(&d);
+    return rc;
   }
   rc = KCAST_EXIT_OK;
   rf_cv_result_free(&r);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datasets/ds.h"
 #include "extractor/features.h"
 #include "model/model.h"
 
@@ -463,10 +464,99 @@ static int derive_rows(const char *path, const rf_info *info, const rf_data *src
   return rc;
 }
 
+/* ------------------------------------------------- analytic on a CSV -- */
+
+/*
+ * `kcast predict --gpu G --features CSV` (or --gpu-column COL): the analytic
+ * estimate of every row (its launch.*, op.*, class.*, mem.*, ctrl.*,
+ * static.* and ptxas.* columns) on G or on the row's GPU, one output row
+ * per input row: time (us) with its band, power (W) with its band, energy
+ * (mJ) and the bound.  Text columns are ignored.
+ */
+static int predict_csv_analytic(const char *csv, const char *gpu, const char *gpu_column, int fmt) {
+  if (gpu && gpu_column) return cli_usage_error("predict", "give --gpu or --gpu-column, not both");
+  const an_gpu *g = NULL;
+  if (gpu && !(g = an_gpu_find(gpu))) {
+    char names[512];
+    known_gpus(names, sizeof names);
+    cli_error("unknown GPU '%s' (known: %s)", gpu, names);
+    return KCAST_EXIT_USER;
+  }
+  rf_csv_opts o = {.size = sizeof o, .no_target = 1, .text = gpu_column, .text_auto = 1,
+                   .empty_value = ds_feature_default};
+  rf_data d;
+  if (rf_data_load_csv(&d, csv, &o)) {
+    cli_error("%s", rf_last_error());
+    return KCAST_EXIT_USER;
+  }
+  long gc = gpu_column ? rf_data_text_col(&d, gpu_column) : -1;
+  double *row = malloc((d.n_cols + 1) * sizeof *row);
+  int rc = KCAST_EXIT_USER;
+  if (!row) { cli_error("out of memory"); goto out; }
+  if (fmt == CLI_FMT_CSV)
+    puts("gpu,time_us,time_lo_us,time_hi_us,power_w,power_lo_w,power_hi_w,energy_mj,bound");
+  else if (fmt == CLI_FMT_TABLE)
+    printf("%6s %-10s %12s %12s %12s %8s %8s %8s %11s %s\n", "row", "gpu", "time_us", "lo", "hi",
+           "power_w", "lo", "hi", "energy_mj", "bound");
+  cJSON *root = fmt == CLI_FMT_JSON ? cJSON_CreateObject() : NULL;
+  cJSON *arr = root ? cJSON_AddArrayToObject(root, "predictions") : NULL;
+  if (fmt == CLI_FMT_JSON && !arr) { cJSON_Delete(root); cli_error("out of memory"); goto out; }
+  for (size_t i = 0; i < d.n_rows; i++) {
+    const an_gpu *gi = g;
+    if (gc >= 0 && !(gi = an_gpu_find(d.text[gc][i]))) {
+      cli_error("%s:%zu: column %s: unknown GPU '%s' (see 'kcast gpus')", csv, i + 2, gpu_column,
+                d.text[gc][i]);
+      cJSON_Delete(root);
+      goto out;
+    }
+    for (size_t j = 0; j < d.n_cols; j++) row[j] = d.x[j * d.n_rows + i];
+    an_estimate e;
+    if (an_estimate_launch(gi, (const char *const *)d.names, row, d.n_cols, &e)) {
+      cli_error("%s:%zu: %s", csv, i + 2, rf_last_error());
+      cJSON_Delete(root);
+      goto out;
+    }
+    double v[7] = {e.time_us, e.time_lo_us, e.time_hi_us, e.power_w, e.power_lo_w, e.power_hi_w,
+                   e.energy_mj};
+    if (fmt == CLI_FMT_CSV) {
+      printf("%s", gi->name);
+      for (int k = 0; k < 7; k++) printf(",%.9g", v[k]);
+      printf(",%s\n", e.bound);
+    } else if (fmt == CLI_FMT_TABLE) {
+      printf("%6zu %-10s %12.6g %12.6g %12.6g %8.1f %8.1f %8.1f %11.6g %s\n", i + 1, gi->name, v[0],
+             v[1], v[2], v[3], v[4], v[5], v[6], e.bound);
+    } else {
+      cJSON *r = cJSON_CreateObject();
+      static const char *const keys[7] = {"time_us", "time_lo_us", "time_hi_us", "power_w",
+                                          "power_lo_w", "power_hi_w", "energy_mj"};
+      int ok = r && cJSON_AddItemToArray(arr, r) && cJSON_AddStringToObject(r, "gpu", gi->name);
+      for (int k = 0; ok && k < 7; k++) ok = cJSON_AddNumberToObject(r, keys[k], v[k]) != NULL;
+      if (!ok || !cJSON_AddStringToObject(r, "bound", e.bound)) {
+        cJSON_Delete(root);
+        cli_error("out of memory");
+        goto out;
+      }
+    }
+  }
+  if (root) {
+    char *txt = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!txt) { cli_error("out of memory"); goto out; }
+    puts(txt);
+    free(txt);
+  }
+  if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
+  rc = KCAST_EXIT_OK;
+out:
+  free(row);
+  rf_data_free(&d);
+  return rc;
+}
+
 /* ----------------------------------------------------------- command -- */
 
 int cmd_predict(int argc, char **argv) {
-  const char *model = NULL, *csv = NULL, *gpu = NULL;
+  const char *model = NULL, *csv = NULL, *gpu = NULL, *gpu_column = NULL;
   double coverage = 0.9;
   int fmt = CLI_FMT_CSV, have_fmt = 0, kernel_mode = 0;
   /* Every option takes one value (--opt V or --opt=V).  predict's own are
@@ -486,6 +576,7 @@ int cmd_predict(int argc, char **argv) {
     if (IS("--model")) model = v;
     else if (IS("--features")) csv = v;
     else if (IS("--gpu")) gpu = v;
+    else if (IS("--gpu-column")) gpu_column = v;
     else if (IS("--coverage")) {
       char *e;
       coverage = strtod(v, &e);
@@ -505,7 +596,9 @@ int cmd_predict(int argc, char **argv) {
   if (kernel_mode && !csv)
     return predict_kernel(argc, argv, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);
   if (kernel_mode) return cli_usage_error("predict", "--features CSV goes without an input FILE");
-  if (gpu) return cli_usage_error("predict", "--gpu needs an input FILE (kcast predict FILE --gpu G)");
+  if (!model && gpu_column && !csv) return cli_usage_error("predict", "--gpu-column needs --features CSV");
+  if (!model && csv && (gpu || gpu_column)) return predict_csv_analytic(csv, gpu, gpu_column, fmt);
+  if (gpu && !model) return cli_usage_error("predict", "--gpu needs an input FILE or --features CSV");
   if (!model) return cli_usage_error("predict", "--model MODEL is required");
   if (!csv) return cli_usage_error("predict", "give --features CSV or an input FILE");
   rf_forest *f = NULL;
@@ -529,7 +622,8 @@ int cmd_predict(int argc, char **argv) {
     }
   }
   rf_csv_opts o = {.size = sizeof o, .no_target = 1,
-                   .keep = keep ? keep : (const char *const *)info->features, .n_keep = n_keep};
+                   .keep = keep ? keep : (const char *const *)info->features, .n_keep = n_keep,
+                   .empty_value = ds_feature_default};
   rf_data d, dm;
   memset(&dm, 0, sizeof dm);
   int rc = KCAST_EXIT_USER;

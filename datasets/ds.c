@@ -1116,6 +1116,7 @@ void ds_matrix_free(ds_matrix *m) {
   free(m->app);
   free(m->dataset);
   free(m->kernel);
+  free(m->lseq);
   memset(m, 0, sizeof *m);
 }
 
@@ -1136,7 +1137,7 @@ static int matrix_rows(ds_db *db, const ds_query *q, const ds_target *t,
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(db->h,
                          "SELECT id, app, dataset, kernel, EXISTS(SELECT 1"
-                         " FROM features f WHERE f.launch_id = l.id)"
+                         " FROM features f WHERE f.launch_id = l.id), lseq"
                          " FROM launches l WHERE (?1 IS NULL OR app = ?1)"
                          " AND (?2 IS NULL OR dataset = ?2) ORDER BY id",
                          -1, &s, NULL) != SQLITE_OK)
@@ -1164,9 +1165,11 @@ static int matrix_rows(ds_db *db, const ds_query *q, const ds_target *t,
       if (d) m->dataset = d;
       char **k = d ? realloc(m->kernel, nc * sizeof *k) : NULL;
       if (k) m->kernel = k;
-      double *yy = k && t ? realloc(m->y, nc * sizeof *yy) : NULL;
+      int64_t *ls = k ? realloc(m->lseq, nc * sizeof *ls) : NULL;
+      if (ls) m->lseq = ls;
+      double *yy = ls && t ? realloc(m->y, nc * sizeof *yy) : NULL;
       if (yy) m->y = yy;
-      if (!k || (t && !yy)) goto nomem;
+      if (!ls || (t && !yy)) goto nomem;
       cap = nc;
     }
     size_t r = m->rows;
@@ -1174,6 +1177,7 @@ static int matrix_rows(ds_db *db, const ds_query *q, const ds_target *t,
     m->app[r] = strdup((const char *)sqlite3_column_text(s, 1));
     m->dataset[r] = strdup((const char *)sqlite3_column_text(s, 2));
     m->kernel[r] = strdup((const char *)sqlite3_column_text(s, 3));
+    m->lseq[r] = sqlite3_column_int64(s, 5);
     if (t) m->y[r] = y;
     m->rows++;
     if (!m->app[r] || !m->dataset[r] || !m->kernel[r]) goto nomem;

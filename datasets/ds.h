@@ -254,6 +254,7 @@ typedef struct ds_matrix {
   char **app;          /* rows */
   char **dataset;      /* rows */
   char **kernel;       /* rows */
+  int64_t *lseq;       /* rows: position in the program's launch sequence */
 } ds_matrix;
 
 int ds_query_matrix(ds_db *db, const ds_query *q, ds_matrix *out);

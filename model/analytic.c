@@ -26,6 +26,7 @@
  * work and the share of the time not spent in the fixed overhead.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/model.h"
@@ -36,13 +37,91 @@
 #define BW_EFF 0.85          /* sustained / peak DRAM bandwidth */
 #define L2_BW 3.0            /* L2 bandwidth as a multiple of DRAM peak */
 #define MEM_LAT_CYC 500.0    /* global-memory latency, cycles */
-#define ALU_LAT_CYC 2.0      /* average cycles per dependent instruction */
-#define MEM_MLP 2.0          /* independent global accesses in flight per warp */
 
 /* Value of feature name (0 when absent). */
 static double fv(const char *const *names, const double *vals, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
     if (names[i] && !strcmp(names[i], name)) return vals[i];
+  return 0;
+}
+
+/*
+ * The ptxas.sm_XY.<what> column for the architecture nearest to cc: XY
+ * itself, else the newest one of the same major version not newer than cc,
+ * else the newest one not newer, else the oldest one (register counts
+ * change little between neighbouring architectures; docs/features.md).
+ * NAN when the launch has no such column.
+ */
+static double ptxas_value(const char *const *names, const double *vals, size_t n, int cc,
+                          const char *what) {
+  int best = -1;
+  double v = NAN;
+  for (size_t i = 0; i < n; i++) {
+    const char *c = names[i];
+    if (!c || strncmp(c, "ptxas.sm_", 9)) continue;
+    char *e;
+    long a = strtol(c + 9, &e, 10);
+    if (e == c + 9 || a <= 0 || a > 999 || e[0] != '.' || strcmp(e + 1, what)) continue;
+    /* rank: exact 4, same major and older 3, older 2, newer 1 (then by
+       closeness) */
+    int arch = (int)a;
+    int rank = arch == cc ? 4 : arch < cc && arch / 10 == cc / 10 ? 3 : arch < cc ? 2 : 1;
+    int score = rank * 1000 + (arch <= cc ? arch : 999 - arch);
+    if (score > best) { best = score; v = vals[i]; }
+  }
+  return v;
+}
+
+int an_occupancy_of(const an_gpu *g, const char *const *names, const double *vals, size_t n,
+                    an_occupancy *o) {
+  if (!g || !o || (n && (!names || !vals))) return rf__err("an_occupancy_of: NULL argument");
+  memset(o, 0, sizeof *o);
+#define F(name) fv(names, vals, n, name)
+  double ctas = F("launch.ctas");
+  double tpc = F("launch.block_x") * F("launch.block_y") * F("launch.block_z");
+  if (!(tpc > 0) && ctas > 0) tpc = F("launch.threads") / ctas;
+  if (!(ctas >= 1) || !(tpc >= 1))
+    return rf__err("the features need launch.ctas and launch.block_x/y/z (positive)");
+  if (tpc > 1024) return rf__err("launch has %.0f threads per CTA (at most 1024)", tpc);
+  int cc = g->cc_major * 10 + g->cc_minor;
+  double smem = ptxas_value(names, vals, n, cc, "smem_bytes");
+  double regs = ptxas_value(names, vals, n, cc, "registers");
+  double sst = ptxas_value(names, vals, n, cc, "spill_store_bytes");
+  double sld = ptxas_value(names, vals, n, cc, "spill_load_bytes");
+  o->tpc = tpc;
+  o->wpc = ceil(tpc / 32);
+  o->shared = F("launch.shared_bytes") + (isnan(smem) ? F("static.shared_bytes") : smem);
+  o->regs = isnan(regs) || regs < 0 ? 0 : regs;
+  o->spill_bytes = (isnan(sst) ? 0 : sst) + (isnan(sld) ? 0 : sld);
+#undef F
+  o->fits = 1;
+  double res = g->max_ctas_per_sm;
+  o->limiter = AN_LIMIT_CTAS;
+  double by_threads = floor(g->max_threads_per_sm / (o->wpc * 32));
+  if (by_threads < res) { res = by_threads; o->limiter = AN_LIMIT_THREADS; }
+  if (o->regs > 0) {
+    /* registers are allocated per warp in units of 256 */
+    double per_warp = ceil(o->regs * 32 / 256) * 256;
+    double by_regs = floor(g->regs_per_sm / (per_warp * o->wpc));
+    if (o->regs > g->max_regs_per_thread) by_regs = 0;
+    if (by_regs < res) { res = by_regs; o->limiter = AN_LIMIT_REGS; }
+  }
+  if (o->shared > 0) {
+    /* the system's reservation per CTA, in allocation units (128 bytes
+       from cc 8.0, 256 before) */
+    double unit = g->cc_major >= 8 ? 128 : 256;
+    double per_cta = ceil((o->shared + g->smem_reserved_b) / unit) * unit;
+    double by_smem = floor(g->smem_per_sm_kb * 1024 / per_cta);
+    if (o->shared > g->smem_per_cta_kb * 1024) by_smem = 0;
+    if (by_smem < res) { res = by_smem; o->limiter = AN_LIMIT_SHARED; }
+  }
+  if (res < 1) { res = 1; o->fits = 0; } /* the launch would fail; counted as one */
+  o->ctas_per_sm = res;
+  o->warps_per_sm = res * o->wpc;
+  o->occupancy = o->warps_per_sm / (g->max_threads_per_sm / 32.0);
+  o->waves = ctas / (g->sms * res);
+  o->tail = ceil(o->waves) - o->waves;
+  o->busy_sms = fmin(1.0, ctas / g->sms);
   return 0;
 }
 
@@ -64,15 +143,9 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   if (tpc > 1024) return rf__err("launch has %.0f threads per CTA (at most 1024)", tpc);
 
   /* Residency and waves. */
-  double wpc = ceil(tpc / 32);
-  double shared = F("launch.shared_bytes") + F("static.shared_bytes");
-  double res = floor(g->max_threads_per_sm / (wpc * 32));
-  if (res > g->max_ctas_per_sm) res = g->max_ctas_per_sm;
-  if (shared > 0) {
-    double by_smem = floor(g->smem_per_sm_kb * 1024 / shared);
-    if (by_smem < res) res = by_smem;
-  }
-  if (res < 1) res = 1; /* too much shared memory: the launch would fail; count 1 */
+  an_occupancy occ;
+  if (an_occupancy_of(g, names, vals, n, &occ)) return -1;
+  double res = occ.ctas_per_sm, wpc = occ.wpc;
   double sms = g->sms, clock = g->boost_mhz * 1e6; /* Hz */
   double concurrent = sms * res;
   o->resident_ctas = (int)res;
@@ -80,37 +153,49 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   /* Work per SM: the busiest SM runs ceil(ctas/SMs) CTAs. */
   double load = ceil(ctas / sms) / ctas; /* fraction of the launch on the busiest SM */
 
-  /* Compute: thread-level counts over lanes per SM per clock. */
+  /* Pipes: thread-level counts over lanes per SM per clock. */
   int kepler = g->cc_major < 5;
   double fp32_lanes = g->fp32_gflops * 1e9 / (2 * sms * clock);
   double fp64_lanes = g->fp64_gflops > 0 ? g->fp64_gflops * 1e9 / (2 * sms * clock) : 1.0 / 32;
   double int_lanes = kepler ? 160 : 64, sfu_lanes = kepler ? 32 : 16, cvt_lanes = 16;
   double issue = kepler ? 6 : 4;
-  double pipe[6];
+  double pipe[5];
   pipe[0] = (F("class.fp32") + F("class.fp16")) / fp32_lanes;
   pipe[1] = F("class.fp64") / fp64_lanes;
   pipe[2] = (F("class.int_arith") + F("class.logic") + F("class.compare")) / int_lanes;
   pipe[3] = F("class.special") / sfu_lanes;
   pipe[4] = F("class.convert") / cvt_lanes;
-  pipe[5] = F("mem.shared_accesses") + F("mem.shared_bank_replays"); /* 1 wavefront/clock */
   double cyc = 0;
-  for (int i = 0; i < 6; i++)
+  for (int i = 0; i < 5; i++)
     if (pipe[i] > cyc) cyc = pipe[i];
   o->t_compute_us = cyc * load / clock * 1e6;
-  o->t_issue_us = F("ctrl.warp_insns") / issue * load / clock * 1e6;
+  /* Issue: warp instructions, without constant loads (the SASS reads a
+     constant as an operand of the instruction that uses it), plus the
+     shared-memory wavefronts, which the load/store path serialises with
+     the issue of everything else (one wavefront a clock; a conflicted
+     access takes one per replay).  Warp counts come from ctrl.warp_insns,
+     else from the thread-level counts over 32 lanes. */
+  double lanes = F("ctrl.active_lane_ratio") > 0 ? F("ctrl.active_lane_ratio") : 1;
+  double wi = F("ctrl.warp_insns");
+  if (!(wi > 0)) {
+    for (size_t i = 0; i < n; i++)
+      if (names[i] && !strncmp(names[i], "class.", 6)) wi += vals[i];
+    wi /= 32;
+  }
+  double const_w = F("class.ld_const") / 32 / lanes;
+  double shared_w = F("mem.shared_accesses");
+  if (!(shared_w > 0)) shared_w = (F("class.ld_shared") + F("class.st_shared")) / 32 / lanes;
+  shared_w += F("mem.shared_bank_replays");
+  o->t_issue_us = (fmax(wi - const_w, 0) / issue + shared_w) * load / clock * 1e6;
 
   /* Memory. */
   double sectors = F("mem.global_sectors");
   double bytes = sectors > 0 ? sectors * 32 : F("mem.global_bytes");
   bytes += F("mem.local_bytes");
   double accesses = F("mem.global_accesses");
+  if (!(accesses > 0)) /* thread-level counts only (e.g. CUDA Flux): full warps */
+    accesses = (F("class.ld_global") + F("class.st_global") + F("class.atomic_global")) / 32 / lanes;
   double bw = g->mem_bw_gbs * 1e9 * BW_EFF; /* B/s */
-  if (accesses > 0 && bytes > 0) {
-    double active_warps = fmin(ctas, concurrent) * wpc;
-    double per_access = bytes / accesses;
-    double little = active_warps * per_access * MEM_MLP / (MEM_LAT_CYC / clock);
-    if (little < bw) bw = little;
-  }
   /* Reuse through L2: distinct bytes are read once, written bytes go back. */
   double foot = F("mem.footprint_bytes"), dram = bytes, t_l2 = 0;
   double once = foot + F("mem.global_store_bytes");
@@ -120,17 +205,17 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   }
   o->t_memory_us = fmax(dram / bw, t_l2) * 1e6;
 
-  /* Latency: one warp's dependent chain per wave. */
-  double warps = ctas * wpc;
-  double chain = F("ctrl.warp_insns") / warps * ALU_LAT_CYC +
-                 accesses / warps * MEM_LAT_CYC / MEM_MLP;
-  o->t_latency_us = o->waves * chain / clock * 1e6;
+  /* Latency: the busiest SM runs its CTAs in rounds of the resident ones;
+     in each round a warp waits for its global accesses (MEM_LAT_CYC each),
+     a wait the other resident CTAs hide but for one share of it. */
+  double warps = ctas * wpc, rounds = ceil(ceil(ctas / sms) / res);
+  o->t_latency_us = rounds * (accesses / warps) * MEM_LAT_CYC / res / clock * 1e6;
 
-  double body = o->t_compute_us;
-  o->bound = "compute";
-  if (o->t_issue_us > body) { body = o->t_issue_us; o->bound = "issue"; }
+  double body = fmax(o->t_compute_us, o->t_issue_us);
+  o->bound = o->t_issue_us >= o->t_compute_us ? "issue" : "compute";
   if (o->t_memory_us > body) { body = o->t_memory_us; o->bound = "memory"; }
-  if (o->t_latency_us > body) { body = o->t_latency_us; o->bound = "latency"; }
+  if (o->t_latency_us > body) o->bound = "latency";
+  body += o->t_latency_us;
   o->t_overhead_us = OVERHEAD_US;
   o->time_us = OVERHEAD_US + body;
   o->time_lo_us = o->time_us * AN_TIME_BAND_LO;

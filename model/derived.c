@@ -1,21 +1,33 @@
 /*
- * derived.c -- features computed from other features of the same launch:
- * GPU Mangrove's twelve engineered features (mg.*) and the analytic
- * estimate on the model's GPU (an.*).
+ * derived.c -- features computed from other features of the same launch
+ * (and, for some families, the descriptor of the GPU it runs on):
+ *
+ *   mg.*    GPU Mangrove's twelve engineered features (Braun et al.)
+ *   work.*  hardware-independent ratios: work per thread, warp and CTA,
+ *           coalescing, bank conflicts, the read-only path, reuse, mix
+ *   occ.*   residency on the target GPU: registers (ptxas.* columns for
+ *           the target's architecture), resident CTAs and warps, occupancy,
+ *           the limiting resource, waves and the last wave's idle share
+ *   gpu.*   the target GPU's descriptor (the GPU table, docs/gpus.md)
+ *   an.*    the analytic estimate on the target GPU and its terms
  *
  * Why here and per row: a forest trained on derived columns must be able
  * to predict from the raw feature set a scheduler hands to libkcast, so
- * training (cli/cmd_train.c, column by column) and prediction (api/ and
+ * training (cli/cmd_train.c, row by row) and prediction (api/ and
  * cli/cmd_predict.c, one launch or CSV row at a time) call the same
- * function on one launch's names and values.  docs/features.md defines
- * each column.
+ * function on one launch's names and values.  The target GPU is an argument:
+ * a model trained on several GPUs (a row's GPU from its dataset or CSV
+ * column) predicts for any GPU of the table.  docs/features.md defines each
+ * column.
  *
- * mg.* follow Braun et al.: thread-level sums of the op.* counts, split by
- * memory space for the byte volumes (bytes per thread access from the op
- * key's type and vector width), and the class.* sums for the operation
- * groups.  an.* are an_estimate_launch's time and power; they need the
- * launch.* columns (absent ones are an error there).
+ * An absent count feature counts 0 (as in the dataset store); a ratio
+ * whose denominator is 0 is 0.  mg.* follow Braun et al.: thread-level sums
+ * of the op.* counts, split by memory space for the byte volumes (bytes per
+ * thread access from the op key's type and vector width), and the class.*
+ * sums for the operation groups.  occ.* and an.* need the launch.* columns.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +39,41 @@ const char *const md_mangrove_names[MD_MANGROVE_N] = {
     "mg.logic",           "mg.control",     "mg.sync",         "mg.arith",
     "mg.global_bytes",    "mg.param_bytes", "mg.shared_bytes", "mg.arith_intensity"};
 
-const char *const md_analytic_names[MD_ANALYTIC_N] = {"an.time_us", "an.power_w"};
+const char *const md_analytic_names[MD_ANALYTIC_N] = {
+    "an.time_us",   "an.power_w",  "an.energy_mj", "an.compute_us",
+    "an.issue_us",  "an.memory_us", "an.latency_us"};
+
+const char *const md_work_names[MD_WORK_N] = {
+    "work.threads_per_cta",     "work.warps_per_cta",        "work.shared_bytes_per_cta",
+    "work.insns_per_thread",    "work.warp_insns_per_warp",  "work.warp_insns_per_cta",
+    "work.sectors_per_request", "work.bytes_per_sector",     "work.replays_per_shared_access",
+    "work.ldg_fraction",        "work.reuse",                "work.flops_per_byte",
+    "work.shared_per_insn",     "work.global_per_insn",      "work.const_per_insn",
+    "work.divergence"};
+
+const char *const md_occ_names[MD_OCC_N] = {
+    "occ.regs_per_thread", "occ.spill_bytes", "occ.ctas_per_sm", "occ.warps_per_sm",
+    "occ.occupancy",       "occ.limiter",     "occ.waves",       "occ.tail",
+    "occ.busy_sms"};
+
+const char *const md_gpu_names[MD_GPU_N] = {
+    "gpu.cc",          "gpu.sms",            "gpu.clock_mhz",    "gpu.fp32_gflops",
+    "gpu.fp64_gflops", "gpu.mem_bw_gbs",     "gpu.l2_mb",        "gpu.smem_per_sm_kb",
+    "gpu.max_threads_per_sm", "gpu.tdp_w"};
+
+/* The families, in md_cache order; word = the --features name. */
+static const struct {
+  const char *word, *prefix;
+  const char *const *names;
+  size_t n;
+  int needs_gpu;
+} fams[MD_FAM_N] = {
+    {"mangrove", "mg.", md_mangrove_names, MD_MANGROVE_N, 0},
+    {"analytic", "an.", md_analytic_names, MD_ANALYTIC_N, 1},
+    {"work", "work.", md_work_names, MD_WORK_N, 0},
+    {"occ", "occ.", md_occ_names, MD_OCC_N, 1},
+    {"gpu", "gpu.", md_gpu_names, MD_GPU_N, 1},
+};
 
 enum { TPC, CTAS, INSNS, SPECIAL, LOGIC, CONTROL, SYNC, ARITH, GBYTES, PBYTES, SBYTES, AI };
 
@@ -100,6 +146,109 @@ int md_mangrove(const char *const *names, const double *vals, size_t n, double o
   return 0;
 }
 
+/* a / b, 0 when b is 0 (a ratio of counts the launch does not have). */
+static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+int md_work(const char *const *names, const double *vals, size_t n, double out[MD_WORK_N]) {
+  if (n && (!names || !vals)) return rf__err("md_work: NULL argument");
+  memset(out, 0, MD_WORK_N * sizeof *out);
+  double bx = -1, by = 1, bz = 1, ctas = -1, threads = 0, shared = 0, insns = 0, warp_insns = 0;
+  double sectors = 0, accesses = 0, gbytes = 0, replays = 0, saccesses = 0, nc = 0;
+  double ld_global = 0, st_global = 0, ld_shared = 0, st_shared = 0, ld_const = 0, foot = 0;
+  double flops = 0, branches = 0, divergent = 0, lanes = 0, class_sum = 0;
+  for (size_t j = 0; j < n; j++) {
+    const char *c = names[j];
+    double v = vals[j];
+    if (!c) continue;
+#define IS(s) (!strcmp(c, s))
+    if (IS("launch.block_x")) bx = v;
+    else if (IS("launch.block_y")) by = v;
+    else if (IS("launch.block_z")) bz = v;
+    else if (IS("launch.ctas")) ctas = v;
+    else if (IS("launch.threads")) threads = v;
+    else if (IS("launch.shared_bytes") || IS("static.shared_bytes")) shared += v;
+    else if (IS("ctrl.warp_insns")) warp_insns = v;
+    else if (IS("ctrl.branches")) branches = v;
+    else if (IS("ctrl.divergent_branches")) divergent = v;
+    else if (IS("ctrl.active_lane_ratio")) lanes = v;
+    else if (IS("mem.global_sectors")) sectors = v;
+    else if (IS("mem.global_accesses")) accesses = v;
+    else if (IS("mem.global_bytes")) gbytes = v;
+    else if (IS("mem.shared_bank_replays")) replays = v;
+    else if (IS("mem.shared_accesses")) saccesses = v;
+    else if (IS("mem.footprint_bytes")) foot = v;
+    else if (IS("class.ld_global")) ld_global = v;
+    else if (IS("class.st_global")) st_global = v;
+    else if (IS("class.ld_shared")) ld_shared = v;
+    else if (IS("class.st_shared")) st_shared = v;
+    else if (IS("class.ld_const")) ld_const = v;
+    else if (IS("class.fp16") || IS("class.fp32") || IS("class.fp64")) flops += v;
+    else if (!strncmp(c, "op.", 3)) {
+      insns += v;
+      if (!strncmp(c, "op.ld.global.nc.", 16) || !strncmp(c, "op.ldu.global.", 14)) nc += v;
+    }
+    if (!strncmp(c, "class.", 6)) class_sum += v;
+#undef IS
+  }
+  if (bx < 0 || !(ctas > 0)) return rf__err("the work features need launch.block_x and launch.ctas");
+  if (!(insns > 0)) insns = class_sum; /* a launch given by classes only */
+  double tpc = bx * by * bz, wpc = ceil(tpc / 32);
+  if (!(threads > 0)) threads = ctas * tpc;
+  if (!(warp_insns > 0) && insns > 0) warp_insns = insns / 32 / (lanes > 0 ? lanes : 1);
+  double warps = ctas * wpc;
+  out[0] = tpc;
+  out[1] = wpc;
+  out[2] = shared;
+  out[3] = ratio(insns, threads);
+  out[4] = ratio(warp_insns, warps);
+  out[5] = ratio(warp_insns, ctas);
+  out[6] = ratio(sectors, accesses);
+  out[7] = ratio(gbytes, sectors * 32);
+  out[8] = ratio(replays, saccesses);
+  out[9] = ratio(nc, ld_global);
+  out[10] = ratio(sectors * 32, foot);
+  out[11] = ratio(flops, sectors > 0 ? sectors * 32 : gbytes);
+  out[12] = ratio(ld_shared + st_shared, insns);
+  out[13] = ratio(ld_global + st_global, insns);
+  out[14] = ratio(ld_const, insns);
+  out[15] = ratio(divergent, branches);
+  return 0;
+}
+
+int md_gpu(const char *gpu, double out[MD_GPU_N]) {
+  const an_gpu *g = gpu ? an_gpu_find(gpu) : NULL;
+  if (!g) return rf__err("the GPU features need a GPU of 'kcast gpus', not '%s'", gpu ? gpu : "");
+  out[0] = g->cc_major + g->cc_minor / 10.0;
+  out[1] = g->sms;
+  out[2] = g->boost_mhz;
+  out[3] = g->fp32_gflops;
+  out[4] = g->fp64_gflops;
+  out[5] = g->mem_bw_gbs;
+  out[6] = g->l2_mb;
+  out[7] = g->smem_per_sm_kb;
+  out[8] = g->max_threads_per_sm;
+  out[9] = g->tdp_w;
+  return 0;
+}
+
+int md_occupancy(const char *gpu, const char *const *names, const double *vals, size_t n,
+                 double out[MD_OCC_N]) {
+  const an_gpu *g = gpu ? an_gpu_find(gpu) : NULL;
+  if (!g) return rf__err("the occupancy features need a GPU of 'kcast gpus', not '%s'", gpu ? gpu : "");
+  an_occupancy o;
+  if (an_occupancy_of(g, names, vals, n, &o)) return -1;
+  out[0] = o.regs;
+  out[1] = o.spill_bytes;
+  out[2] = o.ctas_per_sm;
+  out[3] = o.warps_per_sm;
+  out[4] = o.occupancy;
+  out[5] = o.limiter;
+  out[6] = o.waves;
+  out[7] = o.tail;
+  out[8] = o.busy_sms;
+  return 0;
+}
+
 int md_analytic(const char *gpu, const char *const *names, const double *vals, size_t n,
                 double out[MD_ANALYTIC_N]) {
   const an_gpu *g = gpu ? an_gpu_find(gpu) : NULL;
@@ -108,25 +257,62 @@ int md_analytic(const char *gpu, const char *const *names, const double *vals, s
   if (an_estimate_launch(g, names, vals, n, &e)) return -1;
   out[0] = e.time_us;
   out[1] = e.power_w;
+  out[2] = e.energy_mj;
+  out[3] = e.t_compute_us;
+  out[4] = e.t_issue_us;
+  out[5] = e.t_memory_us;
+  out[6] = e.t_latency_us;
   return 0;
+}
+
+int md_family_of(const char *name) {
+  if (!name) return -1;
+  for (int f = 0; f < MD_FAM_N; f++) {
+    size_t pl = strlen(fams[f].prefix);
+    if (strncmp(name, fams[f].prefix, pl)) continue;
+    for (size_t k = 0; k < fams[f].n; k++)
+      if (!strcmp(fams[f].names[k], name)) return f;
+    return -1;
+  }
+  return -1;
+}
+
+int md_family(const char *word, size_t len, const char *const **names, size_t *n) {
+  for (int f = 0; f < MD_FAM_N; f++)
+    if (strlen(fams[f].word) == len && !strncmp(word, fams[f].word, len)) {
+      if (names) *names = fams[f].names;
+      if (n) *n = fams[f].n;
+      return f;
+    }
+  return -1;
+}
+
+const char *md_family_word(int fam) { return fam >= 0 && fam < MD_FAM_N ? fams[fam].word : NULL; }
+
+int md_family_needs_gpu(int fam) { return fam >= 0 && fam < MD_FAM_N && fams[fam].needs_gpu; }
+
+int md_compute(int fam, const char *gpu, const char *const *names, const double *vals, size_t n,
+               double *out) {
+  switch (fam) {
+    case MD_FAM_MANGROVE: return md_mangrove(names, vals, n, out);
+    case MD_FAM_ANALYTIC: return md_analytic(gpu, names, vals, n, out);
+    case MD_FAM_WORK: return md_work(names, vals, n, out);
+    case MD_FAM_OCC: return md_occupancy(gpu, names, vals, n, out);
+    case MD_FAM_GPU: return md_gpu(gpu, out);
+  }
+  return rf__err("md_compute: unknown family %d", fam);
 }
 
 int md_value(md_cache *c, const char *name, const char *gpu, const char *const *names,
              const double *vals, size_t n, double *v) {
-  int is_mg = !strncmp(name, "mg.", 3), is_an = !strncmp(name, "an.", 3);
-  if (!is_mg && !is_an) return 0;
-  const char *const *tab = is_mg ? md_mangrove_names : md_analytic_names;
-  size_t nt = is_mg ? MD_MANGROVE_N : MD_ANALYTIC_N, k = 0;
-  while (k < nt && strcmp(tab[k], name)) k++;
-  if (k == nt) return 0;
-  if (is_mg && !c->have_mg) {
-    if (md_mangrove(names, vals, n, c->mg)) return -1;
-    c->have_mg = 1;
+  int f = md_family_of(name);
+  if (f < 0) return 0;
+  size_t k = 0;
+  while (strcmp(fams[f].names[k], name)) k++;
+  if (!c->have[f]) {
+    if (md_compute(f, gpu, names, vals, n, c->v[f])) return -1;
+    c->have[f] = 1;
   }
-  if (is_an && !c->have_an) {
-    if (md_analytic(gpu, names, vals, n, c->an)) return -1;
-    c->have_an = 1;
-  }
-  *v = is_mg ? c->mg[k] : c->an[k];
+  *v = c->v[f][k];
   return 1;
 }

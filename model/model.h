@@ -36,7 +36,7 @@ extern "C" {
 
 /* Version of the .kcm format this build writes (it reads 1 and 2; 2 adds
    the calibration table). */
-#define RF_FORMAT_VERSION 2
+#define RF_FORMAT_VERSION 3
 /* Largest number of histogram bins per feature. */
 #define RF_MAX_BINS 256
 
@@ -70,6 +70,12 @@ typedef struct rf_data {
   char *group_name;  /* name of the group column, or NULL */
   size_t n_extra;    /* columns of the source that were not loaded */
   char **extra;      /* their names (ignored, unselected, dropped constant) */
+  size_t n_text;     /* string columns kept per row (rf_csv_opts.text,
+                        text_auto, text_ignored); never features */
+  char **text_names; /* n_text names */
+  char ***text;      /* n_text columns of n_rows strings */
+  unsigned char *text_auto; /* n_text flags: kept because its first data
+                        cell was not a number (text_auto) */
 } rf_data;
 
 /* Allocate an n_rows x n_cols matrix (zeroed, names NULL, y allocated when
@@ -89,6 +95,15 @@ typedef struct rf_csv_opts {
                                in this order (others are skipped, unparsed) */
   size_t n_keep;
   int drop_constant;        /* drop feature columns with a single value */
+  const char *text;         /* comma list of columns kept as strings per row
+                               (d->text), not features; may name the group */
+  int text_auto;            /* a column whose first data cell is not a number
+                               is kept as text, not a feature */
+  int text_ignored;         /* keep the ignored columns as text too */
+  double (*empty_value)(const char *column); /* when set: an empty feature
+                               cell reads as empty_value(column) unless that
+                               is NaN (an error, as without it); kcast passes
+                               ds_feature_default (0 for count families) */
 } rf_csv_opts;
 
 /*
@@ -97,9 +112,13 @@ typedef struct rf_csv_opts {
  * allowed); NaN and infinities are refused.  Errors name FILE:LINE and the
  * column ("data.csv:7: column tile_x: 'abc' is not a number").  LINE counts
  * records (header = line 1), so it is the text line for files without
- * quoted newlines.  Fewer than 2 data rows is an error.
+ * quoted newlines.  Fewer than 2 data rows is an error.  Column lists
+ * (ignore, text) take shell patterns (fnmatch: "tune.*"); a name or
+ * pattern that matches no column is an error.
  */
 int rf_data_load_csv(rf_data *d, const char *path, const rf_csv_opts *o);
+/* Index of text column name in d, -1 when d has none of that name. */
+long rf_data_text_col(const rf_data *d, const char *name);
 
 /* Check that every feature and target value is finite; src names the data
    in the message. */
@@ -136,6 +155,13 @@ typedef struct rf_params {
                              otherwise), see rf_predict_interval; rf_cv
                              calibrates each fold's forest on that fold's
                              training rows only */
+  int base_feature;       /* -1 (default): none.  Else the index of a
+                             feature b whose value is the target's base: with
+                             the log transform the trees fit log(y) -
+                             log(x_b), the ratio of the target to x_b, and a
+                             prediction is x_b x exp(mean); x_b must be > 0
+                             in every row (e.g. an.time_us, the analytic
+                             estimate, for a time target).  Stored */
   int calib_groups;       /* with calibration on: the inner folds hold out
                              whole groups (d->groups), for intervals on
                              groups the forest has not seen (RF_CALIB_GROUPS;
@@ -300,15 +326,30 @@ typedef struct rf_cv_result {
   rf_metrics *fold;       /* n_folds */
   double *fold_mf;        /* max_features chosen per fold (search) */
   unsigned *fold_leaf;    /* min_leaf chosen per fold (search) */
+  int *fold_et;           /* extra trees (1) or random forest, per fold */
+  int *fold_base;         /* the base feature used (1) or not, per fold */
   size_t n_groups;
   rf_cv_group *groups;    /* per group metrics when d->groups (sorted) */
 } rf_cv_result;
 
 /*
+ * Choose hyperparameters on d by the median APE (the error `kcast cv`
+ * reports) of an inner RF_SEARCH_FOLDS-fold CV of forests of at most
+ * RF_SEARCH_TREES trees: p itself first (ties keep it), then random forests
+ * and extra trees x max_features {1, 2/3, 1/3} x min_leaf {1, 3, 8} x with
+ * and without p's base feature.  Inner folds hold out groups when by_group
+ * and d has at least 3 groups.  *best = the winner with p's tree count,
+ * calibration and progress; *best_ape its inner error (may be NULL).
+ */
+#define RF_SEARCH_FOLDS 3
+#define RF_SEARCH_TREES 50
+int rf_search(const rf_data *d, const rf_params *p, int by_group, rf_params *best,
+              double *best_ape);
+
+/*
  * Cross-validate params p on d.  With o->search every training fold picks
- * (max_features, min_leaf) from {1/3, 2/3, 1} x {1, 5, 10} by OOB error
- * (bootstrap forests) or by an inner 3-fold CV (no bootstrap), fitting at
- * most 50 trees per candidate, then trains the chosen one with p->n_trees.
+ * its hyperparameters with rf_search (nested: the held-out rows are never
+ * seen), then trains the chosen ones with p->n_trees.
  */
 int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o,
           rf_cv_result *r);
@@ -392,26 +433,90 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
                        size_t n, an_estimate *out);
 
 /*
- * Derived features of one launch (model/derived.c, docs/features.md):
- * GPU Mangrove's twelve (md_mangrove_names, from op.*, class.*, launch.*)
- * and the analytic estimate's time and power on GPU gpu (an.time_us,
- * an.power_w).  Training and prediction both call these, so a model
- * trained on derived columns predicts from raw feature sets.  Return 0, or
- * -1 with rf_last_error() when the launch.* columns they need are missing.
+ * Residency of one launch on one GPU (model/analytic.c, docs/features.md
+ * "occ.*"): threads and warps per CTA, shared memory per CTA (dynamic +
+ * static; the ptxas.sm_XY.smem_bytes column for the GPU's architecture when
+ * present), registers per thread (ptxas.sm_XY.registers for the GPU's
+ * architecture, else the nearest architecture a column gives; 0 when none
+ * does: the register limit is then not applied), and from them the
+ * resident CTAs per SM under every limit, the limit that binds, waves and
+ * the share of SMs with work.
+ */
+typedef struct an_occupancy {
+  double tpc, wpc;           /* threads and warps per CTA */
+  double shared;             /* shared bytes per CTA (dynamic + static) */
+  double regs;               /* registers per thread, 0 when unknown */
+  double spill_bytes;        /* ptxas spill stores + loads per thread, bytes */
+  double ctas_per_sm;        /* resident CTAs per SM, >= 1 */
+  double warps_per_sm;       /* ctas_per_sm x wpc */
+  double occupancy;          /* warps_per_sm / (max_threads_per_sm / 32) */
+  int limiter;               /* AN_LIMIT_*: what bounds ctas_per_sm */
+  int fits;                  /* 0: the CTA exceeds the GPU's shared memory or
+                                registers (the launch would fail; counted 1) */
+  double waves;              /* ctas / (sms x ctas_per_sm) */
+  double tail;               /* ceil(waves) - waves: idle share of the last wave */
+  double busy_sms;           /* min(1, ctas / sms) */
+} an_occupancy;
+enum { AN_LIMIT_CTAS = 1, AN_LIMIT_THREADS = 2, AN_LIMIT_REGS = 3, AN_LIMIT_SHARED = 4 };
+
+int an_occupancy_of(const an_gpu *g, const char *const *names, const double *vals, size_t n,
+                    an_occupancy *out);
+
+/*
+ * Derived features of one launch (model/derived.c, docs/features.md),
+ * computed from the launch's other features and, for analytic, occ and
+ * gpu, the descriptor of the GPU it runs on:
+ *   mangrove  mg.*    GPU Mangrove's twelve (op.*, class.*, launch.*)
+ *   analytic  an.*    the analytic estimate and its terms on the GPU
+ *   work      work.*  hardware-independent ratios (work per thread, warp
+ *                     and CTA; coalescing; bank conflicts; read-only path;
+ *                     reuse; instruction mix)
+ *   occ       occ.*   registers, residency, occupancy, waves on the GPU
+ *   gpu       gpu.*   the GPU's descriptor
+ * Training and prediction both call these, so a model trained on derived
+ * columns predicts from raw feature sets.  Each returns 0, or -1 with
+ * rf_last_error() when the launch.* columns it needs are missing or the GPU
+ * is unknown.
  */
 #define MD_MANGROVE_N 12
-#define MD_ANALYTIC_N 2
+#define MD_ANALYTIC_N 7
+#define MD_WORK_N 16
+#define MD_OCC_N 9
+#define MD_GPU_N 10
+#define MD_MAX_N 16
+enum { MD_FAM_MANGROVE, MD_FAM_ANALYTIC, MD_FAM_WORK, MD_FAM_OCC, MD_FAM_GPU, MD_FAM_N };
 extern const char *const md_mangrove_names[MD_MANGROVE_N];
 extern const char *const md_analytic_names[MD_ANALYTIC_N];
+extern const char *const md_work_names[MD_WORK_N];
+extern const char *const md_occ_names[MD_OCC_N];
+extern const char *const md_gpu_names[MD_GPU_N];
 int md_mangrove(const char *const *names, const double *vals, size_t n, double out[MD_MANGROVE_N]);
 int md_analytic(const char *gpu, const char *const *names, const double *vals, size_t n,
                 double out[MD_ANALYTIC_N]);
-/* The value of derived column name for one launch, computing each set once
-   per cache (zero-initialise it per launch): 1 when name is a derived
-   column (*v set), 0 when it is not one, -1 when it cannot be computed. */
+int md_work(const char *const *names, const double *vals, size_t n, double out[MD_WORK_N]);
+int md_occupancy(const char *gpu, const char *const *names, const double *vals, size_t n,
+                 double out[MD_OCC_N]);
+int md_gpu(const char *gpu, double out[MD_GPU_N]);
+/* Family fam (MD_FAM_*) into out[] of its size. */
+int md_compute(int fam, const char *gpu, const char *const *names, const double *vals, size_t n,
+               double *out);
+/* The family a derived column name belongs to (MD_FAM_*), -1 when name is
+   not a derived column. */
+int md_family_of(const char *name);
+/* The family called word[0..len) on the command line ("mangrove", "work",
+   ...): its index and column names, -1 when there is none. */
+int md_family(const char *word, size_t len, const char *const **names, size_t *n);
+/* The command-line word of family fam, NULL when out of range. */
+const char *md_family_word(int fam);
+/* Does family fam depend on the GPU? */
+int md_family_needs_gpu(int fam);
+/* The value of derived column name for one launch on GPU gpu, computing
+   each family once per cache (zero-initialise it per launch): 1 when name is
+   a derived column (*v set), 0 when it is not one, -1 when it cannot be
+   computed. */
 typedef struct md_cache {
-  int have_mg, have_an;
-  double mg[MD_MANGROVE_N], an[MD_ANALYTIC_N];
+  int have[MD_FAM_N];
+  double v[MD_FAM_N][MD_MAX_N];
 } md_cache;
 int md_value(md_cache *c, const char *name, const char *gpu, const char *const *names,
              const double *vals, size_t n, double *v);

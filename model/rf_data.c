@@ -18,6 +18,7 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,10 @@ void rf_data_free(rf_data *d) {
   free_strv(d->names, d->n_cols);
   free_strv(d->groups, d->n_rows);
   free_strv(d->extra, d->n_extra);
+  for (size_t k = 0; k < d->n_text; k++) free_strv(d->text ? d->text[k] : NULL, d->n_rows);
+  rf__free(d->text);
+  free_strv(d->text_names, d->n_text);
+  rf__free(d->text_auto);
   rf__free(d->target);
   rf__free(d->group_name);
   memset(d, 0, sizeof *d);
@@ -72,7 +77,17 @@ int rf_data_check_finite(const rf_data *d, const char *src) {
 
 /* ------------------------------------------------------------ CSV loader -- */
 
-enum { ROLE_SKIP = -1, ROLE_TARGET = -2, ROLE_GROUP = -3 };
+/* Column roles: a feature slot >= 0, or one of these; text column k is
+   ROLE_TEXT0 - k. */
+enum { ROLE_SKIP = -1, ROLE_TARGET = -2, ROLE_GROUP = -3, ROLE_TEXT0 = -10 };
+
+/* One kept string column. */
+typedef struct tcol {
+  int hdr;           /* header index */
+  int is_auto;       /* kept because its first cell was not a number */
+  char **v;          /* per row (grown with the rows) */
+  char *cur;         /* current record's value */
+} tcol;
 
 typedef struct loader {
   const char *path;
@@ -93,6 +108,10 @@ typedef struct loader {
   double *cur;            /* current row's feature slots (n_feat) */
   double cur_y;
   char *cur_group;
+  tcol *tc;               /* kept string columns */
+  size_t n_tc;
+  unsigned char *dead;    /* per feature slot: its column turned out to be
+                             text (text_auto), dropped at the end */
 } loader;
 
 static void lfail_nomem(loader *L) {
@@ -143,7 +162,14 @@ static void on_field(void *s, size_t len, void *ctx) {
   size_t f = L->field++;
   if (f >= L->n_hdr) return; /* counted; reported at end of record */
   int role = L->role[f];
-  if (role == ROLE_SKIP) return;
+  for (size_t k = 0; k < L->n_tc; k++) /* a kept string column (maybe also the group) */
+    if (L->tc[k].hdr == (int)f) {
+      rf__free(L->tc[k].cur);
+      if (!(L->tc[k].cur = rf__malloc(len + 1))) return lfail_nomem(L);
+      memcpy(L->tc[k].cur, s, len);
+      L->tc[k].cur[len] = 0;
+    }
+  if (role == ROLE_SKIP || role <= ROLE_TEXT0) return;
   if (role == ROLE_GROUP) {
     rf__free(L->cur_group);
     L->cur_group = rf__malloc(len + 1);
@@ -154,6 +180,28 @@ static void on_field(void *s, size_t len, void *ctx) {
   }
   double v;
   L->field = f; /* for the message */
+  if (parse_num(s, len, &v) && role >= 0 && L->rec == 1 && L->o->text_auto) {
+    /* the first data cell of this column is not a number: a text column */
+    tcol *t = rf__realloc(L->tc, (L->n_tc + 1) * sizeof *t);
+    if (!t) return lfail_nomem(L);
+    L->tc = t;
+    memset(&L->tc[L->n_tc], 0, sizeof *L->tc);
+    L->tc[L->n_tc].hdr = (int)f;
+    L->tc[L->n_tc].is_auto = 1;
+    if (!(L->tc[L->n_tc].cur = rf__malloc(len + 1))) return lfail_nomem(L);
+    memcpy(L->tc[L->n_tc].cur, s, len);
+    L->tc[L->n_tc].cur[len] = 0;
+    L->n_tc++;
+    L->dead[role] = 1;
+    L->role[f] = ROLE_TEXT0;
+    L->field = f + 1;
+    return;
+  }
+  if (len == 0 && L->o->empty_value && role >= 0 && !isnan(v = L->o->empty_value(L->hdr[f]))) {
+    L->field = f + 1;
+    L->cur[role] = v;
+    return;
+  }
   if (parse_num(s, len, &v)) return cell_error(L, s, len, "is not a number");
   if (!isfinite(v)) return cell_error(L, s, len, "is not a finite number (NaN and infinities are refused)");
   L->field = f + 1;
@@ -161,16 +209,55 @@ static void on_field(void *s, size_t len, void *ctx) {
   else L->cur[role] = v;
 }
 
+/* Does item p[0..l) of a column list (a name or a shell pattern) match
+   name? */
+static int item_matches(const char *p, size_t l, const char *name) {
+  char pat[256];
+  if (l >= sizeof pat) return 0;
+  memcpy(pat, p, l);
+  pat[l] = 0;
+  return !fnmatch(pat, name, 0);
+}
+
 static int in_list(const char *list, const char *name) {
   if (!list) return 0;
-  size_t n = strlen(name);
   for (const char *p = list; *p;) {
     const char *e = strchr(p, ',');
     size_t l = e ? (size_t)(e - p) : strlen(p);
-    if (l == n && !memcmp(p, name, n)) return 1;
+    if (l && item_matches(p, l, name)) return 1;
     if (!e) break;
     p = e + 1;
   }
+  return 0;
+}
+
+/* Every item of list matches some header column; else an error naming the
+   first that does not (what: "ignore", "text"). */
+static int check_list(loader *L, const char *list, const char *what) {
+  for (const char *p = list; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    int found = 0;
+    for (size_t i = 0; i < L->n_hdr && !found; i++) found = item_matches(p, l, L->hdr[i]);
+    if (!found && l) {
+      rf__err("%s:1: no column matches '%.*s' (in the %s list)", L->path, (int)l, p, what);
+      L->failed = 1;
+      return -1;
+    }
+    if (!e) break;
+    p = e + 1;
+  }
+  return 0;
+}
+
+static int add_tcol(loader *L, int hdr) {
+  for (size_t k = 0; k < L->n_tc; k++)
+    if (L->tc[k].hdr == hdr) return 0;
+  tcol *t = rf__realloc(L->tc, (L->n_tc + 1) * sizeof *t);
+  if (!t) { lfail_nomem(L); return -1; }
+  L->tc = t;
+  memset(&L->tc[L->n_tc], 0, sizeof *L->tc);
+  L->tc[L->n_tc++].hdr = hdr;
   return 0;
 }
 
@@ -221,21 +308,17 @@ static void resolve_header(loader *L) {
     }
     L->role[g] = ROLE_GROUP;
   }
-  if (o->ignore) {
-    for (const char *p = o->ignore; *p;) {
-      const char *e = strchr(p, ',');
-      size_t l = e ? (size_t)(e - p) : strlen(p);
-      int found = 0;
-      for (size_t i = 0; i < L->n_hdr; i++)
-        if (strlen(L->hdr[i]) == l && !memcmp(L->hdr[i], p, l)) found = 1;
-      if (!found && l) {
-        rf__err("%s:1: no column '%.*s' (in the ignore list)", L->path, (int)l, p);
-        L->failed = 1;
-        return;
-      }
-      if (!e) break;
-      p = e + 1;
+  if (check_list(L, o->ignore, "ignore") || check_list(L, o->text, "text")) return;
+  for (size_t i = 0; i < L->n_hdr; i++) {
+    int keep = in_list(o->text, L->hdr[i]) || (o->text_ignored && in_list(o->ignore, L->hdr[i]));
+    if (!keep) continue;
+    if (L->role[i] == ROLE_TARGET) {
+      rf__err("%s:1: column '%s' cannot be both target and text", L->path, L->hdr[i]);
+      L->failed = 1;
+      return;
     }
+    if (add_tcol(L, (int)i)) return;
+    if (L->role[i] == ROLE_SKIP) L->role[i] = ROLE_TEXT0;
   }
   L->n_feat = 0;
   if (o->keep) {
@@ -246,7 +329,7 @@ static void resolve_header(loader *L) {
         L->failed = 1;
         return;
       }
-      if (L->role[c] != ROLE_SKIP) {
+      if (L->role[c] != ROLE_SKIP && L->role[c] > ROLE_TEXT0) {
         rf__err("%s:1: column '%s' is listed twice or is also the target or group", L->path,
                 o->keep[k]);
         L->failed = 1;
@@ -265,7 +348,8 @@ static void resolve_header(loader *L) {
     return;
   }
   L->cur = rf__calloc(L->n_feat, sizeof(double));
-  if (!L->cur) lfail_nomem(L);
+  L->dead = rf__calloc(L->n_feat, 1);
+  if (!L->cur || !L->dead) lfail_nomem(L);
 }
 
 static void on_record(int c, void *ctx) {
@@ -296,7 +380,17 @@ static void on_record(int c, void *ctx) {
       if (!g) return lfail_nomem(L);
       L->groups = g;
     }
+    for (size_t k = 0; k < L->n_tc; k++) {
+      char **v = rf__realloc(L->tc[k].v, nc * sizeof(char *));
+      if (!v) return lfail_nomem(L);
+      L->tc[k].v = v;
+    }
     L->cap_rows = nc;
+  }
+  for (size_t k = 0; k < L->n_tc; k++) {
+    L->tc[k].v[L->n_rows] = L->tc[k].cur ? L->tc[k].cur : rf__strdup("");
+    L->tc[k].cur = NULL;
+    if (!L->tc[k].v[L->n_rows]) return lfail_nomem(L);
   }
   memcpy(L->rows + L->n_rows * L->n_feat, L->cur, L->n_feat * sizeof(double));
   L->y[L->n_rows] = L->cur_y;
@@ -346,6 +440,12 @@ static void loader_free(loader *L) {
   free_strv(L->groups, L->n_rows);
   rf__free(L->cur);
   rf__free(L->cur_group);
+  for (size_t k = 0; k < L->n_tc; k++) {
+    free_strv(L->tc[k].v, L->n_rows);
+    rf__free(L->tc[k].cur);
+  }
+  rf__free(L->tc);
+  rf__free(L->dead);
 }
 
 int rf_data_load_csv(rf_data *d, const char *path, const rf_csv_opts *o) {
@@ -389,16 +489,41 @@ int rf_data_load_csv(rf_data *d, const char *path, const rf_csv_opts *o) {
     rf__err("%s: only one data row; at least 2 are needed", path);
     goto fail;
   }
-  if (rf_data_alloc(d, L.n_rows, L.n_feat, !o->no_target)) goto fail;
+  /* live feature slots, in order: slot -> output column */
+  size_t n_live = 0;
+  long *col_of = rf__mallocn(L.n_feat ? L.n_feat : 1, sizeof(long));
+  if (!col_of) goto nomem_l;
+  for (size_t j = 0; j < L.n_feat; j++) col_of[j] = L.dead[j] ? -1 : (long)n_live++;
+  if (!n_live) {
+    rf__free(col_of);
+    rf__err("%s:1: no feature columns (every other column holds text)", path);
+    goto fail;
+  }
+  if (rf_data_alloc(d, L.n_rows, n_live, !o->no_target)) { rf__free(col_of); goto fail; }
   for (size_t i = 0; i < L.n_rows; i++)
-    for (size_t j = 0; j < L.n_feat; j++) d->x[j * L.n_rows + i] = L.rows[i * L.n_feat + j];
+    for (size_t j = 0; j < L.n_feat; j++)
+      if (col_of[j] >= 0) d->x[(size_t)col_of[j] * L.n_rows + i] = L.rows[i * L.n_feat + j];
   if (d->y) memcpy(d->y, L.y, L.n_rows * sizeof(double));
   for (size_t i = 0; i < L.n_hdr; i++) {
     int r = L.role[i];
-    if (r >= 0 && !d->names[r]) {
-      if (!(d->names[r] = rf__strdup(L.hdr[i]))) goto nomem;
+    if (r >= 0 && col_of[r] >= 0 && !d->names[col_of[r]]) {
+      if (!(d->names[col_of[r]] = rf__strdup(L.hdr[i]))) { rf__free(col_of); goto nomem; }
     } else if (r == ROLE_SKIP) {
-      if (add_extra(d, L.hdr[i])) goto fail_d;
+      if (add_extra(d, L.hdr[i])) { rf__free(col_of); goto fail_d; }
+    }
+  }
+  rf__free(col_of);
+  if (L.n_tc) {
+    d->text = rf__calloc(L.n_tc, sizeof(char **));
+    d->text_names = rf__calloc(L.n_tc, sizeof(char *));
+    d->text_auto = rf__calloc(L.n_tc, 1);
+    if (!d->text || !d->text_names || !d->text_auto) goto nomem;
+    d->n_text = L.n_tc;
+    for (size_t k = 0; k < L.n_tc; k++) {
+      d->text[k] = L.tc[k].v;
+      L.tc[k].v = NULL;
+      d->text_auto[k] = (unsigned char)L.tc[k].is_auto;
+      if (!(d->text_names[k] = rf__strdup(L.hdr[L.tc[k].hdr]))) goto nomem;
     }
   }
   if (!o->no_target && !(d->target = rf__strdup(o->target))) goto nomem;
@@ -413,8 +538,19 @@ int rf_data_load_csv(rf_data *d, const char *path, const rf_csv_opts *o) {
 nomem:
   rf__nomem();
 fail_d:
+  if (0) {
+  nomem_l:
+    rf__nomem();
+    goto fail;
+  }
   rf_data_free(d);
 fail:
   loader_free(&L);
+  return -1;
+}
+
+long rf_data_text_col(const rf_data *d, const char *name) {
+  for (size_t k = 0; d && name && k < d->n_text; k++)
+    if (!strcmp(d->text_names[k], name)) return (long)k;
   return -1;
 }

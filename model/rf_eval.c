@@ -10,9 +10,12 @@
  * params.seed; leave-one-group-out holds out one group (an application) per
  * fold, the honest test for unseen programs.  Every row gets exactly one
  * out-of-fold prediction; metrics are computed over all of them at once, per
- * fold and per group.  The optional grid search runs only on the training
- * rows of a fold (nested), choosing by OOB error for bootstrap forests
- * (free: no refits) and by an inner 3-fold CV otherwise.
+ * fold and per group.  The optional grid search (rf_search) runs only on
+ * the training rows of a fold (nested) and chooses by the median APE of an
+ * inner CV -- the figure the user reads -- over random forests and extra
+ * trees, max_features {1, 2/3, 1/3}, min_leaf {1, 3, 8}, with and without
+ * the base feature; the inner folds leave groups out when the outer ones
+ * do.
  */
 #include "model/rf_int.h"
 
@@ -149,76 +152,126 @@ void rf__shuffled_folds(size_t n, unsigned K, uint64_t seed, uint64_t stream, si
   for (size_t i = 0; i < n; i++) fold[perm[i]] = i % K;
 }
 
-/* Mean squared error in the transformed space of an inner k-fold CV. */
-static int inner_cv_mse(const rf_data *d, const rf_params *p, unsigned k, double *mse) {
+/* Median APE (%) of the out-of-fold predictions of an inner CV of params p
+   on d with fold[i] in 0..K-1: the error `kcast cv` reports, in the
+   target's own units. */
+static int inner_cv_ape(const rf_data *d, const rf_params *p, const size_t *fold, unsigned K,
+                        double *ape) {
   size_t n = d->n_rows;
-  size_t *tr = rf__mallocn(n, sizeof(size_t)), *te = rf__mallocn(n, sizeof(size_t));
-  double *row = rf__mallocn(d->n_cols, sizeof(double));
+  size_t *tr = rf__mallocn(n, sizeof(size_t));
+  double *row = rf__mallocn(d->n_cols, sizeof(double)), *e = rf__mallocn(n, sizeof(double));
   int rc = -1;
-  double se = 0;
-  if (!tr || !te || !row) { rf__nomem(); goto out; }
-  for (unsigned fo = 0; fo < k; fo++) {
-    size_t ntr = 0, nte = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (i % k == fo) te[nte++] = i;
-      else tr[ntr++] = i;
-    }
-    if (ntr < 2 || nte == 0) continue;
+  size_t ne = 0;
+  if (!tr || !row || !e) { rf__nomem(); goto out; }
+  for (unsigned fo = 0; fo < K; fo++) {
+    size_t ntr = 0;
+    for (size_t i = 0; i < n; i++)
+      if (fold[i] != fo) tr[ntr++] = i;
+    if (ntr < 2 || ntr == n) continue;
     rf_data dtr;
     rf_forest *f = NULL;
     if (rf__subset(d, tr, ntr, &dtr)) goto out;
     int r = rf_train(&dtr, p, &f);
     rf_data_free(&dtr);
     if (r) goto out;
-    for (size_t q = 0; q < nte; q++) {
-      for (size_t j = 0; j < d->n_cols; j++) row[j] = d->x[j * n + te[q]];
-      double yt = p->transform == RF_TRANSFORM_LOG ? log(d->y[te[q]]) : d->y[te[q]];
-      double e = rf__raw_mean(f, row) - yt;
-      se += e * e;
+    for (size_t i = 0; i < n; i++) {
+      if (fold[i] != fo || d->y[i] == 0) continue;
+      for (size_t j = 0; j < d->n_cols; j++) row[j] = d->x[j * n + i];
+      e[ne++] = fabs(rf_predict(f, row) - d->y[i]) / fabs(d->y[i]);
     }
     rf_free(f);
   }
-  *mse = se / (double)n;
+  if (!ne) { *ape = INFINITY; rc = 0; goto out; }
+  qsort(e, ne, sizeof *e, rf__cmp_double);
+  *ape = 100 * (ne % 2 ? e[ne / 2] : (e[ne / 2 - 1] + e[ne / 2]) / 2);
   rc = 0;
 out:
   rf__free(tr);
-  rf__free(te);
   rf__free(row);
+  rf__free(e);
   return rc;
 }
 
-/* Pick (max_features, min_leaf) on d; writes them into *best. */
-static int grid_search(const rf_data *d, const rf_params *p, rf_params *best) {
-  static const double mfs[] = {1.0 / 3.0, 2.0 / 3.0, 1.0};
-  static const unsigned leaves[] = {1, 5, 10};
-  double best_err = INFINITY;
-  *best = *p;
-  for (size_t a = 0; a < 3; a++)
-    for (size_t b = 0; b < 3; b++) {
-      rf_params q = *p;
-      q.max_features = mfs[a];
-      q.min_leaf = leaves[b];
-      q.n_trees = p->n_trees < 50 ? p->n_trees : 50;
-      q.perm_importance = 0;
-      q.progress = NULL;
-      q.calibrate = RF_CALIBRATE_OFF; /* candidates are scored on errors only */
-      int boot = q.bootstrap < 0 ? !q.extra_trees : q.bootstrap;
-      double err;
-      if (boot) {
-        rf_forest *f = NULL;
-        if (rf_train(d, &q, &f)) return -1;
-        err = f->summary.oob_mse;
-        rf_free(f);
-      } else if (inner_cv_mse(d, &q, 3, &err)) {
-        return -1;
-      }
-      if (err < best_err) {
-        best_err = err;
-        best->max_features = mfs[a];
-        best->min_leaf = leaves[b];
+/* Inner folds for the search: by group when the rows hold at least 3
+   groups and the outer CV leaves groups out (selection for unseen groups),
+   else a seeded shuffle; returns K. */
+static unsigned search_folds(const rf_data *d, int by_group, uint64_t seed, size_t *fold,
+                             size_t *scratch) {
+  size_t n = d->n_rows;
+  if (by_group && d->groups) {
+    char **names = rf__mallocn(n, sizeof(char *));
+    size_t *gid = rf__mallocn(n, sizeof(size_t)), ng = 0;
+    unsigned K = 0;
+    if (names && gid) {
+      rf__group_index(d, gid, names, &ng);
+      if (ng >= 3) {
+        K = ng < RF_SEARCH_FOLDS ? (unsigned)ng : RF_SEARCH_FOLDS;
+        size_t *gf = rf__mallocn(ng, sizeof(size_t)), *perm = rf__mallocn(ng, sizeof(size_t));
+        if (gf && perm) {
+          rf__shuffled_folds(ng, K, seed, 0x53524347ULL /* "SRCG" */, perm, gf);
+          for (size_t i = 0; i < n; i++) fold[i] = gf[gid[i]];
+        } else {
+          K = 0;
+        }
+        rf__free(gf);
+        rf__free(perm);
       }
     }
-  return 0;
+    rf__free(names);
+    rf__free(gid);
+    if (K) return K;
+  }
+  unsigned K = n < RF_SEARCH_FOLDS ? (unsigned)n : RF_SEARCH_FOLDS;
+  rf__shuffled_folds(n, K, seed, 0x53524348ULL /* "SRCH" */, scratch, fold);
+  return K;
+}
+
+int rf_search(const rf_data *d, const rf_params *p, int by_group, rf_params *best,
+              double *best_ape) {
+  static const double mfs[] = {1.0, 2.0 / 3.0, 1.0 / 3.0};
+  static const unsigned leaves[] = {1, 3, 8};
+  size_t n = d->n_rows;
+  size_t *fold = rf__mallocn(n, sizeof(size_t)), *scratch = rf__mallocn(n, sizeof(size_t));
+  if (!fold || !scratch) {
+    rf__free(fold);
+    rf__free(scratch);
+    return rf__nomem();
+  }
+  unsigned K = search_folds(d, by_group, p->seed, fold, scratch);
+  rf__free(scratch);
+  double best_err = INFINITY;
+  *best = *p;
+  int rc = 0;
+  /* the given configuration first: ties keep it */
+  for (int c = -1; c < 2 * 3 * 3 * 2 && !rc; c++) {
+    rf_params q = *p;
+    if (c >= 0) {
+      int et = c / 18 ? 0 : 1, m = c / 6 % 3, l = c / 2 % 3, nb = c % 2;
+      if (nb && p->base_feature < 0) continue; /* no base to drop */
+      q.extra_trees = et;
+      q.bootstrap = -1;
+      q.max_features = mfs[m];
+      q.min_leaf = leaves[l];
+      if (nb) q.base_feature = -1;
+    }
+    q.n_trees = p->n_trees < RF_SEARCH_TREES ? p->n_trees : RF_SEARCH_TREES;
+    q.perm_importance = 0;
+    q.progress = NULL;
+    q.calibrate = RF_CALIBRATE_OFF; /* candidates are scored on errors only */
+    double err;
+    if ((rc = inner_cv_ape(d, &q, fold, K, &err))) break;
+    if (err < best_err) {
+      best_err = err;
+      *best = q;
+      best->n_trees = p->n_trees;
+      best->calibrate = p->calibrate;
+      best->perm_importance = p->perm_importance;
+      best->progress = p->progress;
+    }
+  }
+  rf__free(fold);
+  if (!rc && best_ape) *best_ape = best_err;
+  return rc;
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -247,6 +300,8 @@ void rf_cv_result_free(rf_cv_result *r) {
   rf__free(r->fold);
   rf__free(r->fold_mf);
   rf__free(r->fold_leaf);
+  rf__free(r->fold_et);
+  rf__free(r->fold_base);
   if (r->groups)
     for (size_t g = 0; g < r->n_groups; g++) rf__free(r->groups[g].name);
   rf__free(r->groups);
@@ -312,7 +367,9 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
   r->fold = rf__calloc(K, sizeof(rf_metrics));
   r->fold_mf = rf__calloc(K, sizeof(double));
   r->fold_leaf = rf__calloc(K, sizeof(unsigned));
-  if (!r->fold || !r->fold_mf || !r->fold_leaf) { rf__nomem(); goto out; }
+  r->fold_et = rf__calloc(K, sizeof(int));
+  r->fold_base = rf__calloc(K, sizeof(int));
+  if (!r->fold || !r->fold_mf || !r->fold_leaf || !r->fold_et || !r->fold_base) { rf__nomem(); goto out; }
   for (unsigned k = 0; k < K; k++) {
     size_t ntr = 0, nte = 0;
     for (size_t i = 0; i < n; i++) {
@@ -330,13 +387,21 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
       while (gidx && t < ntr && gidx[tr[t]] == g0) t++;
       if (!gidx || t == ntr) q.calib_groups = 0;
     }
-    if (o->search && grid_search(&dtr, &q, &q)) { rf_data_free(&dtr); goto out; }
+    if (o->search) {
+      rf_params sel;
+      if (rf_search(&dtr, &q, o->by_group, &sel, NULL)) { rf_data_free(&dtr); goto out; }
+      sel.progress = NULL;
+      sel.perm_importance = 0;
+      q = sel;
+    }
     rf_forest *f = NULL;
     int e = rf_train(&dtr, &q, &f);
     rf_data_free(&dtr);
     if (e) goto out;
     r->fold_mf[k] = f->params.max_features;
     r->fold_leaf[k] = f->params.min_leaf;
+    r->fold_et[k] = f->params.extra_trees;
+    r->fold_base[k] = f->params.base_feature >= 0;
     for (size_t t = 0; t < nte; t++) {
       size_t i = te[t];
       for (size_t j = 0; j < p_; j++) row[j] = d->x[j * n + i];

@@ -103,6 +103,8 @@ struct rf_forest {
                           each batch of RF_WALK_BATCH (rf_train.c) */
   uint32_t *cdepth;    /* branch-free rounds of tree corder[i] */
   rf_calib cal;        /* interval calibration (n == 0: none) */
+  rf_calib cal_unseen; /* calibration for GPUs the model was not trained on
+                          (n == 0: none; file version 3) */
 };
 
 /* Build the compact layout when the forest allows it (0; -1 out of
@@ -190,5 +192,12 @@ int rf__calibrate(rf_forest *f, const rf_data *d, const double *ty, const rf_par
                   uint64_t *const *inbag, int nt);
 /* Fill the calibration fields of f->info. */
 void rf__calib_info(rf_forest *f);
+
+/* The log of the row's base feature (rf_params.base_feature): 0 for a
+   model without one, NAN when the row's base value is not > 0 and finite. */
+double rf__offset(const rf_forest *f, const double *row);
+/* Transformed training targets of d for f's params: y, log(y), or log(y) -
+   log(x_base); *out owned by the caller.  -1 naming the first bad row. */
+int rf__transformed_y(const rf_params *p, const rf_data *d, double **out);
 
 #endif

@@ -9,13 +9,17 @@
  *   16       8  u64 payload length L
  *   24       L  payload: names, transform, hyperparameters, summary,
  *               importances, trees (nodes, leaf offsets, leaf samples),
- *               calibration table (version 2)
+ *               calibration table (version 2), base feature and the
+ *               unseen-GPU calibration table (version 3)
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * Numbers are in the writer's byte order; the marker lets a reader on the
  * other order refuse the file by name instead of misreading it.
  *
- * Versions: 2 appends the interval calibration table after the last tree
+ * Versions: 3 appends the base feature (i32, -1 = none) and a second
+ * calibration table, for GPUs the model was not trained on (same layout,
+ * n = 0 when absent), after the first; version-2 files load with neither.
+ * 2 appends the interval calibration table after the last tree
  * (always present, n_cal = 0 when uncalibrated); version 1 files, which
  * end after the last tree, still load, uncalibrated.  The version went up
  * rather than the table becoming an optional tail so that a version-1
@@ -75,6 +79,18 @@ static void put_str(wbuf *b, const char *s) {
   put(b, s, n);
 }
 
+static void put_calib(wbuf *b, const rf_calib *c) {
+  put_u32(b, c->n);
+  if (!c->n) return;
+  put_u32(b, (uint32_t)c->method);
+  put_u32(b, c->folds);
+  put_u64(b, c->rows);
+  for (unsigned k = 0; k < c->n; k++) {
+    put_f64(b, c->cov[k]);
+    put_f64(b, c->q[k]);
+  }
+}
+
 int rf_save(const rf_forest *f, const char *path) {
   wbuf b = {0};
   put(&b, KCM_MAGIC, 8);
@@ -123,17 +139,10 @@ int rf_save(const rf_forest *f, const char *path) {
     put(&b, tr->leaf_off, ((size_t)tr->n_leaves + 1) * 4);
     put(&b, tr->values, (size_t)tr->n_values * 4);
   }
-  const rf_calib *c = &f->cal;
-  put_u32(&b, c->n);
-  if (c->n) {
-    put_u32(&b, (uint32_t)c->method);
-    put_u32(&b, c->folds);
-    put_u64(&b, c->rows);
-    for (unsigned k = 0; k < c->n; k++) {
-      put_f64(&b, c->cov[k]);
-      put_f64(&b, c->q[k]);
-    }
-  }
+  put_calib(&b, &f->cal);
+  /* version 3: the base feature and the table for unseen GPUs */
+  put_u32(&b, (uint32_t)(int32_t)f->params.base_feature);
+  put_calib(&b, &f->cal_unseen);
   if (b.failed) {
     rf__free(b.p);
     return rf__nomem();
@@ -317,17 +326,13 @@ static int read_tree(rd *r, rf_forest *f, size_t t, rf_tree *tr) {
   return 0;
 }
 
-/* The calibration table (version 2). */
-static int read_calib(rd *r, rf_forest *f) {
-  rf_calib *c = &f->cal;
+/* A calibration table (version 2; the unseen-GPU one from version 3). */
+static int read_calib(rd *r, rf_calib *c) {
   uint32_t n = get_u32(r, "calibration table");
   if (r->failed) return -1;
   if (n > RF_CALIB_MAX)
     return bad(r, "calibration table: %u grid points (at most %d)", n, RF_CALIB_MAX);
-  if (n == 0) {
-    f->params.calibrate = RF_CALIBRATE_OFF;
-    return 0;
-  }
+  if (n == 0) return 0;
   uint32_t method = get_u32(r, "calibration table");
   uint32_t folds = get_u32(r, "calibration table");
   uint64_t rows = get_u64(r, "calibration table");
@@ -350,7 +355,6 @@ static int read_calib(rd *r, rf_forest *f) {
   c->method = (int)method;
   c->folds = folds;
   c->rows = rows;
-  f->params.calibrate = RF_CALIBRATE_ON;
   return 0;
 }
 
@@ -415,7 +419,17 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
   for (size_t t = 0; t < f->n_trees; t++)
     if (read_tree(r, f, t, &f->trees[t])) return -1;
   if (version >= 2) {
-    if (read_calib(r, f)) return -1;
+    if (read_calib(r, &f->cal)) return -1;
+    p->calibrate = f->cal.n ? RF_CALIBRATE_ON : RF_CALIBRATE_OFF;
+    if (version >= 3) {
+      int32_t b = (int32_t)get_u32(r, "base feature");
+      if (r->failed) return -1;
+      if (b < -1 || b >= (int32_t)nf) return bad(r, "base feature index %d out of range", (int)b);
+      if (b >= 0 && p->transform != RF_TRANSFORM_LOG)
+        return bad(r, "a base feature needs the log transform");
+      p->base_feature = b;
+      if (read_calib(r, &f->cal_unseen)) return -1;
+    }
     if (r->pos != r->len)
       return bad(r, "%zu bytes left over after the calibration table", r->len - r->pos);
   } else {

@@ -126,6 +126,44 @@ double rf__untransform(int transform, double v) {
   return transform == RF_TRANSFORM_LOG ? exp(v) : v;
 }
 
+double rf__offset(const rf_forest *f, const double *row) {
+  int b = f->params.base_feature;
+  if (b < 0) return 0;
+  double x = row[b];
+  return x > 0 && isfinite(x) ? log(x) : NAN;
+}
+
+int rf__transformed_y(const rf_params *p, const rf_data *d, double **out) {
+  size_t n = d->n_rows;
+  double *y = rf__mallocn(n ? n : 1, sizeof(double));
+  if (!y) return rf__nomem();
+  int b = p->base_feature;
+  const char *tn = d->target ? d->target : "y";
+  for (size_t i = 0; i < n; i++) {
+    if (p->transform != RF_TRANSFORM_LOG) {
+      y[i] = d->y[i];
+      continue;
+    }
+    if (!(d->y[i] > 0)) {
+      rf__free(y);
+      return rf__err("row %zu: target %s = %g is not positive; a log target needs values > 0",
+                     i + 1, tn, d->y[i]);
+    }
+    y[i] = log(d->y[i]);
+    if (b >= 0) {
+      double x = d->x[(size_t)b * n + i];
+      if (!(x > 0) || !isfinite(x)) {
+        rf__free(y);
+        return rf__err("row %zu: the base column %s = %g is not positive", i + 1,
+                       d->names && d->names[b] ? d->names[b] : "?", x);
+      }
+      y[i] -= log(x);
+    }
+  }
+  *out = y;
+  return 0;
+}
+
 /* ---------------------------------------------------------------- binning -- */
 
 /* Number of cuts below v (cuts increasing). */
@@ -1338,12 +1376,16 @@ static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf)
 }
 
 double rf_predict(const rf_forest *f, const double *row) {
-  return rf__untransform(f->params.transform, rf__raw_mean(f, row));
+  return rf__untransform(f->params.transform, rf__raw_mean(f, row) + rf__offset(f, row));
 }
 
 int rf_predict_interval(const rf_forest *f, const double *row, double coverage, double *pred,
                         double *lo, double *hi) {
   if (!(coverage > 0 && coverage < 1)) return rf__err("coverage %g is not in (0, 1)", coverage);
+  double off = rf__offset(f, row);
+  if (isnan(off))
+    return rf__err("feature %s, the model's base, is %g; it must be positive",
+                   f->features[f->params.base_feature], row[f->params.base_feature]);
   size_t T = f->n_trees;
   /* the leaves: their numbers (8-byte nodes) or nodes (16-byte ones) */
   union {
@@ -1361,7 +1403,7 @@ int rf_predict_interval(const rf_forest *f, const double *row, double coverage, 
     rf__walk(f, row, nd);
     for (size_t t = 0; t < T; t++) s += nd[t]->v;
   }
-  if (pred) *pred = rf__untransform(f->params.transform, s / (double)T);
+  if (pred) *pred = rf__untransform(f->params.transform, s / (double)T + off);
   if (lo || hi) {
     /* QRF quantiles and the calibration's widening: model/rf_calib.c */
     double alpha = (1 - coverage) / 2, probs[2] = {alpha, 1 - alpha}, v[2];
@@ -1379,8 +1421,8 @@ int rf_predict_interval(const rf_forest *f, const double *row, double coverage, 
       if (vlo > m) vlo = m;
       if (vhi < m) vhi = m;
     }
-    if (lo) *lo = rf__untransform(f->params.transform, vlo);
-    if (hi) *hi = rf__untransform(f->params.transform, vhi);
+    if (lo) *lo = rf__untransform(f->params.transform, vlo + off);
+    if (hi) *hi = rf__untransform(f->params.transform, vhi + off);
   }
   if (leaves != (void *)&st) rf__free(leaves);
   return 0;
@@ -1404,9 +1446,15 @@ int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage, doub
     for (size_t i = 0; i < n; i++) {
       if (!row || failed) continue;
       for (size_t j = 0; j < p; j++) row[j] = d->x[j * n + i];
+      /* a bad base value is the caller's data (2); the error text of a
+         worker thread would not reach the caller, so it is made below */
+      if (isnan(rf__offset(f, row))) {
+        failed |= 2;
+        continue;
+      }
       if (want_iv) {
         double a = 0, b = 0;
-        if (rf_predict_interval(f, row, coverage, &pred[i], &a, &b)) failed = 1;
+        if (rf_predict_interval(f, row, coverage, &pred[i], &a, &b)) failed |= 1;
         if (lo) lo[i] = a;
         if (hi) hi[i] = b;
       } else {
@@ -1415,29 +1463,19 @@ int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage, doub
     }
     rf__free(row);
   }
+  if (failed & 2) {
+    int b = f->params.base_feature;
+    for (size_t i = 0; i < n; i++) {
+      double x = d->x[(size_t)b * n + i];
+      if (!(x > 0) || !isfinite(x))
+        return rf__err("row %zu: feature %s, the model's base, is %g; it must be positive", i + 1,
+                       f->features[b], x);
+    }
+  }
   return failed ? rf__nomem() : 0;
 }
 
 /* ------------------------------------------------------------- importance -- */
-
-static int transformed_y(const rf_forest *f, const rf_data *d, double **out) {
-  double *y = rf__mallocn(d->n_rows, sizeof(double));
-  if (!y) return rf__nomem();
-  for (size_t i = 0; i < d->n_rows; i++) {
-    if (f->params.transform == RF_TRANSFORM_LOG) {
-      if (!(d->y[i] > 0)) {
-        rf__free(y);
-        return rf__err("row %zu: target %g is not positive (the model uses a log target)", i + 1,
-                       d->y[i]);
-      }
-      y[i] = log(d->y[i]);
-    } else {
-      y[i] = d->y[i];
-    }
-  }
-  *out = y;
-  return 0;
-}
 
 int rf_permutation_importance(const rf_forest *f, const rf_data *d, uint64_t seed, int n_threads,
                               double *out) {
@@ -1446,7 +1484,7 @@ int rf_permutation_importance(const rf_forest *f, const rf_data *d, uint64_t see
     return rf__err("data has %zu feature columns, the model %zu", d->n_cols, f->n_features);
   size_t n = d->n_rows, p = d->n_cols;
   double *y = NULL;
-  if (transformed_y(f, d, &y)) return -1;
+  if (rf__transformed_y(&f->params, d, &y)) return -1;
   uint32_t *perm = rf__mallocn(n, sizeof(uint32_t));
   if (!perm) {
     rf__free(y);
@@ -1817,6 +1855,10 @@ static int resolve_params(const rf_params *in, size_t n_features, rf_params *p, 
   if (p->leaf_cap < 2 || p->leaf_cap > 65536) return rf__err("leaf_cap %u is not in 2..65536", p->leaf_cap);
   if (p->transform != RF_TRANSFORM_NONE && p->transform != RF_TRANSFORM_LOG)
     return rf__err("unknown target transform %d", p->transform);
+  if (p->base_feature >= 0 && ((size_t)p->base_feature >= n_features || p->transform != RF_TRANSFORM_LOG))
+    return rf__err("base feature %d: needs the log transform and a feature index below %zu",
+                   p->base_feature, n_features);
+  if (p->base_feature < -1) return rf__err("base feature %d is invalid", p->base_feature);
   if (!(p->max_features >= 0) || isinf(p->max_features))
     return rf__err("max_features %g is not a fraction in (0,1] or a count", p->max_features);
   if (p->max_features > 1 && p->max_features != floor(p->max_features))
@@ -1854,27 +1896,16 @@ int rf_train(const rf_data *d, const rf_params *pin, rf_forest **out) {
   size_t n = d->n_rows, p = d->n_cols, T = prm.n_trees;
 
   shared S = {.n = n, .p = p, .x = d->x, .prm = &prm, .mtry = mtry};
-  double *y = rf__mallocn(n, sizeof(double));
+  double *y = NULL;
   rf_forest *f = rf__calloc(1, sizeof *f);
   uint64_t **inbag = rf__calloc(T, sizeof *inbag);
   double *mdi_t = rf__calloc(T * p, sizeof(double));
   int rc = -1;
-  if (!y || !f || !inbag || !mdi_t) {
+  if (!f || !inbag || !mdi_t) {
     rf__nomem();
     goto out;
   }
-  for (size_t i = 0; i < n; i++) {
-    if (prm.transform == RF_TRANSFORM_LOG) {
-      if (!(d->y[i] > 0)) {
-        rf__err("row %zu: target %s = %g is not positive; a log target needs values > 0", i + 1,
-                d->target ? d->target : "y", d->y[i]);
-        goto out;
-      }
-      y[i] = log(d->y[i]);
-    } else {
-      y[i] = d->y[i];
-    }
-  }
+  if (rf__transformed_y(&prm, d, &y)) goto out;
   S.y = y;
   f->params = prm;
   f->n_features = p;
@@ -1952,7 +1983,9 @@ int rf_train(const rf_data *d, const rf_params *pin, rf_forest **out) {
         if (isnan(op[i])) continue;
         double e = op[i] - y[i];
         se += e * e;
-        double pr = rf__untransform(prm.transform, op[i]);
+        double pr = rf__untransform(prm.transform, op[i] + (prm.base_feature >= 0
+                                                  ? log(d->x[(size_t)prm.base_feature * n + i])
+                                                  : 0));
         ss_res += (pr - d->y[i]) * (pr - d->y[i]);
         ss_tot += (d->y[i] - ymean) * (d->y[i] - ymean);
         if (d->y[i] != 0) { ape += fabs(pr - d->y[i]) / fabs(d->y[i]); ca++; }

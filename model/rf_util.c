@@ -138,6 +138,7 @@ void rf_params_default(rf_params *p) {
   p->extra_trees = 0;
   p->bootstrap = -1;
   p->transform = RF_TRANSFORM_NONE;
+  p->base_feature = -1;
   p->seed = 1;
   p->n_bins = RF_MAX_BINS;
   p->leaf_cap = 32;

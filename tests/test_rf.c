@@ -305,9 +305,44 @@ static void test_damaged_files_are_refused_by_name(void) {
   CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
   CHECK_MSG("a child pointing back (a loop) is refused", ERR_HAS("child index 0"));
 
-  /* The calibration table closes the payload (version 2): u32 n_cal = 6,
+  /* The version 3 tail closes the payload: i32 base feature, then the
+     unseen-GPU table (u32 n = 0 here). */
+  size_t tail = len - 4 - 8;
+  int32_t base;
+  uint32_t n2;
+  memcpy(&base, orig + tail, 4);
+  memcpy(&n2, orig + tail + 4, 4);
+  CHECK_MSG("the version 3 tail: no base feature, no unseen-GPU table", base == -1 && n2 == 0);
+  memcpy(b, orig, len);
+  int32_t b77 = 77;
+  memcpy(b + tail, &b77, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a base feature index past the features is named", ERR_HAS("base feature index 77"));
+  memcpy(b, orig, len);
+  int32_t b0 = 0;
+  memcpy(b + tail, &b0, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a base feature without the log transform is refused", ERR_HAS("needs the log transform"));
+  /* a version 2 file (no tail) still loads, without a base */
+  memcpy(b, orig, tail);
+  uint32_t v2 = 2;
+  uint64_t Lv2 = tail - 24;
+  memcpy(b + 8, &v2, 4);
+  memcpy(b + 16, &Lv2, 8);
+  fix_crc(b, tail + 4);
+  rf_forest *v2m = NULL;
+  CU_ASSERT_FATAL(tests_write_file(bad, b, tail + 4) == 0);
+  CHECK_EQ(rf_load(bad, &v2m), 0, "a version 2 file still loads");
+  if (v2m) {
+    CHECK_MSG("a version 2 model has no base feature", rf_get_info(v2m)->params.base_feature == -1);
+    rf_free(v2m);
+  }
+
+  /* The calibration table comes before the tail (version 2): u32 n_cal = 6,
      u32 method, u32 folds, u64 rows, then (f64 coverage, f64 q) x 6. */
-  size_t tab = len - 4 - (4 + 4 + 4 + 8 + 6 * 16);
+  size_t tab = tail - (4 + 4 + 4 + 8 + 6 * 16);
   uint32_t ncal, method;
   memcpy(&ncal, orig + tab, 4);
   memcpy(&method, orig + tab + 4, 4);
@@ -361,6 +396,7 @@ static void test_damaged_files_are_refused_by_name(void) {
             ERR_HAS("left over after the last tree"));
   memcpy(b, orig, tab);
   uint64_t L2 = tab - 24;
+  memcpy(b + 8, &v2, 4);
   memcpy(b + 16, &L2, 8);
   fix_crc(b, tab + 4);
   CU_ASSERT_EQUAL(load_bytes(bad, b, tab + 4), -1);
@@ -520,7 +556,7 @@ static void test_calibration_widens_by_the_table(void) {
   unsigned char *buf = (unsigned char *)tests_read_file(path, &len);
   CU_ASSERT_FATAL(buf != NULL);
   double neg = -1e6;
-  memcpy(buf + len - 4 - 6 * 16 + 3 * 16 + 8, &neg, 8); /* q at 0.9 */
+  memcpy(buf + len - 4 - 8 - 6 * 16 + 3 * 16 + 8, &neg, 8); /* q at 0.9 (before the v3 tail) */
   fix_crc(buf, len);
   CU_ASSERT_FATAL(tests_write_file(path, buf, len) == 0);
   free(buf);
