@@ -89,6 +89,9 @@ struct kcast_model {
   rf_forest *f;        /* owned, immutable after load */
   kcast_target target; /* from the model's target name */
   char *path;          /* file it came from, for messages (owned) */
+  const an_gpu *gpus[32]; /* the GPU-table rows of the GPUs it was trained
+                             on (those the table knows) */
+  size_t ngpus;
 };
 
 static kcast_target target_of(const char *t) {
@@ -130,6 +133,18 @@ kcast_status kcast_model_load(const char *path, kcast_model **model) {
     return st;
   }
   m->target = target_of(rf_get_info(m->f)->target);
+  for (const char *t = rf_get_info(m->f)->gpu; t && *t && m->ngpus < 32;) {
+    const char *e = strchr(t, ',');
+    size_t l = e ? (size_t)(e - t) : strlen(t);
+    char name[256];
+    if (l < sizeof name) {
+      memcpy(name, t, l);
+      name[l] = 0;
+      const an_gpu *g = an_gpu_find(name);
+      if (g) m->gpus[m->ngpus++] = g;
+    }
+    t = e ? e + 1 : NULL;
+  }
   *model = m;
   return KCAST_OK;
 }
@@ -223,8 +238,8 @@ static const char *set_label(char buf[48], long idx) {
 
 /* Row of model m from fs into row[n_features]; KCAST_E_FEATURE naming the
    first missing non-count feature.  idx >= 0 names a batch element. */
-static kcast_status fill_row(const kcast_model *m, const kcast_features *fs, double *row,
-                             long idx) {
+static kcast_status fill_row(const kcast_model *m, const char *gpu, const kcast_features *fs,
+                             double *row, long idx) {
   const rf_info *info = rf_get_info(m->f);
   md_cache dc = {0};
   for (size_t j = 0; j < info->n_features; j++) {
@@ -233,7 +248,7 @@ static kcast_status fill_row(const kcast_model *m, const kcast_features *fs, dou
     if (at >= 0) { row[j] = fs->v.vals[at]; continue; }
     /* Derived columns (model/derived.c) come from the raw features, as at
        training time; an.* on the model's GPU. */
-    int got = md_value(&dc, name, info->gpu, (const char *const *)fs->v.names, fs->v.vals,
+    int got = md_value(&dc, name, gpu, (const char *const *)fs->v.names, fs->v.vals,
                        fs->v.n, &row[j]);
     if (got < 0) {
       char where[48];
@@ -255,8 +270,34 @@ static kcast_status fill_row(const kcast_model *m, const kcast_features *fs, dou
   return KCAST_OK;
 }
 
-static kcast_status predict_one(const kcast_model *m, const kcast_features *fs, double coverage,
-                                kcast_prediction *out, long idx) {
+/*
+ * The GPU a prediction is for: gpu when given, else the model's own; a
+ * model trained on several GPUs needs one.  *unseen: the model was not
+ * trained on it.  KCAST_E_ARG / KCAST_E_NOTFOUND naming the problem.
+ */
+static kcast_status resolve_gpu(const kcast_model *m, const char *fn, const char *gpu,
+                                const char **use, int *unseen) {
+  const char *mg = rf_get_info(m->f)->gpu;
+  *unseen = 0;
+  if (!gpu) {
+    if (mg && strchr(mg, ','))
+      return api_fail(KCAST_E_ARG, "%s: %s was trained on GPUs %s: name the GPU (kcast_predict_gpu)",
+                      fn, m->path, mg);
+    *use = mg;
+    return KCAST_OK;
+  }
+  const an_gpu *g = an_gpu_find(gpu);
+  if (!g) return api_fail(KCAST_E_NOTFOUND, "%s: unknown GPU '%s'", fn, gpu);
+  *use = g->name;
+  if (!mg || !*mg) return KCAST_OK;
+  *unseen = 1;
+  for (size_t k = 0; k < m->ngpus; k++) *unseen &= m->gpus[k] != g;
+  return KCAST_OK;
+}
+
+static kcast_status predict_one(const kcast_model *m, const char *gpu, int unseen,
+                                const kcast_features *fs, double coverage, kcast_prediction *out,
+                                long idx) {
   const rf_info *info = rf_get_info(m->f);
   double stackrow[256];
   double *row = stackrow;
@@ -268,10 +309,10 @@ static kcast_status predict_one(const kcast_model *m, const kcast_features *fs, 
       return api_fail(KCAST_E_NOMEM, "kcast_predict: out of memory");
     }
   }
-  kcast_status st = fill_row(m, fs, row, idx);
+  kcast_status st = fill_row(m, gpu, fs, row, idx);
   if (st == KCAST_OK) {
     double pr, lo, hi;
-    if (rf_predict_interval(m->f, row, coverage, &pr, &lo, &hi)) {
+    if (rf_predict_interval_on(m->f, row, coverage, unseen, &pr, &lo, &hi)) {
       char where[48];
       st = api_fail(KCAST_E_ARG, "%s: %s%s", m->path, set_label(where, idx), rf_last_error());
     } else {
@@ -291,13 +332,22 @@ static kcast_status check_coverage(const char *fn, double coverage) {
   return KCAST_OK;
 }
 
-kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs, double coverage,
-                           kcast_prediction *out) {
+kcast_status kcast_predict_gpu(const kcast_model *model, const char *gpu_name,
+                               const kcast_features *fs, double coverage, kcast_prediction *out) {
   if (!model || !fs || !out)
     return api_fail(KCAST_E_ARG, "kcast_predict: %s is NULL",
                     !model ? "model" : !fs ? "feature set" : "out-parameter");
   if (check_coverage("kcast_predict", coverage)) return KCAST_E_ARG;
-  return predict_one(model, fs, coverage, out, -1);
+  const char *use = NULL;
+  int unseen = 0;
+  kcast_status st = resolve_gpu(model, "kcast_predict", gpu_name, &use, &unseen);
+  if (st) return st;
+  return predict_one(model, use, unseen, fs, coverage, out, -1);
+}
+
+kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs, double coverage,
+                           kcast_prediction *out) {
+  return kcast_predict_gpu(model, NULL, fs, coverage, out);
 }
 
 /* Batches smaller than this run on the calling thread: starting a team
@@ -328,12 +378,22 @@ static void batch_record(batch_fail *bf, size_t i, kcast_status st) {
 
 kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features *const *fs,
                                  size_t n, double coverage, kcast_prediction *out) {
+  return kcast_predict_batch_gpu(model, NULL, fs, n, coverage, out);
+}
+
+kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_name,
+                                     const kcast_features *const *fs, size_t n, double coverage,
+                                     kcast_prediction *out) {
   if (!model) return api_fail(KCAST_E_ARG, "kcast_predict_batch: model is NULL");
   if (n == 0) return KCAST_OK;
   if (!fs || !out)
     return api_fail(KCAST_E_ARG, "kcast_predict_batch: %s is NULL",
                     !fs ? "feature-set array" : "out array");
   if (check_coverage("kcast_predict_batch", coverage)) return KCAST_E_ARG;
+  const char *use = NULL;
+  int unseen = 0;
+  kcast_status gst = resolve_gpu(model, "kcast_predict_batch", gpu_name, &use, &unseen);
+  if (gst) return gst;
   /* Every index below the first failure is predicted; an index above the
      lowest failure seen so far is skipped, as it cannot matter.  Errors are
      raised on the worker that met them (kcast_last_error is per thread), so
@@ -355,7 +415,7 @@ kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features 
     if (!fs[i])
       st = api_fail(KCAST_E_ARG, "kcast_predict_batch: feature set %zu is NULL", i);
     else
-      st = predict_one(model, fs[i], coverage, &out[i], (long)i);
+      st = predict_one(model, use, unseen, fs[i], coverage, &out[i], (long)i);
     if (st) batch_record(&bf, i, st);
   }
   if (bf.first < n) return api_fail(bf.st, "%s", bf.msg);

@@ -59,7 +59,10 @@ typedef struct cli_rf_input {
                               "none"; or a column */
   int drop_constant;
   int log_target;          /* -1 auto (log when every target > 0), 0, 1 */
+  int calib_set;           /* --calibrate, --no-calibrate or --calibrate-groups given */
   /* set by cli_rf_load */
+  long gpu_col;            /* the text column of each row's GPU, -1 when one
+                              GPU (--gpu) names them all */
   char gpus[512];          /* the rows' distinct GPUs, comma-separated */
   char notes[512];         /* CSV columns kept as text because of their content */
 } cli_rf_input;

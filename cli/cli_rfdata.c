@@ -78,15 +78,40 @@ static int in_families(const char *list, const char *name) {
   return has_item(list, name, dot ? (size_t)(dot - name) : strlen(name));
 }
 
-/* A comma list of known family names, none empty. */
+/* A comma list of family names (letters, digits, '_'), none empty; a name
+   that is neither a known family nor a derived one must match some loaded
+   column (a CSV's own prefix such as tune.*: checked after loading). */
 static int valid_families(const char *list) {
   for (const char *t = list;;) {
     const char *e = strchr(t, ',');
-    size_t n = e ? (size_t)(e - t) : strlen(t), k;
-    for (k = 0; k < N_FAMILIES; k++)
-      if (strlen(families[k]) == n && !strncmp(t, families[k], n)) break;
-    if (k == N_FAMILIES && md_family(t, n, NULL, NULL) < 0) return 0;
+    size_t n = e ? (size_t)(e - t) : strlen(t);
+    if (!n) return 0;
+    for (size_t k = 0; k < n; k++)
+      if (!isalnum((unsigned char)t[k]) && t[k] != '_') return 0;
     if (!e) return 1;
+    t = e + 1;
+  }
+}
+
+/* Every item of list is a family of the built-in list, a derived family or
+   the prefix of some column of d; else one error naming it. */
+static int check_families(const rf_data *d, const char *list, const char *src) {
+  for (const char *t = list;;) {
+    const char *e = strchr(t, ',');
+    size_t n = e ? (size_t)(e - t) : strlen(t), k;
+    int ok = md_family(t, n, NULL, NULL) >= 0;
+    for (k = 0; k < N_FAMILIES && !ok; k++) ok = strlen(families[k]) == n && !strncmp(t, families[k], n);
+    for (size_t j = 0; j < d->n_cols && !ok; j++) {
+      const char *c = d->names[j], *dot = strchr(c, '.');
+      ok = (size_t)(dot ? dot - c : (long)strlen(c)) == n && !strncmp(c, t, n);
+    }
+    if (!ok) {
+      cli_error("%s: --features %.*s: no column of that family (known: all, launch, op, class, "
+                "mem, ctrl, static, ptxas; derived: mangrove, analytic, work, occ, gpu)",
+                src, (int)n, t);
+      return -1;
+    }
+    if (!e) return 0;
     t = e + 1;
   }
 }
@@ -224,8 +249,9 @@ int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_para
   if (!strcmp(a, "--features")) {
     NEEDV();
     if (!valid_families(v)) {
-      cli_usage_error(cmd, "--features '%s': give a comma list of all, launch, op, class, mem, "
-                      "ctrl, static, ptxas, mangrove, analytic, work, occ, gpu", v);
+      cli_usage_error(cmd, "--features '%s': give a comma list of families: all, launch, op, "
+                      "class, mem, ctrl, static, ptxas, a CSV's own prefix, or derived: mangrove, "
+                      "analytic, work, occ, gpu", v);
       return -1;
     }
     in->features = v;
@@ -235,11 +261,17 @@ int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_para
   if (!strcmp(a, "--no-log-target")) { in->log_target = 0; return 1; }
   if (!strcmp(a, "--extra-trees")) { p->extra_trees = 1; return 1; }
   if (!strcmp(a, "--random-forest")) { p->extra_trees = 0; return 1; }
-  if (!strcmp(a, "--calibrate")) { p->calibrate = RF_CALIBRATE_ON; return 1; }
-  if (!strcmp(a, "--no-calibrate")) { p->calibrate = RF_CALIBRATE_OFF; p->calib_groups = 0; return 1; }
+  if (!strcmp(a, "--calibrate")) { p->calibrate = RF_CALIBRATE_ON; in->calib_set = 1; return 1; }
+  if (!strcmp(a, "--no-calibrate")) {
+    p->calibrate = RF_CALIBRATE_OFF;
+    p->calib_groups = 0;
+    in->calib_set = 1;
+    return 1;
+  }
   if (!strcmp(a, "--calibrate-groups")) {
     p->calibrate = RF_CALIBRATE_ON;
     p->calib_groups = 1;
+    in->calib_set = 1;
     return 1;
   }
   if (!strcmp(a, "--bootstrap")) {
@@ -296,6 +328,7 @@ void cli_rf_defaults(rf_params *p, cli_rf_input *in) {
   p->calibrate = RF_CALIBRATE_ON;
   memset(in, 0, sizeof *in);
   in->log_target = -1;
+  in->gpu_col = -1;
 }
 
 /* --------------------------------------------------------------- datasets -- */
@@ -534,6 +567,7 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
                                 d->text_names[k]);
   }
   long gcol = gcolname ? rf_data_text_col(d, gcolname) : -1;
+  in->gpu_col = gcol;
   if (rf_data_check_finite(d, src)) {
     cli_error("%s", rf_last_error());
     goto fail;
@@ -543,6 +577,8 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   for (size_t i = 0; i < d->n_rows; i++) {
     const char *g = row_gpu(in, d, gcol, i);
     if (!g || !*g) continue;
+    const an_gpu *known_g = an_gpu_find(g);
+    if (known_g) g = known_g->name; /* the table's name, as predict --gpu takes it */
     size_t l = strlen(g);
     int seen = 0;
     for (const char *t = in->gpus; *t && !seen;) {
@@ -558,6 +594,7 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
     }
     gl += (size_t)snprintf(in->gpus + gl, sizeof in->gpus - gl, "%s%s", gl ? "," : "", g);
   }
+  if (in->features && check_families(d, in->features, src)) goto fail;
   int several = strchr(in->gpus, ',') != NULL;
   int known = gpus_known(in, d, gcol);
 

@@ -175,6 +175,9 @@ int cmd_cv(int argc, char **argv) {
   if (folds && in.group) return cli_usage_error("cv", "--folds and --group exclude each other");
   rf_data d;
   if (cli_rf_load("cv", &in, &d, &p)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;
+  /* intervals for what the CV holds out: unseen groups when it leaves
+     groups out (unless the calibration was chosen) */
+  if (in.group && !in.calib_set && p.calibrate == RF_CALIBRATE_ON) p.calib_groups = 1;
   if (in.notes[0])
     fprintf(stderr, "kcast: note: %s: columns holding text are not features: %s\n", in.csv,
             in.notes);

@@ -32,20 +32,38 @@
 #include "model/model.h"
 
 const char cmd_predict_usage[] =
-    "usage: kcast predict --model MODEL --features CSV [--coverage C] [--format csv|table|json]\n"
+    "usage: kcast predict --model MODEL --features CSV [--gpu G] [--coverage C]\n"
+    "                     [--measured COLUMN] [--format csv|table|json]\n"
+    "       kcast predict --gpu G|--gpu-column COL --features CSV [--measured COLUMN\n"
+    "                     [--measured-unit s|ms|us|ns]] [--format csv|table|json]\n"
     "       kcast predict FILE.{cu,ptx,ll,bc} --kernel K --grid X[,Y,Z] --block X[,Y,Z]\n"
     "                     [--arg SPEC]... [--shared BYTES] [--sample CTAS]\n"
     "                     (--gpu G|all | --model MODEL [--gpu G]) [--coverage C]\n"
     "                     [--format table|csv|json]\n"
     "\n"
-    "With --features: predict every row of CSV with the forest in MODEL.\n"
-    "Columns are matched to the model's features by name; extra columns are\n"
-    "ignored (noted on stderr), a missing feature is an error, except a\n"
-    "derived one (mg.*, an.*: 'kcast train --features mangrove,analytic'),\n"
-    "which is computed per row from the row's launch.*, op.*, class.*, mem.*,\n"
-    "ctrl.* and static.* columns (an.* on the model's GPU); a derived column\n"
-    "the CSV gives is used as given.  Output: prediction,lo,hi per row\n"
-    "(default csv), where [lo, hi] is the interval at coverage C (0.9).\n"
+    "With --model and --features: predict every row of CSV with the forest in\n"
+    "MODEL.  Columns are matched to the model's features by name; extra columns\n"
+    "are ignored (noted on stderr), a missing feature is an error, except a\n"
+    "derived one (mg.*, an.*, work.*, occ.*, gpu.*: docs/features.md), which is\n"
+    "computed per row from the row's launch.*, op.*, class.*, mem.*, ctrl.*,\n"
+    "static.* and ptxas.* columns on the model's GPU or --gpu G; a derived\n"
+    "column the CSV gives is used as given; an empty count cell reads as 0.\n"
+    "Output: prediction,lo,hi per row (default csv), where [lo, hi] is the\n"
+    "interval at coverage C (0.9).\n"
+    "\n"
+    "With --gpu G (or --gpu-column COL, each row's GPU) and --features but no\n"
+    "model: the analytic estimate of every row: time (us) and power (W) with\n"
+    "their bands, energy (mJ) and the bound.\n"
+    "\n"
+    "  --gpu G             the GPU to predict for: needed for a model trained on\n"
+    "                      several GPUs, and any GPU of 'kcast gpus' may be given:\n"
+    "                      for one the model was not trained on, a note says so\n"
+    "                      and the interval comes from the model's calibration for\n"
+    "                      unseen GPUs\n"
+    "  --measured COLUMN   also compare the predictions with the CSV's COLUMN: one\n"
+    "                      line on stderr with MAPE, median APE, Spearman's rho,\n"
+    "                      the share within 2x and the interval coverage\n"
+    "  --measured-unit U   COLUMN's time unit for the analytic estimate (us)\n"
     "\n"
     "With FILE: emulate one launch of kernel K (the options and --arg SPECs of\n"
     "'kcast emulate'; --sample defaults to 64 CTAs when the grid is larger),\n"
@@ -159,10 +177,57 @@ static int analytic_row(const an_gpu *g, const feat_vec *v, pred_row *r) {
   return 0;
 }
 
+/* Is gpu one of the comma list's GPUs (as the GPU table matches names)? */
+static int gpu_in_list(const char *list, const char *gpu) {
+  const an_gpu *want = an_gpu_find(gpu);
+  for (const char *t = list; t && *t;) {
+    const char *e = strchr(t, ',');
+    size_t l = e ? (size_t)(e - t) : strlen(t);
+    char name[256];
+    if (l < sizeof name) {
+      memcpy(name, t, l);
+      name[l] = 0;
+      if (!strcasecmp(name, gpu) || (want && an_gpu_find(name) == want)) return 1;
+    }
+    t = e ? e + 1 : NULL;
+  }
+  return 0;
+}
+
+/*
+ * The GPU a model predicts for: want (--gpu) when given, else the model's
+ * own when it was trained on one; a model of several GPUs needs --gpu.
+ * *unseen: the model was not trained on that GPU (a note says so; its
+ * intervals then come from the unseen-GPU table when it has one).  -1 after
+ * printing the error.
+ */
+static int model_gpu(const char *path, const rf_forest *f, const char *want, const char **gpu,
+                     int *unseen) {
+  const char *mg = rf_get_info(f)->gpu;
+  *unseen = 0;
+  if (!want || !*want) {
+    if (mg && strchr(mg, ',')) {
+      cli_error("%s was trained on GPUs %s: give --gpu G (any GPU of 'kcast gpus')", path, mg);
+      return -1;
+    }
+    *gpu = mg;
+    return 0;
+  }
+  *gpu = want;
+  if (mg && *mg && !gpu_in_list(mg, want)) {
+    *unseen = 1;
+    fprintf(stderr, "kcast: note: %s was trained on %s, not on %s: a GPU it has not seen%s\n",
+            path, mg, want,
+            rf_get_info(f)->n_cal_unseen ? " (intervals calibrated for unseen GPUs)"
+                                         : " (its intervals are calibrated for the GPUs it saw)");
+  }
+  return 0;
+}
+
 /* The forest's answer on v, merged into r (which holds the analytic row or
    NaNs); -1 after printing the error. */
-static int forest_row(const char *path, const rf_forest *f, const feat_vec *v, double coverage,
-                      char *label, pred_row *r) {
+static int forest_row(const char *path, const rf_forest *f, const char *gpu, int unseen,
+                      const feat_vec *v, double coverage, char *label, pred_row *r) {
   const rf_info *info = rf_get_info(f);
   const char *tg = info->target ? info->target : "";
   int kind = !strcmp(tg, "time") || !strcmp(tg, "time_ns")     ? 0
@@ -182,7 +247,7 @@ static int forest_row(const char *path, const rf_forest *f, const feat_vec *v, d
     long at = feat_find(v, info->features[j]);
     /* derived columns (mg.*, an.*) from the launch's raw features */
     int got = at >= 0 ? 0
-                      : md_value(&dc, info->features[j], info->gpu, (const char *const *)v->names,
+                      : md_value(&dc, info->features[j], gpu, (const char *const *)v->names,
                                  v->vals, v->n, &row[j]);
     if (got < 0) {
       cli_error("%s: feature %s: %s", path, info->features[j], rf_last_error());
@@ -199,7 +264,7 @@ static int forest_row(const char *path, const rf_forest *f, const feat_vec *v, d
   if (missing > 8) fprintf(stderr, " ... (%zu in all)", missing);
   if (missing) fputc('\n', stderr);
   double pr, lo, hi;
-  int rc = rf_predict_interval(f, row, coverage, &pr, &lo, &hi);
+  int rc = rf_predict_interval_on(f, row, coverage, unseen, &pr, &lo, &hi);
   free(row);
   if (rc) { cli_error("%s: %s", path, rf_last_error()); return -1; }
   if (kind == 0) { /* ns -> us */
@@ -259,10 +324,12 @@ static int predict_kernel(int argc, char **argv, const char *model, const char *
     cli_error("unknown GPU '%s' (known: %s, or all)", gpu, names);
     goto out;
   }
+  const char *fgpu = NULL;
+  int unseen = 0;
   if (model) {
     if (rf_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
-    const char *mg = rf_get_info(f)->gpu;
-    if (!g && mg && *mg) g = an_gpu_find(mg);
+    if (model_gpu(model, f, gpu, &fgpu, &unseen)) goto out;
+    if (!g && fgpu && *fgpu) g = an_gpu_find(fgpu);
     size_t ll = strlen(model) + 8;
     label = malloc(ll);
     if (!label) { cli_error("out of memory"); goto out; }
@@ -298,7 +365,7 @@ static int predict_kernel(int argc, char **argv, const char *model, const char *
       r->t_model = r->p_model = "-";
       r->bound = "";
     }
-    if (f && forest_row(model, f, &feats, coverage, label, r)) goto out;
+    if (f && forest_row(model, f, fgpu, unseen, &feats, coverage, label, r)) goto out;
   }
   if (rows_out(fmt, L.k->name, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
   if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
@@ -370,19 +437,15 @@ static int head_read(const char *path, csv_head *h) {
   return 0;
 }
 
-/* Is name one of the derived columns of model/derived.c (mg.*, an.*)? */
-static int is_derived(const char *name) {
-  for (size_t k = 0; k < MD_MANGROVE_N; k++)
-    if (!strcmp(name, md_mangrove_names[k])) return 1;
-  for (size_t k = 0; k < MD_ANALYTIC_N; k++)
-    if (!strcmp(name, md_analytic_names[k])) return 1;
-  return 0;
-}
+/* Is name one of the derived columns of model/derived.c (mg.*, an.*,
+   work.*, occ.*, gpu.*)? */
+static int is_derived(const char *name) { return md_family_of(name) >= 0; }
 
 /* A raw feature column the derived ones are computed from (the families
-   of docs/features.md; md_mangrove and an_estimate_launch read no other). */
+   of docs/features.md; model/derived.c reads no other). */
 static int is_raw(const char *name) {
-  static const char *const fam[] = {"launch.", "op.", "class.", "mem.", "ctrl.", "static."};
+  static const char *const fam[] = {"launch.", "op.", "class.", "mem.", "ctrl.", "static.",
+                                     "ptxas."};
   for (size_t k = 0; k < sizeof fam / sizeof *fam; k++)
     if (!strncmp(name, fam[k], strlen(fam[k]))) return 1;
   return 0;
@@ -427,7 +490,8 @@ static int load_list(const rf_info *info, const csv_head *h, const char ***keep,
  * libkcast's kcast_predict does.  -1 after printing one error line naming
  * the file, the line and the derived column.
  */
-static int derive_rows(const char *path, const rf_info *info, const rf_data *src, rf_data *m) {
+static int derive_rows(const char *path, const rf_info *info, const char *gpu, const rf_data *src,
+                       rf_data *m) {
   size_t n = src->n_rows, p = src->n_cols;
   long *at = malloc((info->n_features + 1) * sizeof *at);
   double *row = malloc((p + 1) * sizeof *row);
@@ -449,7 +513,7 @@ static int derive_rows(const char *path, const rf_info *info, const rf_data *src
     for (size_t j = 0; j < info->n_features && !rc; j++) {
       double *v = &m->x[j * n + i];
       if (at[j] >= 0) { *v = row[at[j]]; continue; }
-      if (md_value(&dc, info->features[j], info->gpu, (const char *const *)src->names, row, p,
+      if (md_value(&dc, info->features[j], gpu, (const char *const *)src->names, row, p,
                    v) != 1) {
         /* line i + 2: the header is line 1, as in the loader's messages */
         cli_error("%s:%zu: cannot derive %s: %s", path, i + 2, info->features[j],
@@ -464,6 +528,42 @@ static int derive_rows(const char *path, const rf_info *info, const rf_data *src
   return rc;
 }
 
+/* ------------------------------------------------ measured summaries -- */
+
+/* Seconds per unit of --measured-unit (NAN when unknown). */
+static double unit_s(const char *u) {
+  static const struct { const char *name; double s; } units[] = {
+      {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+  for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+    if (!strcmp(u, units[k].name)) return units[k].s;
+  return NAN;
+}
+
+/*
+ * --measured COLUMN: the predictions against the file's measured values
+ * (scaled by scale to the predictions' unit), one summary line on stderr:
+ * MAPE, median APE, Spearman's rho, the share within a factor of 2 and the
+ * interval coverage.  Rows whose measured value is 0 count in rho only.
+ */
+static int measured_summary(const char *csv, const char *col, const double *y, double scale,
+                            const double *pred, const double *lo, const double *hi, size_t n) {
+  double *ys = calloc(n + 1, sizeof *ys);
+  if (!ys) { cli_error("out of memory"); return -1; }
+  size_t in2 = 0;
+  for (size_t i = 0; i < n; i++) {
+    ys[i] = y[i] * scale;
+    in2 += ys[i] > 0 && pred[i] / ys[i] >= 0.5 && pred[i] / ys[i] <= 2;
+  }
+  rf_metrics m;
+  int rc = rf_metrics_compute(ys, pred, lo, hi, n, &m);
+  free(ys);
+  if (rc) { cli_error("%s", rf_last_error()); return -1; }
+  fprintf(stderr, "kcast: %s: against %s (%zu rows): MAPE %.2f %%, median APE %.2f %%, "
+          "Spearman %.4f, within 2x %.3f, coverage %.3f\n", csv, col, n, m.mape, m.median_ape,
+          m.spearman, (double)in2 / (double)(n ? n : 1), m.coverage);
+  return 0;
+}
+
 /* ------------------------------------------------- analytic on a CSV -- */
 
 /*
@@ -473,7 +573,8 @@ static int derive_rows(const char *path, const rf_info *info, const rf_data *src
  * per input row: time (us) with its band, power (W) with its band, energy
  * (mJ) and the bound.  Text columns are ignored.
  */
-static int predict_csv_analytic(const char *csv, const char *gpu, const char *gpu_column, int fmt) {
+static int predict_csv_analytic(const char *csv, const char *gpu, const char *gpu_column,
+                                const char *measured, double scale, int fmt) {
   if (gpu && gpu_column) return cli_usage_error("predict", "give --gpu or --gpu-column, not both");
   const an_gpu *g = NULL;
   if (gpu && !(g = an_gpu_find(gpu))) {
@@ -482,8 +583,8 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     cli_error("unknown GPU '%s' (known: %s)", gpu, names);
     return KCAST_EXIT_USER;
   }
-  rf_csv_opts o = {.size = sizeof o, .no_target = 1, .text = gpu_column, .text_auto = 1,
-                   .empty_value = ds_feature_default};
+  rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
+                   .text = gpu_column, .text_auto = 1, .empty_value = ds_feature_default};
   rf_data d;
   if (rf_data_load_csv(&d, csv, &o)) {
     cli_error("%s", rf_last_error());
@@ -491,8 +592,9 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
   }
   long gc = gpu_column ? rf_data_text_col(&d, gpu_column) : -1;
   double *row = malloc((d.n_cols + 1) * sizeof *row);
+  double *tp = malloc((d.n_rows + 1) * 3 * sizeof *tp);
   int rc = KCAST_EXIT_USER;
-  if (!row) { cli_error("out of memory"); goto out; }
+  if (!row || !tp) { cli_error("out of memory"); goto out; }
   if (fmt == CLI_FMT_CSV)
     puts("gpu,time_us,time_lo_us,time_hi_us,power_w,power_lo_w,power_hi_w,energy_mj,bound");
   else if (fmt == CLI_FMT_TABLE)
@@ -518,6 +620,7 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     }
     double v[7] = {e.time_us, e.time_lo_us, e.time_hi_us, e.power_w, e.power_lo_w, e.power_hi_w,
                    e.energy_mj};
+    tp[i] = e.time_us, tp[d.n_rows + i] = e.time_lo_us, tp[2 * d.n_rows + i] = e.time_hi_us;
     if (fmt == CLI_FMT_CSV) {
       printf("%s", gi->name);
       for (int k = 0; k < 7; k++) printf(",%.9g", v[k]);
@@ -546,9 +649,14 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     free(txt);
   }
   if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
+  /* the analytic time is in us; the measured unit is scale seconds */
+  if (measured && measured_summary(csv, measured, d.y, scale * 1e6, tp, tp + d.n_rows,
+                                   tp + 2 * d.n_rows, d.n_rows))
+    goto out;
   rc = KCAST_EXIT_OK;
 out:
   free(row);
+  free(tp);
   rf_data_free(&d);
   return rc;
 }
@@ -556,7 +664,8 @@ out:
 /* ----------------------------------------------------------- command -- */
 
 int cmd_predict(int argc, char **argv) {
-  const char *model = NULL, *csv = NULL, *gpu = NULL, *gpu_column = NULL;
+  const char *model = NULL, *csv = NULL, *gpu = NULL, *gpu_column = NULL, *measured = NULL;
+  double mscale = NAN;
   double coverage = 0.9;
   int fmt = CLI_FMT_CSV, have_fmt = 0, kernel_mode = 0;
   /* Every option takes one value (--opt V or --opt=V).  predict's own are
@@ -577,6 +686,11 @@ int cmd_predict(int argc, char **argv) {
     else if (IS("--features")) csv = v;
     else if (IS("--gpu")) gpu = v;
     else if (IS("--gpu-column")) gpu_column = v;
+    else if (IS("--measured")) measured = v;
+    else if (IS("--measured-unit")) {
+      if (isnan(mscale = unit_s(v)))
+        return cli_usage_error("predict", "--measured-unit is s, ms, us or ns, not '%s'", v);
+    }
     else if (IS("--coverage")) {
       char *e;
       coverage = strtod(v, &e);
@@ -597,9 +711,12 @@ int cmd_predict(int argc, char **argv) {
     return predict_kernel(argc, argv, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);
   if (kernel_mode) return cli_usage_error("predict", "--features CSV goes without an input FILE");
   if (!model && gpu_column && !csv) return cli_usage_error("predict", "--gpu-column needs --features CSV");
-  if (!model && csv && (gpu || gpu_column)) return predict_csv_analytic(csv, gpu, gpu_column, fmt);
-  if (gpu && !model) return cli_usage_error("predict", "--gpu needs an input FILE or --features CSV");
+  if (measured && !csv) return cli_usage_error("predict", "--measured needs --features CSV");
+  if (!isnan(mscale) && !measured) return cli_usage_error("predict", "--measured-unit needs --measured");
+  if (!model && csv && (gpu || gpu_column))
+    return predict_csv_analytic(csv, gpu, gpu_column, measured, isnan(mscale) ? 1e-6 : mscale, fmt);
   if (!model) return cli_usage_error("predict", "--model MODEL is required");
+  if (gpu_column) return cli_usage_error("predict", "--gpu-column goes without --model (give --gpu G)");
   if (!csv) return cli_usage_error("predict", "give --features CSV or an input FILE");
   rf_forest *f = NULL;
   if (rf_load(model, &f)) {
@@ -607,6 +724,12 @@ int cmd_predict(int argc, char **argv) {
     return KCAST_EXIT_USER;
   }
   const rf_info *info = rf_get_info(f);
+  const char *fgpu = NULL;
+  int unseen = 0;
+  if (model_gpu(model, f, gpu, &fgpu, &unseen)) {
+    rf_free(f);
+    return KCAST_EXIT_USER;
+  }
   /* Derived features the file lacks need its raw columns: read the header
      to know them (when it cannot be read, the loader says why). */
   csv_head h;
@@ -621,7 +744,7 @@ int cmd_predict(int argc, char **argv) {
       return KCAST_EXIT_USER;
     }
   }
-  rf_csv_opts o = {.size = sizeof o, .no_target = 1,
+  rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .keep = keep ? keep : (const char *const *)info->features, .n_keep = n_keep,
                    .empty_value = ds_feature_default};
   rf_data d, dm;
@@ -636,7 +759,7 @@ int cmd_predict(int argc, char **argv) {
     rf_free(f);
     return rc;
   }
-  if (derive && derive_rows(csv, info, &d, &dm)) goto out;
+  if (derive && derive_rows(csv, info, fgpu, &d, &dm)) goto out;
   const rf_data *in = derive ? &dm : &d; /* the model's columns, in its order */
   if (d.n_extra) {
     fprintf(stderr, "kcast: note: %s: ignoring %zu column%s the model does not use:", csv,
@@ -651,7 +774,19 @@ int cmd_predict(int argc, char **argv) {
     cli_error("out of memory");
     goto out;
   }
-  if (rf_predict_batch(f, in, coverage, pred, lo, hi, 0)) {
+  if (unseen) {
+    double *row = malloc((in->n_cols + 1) * sizeof *row);
+    if (!row) { cli_error("out of memory"); goto out; }
+    for (size_t i = 0; i < in->n_rows; i++) {
+      for (size_t j = 0; j < in->n_cols; j++) row[j] = in->x[j * in->n_rows + i];
+      if (rf_predict_interval_on(f, row, coverage, 1, &pred[i], &lo[i], &hi[i])) {
+        cli_error("%s:%zu: %s", csv, i + 2, rf_last_error());
+        free(row);
+        goto out;
+      }
+    }
+    free(row);
+  } else if (rf_predict_batch(f, in, coverage, pred, lo, hi, 0)) {
     cli_error("%s: %s", csv, rf_last_error());
     goto out;
   }
@@ -679,6 +814,10 @@ int cmd_predict(int argc, char **argv) {
     printf("prediction,lo,hi\n");
     for (size_t i = 0; i < d.n_rows; i++) printf("%.9g,%.9g,%.9g\n", pred[i], lo[i], hi[i]);
   }
+  if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
+  /* predictions are in the model's target unit: --measured-unit converts
+     only when both are times (the model's unit is the training file's) */
+  if (measured && measured_summary(csv, measured, d.y, 1.0, pred, lo, hi, d.n_rows)) goto out;
   rc = KCAST_EXIT_OK;
 out:
   free(pred);

@@ -161,6 +161,12 @@ int cmd_train(int argc, char **argv) {
     goto out;
   }
   if (have_cv) rf_set_cv(f, &cvm);
+  /* a model of several GPUs: a second table for the GPUs it has not seen */
+  int unseen = strchr(in.gpus, ',') && in.gpu_col >= 0 && p.calibrate != RF_CALIBRATE_OFF;
+  if (unseen && rf_calibrate_unseen(f, &d, d.text[in.gpu_col], p.n_threads)) {
+    cli_error("%s: calibrating for unseen GPUs: %s", in.csv ? in.csv : in.db, rf_last_error());
+    goto out;
+  }
   if (rf_save(f, out)) {
     cli_error("%s", rf_last_error());
     goto out;
@@ -182,6 +188,9 @@ int cmd_train(int argc, char **argv) {
            info->cal_coverage[k],
            info->cal_q[k], p.transform == RF_TRANSFORM_LOG ? " in log space" : "");
   }
+  if (info->n_cal_unseen)
+    printf("intervals for GPUs outside %s calibrated on %llu rows of held-out GPUs\n", in.gpus,
+           (unsigned long long)info->cal_unseen_rows);
   if (have_cv)
     printf("CV (%lu-fold): MAPE %.2f %%, median APE %.2f %%, coverage %.3f\n", cv_folds,
            cvm.mape, cvm.median_ape, cvm.coverage);

@@ -129,7 +129,8 @@ kcast_target kcast_model_target(const kcast_model *model);
  */
 kcast_status kcast_model_expect(const kcast_model *model, kcast_target want);
 /* The GPU the model was trained for ("" when unknown, NULL for a NULL
-   model).  Owned by the model. */
+   model); a model trained on several GPUs lists them, comma-separated.
+   Owned by the model. */
 const char *kcast_model_gpu(const kcast_model *model);
 /* Number of features the model reads (0 for NULL). */
 size_t kcast_model_nfeatures(const kcast_model *model);
@@ -259,6 +260,19 @@ typedef struct kcast_prediction {
 kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs,
                            double coverage, kcast_prediction *out);
 /*
+ * kcast_predict for the GPU called gpu_name (a name of kcast_gpu_name, or a
+ * name the driver reports, e.g. "NVIDIA A100-PCIE-40GB"): the model's
+ * per-GPU features (docs/features.md: occ.*, gpu.*, an.*) are computed for
+ * that GPU.  A model trained on several GPUs (kcast_model_gpu lists them,
+ * comma-separated) needs it (KCAST_E_ARG with NULL); for one trained on a
+ * single GPU, NULL means that GPU.  For a GPU the model was not trained on,
+ * the interval comes from the model's calibration for unseen GPUs when it
+ * has one (`kcast train` on several GPUs makes it).  KCAST_E_NOTFOUND for a
+ * GPU the table does not know.  Thread-safe on one model.
+ */
+kcast_status kcast_predict_gpu(const kcast_model *model, const char *gpu_name,
+                               const kcast_features *fs, double coverage, kcast_prediction *out);
+/*
  * kcast_predict for fs[0..n) into out[0..n), spread over OpenMP threads
  * (OMP_NUM_THREADS; batches under 64 sets run on the calling thread).  Each
  * out[i] equals kcast_predict's answer for fs[i].  On failure the status of
@@ -268,6 +282,10 @@ kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs,
  */
 kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features *const *fs,
                                  size_t n, double coverage, kcast_prediction *out);
+/* kcast_predict_batch for the GPU called gpu_name (as kcast_predict_gpu). */
+kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_name,
+                                     const kcast_features *const *fs, size_t n, double coverage,
+                                     kcast_prediction *out);
 /*
  * The analytic (roofline) estimate of the launch fs describes on the GPU
  * called gpu_name (case-insensitive; see kcast_gpu_name): time (ns) and

@@ -227,6 +227,11 @@ typedef struct rf_info {
   size_t n_cal;              /* grid points, 0 when uncalibrated */
   const double *cal_coverage;/* n_cal nominal coverages, increasing */
   const double *cal_q;       /* n_cal widenings, transformed space */
+  size_t n_cal_unseen;       /* the table for GPUs the model was not trained
+                                on (rf_calibrate_unseen; same grid), 0: none */
+  uint64_t cal_unseen_rows;
+  unsigned cal_unseen_folds;
+  const double *cal_unseen_q;
 } rf_info;
 
 /* Train on d (d->y required, values finite; positive with LOG).  The model
@@ -261,6 +266,19 @@ double rf_predict(const rf_forest *f, const double *row);
  */
 int rf_predict_interval(const rf_forest *f, const double *row, double coverage,
                         double *pred, double *lo, double *hi);
+/* rf_predict_interval with the calibration table for GPUs the model was
+   not trained on when unseen and the model has one (rf_info.n_cal_unseen),
+   else the usual table. */
+int rf_predict_interval_on(const rf_forest *f, const double *row, double coverage, int unseen,
+                           double *pred, double *lo, double *hi);
+/*
+ * Calibrate f's intervals for groups it has not seen -- a model trained on
+ * several GPUs, for a GPU outside them: inner folds of d's rows (the
+ * training rows, model feature order) hold out whole groups (groups[i],
+ * e.g. each row's GPU; at least 2 distinct), scored as the main table is,
+ * into the model's second table (stored, file version 3).
+ */
+int rf_calibrate_unseen(rf_forest *f, const rf_data *d, char **groups, int n_threads);
 /*
  * Predict every row of d (d->n_cols == n_features, same order; use the CSV
  * loader's keep list to get it).  lo/hi may be NULL (no intervals).

@@ -673,7 +673,31 @@ out:
 
 int rf__calibrate(rf_forest *f, const rf_data *d, const double *ty, const rf_params *p,
                   uint64_t *const *inbag, int nt) {
-  memset(&f->cal, 0, sizeof f->cal);
+  return rf__calibrate_into(f, d, ty, p, inbag, nt, &f->cal);
+}
+
+int rf_calibrate_unseen(rf_forest *f, const rf_data *d, char **groups, int n_threads) {
+  if (!f || !d || !d->y || !groups) return rf__err("rf_calibrate_unseen: NULL argument");
+  if (d->n_cols != f->n_features)
+    return rf__err("data has %zu feature columns, the model %zu", d->n_cols, f->n_features);
+  rf_data g = *d; /* a view with the given groups; nothing is freed */
+  g.groups = groups;
+  double *ty = NULL;
+  if (rf__transformed_y(&f->params, d, &ty)) return -1;
+  rf_params p = f->params;
+  p.calibrate = RF_CALIBRATE_ON;
+  p.calib_groups = 1;
+  int calib = f->params.calibrate;
+  int rc = rf__calibrate_into(f, &g, ty, &p, NULL, rf__nthreads(n_threads), &f->cal_unseen);
+  f->params.calibrate = calib; /* the table of seen GPUs stays as it was */
+  rf__free(ty);
+  rf__fill_info(f);
+  return rc;
+}
+
+int rf__calibrate_into(rf_forest *f, const rf_data *d, const double *ty, const rf_params *p,
+                       uint64_t *const *inbag, int nt, rf_calib *out) {
+  memset(out, 0, sizeof *out);
   int mode = p->calibrate;
   int want = mode == RF_CALIBRATE_ON || (mode == RF_CALIBRATE_DEFAULT && p->bootstrap);
   f->params.calibrate = RF_CALIBRATE_OFF;
@@ -721,7 +745,7 @@ int rf__calibrate(rf_forest *f, const rf_data *d, const double *ty, const rf_par
   size_t m = 0;
   for (size_t i = 0; i < n; i++) m += ok[i];
   if (m >= MIN_ROWS) {
-    rf_calib *c = &f->cal;
+    rf_calib *c = out;
     for (size_t k = 0; k < NG; k++) {
       double *s = sc + k * n; /* compact the scored rows to the front, in row order */
       size_t r = 0;
@@ -755,4 +779,8 @@ void rf__calib_info(rf_forest *f) {
   in->n_cal = f->cal.n;
   in->cal_coverage = f->cal.cov;
   in->cal_q = f->cal.q;
+  in->n_cal_unseen = f->cal_unseen.n;
+  in->cal_unseen_rows = f->cal_unseen.rows;
+  in->cal_unseen_folds = f->cal_unseen.folds;
+  in->cal_unseen_q = f->cal_unseen.q;
 }

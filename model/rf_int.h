@@ -188,6 +188,9 @@ double rf__calib_q(const rf_calib *c, double coverage);
  * bootstrap forests) or from an inner K-fold on d (ty: transformed
  * targets).  Leaves f->cal empty when too few rows can be scored.
  */
+/* rf__calibrate into table out (f->cal or f->cal_unseen). */
+int rf__calibrate_into(rf_forest *f, const rf_data *d, const double *ty, const rf_params *p,
+                       uint64_t *const *inbag, int nt, rf_calib *out);
 int rf__calibrate(rf_forest *f, const rf_data *d, const double *ty, const rf_params *p,
                   uint64_t *const *inbag, int nt);
 /* Fill the calibration fields of f->info. */

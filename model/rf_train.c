@@ -1381,6 +1381,12 @@ double rf_predict(const rf_forest *f, const double *row) {
 
 int rf_predict_interval(const rf_forest *f, const double *row, double coverage, double *pred,
                         double *lo, double *hi) {
+  return rf_predict_interval_on(f, row, coverage, 0, pred, lo, hi);
+}
+
+int rf_predict_interval_on(const rf_forest *f, const double *row, double coverage, int unseen,
+                           double *pred, double *lo, double *hi) {
+  const rf_calib *cal = unseen && f->cal_unseen.n ? &f->cal_unseen : &f->cal;
   if (!(coverage > 0 && coverage < 1)) return rf__err("coverage %g is not in (0, 1)", coverage);
   double off = rf__offset(f, row);
   if (isnan(off))
@@ -1413,8 +1419,8 @@ int rf_predict_interval(const rf_forest *f, const double *row, double coverage, 
       return -1;
     }
     double vlo = v[0], vhi = v[1];
-    if (f->cal.n) { /* calibrated: hold the point prediction, widen by q */
-      double q = rf__calib_q(&f->cal, coverage), m = s / (double)T;
+    if (cal->n) { /* calibrated: hold the point prediction, widen by q */
+      double q = rf__calib_q(cal, coverage), m = s / (double)T;
       vlo = (vlo < m ? vlo : m) - q;
       vhi = (vhi > m ? vhi : m) + q;
       if (vlo > vhi) vlo = vhi = m;

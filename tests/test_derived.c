@@ -365,8 +365,9 @@ static void test_cli_errors(void) {
   free(err);
   snprintf(cmd, sizeof cmd, "%s cv --csv %s --target y --features launch,bogus", tests_kcast(), csv);
   rc = tests_run(cmd, NULL, &err);
-  CHECK_MSG("an unknown family is a usage error (exit 2) that lists the valid ones",
-            rc == 2 && err && strstr(err, "mangrove") && strstr(err, "analytic"));
+  CHECK_MSG("a family no column has: exit 1 and a line that lists the known ones",
+            rc == 1 && err && strstr(err, "bogus") && strstr(err, "mangrove") &&
+                strstr(err, "analytic"));
   free(err);
   snprintf(cmd, sizeof cmd, "%s cv --csv %s --target y --features mangrove --folds 4 --format json",
            tests_kcast(), csv);

@@ -1139,7 +1139,13 @@ static void test_cli_feature_families(void) {
   free(err);
   snprintf(cmd, sizeof cmd, "%s train --csv %s --target t --features launch,bogus -o %s",
            tests_kcast(), csv, model);
-  CHECK_EQ(tests_run(cmd, &out, &err), 2, "an unknown family is a usage error (exit 2)");
+  CHECK_EQ(tests_run(cmd, &out, &err), 1, "a family no column has is an error (exit 1)");
+  CHECK_MSG("the error names the family and the file", err && strstr(err, "bogus") && strstr(err, csv));
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "%s train --csv %s --target t --features 'launch,a-b' -o %s",
+           tests_kcast(), csv, model);
+  CHECK_EQ(tests_run(cmd, &out, &err), 2, "a family that is not a word is a usage error (exit 2)");
   free(out);
   free(err);
   snprintf(cmd, sizeof cmd, "%s train --csv %s --target t --features ctrl -o %s", tests_kcast(),
