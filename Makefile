@@ -56,7 +56,7 @@ TEST_SRC   := $(wildcard tests/*.c)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 BENCH_SRC  := $(wildcard bench/*.c)
 
-.PHONY: all test asan tsan valgrind fuzz bench deps demo docs clean
+.PHONY: all test asan tsan valgrind fuzz bench deps demo docs clean accuracy
 all: $(BUILD)/libkcast.a $(BUILD)/libkcast.so $(BUILD)/kcast
 
 $(BUILD)/obj/%.o: %.c
@@ -297,6 +297,13 @@ demo: all $(BUILD)/suite/gemm_tiled
 	  echo "(one 5-fold split of 43 launches: its median APE moves by a factor of several"; \
 	  echo " with --seed; 'make bench BENCHES=rf' compares the methods over 10 seeds)"; \
 	else echo "demo: $(MANGROVE) not found, forest cross-validation skipped"; fi
+
+# Accuracy on the real GPU timings beside the project (docs/accuracy.md):
+# kcast's defaults, its best documented configuration, GPU Mangrove's method
+# and a parameters-only forest, side by side (SEEDS=5 seeds each).
+SHARED_DATA ?= ../shared/data
+accuracy: all
+	OUT=$(BUILD)/accuracy tools/accuracy.sh $(BUILD)/kcast $(SHARED_DATA)
 
 # Install what the build needs; does nothing when everything is present.
 deps:

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# accuracy.sh -- kcast's accuracy on the real GPU timings beside the project
+# (../shared/data), side by side in one run (`make accuracy`):
+#
+#   kcast     kcast cv with no options at all (kcast's defaults)
+#   best      kcast's best documented configuration for that task
+#             (docs/accuracy.md says how it was chosen)
+#   mangrove  GPU Mangrove's method: its twelve features, extra trees,
+#             min-leaf 1, log target for time (Braun et al.), no base
+#   params    an extra-trees forest on the raw tuning parameters alone
+#             (tuning data only)
+#
+# on: the tuned convolution kernel (A100, A4000, A6000: kcast's features)
+# per GPU 5-fold and leave-one-GPU-out; the GPU Mangrove tutorial (T4, K80)
+# 5-fold and leave-one-application-out, time and power; the analytic
+# estimate on the convolution space.  Every figure is the median APE (%) of
+# the out-of-fold predictions, averaged over SEEDS seeds (the fold split and
+# the forest both change with the seed): one split of 43 launches is noise.
+#
+# usage: tools/accuracy.sh [KCAST] [DATA]   (SEEDS=5, OUT=build/accuracy; the
+# table is also written to OUT/accuracy.txt)
+set -u
+KCAST=${1:-build/kcast}
+DATA=${2:-../shared/data}
+SEEDS=${SEEDS:-5}
+MG_SEEDS=${MG_SEEDS:-10}  # the tutorial's 43 launches: more seeds, each is cheap
+OUT=${OUT:-build/accuracy}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/accuracy.txt")
+CONV=$DATA/tuning-features
+MG=$DATA/mangrove-tutorial
+fail=0
+
+# The best documented configurations (docs/accuracy.md).
+BEST_CONV="--trees 500"
+BEST_LOGO="--features all"
+BEST_TIME=""
+BEST_POWER="--max-features 0.33"
+MANGROVE_TIME="--features mangrove --base none --extra-trees --min-leaf 1 --log-target"
+MANGROVE_POWER="--features mangrove --base none --extra-trees --min-leaf 1"
+
+# mean median APE of `kcast cv ARGS` over the seeds; "-" when it fails
+cv_mean() {
+  local sum=0 n=0 s v
+  for s in $(seq 1 "${NSEEDS:-$SEEDS}"); do
+    v=$("$KCAST" cv "$@" --seed "$s" --format json 2>>"$OUT/errors.txt" |
+        grep -o '"median_ape":[^,}]*' | head -n 1 | cut -d: -f2)
+    if [ -z "$v" ] || [ "$v" = null ]; then
+      echo "accuracy: kcast cv $* --seed $s failed (see $OUT/errors.txt)" >&2
+      : > "$OUT/failed"
+      echo "-"
+      return
+    fi
+    sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }')
+    n=$((n + 1))
+  done
+  awk -v s="$sum" -v n="$n" 'BEGIN { printf "%.2f", s / n }'
+}
+
+row() { printf "%-34s %9s %9s %9s %9s\n" "$@"; }
+: > "$OUT/errors.txt"
+rm -f "$OUT/failed"
+
+echo "kcast accuracy on real GPU timings: median APE %, mean over $SEEDS seeds ($MG_SEEDS for"
+echo "the tutorial)"
+echo "(kcast = no options; best = docs/accuracy.md; mangrove = GPU Mangrove's method;"
+echo " params = extra trees on the tuning parameters alone)"
+echo
+
+if [ -f "$CONV/conv_milo.csv" ]; then
+  echo "== convolution, 431 configurations per GPU, kcast's features (no tune.*)"
+  row "task" kcast best mangrove params
+  for g in A100 A4000 A6000; do
+    gg=$g
+    [ "$g" = A100 ] && gg=A100-PCIE
+    f=$CONV/conv_milo-$g.csv
+    base="--csv $f --target time_ms --gpu $gg"
+    row "$g 5-fold" "$(cv_mean $base --ignore 'key,tune.*')" \
+        "$(cv_mean $base --ignore 'key,tune.*' $BEST_CONV)" \
+        "$(cv_mean $base --ignore 'key,tune.*' $MANGROVE_TIME)" \
+        "$(cv_mean $base --features tune --base none)"
+  done
+  L="--csv $CONV/conv_milo.csv --target time_ms_median --gpu-column device_name --group gpu"
+  row "leave one GPU out (3 GPUs)" "$(cv_mean $L --ignore 'key,tune.*,time_ms_mean,repeats')" \
+      "$(cv_mean $L --ignore 'key,tune.*,time_ms_mean,repeats' $BEST_LOGO)" \
+      "$(cv_mean $L --ignore 'key,tune.*,time_ms_mean,repeats' $MANGROVE_TIME)" \
+      "$(cv_mean $L --ignore 'key,time_ms_mean,repeats' --features tune --base none)"
+  echo
+  echo "== the analytic estimate on the convolution space (no training)"
+  for g in A100 A4000 A6000; do
+    gg=$g
+    [ "$g" = A100 ] && gg=A100-PCIE
+    line=$("$KCAST" predict --gpu "$gg" --features "$CONV/conv_milo-$g.csv" --measured time_ms \
+             --measured-unit ms 2>&1 >/dev/null | grep 'against')
+    [ -n "$line" ] || fail=1
+    printf "%-6s %s\n" "$g" "$(echo "$line" | sed 's/.*(431 rows): //')"
+  done
+  echo
+else
+  echo "SKIP: $CONV not found: no convolution figures"
+fi
+
+if [ -f "$MG/cuda_flux_metrics.db" ]; then
+  echo "== GPU Mangrove tutorial: 43 launches of 7 applications, CUDA Flux counts"
+  row "task" kcast best mangrove params
+  for g in T4 K80; do
+    db=$OUT/mangrove_$g.db
+    rm -f "$db"
+    if ! "$KCAST" dataset import-mangrove --features "$MG/cuda_flux_metrics.db" \
+         --time "$MG/kernel_time_$g.db" --power "$MG/kernel_power_$g.db" --gpu "$g" \
+         -o "$db" >/dev/null 2>>"$OUT/errors.txt"; then
+      echo "accuracy: import of the $g tutorial data failed" >&2
+      fail=1
+      continue
+    fi
+    for t in time power; do
+      if [ $t = time ]; then b=$BEST_TIME m=$MANGROVE_TIME; else b=$BEST_POWER m=$MANGROVE_POWER; fi
+      for split in "--folds 5" "--group app"; do
+        name="$g $t $( [ "$split" = "--folds 5" ] && echo 5-fold || echo leave-one-app-out)"
+        NSEEDS=$MG_SEEDS
+        row "$name" "$(cv_mean $db --gpu $g --target $t $split)" \
+            "$(cv_mean $db --gpu $g --target $t $split $b)" \
+            "$(cv_mean $db --gpu $g --target $t $split $m)" "-"
+        unset NSEEDS
+      done
+    done
+  done
+else
+  echo "SKIP: $MG not found: no tutorial figures"
+fi
+[ -f "$OUT/failed" ] && fail=1
+exit $fail
