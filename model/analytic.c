@@ -38,11 +38,27 @@
 #define L2_BW 3.0            /* L2 bandwidth as a multiple of DRAM peak */
 #define MEM_LAT_CYC 500.0    /* global-memory latency, cycles */
 
-/* Value of feature name (0 when absent). */
-static double fv(const char *const *names, const double *vals, size_t n, const char *name) {
+/* Value of feature name (dflt when absent). */
+static double fv_or(const char *const *names, const double *vals, size_t n, const char *name,
+                    double dflt) {
   for (size_t i = 0; i < n; i++)
     if (names[i] && !strcmp(names[i], name)) return vals[i];
-  return 0;
+  return dflt;
+}
+
+/* Value of feature name (0 when absent). */
+static double fv(const char *const *names, const double *vals, size_t n, const char *name) {
+  return fv_or(names, vals, n, name, 0);
+}
+
+/* Threads per CTA: block_x x block_y x block_z (an absent y or z counts
+   1), else launch.threads / ctas. */
+static double threads_per_cta(const char *const *names, const double *vals, size_t n,
+                              double ctas) {
+  double tpc = fv(names, vals, n, "launch.block_x") * fv_or(names, vals, n, "launch.block_y", 1) *
+               fv_or(names, vals, n, "launch.block_z", 1);
+  if (!(tpc > 0) && ctas > 0) tpc = fv(names, vals, n, "launch.threads") / ctas;
+  return tpc;
 }
 
 /*
@@ -78,8 +94,7 @@ int an_occupancy_of(const an_gpu *g, const char *const *names, const double *val
   memset(o, 0, sizeof *o);
 #define F(name) fv(names, vals, n, name)
   double ctas = F("launch.ctas");
-  double tpc = F("launch.block_x") * F("launch.block_y") * F("launch.block_z");
-  if (!(tpc > 0) && ctas > 0) tpc = F("launch.threads") / ctas;
+  double tpc = threads_per_cta(names, vals, n, ctas);
   if (!(ctas >= 1) || !(tpc >= 1))
     return rf__err("the features need launch.ctas and launch.block_x/y/z (positive)");
   if (tpc > 1024) return rf__err("launch has %.0f threads per CTA (at most 1024)", tpc);
@@ -136,8 +151,7 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   memset(o, 0, sizeof *o);
 #define F(name) fv(names, vals, n, name)
   double ctas = F("launch.ctas");
-  double tpc = F("launch.block_x") * F("launch.block_y") * F("launch.block_z");
-  if (!(tpc > 0) && ctas > 0) tpc = F("launch.threads") / ctas;
+  double tpc = threads_per_cta(names, vals, n, ctas);
   if (!(ctas >= 1) || !(tpc >= 1))
     return rf__err("the features need launch.ctas and launch.block_x/y/z (positive)");
   if (tpc > 1024) return rf__err("launch has %.0f threads per CTA (at most 1024)", tpc);

@@ -180,6 +180,11 @@ static void on_field(void *s, size_t len, void *ctx) {
   }
   double v;
   L->field = f; /* for the message */
+  if (len == 0 && L->o->empty_value && role >= 0 && !isnan(v = L->o->empty_value(L->hdr[f]))) {
+    L->field = f + 1;
+    L->cur[role] = v;
+    return;
+  }
   if (parse_num(s, len, &v) && role >= 0 && L->rec == 1 && L->o->text_auto) {
     /* the first data cell of this column is not a number: a text column */
     tcol *t = rf__realloc(L->tc, (L->n_tc + 1) * sizeof *t);
@@ -195,11 +200,6 @@ static void on_field(void *s, size_t len, void *ctx) {
     L->dead[role] = 1;
     L->role[f] = ROLE_TEXT0;
     L->field = f + 1;
-    return;
-  }
-  if (len == 0 && L->o->empty_value && role >= 0 && !isnan(v = L->o->empty_value(L->hdr[f]))) {
-    L->field = f + 1;
-    L->cur[role] = v;
     return;
   }
   if (parse_num(s, len, &v)) return cell_error(L, s, len, "is not a number");

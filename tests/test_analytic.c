@@ -322,15 +322,143 @@ static void test_cli_predict_model(void) {
   free(out), free(err);
 }
 
+/* ------------------------------------------------- the table as data -- */
+
+static void test_table_names(void) {
+  const an_gpu *pcie = an_gpu_find("A100-PCIE");
+  CHECK_MSG("the driver's name finds its GPU", an_gpu_find("NVIDIA A100-PCIE-40GB") == pcie);
+  CHECK_MSG("kcast profile's key of a driver name finds it too", an_gpu_find("A100-PCIE-40GB") == pcie);
+  CHECK_MSG("a Tesla prefix and case do not matter",
+            an_gpu_find("Tesla T4") == an_gpu_find("T4") && an_gpu_find("nvidia h200") == an_gpu_find("H200"));
+  CHECK_MSG("the SXM4 A100 is not the PCIe one", an_gpu_find("NVIDIA A100-SXM4-40GB") == an_gpu_find("A100") &&
+                                                    an_gpu_find("A100") != pcie);
+  CHECK_MSG("a name that is no GPU's stays unknown", an_gpu_find("RTX-A9999") == NULL && an_gpu_find("") == NULL);
+  CHECK_MSG("the built-in table parses without error", an_gpu_table_error()[0] == 0);
+  const an_gpu *k80 = an_gpu_find("K80"), *a4000 = an_gpu_find("A4000");
+  CHECK_MSG("a GK210 SM has 131072 registers, later ones 65536",
+            k80->regs_per_sm == 131072 && a4000->regs_per_sm == 65536);
+  CHECK_MSG("cc 8.x reserves 1 KB of shared memory per CTA, cc 7.x none",
+            a4000->smem_reserved_b == 1024 && an_gpu_find("T4")->smem_reserved_b == 0);
+}
+
+/* KCAST_GPUS: `kcast gpus --format csv` is the file format; a file adds and
+   replaces rows; a bad one stops every command with file:line. */
+static void test_table_file(void) {
+  char dir[512], path[700], cmd[2048];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "gpus"));
+  char *out = NULL, *err = NULL;
+  CU_ASSERT_EQUAL_FATAL(run("gpus --format csv", &out, NULL), 0);
+  snprintf(path, sizeof path, "%s/all.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(path, out, strlen(out)), 0);
+  char *again = NULL;
+  snprintf(cmd, sizeof cmd, "KCAST_GPUS='%s' '%s' gpus --format csv", path, tests_kcast());
+  CHECK_MSG("the table read back from its own CSV is the same table",
+            tests_run(cmd, &again, NULL) == 0 && again && !strcmp(again, out));
+  free(again);
+  /* one row: T4 with 41 SMs (replaces), and a new GPU */
+  const char *hdr = strchr(out, '\n');
+  char head[1024];
+  snprintf(head, sizeof head, "%.*s", (int)(hdr - out + 1), out);
+  char body[4096];
+  snprintf(body, sizeof body,
+           "%sT4,NVIDIA T4,Tesla T4,7.5,41,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10\n"
+           "LAB1,Lab GPU,LAB GPU ONE,8.6,10,1000,2000,100,100,8,2,100,99,1024,65536,255,1536,16,100,10\n",
+           head);
+  snprintf(path, sizeof path, "%s/lab.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(path, body, strlen(body)), 0);
+  snprintf(cmd, sizeof cmd, "KCAST_GPUS='%s' '%s' gpus --format csv", path, tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, &again, NULL), 0);
+  CHECK_MSG("a row with a known name replaces that GPU", again && strstr(again, "\nT4,") &&
+                                                            strstr(strstr(again, "\nT4,"), ",7.5,41,"));
+  CHECK_MSG("a row with a new name adds a GPU", again && strstr(again, "\nLAB1,"));
+  free(again);
+  snprintf(cmd, sizeof cmd, "KCAST_GPUS='%s' '%s' predict --gpu 'LAB GPU ONE' --features /dev/null",
+           path, tests_kcast());
+  CHECK_MSG("an added GPU is found by its alias", tests_run(cmd, NULL, &err) == 1 && err &&
+                                                      !strstr(err, "unknown GPU"));
+  free(err);
+  static const struct { const char *row, *says; } bad[] = {
+      {"T4,NVIDIA T4,Tesla T4,7.5,forty,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10\n",
+       "sms: 'forty' is not a positive number"},
+      {"T4,NVIDIA T4,Tesla T4,7.5,40\n", "5 fields, the header has 20"},
+      {"T4,NVIDIA T4,Tesla T4,seven,40,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10\n",
+       "cc 'seven' is not a compute capability"},
+      {"T4,NVIDIA T4,Tesla T4,7.5,40,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,80\n",
+       "idle_w is not below tdp_w"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    snprintf(body, sizeof body, "%s%s", head, bad[k].row);
+    CU_ASSERT_EQUAL_FATAL(tests_write_file(path, body, strlen(body)), 0);
+    snprintf(cmd, sizeof cmd, "KCAST_GPUS='%s' '%s' gpus", path, tests_kcast());
+    char *o = NULL;
+    int rc = tests_run(cmd, &o, &err);
+    char where[800];
+    snprintf(where, sizeof where, "%s:2: ", path);
+    CHECK_MSG("a bad row: exit 1, nothing on stdout, one line naming file:line and the problem",
+              rc == 1 && o && !*o && err && strstr(err, where) && strstr(err, bad[k].says));
+    free(o);
+    free(err);
+  }
+  snprintf(body, sizeof body, "name,sms,bogus\nT4,40,1\n");
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(path, body, strlen(body)), 0);
+  CU_ASSERT_EQUAL(tests_run(cmd, NULL, &err), 1);
+  CHECK_MSG("an unknown column is named", err && strstr(err, "unknown column 'bogus'"));
+  free(err);
+  snprintf(cmd, sizeof cmd, "KCAST_GPUS='%s/none.csv' '%s' gpus", dir, tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, NULL, &err), 1);
+  CHECK_MSG("a missing file is named", err && strstr(err, "none.csv") && strstr(err, "KCAST_GPUS"));
+  free(err);
+  free(out);
+}
+
+/* kcast predict --gpu G --features CSV: the estimate of every row, and
+   --measured against a column. */
+static void test_cli_predict_csv(void) {
+  char dir[512], path[700], cmd[2048];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "an-csv"));
+  snprintf(path, sizeof path, "%s/l.csv", dir);
+  const char *csv =
+      "name,gpu,launch.block_x,launch.block_y,launch.block_z,launch.ctas,class.fp32,op.add.f32,t_us\n"
+      "a,T4,256,1,1,1000,25600000,,100\n"
+      "b,H200,256,1,1,4000,102400000,1,50\n"
+      "c,T4,128,1,1,10,1280,5,3\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(path, csv, strlen(csv)), 0);
+  char *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "'%s' predict --gpu-column gpu --features '%s' --measured t_us",
+           tests_kcast(), path);
+  int rc = tests_run(cmd, &out, &err);
+  int lines = 0;
+  for (const char *c = out; c && *c; c++) lines += *c == '\n';
+  CHECK_MSG("one CSV line per row after the header, each on the row's GPU",
+            rc == 0 && lines == 4 && out && strstr(out, "\nT4,") && strstr(out, "\nH200,"));
+  CHECK_MSG("an empty count cell reads as 0, text columns are not read", rc == 0);
+  CHECK_MSG("--measured prints one summary line naming the column",
+            err && strstr(err, "against t_us (3 rows)") && strstr(err, "Spearman"));
+  free(out);
+  free(err);
+  const char *bad = "gpu,launch.block_x,launch.ctas\nT4,32,1\nNOPE,32,1\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(path, bad, strlen(bad)), 0);
+  snprintf(cmd, sizeof cmd, "'%s' predict --gpu-column gpu --features '%s'", tests_kcast(), path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);
+  char where[800];
+  snprintf(where, sizeof where, "%s:3: column gpu: unknown GPU 'NOPE'", path);
+  CHECK_MSG("an unknown GPU in the column: exit 1 naming file:line", err && strstr(err, where));
+  free(out);
+  free(err);
+}
+
 TEST_SUITES(register_analytic) {
   CU_pSuite s = tests_suite("analytic");
   TEST_ADD(s, test_table);
+  TEST_ADD(s, test_table_names);
   TEST_ADD(s, test_estimate_shape);
   TEST_ADD(s, test_estimate_monotone);
   TEST_ADD(s, test_estimate_waves);
   TEST_ADD(s, test_estimate_errors);
   CU_pSuite c = tests_suite("cli_analytic");
   TEST_ADD(c, test_cli_gpus);
+  TEST_ADD(c, test_table_file);
+  TEST_ADD(c, test_cli_predict_csv);
   TEST_ADD(c, test_cli_predict_all);
   TEST_ADD(c, test_cli_predict_errors);
   TEST_ADD(c, test_cli_predict_model);

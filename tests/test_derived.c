@@ -377,9 +377,94 @@ static void test_cli_errors(void) {
   free(out);
 }
 
+/* ---------------------------------------------- work, occ and gpu -- */
+
+static void test_work_values(void) {
+  static const char *const n[] = {
+      "launch.block_x", "launch.block_y", "launch.ctas", "launch.shared_bytes", "static.shared_bytes",
+      "op.ld.global.nc.f32", "op.ld.global.f32", "op.fma.rn.f32", "ctrl.warp_insns",
+      "mem.global_sectors", "mem.global_accesses", "mem.global_bytes", "mem.footprint_bytes",
+      "mem.shared_accesses", "mem.shared_bank_replays", "class.ld_global", "class.fp32",
+      "class.ld_shared", "class.ld_const", "ctrl.branches", "ctrl.divergent_branches"};
+  /* 10 CTAs of 64 x 2 threads: 1280 threads, 40 warps */
+  double v[] = {64, 2, 10, 1024, 3072, 300, 100, 1600, 200, 800, 400, 12800, 6400, 50, 25, 400,
+                1600, 640, 128, 100, 10};
+  double w[MD_WORK_N];
+  CU_ASSERT_EQUAL_FATAL(md_work(n, v, sizeof n / sizeof *n, w), 0);
+  CHECK_MSG("threads and warps per CTA", w[0] == 128 && w[1] == 4);
+  CHECK_MSG("shared bytes per CTA are dynamic + static", w[2] == 4096);
+  CHECK_MSG("thread instructions per thread from the op.* counts", fabs(w[3] - 2000.0 / 1280) < 1e-12);
+  CHECK_MSG("warp instructions per warp and per CTA", w[4] == 5 && w[5] == 20);
+  CHECK_MSG("sectors per request and bytes per sector", w[6] == 2 && w[7] == 0.5);
+  CHECK_MSG("replays per shared access", w[8] == 0.5);
+  CHECK_MSG("the read-only share of global loads (ld.global.nc)", w[9] == 0.75);
+  CHECK_MSG("reuse: sector bytes over the footprint", w[10] == 4);
+  CHECK_MSG("flops per DRAM byte", fabs(w[11] - 1600.0 / 25600) < 1e-12);
+  CHECK_MSG("shares of the instruction mix and divergence",
+            fabs(w[12] - 0.32) < 1e-12 && fabs(w[13] - 0.2) < 1e-12 && fabs(w[14] - 0.064) < 1e-12 &&
+                w[15] == 0.1);
+  CHECK_MSG("a launch without block or CTAs is refused by name",
+            md_work(n + 2, v + 2, 3, w) == -1 && strstr(rf_last_error(), "launch.block_x"));
+}
+
+/* Residency on A100 (cc 8.0: 2048 threads, 32 CTAs, 64K registers, 164 KB
+   shared with 1 KB reserved per CTA) and the choice of ptxas column. */
+static void test_occupancy(void) {
+  const an_gpu *a100 = an_gpu_find("A100"), *a4000 = an_gpu_find("A4000"), *l4 = an_gpu_find("L4");
+  an_occupancy o;
+  const char *n1[] = {"launch.block_x", "launch.ctas"};
+  double v1[] = {256, 1000};
+  CU_ASSERT_EQUAL_FATAL(an_occupancy_of(a100, n1, v1, 2, &o), 0);
+  CHECK_MSG("256 threads, no registers known: 8 CTAs by threads", o.ctas_per_sm == 8 &&
+                                                                    o.limiter == AN_LIMIT_THREADS &&
+                                                                    o.occupancy == 1 && o.regs == 0);
+  CHECK_MSG("waves and the last wave's idle share", fabs(o.waves - 1000.0 / 864) < 1e-12 &&
+                                                      fabs(o.tail - (2 - 1000.0 / 864)) < 1e-12);
+  const char *n2[] = {"launch.block_x", "launch.ctas", "ptxas.sm_80.registers", "ptxas.sm_86.registers"};
+  double v2[] = {256, 1000, 128, 64};
+  CU_ASSERT_EQUAL_FATAL(an_occupancy_of(a100, n2, v2, 4, &o), 0);
+  CHECK_MSG("128 registers x 256 threads: 2 CTAs by registers on sm_80",
+            o.regs == 128 && o.ctas_per_sm == 2 && o.limiter == AN_LIMIT_REGS);
+  CU_ASSERT_EQUAL_FATAL(an_occupancy_of(a4000, n2, v2, 4, &o), 0);
+  CHECK_MSG("the A4000 (sm_86) reads its own column: 64 registers, 4 CTAs", o.regs == 64 && o.ctas_per_sm == 4);
+  CU_ASSERT_EQUAL_FATAL(an_occupancy_of(l4, n2, v2, 4, &o), 0);
+  CHECK_MSG("the L4 (sm_89) takes the newest older one of its major version (sm_86)", o.regs == 64);
+  const char *n3[] = {"launch.block_x", "launch.ctas", "ptxas.sm_90.registers"};
+  double v3[] = {256, 1000, 32};
+  CU_ASSERT_EQUAL_FATAL(an_occupancy_of(a100, n3, v3, 3, &o), 0);
+  CHECK_MSG("only a newer architecture's column: it is used", o.regs == 32);
+  const char *n4[] = {"launch.block_x", "launch.ctas", "static.shared_bytes"};
+  double v4[] = {64, 1000, 40 * 1024};
+  CU_ASSERT_EQUAL_FATAL(an_occupancy_of(a100, n4, v4, 3, &o), 0);
+  CHECK_MSG("40 KB + 1 KB reserved: 4 CTAs by shared memory", o.ctas_per_sm == 4 &&
+                                                               o.limiter == AN_LIMIT_SHARED && o.fits);
+  v4[2] = 200 * 1024;
+  CU_ASSERT_EQUAL_FATAL(an_occupancy_of(a100, n4, v4, 3, &o), 0);
+  CHECK_MSG("more shared memory than a CTA may have: does not fit, counted as 1",
+            !o.fits && o.ctas_per_sm == 1);
+  double v5[] = {1024, 1000, 255};
+  CU_ASSERT_EQUAL_FATAL(an_occupancy_of(a100, n2, v5, 3, &o), 0);
+  CHECK_MSG("255 registers x 1024 threads exceed the register file: does not fit", !o.fits);
+  double g[MD_GPU_N];
+  CU_ASSERT_EQUAL_FATAL(md_gpu("NVIDIA RTX A4000", g), 0);
+  CHECK_MSG("the GPU family is the table's row", g[0] == 8.6 && g[1] == 48 && g[5] == 448);
+  CHECK_MSG("an unknown GPU is refused by name", md_gpu("Z9", g) == -1 && strstr(rf_last_error(), "Z9"));
+  md_cache c;
+  memset(&c, 0, sizeof c);
+  double x;
+  CHECK_MSG("md_value computes occ.* on the GPU it is given",
+            md_value(&c, "occ.ctas_per_sm", "A100", n2, v2, 4, &x) == 1 && x == 2);
+  CHECK_MSG("every family's names are derived columns",
+            md_family_of("work.reuse") == MD_FAM_WORK && md_family_of("gpu.sms") == MD_FAM_GPU &&
+                md_family_of("an.issue_us") == MD_FAM_ANALYTIC && md_family_of("occ.nope") == -1 &&
+                md_family_of("launch.ctas") == -1);
+}
+
 TEST_SUITES(register_derived) {
   CU_pSuite s = tests_suite("derived");
   TEST_ADD(s, test_mangrove_values);
+  TEST_ADD(s, test_work_values);
+  TEST_ADD(s, test_occupancy);
   TEST_ADD(s, test_analytic_values);
   TEST_ADD(s, test_train_and_predict);
   TEST_ADD(s, test_cli_errors);

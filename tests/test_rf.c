@@ -1157,6 +1157,171 @@ static void test_cli_feature_families(void) {
   free(err);
 }
 
+/* ------------------------------------------------------ base feature -- */
+
+/* y = b x (1 + x0): b spans 1..10 in training; a forest of log(y/b)
+   predicts b = 100 within a few percent, a plain log forest cannot leave
+   the training range. */
+static void test_base_feature_extrapolates(void) {
+  size_t n = 400;
+  rf_data d;
+  lcg_state = 5;
+  CU_ASSERT_FATAL(rf_data_alloc(&d, n, 2, 1) == 0);
+  d.names[0] = strdup("x0");
+  d.names[1] = strdup("base");
+  d.target = strdup("y");
+  for (size_t i = 0; i < n; i++) {
+    d.x[i] = urand();
+    d.x[n + i] = 1 + 9 * urand();
+    d.y[i] = d.x[n + i] * (1 + d.x[i]);
+  }
+  rf_params p = params(50);
+  p.extra_trees = 1;
+  p.max_features = 0;
+  p.min_leaf = 1;
+  p.transform = RF_TRANSFORM_LOG;
+  p.base_feature = 1;
+  rf_forest *f = NULL, *plain = NULL, *g = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  p.base_feature = -1;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &plain) == 0);
+  double row[2] = {0.5, 100}, want = 150, pr, lo, hi;
+  CU_ASSERT_FATAL(rf_predict_interval(f, row, 0.9, &pr, &lo, &hi) == 0);
+  CHECK_MSG("with the base, b = 100 (10x past the training range) is predicted within 5 %",
+            fabs(pr - want) / want < 0.05 && lo <= pr && pr <= hi);
+  CHECK_MSG("rf_predict agrees with the interval's point", fabs(rf_predict(f, row) - pr) < 1e-9 * pr);
+  CHECK_MSG("without it the forest stays near the training maximum (y <= 20)",
+            rf_predict(plain, row) < 21);
+  char path[1200];
+  tmpfile_path(path, sizeof path, "base.kcm");
+  CU_ASSERT_FATAL(rf_save(f, path) == 0);
+  CU_ASSERT_FATAL(rf_load(path, &g) == 0);
+  CHECK_MSG("the base feature survives save and load",
+            rf_get_info(g)->params.base_feature == 1 && rf_predict(g, row) == rf_predict(f, row));
+  row[1] = 0;
+  CHECK_MSG("a row whose base is 0 is refused by name",
+            rf_predict_interval(g, row, 0.9, &pr, NULL, NULL) == -1 &&
+                strstr(rf_last_error(), "base") && strstr(rf_last_error(), "positive"));
+  CHECK_MSG("rf_predict says NaN for it", isnan(rf_predict(g, row)));
+  d.x[n + 7] = -1;
+  CHECK_MSG("a batch names the first row whose base is not positive",
+            rf_predict_batch(g, &d, 0.9, d.y, NULL, NULL, 2) == -1 && strstr(rf_last_error(), "row 8"));
+  p.base_feature = 1;
+  rf_forest *bad = NULL;
+  CHECK_MSG("training refuses a row whose base is not positive, by row and column",
+            rf_train(&d, &p, &bad) == -1 && strstr(rf_last_error(), "row 8") &&
+                strstr(rf_last_error(), "base"));
+  p.transform = RF_TRANSFORM_NONE;
+  d.x[n + 7] = 1;
+  CHECK_MSG("a base needs the log transform", rf_train(&d, &p, &bad) == -1);
+  rf_free(f);
+  rf_free(plain);
+  rf_free(g);
+  rf_data_free(&d);
+}
+
+/* The second table: a model of several groups (GPUs) calibrated for a
+   group it has not seen widens more than for the ones it has. */
+static void test_unseen_calibration(void) {
+  rf_data d;
+  make_groups(&d, 33);
+  rf_params p = params(30);
+  p.extra_trees = 1;
+  p.max_features = 0;
+  p.min_leaf = 1;
+  p.calibrate = RF_CALIBRATE_ON;
+  rf_forest *f = NULL, *g = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  CHECK_MSG("no unseen table until one is made", rf_get_info(f)->n_cal_unseen == 0);
+  CU_ASSERT_FATAL(rf_calibrate_unseen(f, &d, d.groups, 2) == 0);
+  const rf_info *in = rf_get_info(f);
+  CHECK_MSG("the unseen table scored every row in group folds",
+            in->n_cal_unseen == in->n_cal && in->cal_unseen_rows == d.n_rows && in->cal_unseen_folds == 5);
+  CHECK_MSG("it widens more than the table of seen rows", in->cal_unseen_q[3] > in->cal_q[3]);
+  double row[2] = {0.5, 0.5}, p0, l0, h0, p1, l1, h1;
+  CU_ASSERT_FATAL(rf_predict_interval_on(f, row, 0.9, 0, &p0, &l0, &h0) == 0);
+  CU_ASSERT_FATAL(rf_predict_interval_on(f, row, 0.9, 1, &p1, &l1, &h1) == 0);
+  CHECK_MSG("same point, a wider interval for an unseen GPU", p0 == p1 && h1 - l1 > h0 - l0);
+  char path[1200];
+  tmpfile_path(path, sizeof path, "unseen.kcm");
+  CU_ASSERT_FATAL(rf_save(f, path) == 0);
+  CU_ASSERT_FATAL(rf_load(path, &g) == 0);
+  CHECK_MSG("the unseen table survives save and load",
+            rf_get_info(g)->n_cal_unseen == in->n_cal_unseen &&
+                rf_get_info(g)->cal_unseen_q[3] == in->cal_unseen_q[3]);
+  for (size_t i = 0; i < d.n_rows; i++) {
+    free(d.groups[i]);
+    d.groups[i] = strdup("one");
+  }
+  CHECK_MSG("one group cannot make it", rf_calibrate_unseen(f, &d, d.groups, 2) == -1);
+  rf_free(f);
+  rf_free(g);
+  rf_data_free(&d);
+}
+
+/* rf_search picks by the error users read: on a noise-free step function
+   small leaves win; the choice is one of the grid's. */
+static void test_search_picks_small_leaves(void) {
+  size_t n = 300;
+  rf_data d;
+  lcg_state = 9;
+  CU_ASSERT_FATAL(rf_data_alloc(&d, n, 3, 1) == 0);
+  d.names[0] = strdup("a");
+  d.names[1] = strdup("b");
+  d.names[2] = strdup("c");
+  d.target = strdup("y");
+  for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < 3; j++) d.x[j * n + i] = urand();
+    d.y[i] = 1 + (d.x[i] > 0.5) * 4 + floor(d.x[n + i] * 8);
+  }
+  rf_params p = params(50), best;
+  p.min_leaf = 8; /* a poor start the search must leave */
+  double ape = -1;
+  CU_ASSERT_FATAL(rf_search(&d, &p, 0, &best, &ape) == 0);
+  CHECK_MSG("the search leaves min_leaf 8 for a smaller leaf", best.min_leaf < 8);
+  CHECK_MSG("it keeps the caller's tree count and reports its inner median APE",
+            best.n_trees == 50 && ape >= 0 && ape < 5);
+  rf_data_free(&d);
+}
+
+/* The CSV loader keeps text columns (named, by content, and the ignored
+   ones on request), reads ignore patterns, and empty count cells. */
+static double zero_for_counts(const char *c) { return !strncmp(c, "op.", 3) ? 0 : NAN; }
+
+static void test_csv_text_columns(void) {
+  char path[1200];
+  tmpfile_path(path, sizeof path, "text.csv");
+  const char *csv = "key,gpu,tune.a,tune.b,op.x,y\n"
+                    "\"1,2\",T4,1,2,,3\n"
+                    "k2,H200,3,4,5,6\n"
+                    "k3,T4,5,6,7,9\n";
+  CU_ASSERT_FATAL(tests_write_file(path, csv, strlen(csv)) == 0);
+  rf_data d;
+  rf_csv_opts o = {.size = sizeof o, .target = "y", .ignore = "tune.*", .text = "gpu",
+                   .text_auto = 1, .text_ignored = 1, .empty_value = zero_for_counts};
+  CU_ASSERT_FATAL(rf_data_load_csv(&d, path, &o) == 0);
+  CHECK_MSG("one feature is left: op.x (tune.* ignored, key and gpu text)",
+            d.n_cols == 1 && !strcmp(d.names[0], "op.x"));
+  CHECK_MSG("an empty count cell reads as the callback's 0", d.x[0] == 0 && d.x[1] == 5);
+  long k = rf_data_text_col(&d, "key"), g = rf_data_text_col(&d, "gpu"), t = rf_data_text_col(&d, "tune.a");
+  CHECK_MSG("text columns: the named one, the one holding text, the ignored ones",
+            g >= 0 && k >= 0 && t >= 0 && d.n_text == 4);
+  CHECK_MSG("their values are kept per row", k >= 0 && !strcmp(d.text[k][0], "1,2") &&
+                                              g >= 0 && !strcmp(d.text[g][1], "H200") &&
+                                              t >= 0 && !strcmp(d.text[t][2], "5"));
+  CHECK_MSG("the column found by its content is flagged", k >= 0 && d.text_auto[k] && !d.text_auto[g]);
+  rf_data_free(&d);
+  o.ignore = "nothing*";
+  CHECK_MSG("a pattern that matches no column is an error naming it",
+            rf_data_load_csv(&d, path, &o) == -1 && strstr(rf_last_error(), "nothing*"));
+  o.ignore = NULL;
+  o.empty_value = NULL;
+  o.text_auto = 0;
+  o.text = NULL;
+  CHECK_MSG("without text_auto a text cell is an error naming file:line and the column",
+            rf_data_load_csv(&d, path, &o) == -1 && strstr(rf_last_error(), ":2: column key"));
+}
+
 TEST_SUITES(rf_suites) {
   CU_pSuite s = tests_suite("rf");
   TEST_ADD(s, test_forest_learns_known_function);
@@ -1179,4 +1344,8 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_cli_feature_families);
   TEST_ADD(s, test_split_exact_at_float_precision);
   TEST_ADD(s, test_cli_mangrove_features);
+  TEST_ADD(s, test_base_feature_extrapolates);
+  TEST_ADD(s, test_unseen_calibration);
+  TEST_ADD(s, test_search_picks_small_leaves);
+  TEST_ADD(s, test_csv_text_columns);
 }
