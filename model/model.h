@@ -353,14 +353,19 @@ typedef struct rf_cv_result {
 /*
  * Choose hyperparameters on d by the median APE (the error `kcast cv`
  * reports) of an inner RF_SEARCH_FOLDS-fold CV of forests of at most
- * RF_SEARCH_TREES trees: p itself first (ties keep it), then random forests
+ * RF_SEARCH_TREES trees: p itself first, then random forests
  * and extra trees x max_features {1, 2/3, 1/3} x min_leaf {1, 3, 8} x with
- * and without p's base feature.  Inner folds hold out groups when by_group
+ * and without p's base feature; a candidate must beat p's error by
+ * RF_SEARCH_MARGIN, and later ones the best so far.  Inner folds hold out
+ * groups when by_group
  * and d has at least 3 groups.  *best = the winner with p's tree count,
  * calibration and progress; *best_ape its inner error (may be NULL).
  */
 #define RF_SEARCH_FOLDS 3
 #define RF_SEARCH_TREES 50
+/* A candidate replaces the given configuration only when its inner error is
+   at least this much (relatively) lower. */
+#define RF_SEARCH_MARGIN 0.05
 int rf_search(const rf_data *d, const rf_params *p, int by_group, rf_params *best,
               double *best_ape);
 
