@@ -215,7 +215,7 @@ static const char *const csv_names[CSV_RAW] = {
 /* Write the rows v as a CSV of columns csv_names[skip excluded] (skip < 0:
    all), plus the extra columns xn[0..nx) with values xv[i][..] per row. */
 static int write_rows(const char *path, double v[CSV_ROWS][CSV_RAW], int skip,
-                      const char *const *xn, size_t nx, double xv[CSV_ROWS][MD_MANGROVE_N + 2]) {
+                      const char *const *xn, size_t nx, double xv[CSV_ROWS][MD_MANGROVE_N + MD_ANALYTIC_N]) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
   fputs("kernel", f); /* a text column the model does not use */
@@ -246,7 +246,7 @@ static void test_cli_csv_predict(void) {
   snprintf(cmd, sizeof cmd, "%s train --csv %s --target y --gpu T4 --trees 20 "
            "--features mangrove,analytic -o %s", tests_kcast(), csv, model2);
   CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
-  static double v[CSV_ROWS][CSV_RAW], xv[CSV_ROWS][MD_MANGROVE_N + 2];
+  static double v[CSV_ROWS][CSV_RAW], xv[CSV_ROWS][MD_MANGROVE_N + MD_ANALYTIC_N];
   CU_ASSERT_EQUAL_FATAL(read_rows(csv, v), 0);
 
   /* the raw rows: the CLI derives mg.* and an.* as libkcast does */
