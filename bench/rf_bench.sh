@@ -94,7 +94,9 @@ else
         for feats in mangrove launch,class mangrove,launch; do
           sum=0 cnt=0
           for seed in $(seq 1 "$MG_SEEDS"); do
-            v=$("$BUILD/kcast" cv "$db" --gpu "$g" --target $tgt --features $feats --extra-trees \
+            base=""
+            [ "$feats" = mangrove ] && base="--base none" # GPU Mangrove's method has none
+            v=$("$BUILD/kcast" cv "$db" --gpu "$g" --target $tgt --features $feats $base --extra-trees \
                   --min-leaf 1 --trees 100 --seed "$seed" $log $split --format json 2>/dev/null |
                 grep -o '"median_ape":[^,}]*' | head -n 1 | cut -d: -f2)
             [ -n "$v" ] && { sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }'); cnt=$((cnt + 1)); }

@@ -17,8 +17,9 @@
 # the out-of-fold predictions, averaged over SEEDS seeds (the fold split and
 # the forest both change with the seed): one split of 43 launches is noise.
 #
-# usage: tools/accuracy.sh [KCAST] [DATA]   (SEEDS=5, OUT=build/accuracy; the
-# table is also written to OUT/accuracy.txt)
+# usage: tools/accuracy.sh [KCAST] [DATA]   (SEEDS=5, MG_SEEDS=10,
+# OUT=build/accuracy; the table is also written to OUT/accuracy.txt;
+# FAMILIES=1 adds what each feature family adds, which doubles the time)
 set -u
 KCAST=${1:-build/kcast}
 DATA=${2:-../shared/data}
@@ -128,5 +129,36 @@ if [ -f "$MG/cuda_flux_metrics.db" ]; then
 else
   echo "SKIP: $MG not found: no tutorial figures"
 fi
+# What each feature family adds (FAMILIES=1; docs/accuracy.md's table):
+# kcast's defaults with one family left out or added at a time.
+if [ "${FAMILIES:-0}" = 1 ] && [ -f "$CONV/conv_milo.csv" ]; then
+  echo
+  echo "== what each family adds: median APE %, mean over $SEEDS seeds"
+  printf "%-40s %7s %7s %7s %7s %7s %7s\n" features A100 A4000 A6000 LOGO T4-t K80-t
+  for spec in "all|--base none" "all|" "all,work|" "all,work,occ|" "all,work,occ,analytic|" \
+              "all,work,occ,analytic,gpu|" "all,work,occ,analytic|--ignore key,tune.*,ptxas.*"; do
+    fams=${spec%%|*} extra=${spec#*|}
+    line=$(printf "%-40s" "$fams $extra")
+    for g in A100 A4000 A6000; do
+      gg=$g
+      [ "$g" = A100 ] && gg=A100-PCIE
+      line="$line $(printf "%7s" "$(cv_mean --csv "$CONV/conv_milo-$g.csv" --target time_ms --gpu "$gg" \
+             --ignore 'key,tune.*' --features "$fams" $extra)")"
+    done
+    lx=$extra
+    [ "$extra" = "--ignore key,tune.*,ptxas.*" ] && lx="--ignore key,tune.*,ptxas.*,time_ms_mean,repeats"
+    [ "$lx" = "$extra" ] && lx="--ignore key,tune.*,time_ms_mean,repeats $extra"
+    line="$line $(printf "%7s" "$(cv_mean --csv "$CONV/conv_milo.csv" --target time_ms_median \
+           --gpu-column device_name --group gpu --features "$fams" $lx)")"
+    for g in T4 K80; do
+      db=$OUT/mangrove_$g.db
+      v="-"
+      case "$extra" in *ptxas*) ;; *) [ -f "$db" ] && v=$(NSEEDS=$MG_SEEDS cv_mean "$db" --gpu $g --target time --features "$fams" $extra) ;; esac
+      line="$line $(printf "%7s" "$v")"
+    done
+    echo "$line"
+  done
+fi
+
 [ -f "$OUT/failed" ] && fail=1
 exit $fail
