@@ -212,7 +212,7 @@ static void test_train(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(k);
   double ape = strtod(k + strlen("\"median_ape\":"), NULL);
   char want[128];
-  snprintf(want, sizeof want, "| rf | `(defaults)` | ");
+  snprintf(want, sizeof want, "| defaults | `(defaults)` | ");
   const char *sect = strstr(doc, "## OtherGPU-time.kcm");
   const char *row = sect ? strstr(sect, want) : NULL;
   CU_ASSERT_PTR_NOT_NULL_FATAL(row);
@@ -220,7 +220,7 @@ static void test_train(void) {
   const char *eol = strchr(row, '\n');
   const char *hit = strstr(row, want);
   CU_ASSERT(hit && eol && hit < eol); /* same number, same row */
-  if (!(hit && eol && hit < eol)) fprintf(stderr, "test_models: wanted %s in the rf row\n", want);
+  if (!(hit && eol && hit < eol)) fprintf(stderr, "test_models: wanted %s in the defaults row\n", want);
   free(json);
   free(doc);
 }
