@@ -109,13 +109,6 @@
 int omp_get_max_threads(void);
 #endif
 
-#define GLOBAL_BASE 0x0000000100000000ull
-#define GLOBAL_GAP 256ull
-#define SHARED_WIN 0x0000100000000000ull
-#define LOCAL_WIN 0x0000200000000000ull
-#define PARAM_WIN 0x0000300000000000ull
-#define FUNC_WIN 0x0000400000000000ull
-#define WIN_SIZE 0x0000010000000000ull
 #define NONE UINT32_MAX
 #define RECURSIVE_STACK (16u * 1024u) /* per-thread local bytes when recursive */
 #define MAX_CALL_DEPTH 1024
@@ -135,188 +128,6 @@ static int errf(char *err, size_t cap, const char *fmt, ...) {
 
 static inline uint64_t align_up(uint64_t v, uint64_t a) {
   return a > 1 ? (v + a - 1) / a * a : v;
-}
-
-/* ============================================================ memory ==== */
-
-typedef struct galloc {
-  uint64_t base;   /* device address, 256-aligned */
-  uint64_t size;   /* bytes (>= 1) */
-  uint8_t *host;   /* size bytes; owned unless external */
-  int external;    /* registered by emu_map_external: host not freed here */
-  uint8_t *touch;  /* footprint bitmap (1 bit per byte) during a launch */
-} galloc;
-
-struct emu_device {
-  galloc *a;             /* sorted by base; bases increase, never reused */
-  size_t n, cap;
-  uint64_t next;         /* next free device address */
-  emu_module **mods;     /* loaded modules (freed with the device) */
-  size_t nmods, capmods;
-};
-
-emu_device *emu_device_new(void) {
-  emu_device *d = calloc(1, sizeof *d);
-  if (d) d->next = GLOBAL_BASE;
-  return d;
-}
-
-/* Index of the allocation containing addr, or -1. */
-static long galloc_find(const emu_device *d, uint64_t addr) {
-  size_t lo = 0, hi = d->n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (d->a[mid].base <= addr) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo == 0) return -1;
-  const galloc *g = &d->a[lo - 1];
-  return addr - g->base < g->size ? (long)(lo - 1) : -1;
-}
-
-/* Nearest allocation at or below addr (for messages), or -1. */
-static long galloc_below(const emu_device *d, uint64_t addr) {
-  size_t lo = 0, hi = d->n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (d->a[mid].base <= addr) lo = mid + 1;
-    else hi = mid;
-  }
-  return (long)lo - 1;
-}
-
-int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err,
-               size_t cap) {
-  if (!d || !addr) return errf(err, cap, "emu_malloc: null argument");
-  uint64_t size = bytes ? bytes : 1;
-  if (size > (1ull << 40)) return errf(err, cap, "emu_malloc: %zu bytes is too large", bytes);
-  if (d->n == d->cap) {
-    size_t nc = d->cap ? d->cap * 2 : 16;
-    galloc *na = realloc(d->a, nc * sizeof *na);
-    if (!na) return errf(err, cap, "emu_malloc: out of memory");
-    d->a = na;
-    d->cap = nc;
-  }
-  if (d->next + size > SHARED_WIN)
-    return errf(err, cap, "emu_malloc: the emulated global space is exhausted");
-  uint8_t *h = calloc(1, size);
-  if (!h) return errf(err, cap, "emu_malloc: cannot allocate %zu bytes", bytes);
-  /* bases only grow and stay below SHARED_WIN < EMU_EXT_BASE, so global allocations sort
-     before every external mapping: insert after the last global one */
-  size_t at = (size_t)(galloc_below(d, d->next) + 1);
-  memmove(&d->a[at + 1], &d->a[at], (d->n - at) * sizeof *d->a);
-  d->n++;
-  galloc *g = &d->a[at];
-  g->external = 0;
-  g->base = d->next;
-  g->size = size;
-  g->host = h;
-  g->touch = NULL;
-  d->next = align_up(g->base + size + GLOBAL_GAP, 256);
-  *addr = g->base;
-  return 0;
-}
-
-int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap) {
-  if (!d) return errf(err, cap, "emu_free: null device");
-  if (!addr) return 0;
-  long i = galloc_find(d, addr);
-  if (i < 0 || d->a[i].base != addr)
-    return errf(err, cap, "emu_free: 0x%llx is not the base of an allocation",
-                (unsigned long long)addr);
-  if (!d->a[i].external) free(d->a[i].host);
-  free(d->a[i].touch);
-  memmove(&d->a[i], &d->a[i + 1], (d->n - (size_t)i - 1) * sizeof *d->a);
-  d->n--;
-  return 0;
-}
-
-int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *err,
-                     size_t cap) {
-  if (!d || !host || !n) return errf(err, cap, "emu_map_external: null argument or size 0");
-  if (addr % 256)
-    return errf(err, cap, "emu_map_external: 0x%llx is not 256-byte aligned",
-                (unsigned long long)addr);
-  if (addr < EMU_EXT_BASE || n > EMU_EXT_SIZE || addr - EMU_EXT_BASE > EMU_EXT_SIZE - n)
-    return errf(err, cap,
-                "emu_map_external: [0x%llx, +%zu) is outside the external window "
-                "[0x%llx, 0x%llx)", (unsigned long long)addr, n,
-                (unsigned long long)EMU_EXT_BASE,
-                (unsigned long long)(EMU_EXT_BASE + EMU_EXT_SIZE));
-  long b = galloc_below(d, addr + n - 1); /* last allocation starting in or before the range */
-  if (b >= 0 && d->a[b].base + d->a[b].size > addr)
-    return errf(err, cap,
-                "emu_map_external: [0x%llx, +%zu) overlaps the allocation [0x%llx, +%llu)",
-                (unsigned long long)addr, n, (unsigned long long)d->a[b].base,
-                (unsigned long long)d->a[b].size);
-  if (d->n == d->cap) {
-    size_t nc = d->cap ? d->cap * 2 : 16;
-    galloc *na = realloc(d->a, nc * sizeof *na);
-    if (!na) return errf(err, cap, "emu_map_external: out of memory");
-    d->a = na;
-    d->cap = nc;
-  }
-  size_t at = (size_t)(b + 1);
-  memmove(&d->a[at + 1], &d->a[at], (d->n - at) * sizeof *d->a);
-  d->n++;
-  d->a[at] = (galloc){.base = addr, .size = n, .host = host, .external = 1, .touch = NULL};
-  return 0;
-}
-
-void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n) {
-  if (!d) return NULL;
-  long i = galloc_find(d, addr);
-  if (i < 0) return NULL;
-  const galloc *g = &d->a[i];
-  if (n > g->size - (addr - g->base)) return NULL;
-  return g->host + (addr - g->base);
-}
-
-static uint8_t *range_ptr(emu_device *d, uint64_t addr, size_t n, char *err,
-                          size_t cap, const char *what) {
-  uint8_t *p = emu_host_ptr(d, addr, n ? n : 1);
-  if (!p)
-    errf(err, cap, "%s: [0x%llx, +%zu) does not lie in one allocation", what,
-         (unsigned long long)addr, n);
-  return p;
-}
-
-int emu_memcpy_htod(emu_device *d, uint64_t dst, const void *src, size_t n,
-                    char *err, size_t cap) {
-  if (!n) return 0;
-  uint8_t *p = range_ptr(d, dst, n, err, cap, "memcpy host to device");
-  if (!p) return -1;
-  memcpy(p, src, n);
-  return 0;
-}
-
-int emu_memcpy_dtoh(emu_device *d, void *dst, uint64_t src, size_t n,
-                    char *err, size_t cap) {
-  if (!n) return 0;
-  uint8_t *p = range_ptr(d, src, n, err, cap, "memcpy device to host");
-  if (!p) return -1;
-  memcpy(dst, p, n);
-  return 0;
-}
-
-int emu_memcpy_dtod(emu_device *d, uint64_t dst, uint64_t src, size_t n,
-                    char *err, size_t cap) {
-  if (!n) return 0;
-  uint8_t *s = range_ptr(d, src, n, err, cap, "memcpy device to device");
-  if (!s) return -1;
-  uint8_t *t = range_ptr(d, dst, n, err, cap, "memcpy device to device");
-  if (!t) return -1;
-  memmove(t, s, n);
-  return 0;
-}
-
-int emu_memset(emu_device *d, uint64_t dst, int value, size_t n, char *err,
-               size_t cap) {
-  if (!n) return 0;
-  uint8_t *p = range_ptr(d, dst, n, err, cap, "memset");
-  if (!p) return -1;
-  memset(p, value, n);
-  return 0;
 }
 
 /* ============================================================ modules === */
@@ -465,7 +276,7 @@ static int sym_slot(prep *P, const ptx_operand *o, int local, uint32_t sym,
   if (sym >= f->nvars) { *why = "bad local symbol"; return 1; }
   const ptx_var *v = &f->vars[sym];
   if (f->is_entry && sym < f->nparams)
-    return add_cs(P, CS_IMM, PARAM_WIN + P->fn->voff[sym], slot);
+    return add_cs(P, CS_IMM, EMU_PARAM_WIN + P->fn->voff[sym], slot);
   switch (v->space) {
     case PTX_SP_LOCAL: case PTX_SP_PARAM:
       return add_cs(P, CS_FRAME, P->fn->voff[sym], slot);
@@ -506,7 +317,7 @@ static int opnd_slot(prep *P, const ptx_operand *o, uint32_t *slot,
     case PTX_OPND_SYM:
       return sym_slot(P, o, o->sym_local, o->u.sym, slot, why);
     case PTX_OPND_FUNC:
-      return add_cs(P, CS_IMM, FUNC_WIN + o->u.func, slot);
+      return add_cs(P, CS_IMM, EMU_FUNC_WIN + o->u.func, slot);
     default:
       *why = "operand kind not supported here";
       return 1;
@@ -1102,17 +913,6 @@ void emu_module_free(emu_module *em) {
   free(em);
 }
 
-void emu_device_free(emu_device *d) {
-  if (!d) return;
-  while (d->nmods) emu_module_free(d->mods[d->nmods - 1]);
-  for (size_t i = 0; i < d->n; i++) {
-    if (!d->a[i].external) free(d->a[i].host);
-    free(d->a[i].touch);
-  }
-  free(d->a);
-  free(d->mods);
-  free(d);
-}
 
 /* Allocate and initialise module-scope .global/.const variables. */
 static int load_vars(emu_module *em, char *err, size_t cap) {
@@ -1167,10 +967,10 @@ static int load_vars(emu_module *em, char *err, size_t cap) {
     for (uint32_t r = 0; r < v->init_syms; r++) {
       const struct ptx_reloc *rl = &v->init_reloc[r];
       uint64_t val;
-      if (rl->is_func) val = FUNC_WIN + rl->sym;
+      if (rl->is_func) val = EMU_FUNC_WIN + rl->sym;
       else if (rl->sym < n && em->vaddr[rl->sym] != UINT64_MAX) {
         val = em->vaddr[rl->sym];
-        if (rl->generic && m->vars[rl->sym].space == PTX_SP_SHARED) val += SHARED_WIN;
+        if (rl->generic && m->vars[rl->sym].space == PTX_SP_SHARED) val += EMU_SHARED_WIN;
       } else continue;
       val += (uint64_t)rl->addend;
       unsigned w = m->address_size == 32 ? 4 : 8;
@@ -1600,14 +1400,14 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
   unsigned sp = space;
   uint64_t off = a;
   if (sp == PTX_SP_GENERIC) {
-    if (a - SHARED_WIN < WIN_SIZE) { sp = PTX_SP_SHARED; off = a - SHARED_WIN; }
-    else if (a - LOCAL_WIN < WIN_SIZE) { sp = PTX_SP_LOCAL; off = a - LOCAL_WIN; }
-    else if (a - PARAM_WIN < WIN_SIZE) { sp = PTX_SP_PARAM; }
+    if (a - EMU_SHARED_WIN < EMU_WIN_SIZE) { sp = PTX_SP_SHARED; off = a - EMU_SHARED_WIN; }
+    else if (a - EMU_LOCAL_WIN < EMU_WIN_SIZE) { sp = PTX_SP_LOCAL; off = a - EMU_LOCAL_WIN; }
+    else if (a - EMU_PARAM_WIN < EMU_WIN_SIZE) { sp = PTX_SP_PARAM; }
     else sp = PTX_SP_GLOBAL;
-  } else if (sp == PTX_SP_SHARED && a - SHARED_WIN < WIN_SIZE) {
-    off = a - SHARED_WIN;
-  } else if (sp == PTX_SP_LOCAL && a - LOCAL_WIN < WIN_SIZE) {
-    off = a - LOCAL_WIN;
+  } else if (sp == PTX_SP_SHARED && a - EMU_SHARED_WIN < EMU_WIN_SIZE) {
+    off = a - EMU_SHARED_WIN;
+  } else if (sp == PTX_SP_LOCAL && a - EMU_LOCAL_WIN < EMU_WIN_SIZE) {
+    off = a - EMU_LOCAL_WIN;
   }
   switch (sp) {
     case PTX_SP_SHARED:
@@ -1616,9 +1416,9 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
       out->rs = R_SHARED;
       return E_OK;
     case PTX_SP_PARAM:
-      if (a - PARAM_WIN < WIN_SIZE) {
+      if (a - EMU_PARAM_WIN < EMU_WIN_SIZE) {
         if (write) return E_READONLY;
-        off = a - PARAM_WIN;
+        off = a - EMU_PARAM_WIN;
         if (off > L->cfg->params_size || n > L->cfg->params_size - off) return E_OOB;
         out->p = (uint8_t *)L->cfg->params + off;
         out->rs = R_PARAM;
@@ -1637,9 +1437,9 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
       const emu_device *d = L->em->d;
       long gi = W->gcache;
       if (gi < 0 || (size_t)gi >= d->n || a - d->a[gi].base >= d->a[gi].size) {
-        gi = galloc_find(d, a);
+        gi = emu_galloc_find(d, a);
         if (gi < 0) {
-          long b = galloc_below(d, a);
+          long b = emu_galloc_below(d, a);
           if (b >= 0 && a - d->a[b].base < d->a[b].size + 4096) {
             out->g = b;
             return E_OOB;
@@ -1671,9 +1471,9 @@ static const char *space_word(unsigned space, uint64_t a) {
     case PTX_SP_CONST: return "const";
     case PTX_SP_GLOBAL: return "global";
     default:
-      if (a - SHARED_WIN < WIN_SIZE) return "generic (shared)";
-      if (a - LOCAL_WIN < WIN_SIZE) return "generic (local)";
-      if (a - PARAM_WIN < WIN_SIZE) return "generic (param)";
+      if (a - EMU_SHARED_WIN < EMU_WIN_SIZE) return "generic (shared)";
+      if (a - EMU_LOCAL_WIN < EMU_WIN_SIZE) return "generic (local)";
+      if (a - EMU_PARAM_WIN < EMU_WIN_SIZE) return "generic (param)";
       return "generic (global)";
   }
 }
@@ -2291,8 +2091,8 @@ static int run_warp(worker *W, warp *w) {
           continue;
         case K_CVTA: {
           uint64_t win = 0;
-          if (e->space == PTX_SP_SHARED || e->space == PTX_SP_SHARED_CLUSTER) win = SHARED_WIN;
-          else if (e->space == PTX_SP_LOCAL) win = LOCAL_WIN;
+          if (e->space == PTX_SP_SHARED || e->space == PTX_SP_SHARED_CLUSTER) win = EMU_SHARED_WIN;
+          else if (e->space == PTX_SP_LOCAL) win = EMU_LOCAL_WIN;
           else if (e->space == PTX_SP_PARAM) win = 0; /* param addresses are generic already */
           int to = (e->o.insn->flags & PTX_F_TO) != 0;
           const uint64_t *s = r + (size_t)e->o.s[0] * EMU_LANES;
@@ -2300,7 +2100,7 @@ static int run_warp(worker *W, warp *w) {
           for (uint32_t mm = m; mm; mm &= mm - 1) {
             uint32_t l = (uint32_t)__builtin_ctz(mm);
             uint64_t v = s[l];
-            if (win) v = to ? (v - win < WIN_SIZE ? v - win : v) : v + win;
+            if (win) v = to ? (v - win < EMU_WIN_SIZE ? v - win : v) : v + win;
             d[l] = e->size == 4 ? (uint32_t)v : v;
           }
           pc++;
@@ -2312,14 +2112,14 @@ static int run_warp(worker *W, warp *w) {
           for (uint32_t mm = m; mm; mm &= mm - 1) {
             uint32_t l = (uint32_t)__builtin_ctz(mm);
             uint64_t a = s[l];
-            int sh = a - SHARED_WIN < WIN_SIZE, lo = a - LOCAL_WIN < WIN_SIZE,
-                pa = a - PARAM_WIN < WIN_SIZE;
+            int sh = a - EMU_SHARED_WIN < EMU_WIN_SIZE, lo = a - EMU_LOCAL_WIN < EMU_WIN_SIZE,
+                pa = a - EMU_PARAM_WIN < EMU_WIN_SIZE;
             int v;
             switch (e->space) {
               case PTX_SP_SHARED: case PTX_SP_SHARED_CLUSTER: v = sh; break;
               case PTX_SP_LOCAL: v = lo; break;
               case PTX_SP_PARAM: v = pa; break;
-              default: v = !sh && !lo && !pa && galloc_find(L->em->d, a) >= 0;
+              default: v = !sh && !lo && !pa && emu_galloc_find(L->em->d, a) >= 0;
             }
             d[l] = (uint64_t)v;
           }

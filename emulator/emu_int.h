@@ -93,6 +93,42 @@ struct emu_op {
 emu_alu_fn emu_alu_select(const ptx_insn *i, unsigned nd, unsigned ns,
                           const char **why);
 
+/* ------------------------------------------------ device memory -- */
+
+/* Address windows of the emulated space (drawn in emu.c's header). */
+#define EMU_GLOBAL_BASE 0x0000000100000000ull
+#define EMU_GLOBAL_GAP 256ull
+#define EMU_SHARED_WIN 0x0000100000000000ull
+#define EMU_LOCAL_WIN 0x0000200000000000ull
+#define EMU_PARAM_WIN 0x0000300000000000ull
+#define EMU_FUNC_WIN 0x0000400000000000ull
+#define EMU_WIN_SIZE 0x0000010000000000ull
+
+/* One allocation (emu_malloc) or external mapping (emu_map_external). */
+typedef struct galloc {
+  uint64_t base;   /* device address, 256-aligned */
+  uint64_t size;   /* bytes (>= 1) */
+  uint8_t *host;   /* size bytes; owned unless external */
+  int external;    /* registered by emu_map_external: host not freed here */
+  uint8_t *touch;  /* footprint bitmap (1 bit per byte) during a launch */
+} galloc;
+
+struct emu_module;
+
+/* The device (emu_mem.c); launches read the table, never change it. */
+struct emu_device {
+  galloc *a;             /* sorted by base; bases increase, never reused */
+  size_t n, cap;
+  uint64_t next;         /* next free device address */
+  struct emu_module **mods; /* loaded modules (freed with the device) */
+  size_t nmods, capmods;
+};
+
+/* Index of the allocation containing addr, or -1. */
+long emu_galloc_find(const struct emu_device *d, uint64_t addr);
+/* Index of the last allocation whose base is <= addr (for messages), or -1. */
+long emu_galloc_below(const struct emu_device *d, uint64_t addr);
+
 /* ------------------------------------------------ engine-side helpers -- */
 
 /* A growable text buffer (device printf output of one CTA). */

@@ -1,0 +1,209 @@
+/*
+ * emu_mem.c -- the emulated device's memory: the allocation table (global
+ * allocations and external mappings in one emulated 64-bit space), copies,
+ * fills and host pointers.  emu.c's launches look addresses up here.
+ *
+ * The address windows are drawn in emu.c's header; emu_int.h names them.
+ * Global allocations are 256-aligned, never reused, with at least 256
+ * unmapped bytes between two (an overrun by a few bytes is not silently
+ * another allocation's data).  Global allocations and external mappings
+ * share one table sorted by base.
+ */
+#include "emulator/emu.h"
+#include "emulator/emu_int.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int errf(char *err, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int errf(char *err, size_t cap, const char *fmt, ...) {
+  if (err && cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static inline uint64_t align_up(uint64_t v, uint64_t a) {
+  return a > 1 ? (v + a - 1) / a * a : v;
+}
+
+emu_device *emu_device_new(void) {
+  emu_device *d = calloc(1, sizeof *d);
+  if (d) d->next = EMU_GLOBAL_BASE;
+  return d;
+}
+
+/* Index of the allocation containing addr, or -1. */
+long emu_galloc_find(const emu_device *d, uint64_t addr) {
+  size_t lo = 0, hi = d->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (d->a[mid].base <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const galloc *g = &d->a[lo - 1];
+  return addr - g->base < g->size ? (long)(lo - 1) : -1;
+}
+
+/* Nearest allocation at or below addr (for messages), or -1. */
+long emu_galloc_below(const emu_device *d, uint64_t addr) {
+  size_t lo = 0, hi = d->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (d->a[mid].base <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  return (long)lo - 1;
+}
+
+int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err,
+               size_t cap) {
+  if (!d || !addr) return errf(err, cap, "emu_malloc: null argument");
+  uint64_t size = bytes ? bytes : 1;
+  if (size > (1ull << 40)) return errf(err, cap, "emu_malloc: %zu bytes is too large", bytes);
+  if (d->n == d->cap) {
+    size_t nc = d->cap ? d->cap * 2 : 16;
+    galloc *na = realloc(d->a, nc * sizeof *na);
+    if (!na) return errf(err, cap, "emu_malloc: out of memory");
+    d->a = na;
+    d->cap = nc;
+  }
+  if (d->next + size > EMU_SHARED_WIN)
+    return errf(err, cap, "emu_malloc: the emulated global space is exhausted");
+  uint8_t *h = calloc(1, size);
+  if (!h) return errf(err, cap, "emu_malloc: cannot allocate %zu bytes", bytes);
+  /* bases only grow and stay below EMU_SHARED_WIN < EMU_EXT_BASE, so global allocations sort
+     before every external mapping: insert after the last global one */
+  size_t at = (size_t)(emu_galloc_below(d, d->next) + 1);
+  memmove(&d->a[at + 1], &d->a[at], (d->n - at) * sizeof *d->a);
+  d->n++;
+  galloc *g = &d->a[at];
+  g->external = 0;
+  g->base = d->next;
+  g->size = size;
+  g->host = h;
+  g->touch = NULL;
+  d->next = align_up(g->base + size + EMU_GLOBAL_GAP, 256);
+  *addr = g->base;
+  return 0;
+}
+
+int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap) {
+  if (!d) return errf(err, cap, "emu_free: null device");
+  if (!addr) return 0;
+  long i = emu_galloc_find(d, addr);
+  if (i < 0 || d->a[i].base != addr)
+    return errf(err, cap, "emu_free: 0x%llx is not the base of an allocation",
+                (unsigned long long)addr);
+  if (!d->a[i].external) free(d->a[i].host);
+  free(d->a[i].touch);
+  memmove(&d->a[i], &d->a[i + 1], (d->n - (size_t)i - 1) * sizeof *d->a);
+  d->n--;
+  return 0;
+}
+
+int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *err,
+                     size_t cap) {
+  if (!d || !host || !n) return errf(err, cap, "emu_map_external: null argument or size 0");
+  if (addr % 256)
+    return errf(err, cap, "emu_map_external: 0x%llx is not 256-byte aligned",
+                (unsigned long long)addr);
+  if (addr < EMU_EXT_BASE || n > EMU_EXT_SIZE || addr - EMU_EXT_BASE > EMU_EXT_SIZE - n)
+    return errf(err, cap,
+                "emu_map_external: [0x%llx, +%zu) is outside the external window "
+                "[0x%llx, 0x%llx)", (unsigned long long)addr, n,
+                (unsigned long long)EMU_EXT_BASE,
+                (unsigned long long)(EMU_EXT_BASE + EMU_EXT_SIZE));
+  long b = emu_galloc_below(d, addr + n - 1); /* last allocation starting in or before the range */
+  if (b >= 0 && d->a[b].base + d->a[b].size > addr)
+    return errf(err, cap,
+                "emu_map_external: [0x%llx, +%zu) overlaps the allocation [0x%llx, +%llu)",
+                (unsigned long long)addr, n, (unsigned long long)d->a[b].base,
+                (unsigned long long)d->a[b].size);
+  if (d->n == d->cap) {
+    size_t nc = d->cap ? d->cap * 2 : 16;
+    galloc *na = realloc(d->a, nc * sizeof *na);
+    if (!na) return errf(err, cap, "emu_map_external: out of memory");
+    d->a = na;
+    d->cap = nc;
+  }
+  size_t at = (size_t)(b + 1);
+  memmove(&d->a[at + 1], &d->a[at], (d->n - at) * sizeof *d->a);
+  d->n++;
+  d->a[at] = (galloc){.base = addr, .size = n, .host = host, .external = 1, .touch = NULL};
+  return 0;
+}
+
+void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n) {
+  if (!d) return NULL;
+  long i = emu_galloc_find(d, addr);
+  if (i < 0) return NULL;
+  const galloc *g = &d->a[i];
+  if (n > g->size - (addr - g->base)) return NULL;
+  return g->host + (addr - g->base);
+}
+
+static uint8_t *range_ptr(emu_device *d, uint64_t addr, size_t n, char *err,
+                          size_t cap, const char *what) {
+  uint8_t *p = emu_host_ptr(d, addr, n ? n : 1);
+  if (!p)
+    errf(err, cap, "%s: [0x%llx, +%zu) does not lie in one allocation", what,
+         (unsigned long long)addr, n);
+  return p;
+}
+
+int emu_memcpy_htod(emu_device *d, uint64_t dst, const void *src, size_t n,
+                    char *err, size_t cap) {
+  if (!n) return 0;
+  uint8_t *p = range_ptr(d, dst, n, err, cap, "memcpy host to device");
+  if (!p) return -1;
+  memcpy(p, src, n);
+  return 0;
+}
+
+int emu_memcpy_dtoh(emu_device *d, void *dst, uint64_t src, size_t n,
+                    char *err, size_t cap) {
+  if (!n) return 0;
+  uint8_t *p = range_ptr(d, src, n, err, cap, "memcpy device to host");
+  if (!p) return -1;
+  memcpy(dst, p, n);
+  return 0;
+}
+
+int emu_memcpy_dtod(emu_device *d, uint64_t dst, uint64_t src, size_t n,
+                    char *err, size_t cap) {
+  if (!n) return 0;
+  uint8_t *s = range_ptr(d, src, n, err, cap, "memcpy device to device");
+  if (!s) return -1;
+  uint8_t *t = range_ptr(d, dst, n, err, cap, "memcpy device to device");
+  if (!t) return -1;
+  memmove(t, s, n);
+  return 0;
+}
+
+int emu_memset(emu_device *d, uint64_t dst, int value, size_t n, char *err,
+               size_t cap) {
+  if (!n) return 0;
+  uint8_t *p = range_ptr(d, dst, n, err, cap, "memset");
+  if (!p) return -1;
+  memset(p, value, n);
+  return 0;
+}
+
+void emu_device_free(emu_device *d) {
+  if (!d) return;
+  while (d->nmods) emu_module_free(d->mods[d->nmods - 1]);
+  for (size_t i = 0; i < d->n; i++) {
+    if (!d->a[i].external) free(d->a[i].host);
+    free(d->a[i].touch);
+  }
+  free(d->a);
+  free(d->mods);
+  free(d);
+}
