@@ -69,11 +69,32 @@
  *
  * Scheduling.  A CTA's warps run in turn: each until it exits or waits at
  * a barrier; a barrier releases when all live warps (or the thread count
- * given) have arrived.  CTAs are distributed over OpenMP threads
- * (schedule(dynamic)); each thread owns its warps, shared memory, local
- * stacks and counters, summed at the end, so counts do not depend on the
- * thread count.  Device printf output is buffered per CTA and written in
- * CTA order after the launch.
+ * given) have arrived.  CTAs are handed out in index order from one
+ * counter.  The calling thread runs them first; after each CTA it
+ * estimates the work left from the time per CTA so far, and only when that
+ * exceeds TEAM_MIN_S (2 ms on one thread) does an OpenMP team of the
+ * configured size join in, pulling from the same counter.  Why: most
+ * launches of iterative programs are tiny (1000 launches of 10,000
+ * thread-instructions), and a team per launch cost more than the work --
+ * its threads spin between launches, and on a loaded machine a spinning or
+ * descheduled team member delays every launch by milliseconds (1000 such
+ * launches took 20-30 s under `kcast run` beside a busy process, 1.6 s on
+ * one thread).  Each thread owns its warps, shared memory, local stacks and
+ * counters, summed at the end, so counts do not depend on the thread count
+ * or on whether a team ran.  Device printf output is buffered per CTA and
+ * written in CTA order after the launch.
+ *
+ * Memory accesses.  A warp's access is resolved once for the whole warp
+ * when its lowest and highest lane addresses resolve to one region (the
+ * same allocation, the shared window, the parameter buffer or the lanes'
+ * frames) and every address is aligned: then every lane between is in
+ * bounds too.  Otherwise lanes are resolved one by one, which also names the
+ * first faulting lane.  Global allocations are found through a four-entry
+ * cache per thread (a triad alternates between three buffers), and the
+ * footprint bitmap (emu_mem.c) is set once per run of adjacent lanes, a
+ * word at a time.  Measured (make bench, triad, one thread): 141 M
+ * thread-instructions/s with a per-lane path and a byte-by-byte bitmap,
+ * 404 M with this one.
  *
  * Counting.  Per basic block: thread executions (popcount of the active
  * mask when a warp enters the block) and warp entries.  op.* = sum over
@@ -107,12 +128,15 @@
 #ifdef _OPENMP
 /* declared here: clang's omp.h is not always installed */
 int omp_get_max_threads(void);
+int omp_get_thread_num(void);
 #endif
 
 #define NONE UINT32_MAX
 #define RECURSIVE_STACK (16u * 1024u) /* per-thread local bytes when recursive */
 #define MAX_CALL_DEPTH 1024
 #define NBAR 16
+#define GC_WAYS 4  /* allocation cache entries per thread */
+#define TEAM_MIN_S 2e-3 /* work left (seconds on one thread) worth a team */
 
 static int errf(char *err, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -1160,6 +1184,12 @@ typedef struct bar_state {
 
 typedef struct launch launch;
 
+/* Device printf text of one CTA, by its run index. */
+typedef struct pfout {
+  uint64_t i;
+  emu_strbuf b;
+} pfout;
+
 typedef struct worker {
   launch *L;
   uint64_t *tcnt, *wcnt;  /* per block: thread executions, warp entries */
@@ -1173,9 +1203,12 @@ typedef struct worker {
   uint32_t live_warps;
   bar_state bar[NBAR];
   emu_strbuf pf;          /* printf text of the running CTA */
+  pfout *po;              /* printf text of this thread's finished CTAs */
+  size_t npo, cpo;
   uint64_t insn_acc;      /* thread-instructions not yet added to L */
   uint32_t tick;
-  long gcache;            /* last allocation hit */
+  long gc[GC_WAYS];       /* allocations hit last, most recent first; -1 */
+  emu_tcache tc;          /* the footprint chunk touched last */
   int oom;
 } worker;
 
@@ -1196,8 +1229,11 @@ struct launch {
   char err[1024];
   uint64_t used;          /* thread-instructions (atomic) */
   uint64_t flush_at;
+  int oom;                /* a worker ran out of memory */
   double t0;
-  emu_strbuf *pout;       /* printf text per run index */
+  pfout *po;              /* printf text of the CTAs that printed */
+  size_t npo;
+  uint64_t next;          /* next run index to hand out (atomic) */
 };
 
 static double now_s(void) {
@@ -1389,9 +1425,29 @@ enum { E_OK, E_UNMAPPED, E_OOB, E_MISALIGNED, E_READONLY };
 
 typedef struct acc {
   uint8_t *p;
-  uint8_t rs;    /* R_* */
-  long g;        /* allocation index for global/const */
+  uint8_t rs;      /* R_* */
+  uint8_t perlane; /* p lies in the lane's local stack (local, .func param) */
+  long g;          /* allocation index for global/const */
 } lacc;
+
+/* Allocation containing a through the worker's MRU cache, or -1.  A kernel
+   alternating between buffers (triad reads b and c, writes a) hits. */
+static long find_alloc(worker *W, const emu_device *d, uint64_t a) {
+  for (int i = 0; i < GC_WAYS; i++) {
+    long gi = W->gc[i];
+    if (gi >= 0 && a - d->a[gi].base < d->a[gi].size) {
+      for (; i > 0; i--) W->gc[i] = W->gc[i - 1];
+      W->gc[0] = gi;
+      return gi;
+    }
+  }
+  long gi = emu_galloc_find(d, a);
+  if (gi >= 0) {
+    memmove(W->gc + 1, W->gc, (GC_WAYS - 1) * sizeof *W->gc);
+    W->gc[0] = gi;
+  }
+  return gi;
+}
 
 static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
                    uint64_t a, unsigned n, int write, lacc *out) {
@@ -1409,6 +1465,7 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
   } else if (sp == PTX_SP_LOCAL && a - EMU_LOCAL_WIN < EMU_WIN_SIZE) {
     off = a - EMU_LOCAL_WIN;
   }
+  out->perlane = 0;
   switch (sp) {
     case PTX_SP_SHARED:
       if (off > L->shsize || n > L->shsize - off) return E_OOB;
@@ -1431,27 +1488,24 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
       if (off > top || n > top - off) return E_OOB;
       out->p = lane_local(W, w, lane) + off;
       out->rs = sp == PTX_SP_PARAM ? R_PARAM : R_LOCAL;
+      out->perlane = 1;
       return E_OK;
     }
     default: {
       const emu_device *d = L->em->d;
-      long gi = W->gcache;
-      if (gi < 0 || (size_t)gi >= d->n || a - d->a[gi].base >= d->a[gi].size) {
-        gi = emu_galloc_find(d, a);
-        if (gi < 0) {
-          long b = emu_galloc_below(d, a);
-          if (b >= 0 && a - d->a[b].base < d->a[b].size + 4096) {
-            out->g = b;
-            return E_OOB;
-          }
-          if (b + 1 < (long)d->n && d->a[b + 1].base - a <= 4096) {
-            out->g = b + 1;
-            return E_OOB;
-          }
-          out->g = -1;
-          return E_UNMAPPED;
+      long gi = find_alloc(W, d, a);
+      if (gi < 0) {
+        long b = emu_galloc_below(d, a);
+        if (b >= 0 && a - d->a[b].base < d->a[b].size + 4096) {
+          out->g = b;
+          return E_OOB;
         }
-        W->gcache = gi;
+        if (b + 1 < (long)d->n && d->a[b + 1].base - a <= 4096) {
+          out->g = b + 1;
+          return E_OOB;
+        }
+        out->g = -1;
+        return E_UNMAPPED;
       }
       const galloc *g = &d->a[gi];
       out->g = gi;
@@ -1628,45 +1682,120 @@ static unsigned count_distinct(uint64_t *v, unsigned n) {
   return d;
 }
 
-static void touch(const emu_device *d, long gi, uint64_t a, unsigned n) {
-  const galloc *g = &d->a[gi];
-  if (!g->touch) return;
-  uint64_t o = a - g->base;
-  for (unsigned i = 0; i < n; i++, o++) {
-    uint8_t bit = (uint8_t)(1u << (o & 7));
-    uint8_t *t = &g->touch[o >> 3];
-    if (!(__atomic_load_n(t, __ATOMIC_RELAXED) & bit))
-      __atomic_fetch_or(t, bit, __ATOMIC_RELAXED);
+/*
+ * All lanes of m in one region (resolve() of the lowest and the highest
+ * address agree: the same space, the same allocation, both in bounds,
+ * every address aligned): fill p[] and return 1.  Regions are contiguous,
+ * so every address between the two is in bounds too.  0 when the lanes
+ * must be resolved one by one (an error to report, or mixed regions).
+ */
+static int warp_region(worker *W, const warp *w, const eop *e, const uint64_t *addr,
+                       uint32_t m, uint64_t lo, uint64_t hi, uint64_t orv, unsigned n,
+                       int write, uint8_t **p, lacc *ac) {
+  if (n > 1 && (orv & (n - 1))) return 0;
+  uint32_t l0 = (uint32_t)__builtin_ctz(m);
+  lacc h;
+  ac->g = h.g = -1;
+  if (resolve(W, w, l0, e->space, lo, n, write, ac) != E_OK) return 0;
+  if (hi != lo) {
+    if (resolve(W, w, l0, e->space, hi, n, write, &h) != E_OK || h.rs != ac->rs ||
+        h.perlane != ac->perlane || h.g != ac->g || h.p - ac->p != (ptrdiff_t)(hi - lo))
+      return 0;
   }
+  if (ac->perlane) {
+    ptrdiff_t off = ac->p - lane_local(W, w, l0);
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      p[l] = lane_local(W, w, l) + off + (addr[l] - lo);
+    }
+  } else {
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      p[l] = ac->p + (addr[l] - lo);
+    }
+  }
+  return 1;
+}
+
+/* Footprint of the global lanes gl: one touch per run of adjacent or
+   overlapping accesses when the addresses ascend with the lane (a
+   coalesced warp is one run), else one per lane.  0, or -1 on ENOMEM. */
+static int touch_lanes(worker *W, const uint64_t *addr, const long *gidx, long g1,
+                       uint32_t gl, unsigned n, int mono) {
+  emu_device *d = W->L->em->d;
+  if (mono && g1 >= 0) {
+    uint64_t s = 0, e = 0;
+    int open = 0;
+    for (uint32_t mm = gl; mm; mm &= mm - 1) {
+      uint64_t a = addr[__builtin_ctz(mm)];
+      if (open && a <= e) {
+        if (a + n > e) e = a + n;
+        continue;
+      }
+      if (open && emu_touch(d, g1, s - d->a[g1].base, e - s, &W->tc)) return -1;
+      s = a;
+      e = a + n;
+      open = 1;
+    }
+    if (open && emu_touch(d, g1, s - d->a[g1].base, e - s, &W->tc)) return -1;
+    return 0;
+  }
+  for (uint32_t mm = gl; mm; mm &= mm - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(mm);
+    long gi = gidx ? gidx[l] : g1;
+    if (emu_touch(d, gi, addr[l] - d->a[gi].base, n, &W->tc)) return -1;
+  }
+  return 0;
 }
 
 /* ld / st / atom / red for the lanes in m. */
 static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   unsigned n = (unsigned)e->size * e->vec;
   int write = e->k != K_LD;
-  lacc ac[EMU_LANES];
   uint64_t addr[EMU_LANES];
+  uint8_t *p[EMU_LANES];
+  long gidx[EMU_LANES];
   uint32_t gl = 0, sl = 0, ll = 0;
   const uint64_t *base = r + (size_t)e->abase * EMU_LANES;
+  uint64_t lo = UINT64_MAX, hi = 0, orv = 0, prev = 0;
+  int mono = 1;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     uint32_t l = (uint32_t)__builtin_ctz(mm);
     uint64_t a = base[l] + (uint64_t)e->aoff;
     addr[l] = a;
-    ac[l].g = -1;
-    int rc = resolve(W, w, l, e->space, a, n, write, &ac[l]);
-    if (rc != E_OK) {
-      mem_fail(W, w, l, e, rc, a, n, write, &ac[l]);
-      return -1;
+    orv |= a;
+    if (a < lo) lo = a;
+    if (a > hi) hi = a;
+    if (a < prev) mono = 0;
+    prev = a;
+  }
+  lacc ac;
+  long g1 = -1; /* the one allocation of the global lanes, or -1: see gidx */
+  if (warp_region(W, w, e, addr, m, lo, hi, orv, n, write, p, &ac)) {
+    if (ac.rs == R_GLOBAL) gl = m, g1 = ac.g;
+    else if (ac.rs == R_SHARED) sl = m;
+    else if (ac.rs == R_LOCAL) ll = m;
+  } else {
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      ac.g = -1;
+      int rc = resolve(W, w, l, e->space, addr[l], n, write, &ac);
+      if (rc != E_OK) {
+        mem_fail(W, w, l, e, rc, addr[l], n, write, &ac);
+        return -1;
+      }
+      p[l] = ac.p;
+      gidx[l] = ac.g;
+      if (ac.rs == R_GLOBAL) gl |= 1u << l;
+      else if (ac.rs == R_SHARED) sl |= 1u << l;
+      else if (ac.rs == R_LOCAL) ll |= 1u << l;
     }
-    if (ac[l].rs == R_GLOBAL) gl |= 1u << l;
-    else if (ac[l].rs == R_SHARED) sl |= 1u << l;
-    else if (ac[l].rs == R_LOCAL) ll |= 1u << l;
   }
   if (e->k == K_LD) {
     for (uint32_t mm = m; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
       for (unsigned k = 0; k < e->vec; k++) {
-        uint64_t v = load_n(ac[l].p + k * e->size, e->size);
+        uint64_t v = load_n(p[l] + k * e->size, e->size);
         r[(size_t)e->o.d[k] * EMU_LANES + l] = extend(v, e->size, e->sext, e->dw[k]);
       }
     }
@@ -1674,7 +1803,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     for (uint32_t mm = m; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
       for (unsigned k = 0; k < e->vec; k++)
-        store_n(ac[l].p + k * e->size, r[(size_t)e->o.s[k] * EMU_LANES + l], e->size);
+        store_n(p[l] + k * e->size, r[(size_t)e->o.s[k] * EMU_LANES + l], e->size);
     }
   } else {
     const uint64_t *bs = r + (size_t)e->o.s[0] * EMU_LANES;
@@ -1682,38 +1811,41 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     uint64_t mask = e->size == 4 ? 0xffffffffull : ~0ull;
     for (uint32_t mm = m; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
-      uint64_t old = atom_do(e, ac[l].p, bs[l] & mask, cs[l] & mask);
+      uint64_t old = atom_do(e, p[l], bs[l] & mask, cs[l] & mask);
       if (!e->isred) r[(size_t)e->o.d[0] * EMU_LANES + l] = extend(old, e->size, 0, e->dw[0]);
     }
   }
   /* statistics */
   if (gl) {
-    unsigned cnt = (unsigned)__builtin_popcount(gl);
+    unsigned cnt = emu_popc32(gl);
     uint64_t bytes = (uint64_t)cnt * e->mbytes;
     W->st[S_GBYTES] += bytes;
     W->st[e->k == K_LD ? S_GLOAD : e->k == K_ST ? S_GSTORE : S_GATOM] += bytes;
     W->st[S_GACC]++;
+    /* distinct 32-byte sectors; ascending addresses need no sort */
     uint64_t sec[2 * EMU_LANES];
     unsigned ns = 0;
-    const emu_device *d = W->L->em->d;
     for (uint32_t mm = gl; mm; mm &= mm - 1) {
-      uint32_t l = (uint32_t)__builtin_ctz(mm);
-      uint64_t a = addr[l];
+      uint64_t a = addr[__builtin_ctz(mm)];
       sec[ns++] = a >> 5;
       if (((a + n - 1) >> 5) != (a >> 5)) sec[ns++] = (a + n - 1) >> 5;
-      touch(d, ac[l].g, a, n);
     }
     W->st[S_GSECT] += count_distinct(sec, ns);
+    if (touch_lanes(W, addr, g1 >= 0 ? NULL : gidx, g1, gl, n, mono)) {
+      W->oom = 1;
+      fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
+      return -1;
+    }
   }
   if (sl) {
-    unsigned cnt = (unsigned)__builtin_popcount(sl);
+    unsigned cnt = emu_popc32(sl);
     W->st[S_SBYTES] += (uint64_t)cnt * e->mbytes;
     W->st[S_SACC]++;
     uint64_t wd[4 * EMU_LANES];
     unsigned nw = 0;
     for (uint32_t mm = sl; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
-      uint64_t o = (uint64_t)(ac[l].p - W->sh);
+      uint64_t o = (uint64_t)(p[l] - W->sh);
       for (uint64_t x = o >> 2; x <= (o + n - 1) >> 2 && nw < 4 * EMU_LANES; x++) wd[nw++] = x;
     }
     count_distinct(wd, nw); /* sorts */
@@ -1725,7 +1857,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     }
     if (mx > 1) W->st[S_SREPLAY] += mx - 1;
   }
-  if (ll) W->st[S_LBYTES] += (uint64_t)__builtin_popcount(ll) * e->mbytes;
+  if (ll) W->st[S_LBYTES] += (uint64_t)emu_popc32(ll) * e->mbytes;
   return 0;
 }
 
@@ -2055,7 +2187,7 @@ static int run_warp(worker *W, warp *w) {
     }
     uint32_t b = fn->bstart[pc], end;
     if (b != NONE) {
-      uint32_t pop = (uint32_t)__builtin_popcount(active);
+      uint32_t pop = emu_popc32(active);
       end = fn->bend[b];
       W->tcnt[fn->cbase + b] += pop;
       W->wcnt[fn->cbase + b]++;
@@ -2408,7 +2540,8 @@ static int run_cta(worker *W, uint64_t cta) {
 static int worker_init(worker *W, launch *L) {
   memset(W, 0, sizeof *W);
   W->L = L;
-  W->gcache = -1;
+  for (int i = 0; i < GC_WAYS; i++) W->gc[i] = -1;
+  W->tc.gi = -1;
   W->tcnt = calloc(L->em->nblocks ? L->em->nblocks : 1, sizeof *W->tcnt);
   W->wcnt = calloc(L->em->nblocks ? L->em->nblocks : 1, sizeof *W->wcnt);
   W->w = calloc(L->nwarps, sizeof *W->w);
@@ -2428,6 +2561,76 @@ static void worker_free(worker *W) {
   free(W->sh);
   free(W->loc);
   free(W->pf.p);
+  for (size_t i = 0; i < W->npo; i++) free(W->po[i].b.p);
+  free(W->po);
+  memset(W, 0, sizeof *W);
+}
+
+static int cmp_pfout(const void *a, const void *b) {
+  uint64_t x = ((const pfout *)a)->i, y = ((const pfout *)b)->i;
+  return (x > y) - (x < y);
+}
+
+/*
+ * Run CTAs from the launch's counter until none is left.  With probe set
+ * (the calling thread, a team possible), stop after a CTA once the work
+ * left, estimated from the time per CTA so far, exceeds TEAM_MIN_S: returns
+ * 1 then (a team should take over), else 0.
+ */
+static int run_ctas(worker *W, int probe) {
+  launch *L = W->L;
+  for (;;) {
+    uint64_t i = __atomic_fetch_add(&L->next, 1, __ATOMIC_RELAXED);
+    if (i >= L->nrun) return 0;
+    uint64_t cta = L->list ? L->list[i] : i;
+    if (__atomic_load_n(&L->stop_all, __ATOMIC_RELAXED) ||
+        cta > __atomic_load_n(&L->abort_cta, __ATOMIC_RELAXED))
+      continue;
+    W->pf.len = 0;
+    if (run_cta(W, cta) == 0 && W->pf.len) {
+      if (W->npo == W->cpo) {
+        size_t nc = W->cpo ? 2 * W->cpo : 8;
+        pfout *np = realloc(W->po, nc * sizeof *np);
+        if (!np) {
+          W->oom = 1;
+          __atomic_store_n(&L->stop_all, 1, __ATOMIC_RELAXED);
+          return 0;
+        }
+        W->po = np;
+        W->cpo = nc;
+      }
+      W->po[W->npo].i = i;
+      W->po[W->npo++].b = W->pf;
+      memset(&W->pf, 0, sizeof W->pf);
+    }
+    if (probe && i + 1 < L->nrun) {
+      double el = now_s() - L->t0;
+      if (el / (double)(i + 1) * (double)(L->nrun - i - 1) > TEAM_MIN_S) return 1;
+    }
+  }
+}
+
+/* Add a worker's counters and printf text to the launch's. */
+static void merge_worker(launch *L, worker *W, uint64_t *tcnt, uint64_t *wcnt, uint64_t *stt) {
+  for (uint32_t b = 0; b < L->em->nblocks; b++) {
+    tcnt[b] += W->tcnt[b];
+    wcnt[b] += W->wcnt[b];
+  }
+  for (int s = 0; s < S_NSTAT; s++) stt[s] += W->st[s];
+  L->used += W->insn_acc;
+  W->insn_acc = 0;
+  if (W->oom) L->oom = 1;
+  if (W->npo) {
+    pfout *np = realloc(L->po, (L->npo + W->npo) * sizeof *np);
+    if (!np) {
+      L->oom = 1;
+      return;
+    }
+    L->po = np;
+    memcpy(L->po + L->npo, W->po, W->npo * sizeof *np);
+    L->npo += W->npo;
+    W->npo = 0;
+  }
 }
 
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
@@ -2498,19 +2701,13 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     for (uint64_t i = 0; i < L.nrun; i++)
       L.list[i] = (uint64_t)((unsigned __int128)(2 * i + 1) * ntotal / (2 * L.nrun));
   }
-  L.pout = calloc(L.nrun, sizeof *L.pout);
   tcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *tcnt);
   wcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *wcnt);
   keyc = calloc(m->nkeys ? m->nkeys : 1, sizeof *keyc);
-  if (!L.pout || !tcnt || !wcnt || !keyc) { errf(err, cap, "out of memory"); goto out; }
+  if (!tcnt || !wcnt || !keyc) { errf(err, cap, "out of memory"); goto out; }
   emu_device *d = em->d;
-  for (size_t i = 0; i < d->n; i++) {
-    free(d->a[i].touch);
-    d->a[i].touch = calloc((d->a[i].size + 7) / 8, 1);
-    if (!d->a[i].touch) { errf(err, cap, "out of memory"); goto out; }
-  }
+  emu_touch_clear(d);
   L.t0 = now_s();
-  int oom = 0;
   int nth = cfg->threads > 0 ? cfg->threads : 0;
 #ifdef _OPENMP
   if (!nth) nth = omp_get_max_threads();
@@ -2518,43 +2715,37 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
 #else
   nth = 1;
 #endif
+  /* The calling thread starts; a team joins only when the work left looks
+     large enough to pay for starting it (see the note at the top). */
+  worker W0;
+  int oom = worker_init(&W0, &L) != 0;
+  if (!oom && run_ctas(&W0, nth > 1) > 0) {
+#ifdef _OPENMP
 #pragma omp parallel num_threads(nth)
-  {
-    worker W;
-    int ok = worker_init(&W, &L) == 0;
-    if (!ok) {
+    {
+      worker Wt, *W = &W0;
+      if (omp_get_thread_num() != 0) {
+        W = &Wt;
+        if (worker_init(W, &L) != 0) {
 #pragma omp atomic write
-      oom = 1;
-      __atomic_store_n(&L.stop_all, 1, __ATOMIC_RELAXED);
-    }
-#pragma omp for schedule(dynamic, 1)
-    for (uint64_t i = 0; i < L.nrun; i++) {
-      if (!ok) continue;
-      uint64_t cta = L.list ? L.list[i] : i;
-      if (__atomic_load_n(&L.stop_all, __ATOMIC_RELAXED) ||
-          cta > __atomic_load_n(&L.abort_cta, __ATOMIC_RELAXED))
-        continue;
-      W.pf.len = 0;
-      if (run_cta(&W, cta) == 0 && W.pf.len) {
-        L.pout[i] = W.pf;
-        memset(&W.pf, 0, sizeof W.pf);
-      }
-    }
-    if (ok) {
-#pragma omp critical(emu_merge)
-      {
-        for (uint32_t b = 0; b < em->nblocks; b++) {
-          tcnt[b] += W.tcnt[b];
-          wcnt[b] += W.wcnt[b];
+          oom = 1;
+          __atomic_store_n(&L.stop_all, 1, __ATOMIC_RELAXED);
+        } else {
+          run_ctas(W, 0);
         }
-        for (int s = 0; s < S_NSTAT; s++) stt[s] += W.st[s];
-        L.used += W.insn_acc;
+#pragma omp critical(emu_merge)
+        merge_worker(&L, W, tcnt, wcnt, stt);
+        worker_free(W);
+      } else {
+        run_ctas(W, 0);
       }
     }
-    worker_free(&W);
+#endif
   }
+  if (W0.L) merge_worker(&L, &W0, tcnt, wcnt, stt);
+  worker_free(&W0);
   double secs = now_s() - L.t0;
-  if (oom) { errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel); goto out; }
+  if (oom || L.oom) { errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel); goto out; }
   if (L.err_cta != UINT64_MAX) { errf(err, cap, "%s", L.err); goto fpout; }
   /* ---- features ---- */
   double scale = L.list ? (double)ntotal / (double)L.nrun : 1.0;
@@ -2610,9 +2801,9 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     }
     uint64_t foot = 0;
     for (size_t i = 0; i < d->n; i++) {
-      const uint8_t *t = d->a[i].touch;
-      if (!t) continue;
-      for (uint64_t j = 0; j < (d->a[i].size + 7) / 8; j++) foot += (uint64_t)__builtin_popcount(t[j]);
+      emu_foot f;
+      emu_foot_scan(&d->a[i], &f);
+      foot += f.bytes;
     }
     static const struct { const char *name; int s; } mem[] = {
       {"mem.global_bytes", S_GBYTES}, {"mem.global_load_bytes", S_GLOAD},
@@ -2635,19 +2826,16 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   rc = 0;
 fpout:
   /* printf text of the CTAs that ran, in CTA order */
-  for (uint64_t i = 0; i < L.nrun; i++)
-    if (L.pout[i].len) fwrite(L.pout[i].p, 1, L.pout[i].len, cfg->printf_out ? cfg->printf_out : stdout);
+  if (L.npo > 1) qsort(L.po, L.npo, sizeof *L.po, cmp_pfout);
+  for (size_t i = 0; i < L.npo; i++)
+    fwrite(L.po[i].b.p, 1, L.po[i].b.len, cfg->printf_out ? cfg->printf_out : stdout);
 out:
-  if (L.pout)
-    for (uint64_t i = 0; i < L.nrun; i++) free(L.pout[i].p);
-  free(L.pout);
+  for (size_t i = 0; i < L.npo; i++) free(L.po[i].b.p);
+  free(L.po);
   free(L.list);
   free(tcnt);
   free(wcnt);
   free(keyc);
-  for (size_t i = 0; i < em->d->n; i++) {
-    free(em->d->a[i].touch);
-    em->d->a[i].touch = NULL;
-  }
+  emu_touch_clear(em->d);
   return rc;
 }

@@ -110,8 +110,18 @@ typedef struct galloc {
   uint64_t size;   /* bytes (>= 1) */
   uint8_t *host;   /* size bytes; owned unless external */
   int external;    /* registered by emu_map_external: host not freed here */
-  uint8_t *touch;  /* footprint bitmap (1 bit per byte) during a launch */
+  uint64_t **touch; /* footprint during a launch: NULL until the launch's
+                       first access, then (size >> EMU_TCHUNK_SHIFT) + 1
+                       chunk pointers, each NULL until its first access and
+                       then EMU_TCHUNK_WORDS words, bit i of the chunk for
+                       its byte i (emu_touch) */
 } galloc;
+
+/* Footprint chunks: 64 KiB of data per 8 KiB bitmap, allocated on first
+   access, so a launch pays for the data it touches, not for every
+   allocation on the device. */
+#define EMU_TCHUNK_SHIFT 16
+#define EMU_TCHUNK_WORDS ((1u << EMU_TCHUNK_SHIFT) / 64)
 
 struct emu_module;
 
@@ -128,6 +138,46 @@ struct emu_device {
 long emu_galloc_find(const struct emu_device *d, uint64_t addr);
 /* Index of the last allocation whose base is <= addr (for messages), or -1. */
 long emu_galloc_below(const struct emu_device *d, uint64_t addr);
+
+/* The last footprint chunk a thread touched (emu_touch's cache). */
+typedef struct emu_tcache {
+  long gi;          /* allocation index, -1 = none */
+  uint64_t chunk;   /* chunk index in it */
+  uint64_t *p;      /* its words */
+} emu_tcache;
+
+/*
+ * Mark bytes [off, off+len) of allocation gi touched (len >= 1, inside the
+ * allocation).  Thread-safe: chunks are installed with compare-and-swap and
+ * words set with atomic OR, skipped when already set.  0, or -1 on ENOMEM.
+ */
+int emu_touch(struct emu_device *d, long gi, uint64_t off, uint64_t len, emu_tcache *tc);
+/* Free every allocation's footprint bitmap (before and after a launch). */
+void emu_touch_clear(struct emu_device *d);
+
+/* What the bitmap of one allocation holds (emu_foot_scan). */
+typedef struct emu_foot {
+  uint64_t bytes;     /* bytes touched */
+  uint64_t sectors;   /* 32-byte sectors with at least one touched byte */
+  uint64_t lo, hi;    /* first and last touched sector index (from the
+                         allocation's base); lo > hi when none */
+} emu_foot;
+void emu_foot_scan(const galloc *g, emu_foot *f);
+
+/* Bits set in x, without a library call (the build does not assume the
+   popcnt instruction). */
+static inline unsigned emu_popc64(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (unsigned)((x * 0x0101010101010101ull) >> 56);
+}
+static inline unsigned emu_popc32(uint32_t x) {
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  x = (x + (x >> 4)) & 0x0f0f0f0fu;
+  return (x * 0x01010101u) >> 24;
+}
 
 /* ------------------------------------------------ engine-side helpers -- */
 

@@ -32,6 +32,8 @@ static inline uint64_t align_up(uint64_t v, uint64_t a) {
   return a > 1 ? (v + a - 1) / a * a : v;
 }
 
+static void free_touch(galloc *g);
+
 emu_device *emu_device_new(void) {
   emu_device *d = calloc(1, sizeof *d);
   if (d) d->next = EMU_GLOBAL_BASE;
@@ -102,7 +104,7 @@ int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap) {
     return errf(err, cap, "emu_free: 0x%llx is not the base of an allocation",
                 (unsigned long long)addr);
   if (!d->a[i].external) free(d->a[i].host);
-  free(d->a[i].touch);
+  free_touch(&d->a[i]);
   memmove(&d->a[i], &d->a[i + 1], (d->n - (size_t)i - 1) * sizeof *d->a);
   d->n--;
   return 0;
@@ -147,6 +149,99 @@ void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n) {
   const galloc *g = &d->a[i];
   if (n > g->size - (addr - g->base)) return NULL;
   return g->host + (addr - g->base);
+}
+
+/* ----------------------------------------------------------- footprint -- */
+
+static void free_touch(galloc *g) {
+  if (!g->touch) return;
+  for (uint64_t c = 0; c <= g->size >> EMU_TCHUNK_SHIFT; c++) free(g->touch[c]);
+  free(g->touch);
+  g->touch = NULL;
+}
+
+void emu_touch_clear(emu_device *d) {
+  for (size_t i = 0; i < d->n; i++) free_touch(&d->a[i]);
+}
+
+/* Words of chunk c of g's bitmap, installed on first use; NULL on ENOMEM. */
+static uint64_t *tchunk(galloc *g, uint64_t c) {
+  uint64_t **arr = __atomic_load_n(&g->touch, __ATOMIC_ACQUIRE);
+  if (!arr) {
+    uint64_t **na = calloc((g->size >> EMU_TCHUNK_SHIFT) + 1, sizeof *na), **old = NULL;
+    if (!na) return NULL;
+    if (__atomic_compare_exchange_n(&g->touch, &old, na, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      arr = na;
+    } else {
+      free(na);
+      arr = old;
+    }
+  }
+  uint64_t *p = __atomic_load_n(&arr[c], __ATOMIC_ACQUIRE);
+  if (!p) {
+    uint64_t *np = calloc(EMU_TCHUNK_WORDS, sizeof *np), *old = NULL;
+    if (!np) return NULL;
+    if (__atomic_compare_exchange_n(&arr[c], &old, np, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      p = np;
+    } else {
+      free(np);
+      p = old;
+    }
+  }
+  return p;
+}
+
+int emu_touch(emu_device *d, long gi, uint64_t off, uint64_t len, emu_tcache *tc) {
+  galloc *g = &d->a[gi];
+  const uint64_t cmask = (1ull << EMU_TCHUNK_SHIFT) - 1;
+  uint64_t end = off + len;
+  while (off < end) {
+    uint64_t c = off >> EMU_TCHUNK_SHIFT, *p;
+    if (tc->gi == gi && tc->chunk == c) {
+      p = tc->p;
+    } else {
+      if (!(p = tchunk(g, c))) return -1;
+      tc->gi = gi;
+      tc->chunk = c;
+      tc->p = p;
+    }
+    uint64_t cend = (c + 1) << EMU_TCHUNK_SHIFT;
+    if (cend > end) cend = end;
+    /* bits [b, e) of the chunk, word by word */
+    uint64_t b = off & cmask, e = b + (cend - off);
+    for (uint64_t wi = b >> 6; wi <= (e - 1) >> 6; wi++) {
+      unsigned lo = wi == b >> 6 ? (unsigned)(b & 63) : 0;
+      unsigned hi = wi == (e - 1) >> 6 ? (unsigned)((e - 1) & 63) + 1 : 64;
+      uint64_t mask = hi - lo == 64 ? ~0ull : ((1ull << (hi - lo)) - 1) << lo;
+      if ((__atomic_load_n(&p[wi], __ATOMIC_RELAXED) & mask) != mask)
+        __atomic_fetch_or(&p[wi], mask, __ATOMIC_RELAXED);
+    }
+    off = cend;
+  }
+  return 0;
+}
+
+void emu_foot_scan(const galloc *g, emu_foot *f) {
+  f->bytes = f->sectors = 0;
+  f->lo = UINT64_MAX;
+  f->hi = 0;
+  if (!g->touch) return;
+  for (uint64_t c = 0; c <= g->size >> EMU_TCHUNK_SHIFT; c++) {
+    const uint64_t *p = g->touch[c];
+    if (!p) continue;
+    for (uint64_t wi = 0; wi < EMU_TCHUNK_WORDS; wi++) {
+      uint64_t x = p[wi];
+      if (!x) continue;
+      f->bytes += emu_popc64(x);
+      /* one word covers 64 bytes: sectors 2*wi (low half) and 2*wi+1 */
+      uint64_t s0 = ((c << EMU_TCHUNK_SHIFT) >> 5) + 2 * wi;
+      unsigned lo = (uint32_t)x != 0, hi = (x >> 32) != 0;
+      f->sectors += lo + hi;
+      uint64_t first = lo ? s0 : s0 + 1, last = hi ? s0 + 1 : s0;
+      if (first < f->lo) f->lo = first;
+      if (last > f->hi) f->hi = last;
+    }
+  }
 }
 
 static uint8_t *range_ptr(emu_device *d, uint64_t addr, size_t n, char *err,
@@ -201,7 +296,7 @@ void emu_device_free(emu_device *d) {
   while (d->nmods) emu_module_free(d->mods[d->nmods - 1]);
   for (size_t i = 0; i < d->n; i++) {
     if (!d->a[i].external) free(d->a[i].host);
-    free(d->a[i].touch);
+    free_touch(&d->a[i]);
   }
   free(d->a);
   free(d->mods);
