@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "emulator/emu.h"
 #include "extractor/features.h"
@@ -371,6 +372,41 @@ static void test_budget_and_time(void) {
   cfg.time_limit_s = 0.2;
   CU_ASSERT_EQUAL(emu_launch(E.em, "k", &cfg, NULL, NULL, E.err, sizeof E.err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "exceeded the time limit of 0.2 s"));
+  env_free(&E);
+}
+
+/*
+ * The time limit inside a huge basic block: one block of 200,000 adds in an
+ * endless loop.  The clock used to be read every 256 block entries, that is
+ * every 51 M warp-instructions here (0.6-3 s on one thread); a 0.1 s limit
+ * must stop the launch within a fraction of that.
+ */
+static void test_time_limit_huge_block(void) {
+  enum { NADD = 200000 };
+  size_t cap = NADD * 32 + 1024, len = 0;
+  char *ptx = malloc(cap);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ptx);
+  len += (size_t)snprintf(ptx + len, cap - len,
+                          HDR ".visible .entry k()\n{\n  .reg .b32 %%r<2>;\n"
+                          "  mov.u32 %%r1, 0;\nL:\n");
+  for (int i = 0; i < NADD; i++)
+    len += (size_t)snprintf(ptx + len, cap - len, "  add.u32 %%r1, %%r1, 1;\n");
+  snprintf(ptx + len, cap - len, "  bra.uni L;\n}\n");
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, ptx), 0);
+  free(ptx);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.block[0] = 32;
+  cfg.threads = 1;
+  cfg.time_limit_s = 0.1;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CU_ASSERT_EQUAL(emu_launch(E.em, "k", &cfg, NULL, NULL, E.err, sizeof E.err), -1);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "exceeded the time limit of 0.1 s"));
+  CHECK(s < 0.4, "a 0.1 s limit stops a launch inside a 200,000-instruction block within 0.4 s");
   env_free(&E);
 }
 
@@ -1215,6 +1251,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_map_external);
   TEST_ADD(s, test_misaligned);
   TEST_ADD(s, test_budget_and_time);
+  TEST_ADD(s, test_time_limit_huge_block);
   TEST_ADD(s, test_call_ret);
   TEST_ADD(s, test_recursion);
   TEST_ADD(s, test_barrier_after_exit);
