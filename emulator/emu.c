@@ -37,7 +37,9 @@
  * (x86-64 user space), so the window can be host memory too.
  *
  * Shared-, local- and param-space addresses (ld.shared, ld.local, cvta.to)
- * are the offsets; cvta adds or subtracts the window base.  .param variables
+ * are the offsets; cvta adds or subtracts the window base.  An address
+ * whose base is a 32-bit register is computed in 32 bits, as PTX does:
+ * [%r2+68] with %r2 = base - 64 (wrapped) is base + 4.  .param variables
  * of a .func (its params, its return values, and a caller's call-sequence
  * params) live in the thread's local frame, so st.param / call / ld.param
  * are copies between frames.
@@ -200,6 +202,8 @@ typedef struct eop {
   uint8_t sext;        /* a load sign-extends */
   uint8_t clock;       /* reads %clock-like slots: refresh them first */
   uint8_t isred;       /* red (no destination), bar.red */
+  uint8_t a32;         /* the address base is a 32-bit register: the
+                          address (base + offset) wraps modulo 2^32 */
   uint8_t dw[EMU_MAX_DST]; /* destination register widths in bytes */
   uint32_t guard;      /* guard slot or NONE */
   uint32_t abase;      /* address base slot */
@@ -601,6 +605,7 @@ static int prep_insn(prep *P, uint32_t i) {
       e->vec = in->vec ? in->vec : 1;
       e->sext = (uint8_t)type_signed(in->type);
       e->space = in->space ? in->space : PTX_SP_GENERIC;
+      e->a32 = e->abase < f->nregs && reg_width(f, e->abase) <= 4;
       if (e->space == PTX_SP_SHARED_CLUSTER) e->space = PTX_SP_SHARED;
       if (e->space == PTX_SP_TEX || e->space == PTX_SP_REG) { bad(P, in, "state space not supported"); return 0; }
       if (k == K_LD && e->o.nd != e->vec) { bad(P, in, "vector width does not match the destination"); return 0; }
@@ -1765,6 +1770,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     uint32_t l = (uint32_t)__builtin_ctz(mm);
     uint64_t a = base[l] + (uint64_t)e->aoff;
+    if (e->a32) a = (uint32_t)a;
     addr[l] = a;
     orv |= a;
     if (a < lo) lo = a;

@@ -327,6 +327,48 @@ static void test_out_of_bounds(void) {
   env_free(&E);
 }
 
+/* 32-bit address arithmetic wraps: the shared address base - 64 held in a
+   32-bit register plus an offset of 68 is base + 4 (nvcc writes such code
+   for a loop that starts one element before an array). */
+static const char *wrap32_ptx = HDR
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .b32 %r<6>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  .shared .align 4 .b8 sm[256];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, sm;\n"
+    "  shl.b32 %r3, %r1, 2;\n"
+    "  add.s32 %r2, %r2, %r3;\n"
+    "  add.s32 %r4, %r2, -64;\n"
+    "  st.shared.u32 [%r4+68], %r1;\n"
+    "  bar.sync 0;\n"
+    "  ld.shared.u32 %r5, [%r2+4];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r5;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_address_wrap32(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, wrap32_ptx), 0);
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64 * 4, &buf, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  int rc = run1(&E, "k", 1, 32, buf, &cfg, NULL);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CHECK(rc == 0, "[%r + 68] with %r = base - 64 in a 32-bit register is in bounds");
+  uint32_t out[32];
+  emu_memcpy_dtoh(E.d, out, buf, sizeof out, E.err, sizeof E.err);
+  int ok = 1;
+  for (uint32_t t = 0; t < 32; t++) ok &= out[t] == t;
+  CHECK(ok, "each thread reads back the value it stored at base + 4 + 4 * tid");
+  env_free(&E);
+}
+
 static void test_misaligned(void) {
   env E;
   CU_ASSERT_EQUAL_FATAL(env_load(&E, oob_ptx), 0);
@@ -1250,6 +1292,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_out_of_bounds);
   TEST_ADD(s, test_map_external);
   TEST_ADD(s, test_misaligned);
+  TEST_ADD(s, test_address_wrap32);
   TEST_ADD(s, test_budget_and_time);
   TEST_ADD(s, test_time_limit_huge_block);
   TEST_ADD(s, test_call_ret);
