@@ -139,6 +139,7 @@ int omp_get_thread_num(void);
 #define MAX_CALL_DEPTH 1024
 #define NBAR 16
 #define GC_WAYS 4  /* allocation cache entries per thread */
+#define OOB_SLACK 4096 /* bytes around an allocation that count as out of bounds, not unmapped */
 #define BLOCK_STEP 4096 /* instructions between limit checks inside a block */
 #define CLOCK_EVERY (1u << 18) /* thread-instructions between clock reads */
 #define TEAM_MIN_S 2e-3 /* work left (seconds on one thread) worth a team */
@@ -165,7 +166,7 @@ static inline uint64_t align_up(uint64_t v, uint64_t a) {
 enum {
   K_ALU, K_NOP, K_LD, K_ST, K_ATOM, K_CVTA, K_ISSPACEP, K_BRA, K_BRX, K_CALL,
   K_PRINTF, K_RET, K_EXIT, K_TRAP, K_BAR, K_SHFL, K_VOTE, K_MATCH,
-  K_ACTIVEMASK, K_REDUX, K_ELECT
+  K_ACTIVEMASK, K_REDUX, K_ELECT, K_ASSERT
 };
 
 /* A slot the engine fills when a frame starts. */
@@ -497,6 +498,8 @@ static int prep_call(prep *P, const ptx_insn *in, eop *e, const char **why) {
       if (!cf->has_body) {
         if (strcmp(cf->name, "vprintf") == 0) {
           e->k = K_PRINTF;
+        } else if (strcmp(cf->name, "__assertfail") == 0) {
+          e->k = K_ASSERT; /* device assert(): reached only when it failed */
         } else {
           *why = "call to an external function without a body";
           return 1;
@@ -519,6 +522,10 @@ static int prep_call(prep *P, const ptx_insn *in, eop *e, const char **why) {
   if (!seen_func) { *why = "indirect call"; return 1; }
   if (e->k == K_PRINTF) {
     if (c->nargs != 2) { *why = "vprintf takes two arguments"; return 1; }
+    return 0;
+  }
+  if (e->k == K_ASSERT) {
+    if (c->nargs < 4) { *why = "__assertfail takes message, file, line and function"; return 1; }
     return 0;
   }
   const ptx_func *cf = c->callee->f;
@@ -821,7 +828,7 @@ static void zp_insn(const eop *e, uint32_t nr, uint64_t *gen, uint64_t *kill,
     zp_clr(gen, def[j], nr);
     zp_set(kill, def[j], nr);
   }
-  if (c && e->guard == NONE && (e->k == K_CALL || e->k == K_PRINTF))
+  if (c && e->guard == NONE && (e->k == K_CALL || e->k == K_PRINTF || e->k == K_ASSERT))
     for (uint32_t j = 0; j < c->nrets; j++)
       if (!c->rets[j].isvar) {
         zp_clr(gen, c->rets[j].v, nr);
@@ -1215,6 +1222,9 @@ typedef struct worker {
   size_t npo, cpo;
   uint64_t insn_acc;      /* thread-instructions not yet added to L */
   uint64_t since_clock;   /* thread-instructions counted since the clock was read */
+  emu_fault kind;         /* kind of the next fail() (record_error resets it) */
+  uint64_t oob;           /* accesses tolerated under EMU_OOB_WARN */
+  uint64_t oob_seen;      /* 1 + CTA whose first one was offered to L->oob_msg */
   long gc[GC_WAYS];       /* allocations hit last, most recent first; -1 */
   emu_tcache tc;          /* the footprint chunk touched last */
   int oom;
@@ -1234,7 +1244,11 @@ struct launch {
   uint64_t abort_cta;     /* CTAs above this index stop (atomic) */
   int stop_all;           /* every CTA stops (atomic) */
   uint64_t err_cta;       /* CTA of the recorded error */
+  emu_fault err_kind;     /* its kind */
   char err[1024];
+  uint64_t oob_cta;       /* CTA of oob_msg (UINT64_MAX: none yet) */
+  uint64_t oob_n;         /* tolerated accesses of the merged workers */
+  char oob_msg[768];      /* first tolerated out-of-bounds access */
   uint64_t used;          /* thread-instructions (atomic) */
   uint64_t flush_at;
   int oom;                /* a worker ran out of memory */
@@ -1252,13 +1266,14 @@ static double now_s(void) {
 
 static void record_error(worker *W, int all, const char *msg) {
   launch *L = W->L;
+  emu_fault kind = W->kind;
+  W->kind = EMU_FAULT_OTHER;
 #pragma omp critical(emu_error)
   {
-    if (W->cta < L->err_cta || L->err_cta == UINT64_MAX) {
-      if (W->cta < L->err_cta) {
-        L->err_cta = W->cta;
-        snprintf(L->err, sizeof L->err, "%s", msg);
-      }
+    if (W->cta < L->err_cta) {
+      L->err_cta = W->cta;
+      L->err_kind = kind;
+      snprintf(L->err, sizeof L->err, "%s", msg);
     }
   }
   uint64_t cur = __atomic_load_n(&L->abort_cta, __ATOMIC_RELAXED);
@@ -1269,13 +1284,11 @@ static void record_error(worker *W, int all, const char *msg) {
   if (all) __atomic_store_n(&L->stop_all, 1, __ATOMIC_RELAXED);
 }
 
-/* "kernel K: CTA (x,y,z) thread (x,y,z): FILE:LINE: KEY: <msg>" */
-static void fail(worker *W, const warp *w, int lane, const ptx_insn *in,
-                 int all, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void fail(worker *W, const warp *w, int lane, const ptx_insn *in,
-                 int all, const char *fmt, ...) {
-  launch *L = W->L;
-  char head[384], body[384], msg[800];
+/* "kernel K: CTA (x,y,z) thread (x,y,z): FILE:LINE: KEY: <body>" into msg. */
+static void compose(const worker *W, const warp *w, int lane, const ptx_insn *in,
+                    const char *body, char *msg, size_t cap) {
+  const launch *L = W->L;
+  char head[384];
   int n = snprintf(head, sizeof head, "kernel %s: CTA (%u,%u,%u)", L->kname,
                    W->ctaid[0], W->ctaid[1], W->ctaid[2]);
   if (w && lane >= 0) {
@@ -1286,16 +1299,26 @@ static void fail(worker *W, const warp *w, int lane, const ptx_insn *in,
   } else if (w) {
     snprintf(head + n, sizeof head - (size_t)n, " warp %u", w->idx);
   }
+  if (in)
+    snprintf(msg, cap, "%s: %s:%u: %s: %s", head,
+             L->em->m->filename ? L->em->m->filename : "<ptx>", in->line,
+             L->em->m->keys[in->key], body);
+  else
+    snprintf(msg, cap, "%s: %s", head, body);
+}
+
+/* Fail the launch with a message naming kernel, CTA, thread and line; the
+   kind is W->kind (EMU_FAULT_OTHER unless the caller set it). */
+static void fail(worker *W, const warp *w, int lane, const ptx_insn *in,
+                 int all, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void fail(worker *W, const warp *w, int lane, const ptx_insn *in,
+                 int all, const char *fmt, ...) {
+  char body[512], msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(body, sizeof body, fmt, ap);
   va_end(ap);
-  if (in)
-    snprintf(msg, sizeof msg, "%s: %s:%u: %s: %s", head,
-             L->em->m->filename ? L->em->m->filename : "<ptx>", in->line,
-             L->em->m->keys[in->key], body);
-  else
-    snprintf(msg, sizeof msg, "%s: %s", head, body);
+  compose(W, w, lane, in, body, msg, sizeof msg);
   record_error(W, all, msg);
 }
 
@@ -1428,14 +1451,15 @@ static inline uint8_t *lane_local(worker *W, const warp *w, uint32_t lane) {
 /* ------------------------------------------------------------ memory -- */
 
 /* Resolved access of one lane. */
-enum { R_GLOBAL, R_SHARED, R_LOCAL, R_PARAM, R_CONST };
-enum { E_OK, E_UNMAPPED, E_OOB, E_MISALIGNED, E_READONLY };
+enum { R_GLOBAL, R_SHARED, R_LOCAL, R_PARAM, R_CONST, R_NONE };
+enum { E_OK, E_UNMAPPED, E_OOB, E_MISALIGNED, E_READONLY, E_FREED };
 
 typedef struct acc {
   uint8_t *p;
   uint8_t rs;      /* R_* */
   uint8_t perlane; /* p lies in the lane's local stack (local, .func param) */
-  long g;          /* allocation index for global/const */
+  long g;          /* allocation index for global/const; on E_FREED the
+                      index in the device's freed ranges */
 } lacc;
 
 /* Allocation containing a through the worker's MRU cache, or -1.  A kernel
@@ -1460,6 +1484,7 @@ static long find_alloc(worker *W, const emu_device *d, uint64_t a) {
 static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
                    uint64_t a, unsigned n, int write, lacc *out) {
   launch *L = W->L;
+  out->rs = R_NONE;
   if (n > 1 && (a & (n - 1))) return E_MISALIGNED;
   unsigned sp = space;
   uint64_t off = a;
@@ -1502,18 +1527,23 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
     default: {
       const emu_device *d = L->em->d;
       long gi = find_alloc(W, d, a);
+      out->rs = sp == PTX_SP_CONST ? R_CONST : R_GLOBAL;
       if (gi < 0) {
+        /* not mapped: near (within OOB_SLACK of) a live or a freed
+           allocation, whichever is nearer, or unmapped */
+        uint64_t fd = UINT64_MAX, ld = UINT64_MAX;
+        long fi = emu_freed_near(d, a, OOB_SLACK, &fd), li = -1;
         long b = emu_galloc_below(d, a);
-        if (b >= 0 && a - d->a[b].base < d->a[b].size + 4096) {
-          out->g = b;
-          return E_OOB;
+        if (b >= 0 && a - d->a[b].base < d->a[b].size + OOB_SLACK)
+          li = b, ld = a - (d->a[b].base + d->a[b].size) + 1;
+        if (b + 1 < (long)d->n && d->a[b + 1].base - a <= OOB_SLACK && d->a[b + 1].base - a < ld)
+          li = b + 1, ld = d->a[b + 1].base - a;
+        if (fi >= 0 && fd <= ld) {
+          out->g = fi;
+          return E_FREED;
         }
-        if (b + 1 < (long)d->n && d->a[b + 1].base - a <= 4096) {
-          out->g = b + 1;
-          return E_OOB;
-        }
-        out->g = -1;
-        return E_UNMAPPED;
+        out->g = li;
+        return li >= 0 ? E_OOB : E_UNMAPPED;
       }
       const galloc *g = &d->a[gi];
       out->g = gi;
@@ -1540,38 +1570,73 @@ static const char *space_word(unsigned space, uint64_t a) {
   }
 }
 
-static void mem_fail(worker *W, const warp *w, uint32_t lane, const eop *e,
-                     int code, uint64_t a, unsigned n, int write,
-                     const lacc *ac) {
+/* What went wrong with one lane's access (the body of the message). */
+static void mem_msg(const worker *W, const eop *e, int code, uint64_t a, unsigned n,
+                    int write, const lacc *ac, char *body, size_t cap) {
   const char *what = e->k == K_ATOM ? "atomic" : write ? "write" : "read";
   const char *sp = space_word(e->space, a);
   const emu_device *d = W->L->em->d;
   switch (code) {
     case E_MISALIGNED:
-      fail(W, w, (int)lane, e->o.insn, 0,
-           "misaligned %s %s of %u bytes at 0x%llx (address %% %u != 0)", sp,
-           what, n, (unsigned long long)a, n);
+      snprintf(body, cap, "misaligned %s %s of %u bytes at 0x%llx (address %% %u != 0)", sp,
+               what, n, (unsigned long long)a, n);
       break;
     case E_READONLY:
-      fail(W, w, (int)lane, e->o.insn, 0,
-           "write of %u bytes at 0x%llx to the read-only kernel parameters", n,
-           (unsigned long long)a);
+      snprintf(body, cap, "write of %u bytes at 0x%llx to the read-only kernel parameters", n,
+               (unsigned long long)a);
       break;
     case E_UNMAPPED:
-      fail(W, w, (int)lane, e->o.insn, 0, "unmapped %s %s of %u bytes at 0x%llx",
-           sp, what, n, (unsigned long long)a);
+      snprintf(body, cap, "unmapped %s %s of %u bytes at 0x%llx", sp, what, n,
+               (unsigned long long)a);
+      break;
+    case E_FREED:
+      snprintf(body, cap, "%s %s of %u bytes at 0x%llx: use after free (allocation 0x%llx+%llu "
+               "was freed)", sp, what, n, (unsigned long long)a,
+               (unsigned long long)d->freed[ac->g].base, (unsigned long long)d->freed[ac->g].size);
       break;
     default:
       if (ac->g >= 0 && (size_t)ac->g < d->n && strstr(sp, "global"))
-        fail(W, w, (int)lane, e->o.insn, 0,
-             "out-of-bounds %s %s of %u bytes at 0x%llx (allocation 0x%llx+%llu)",
-             sp, what, n, (unsigned long long)a,
-             (unsigned long long)d->a[ac->g].base,
-             (unsigned long long)d->a[ac->g].size);
+        snprintf(body, cap, "out-of-bounds %s %s of %u bytes at 0x%llx (allocation 0x%llx+%llu)",
+                 sp, what, n, (unsigned long long)a, (unsigned long long)d->a[ac->g].base,
+                 (unsigned long long)d->a[ac->g].size);
       else
-        fail(W, w, (int)lane, e->o.insn, 0,
-             "out-of-bounds %s %s of %u bytes at 0x%llx", sp, what, n,
-             (unsigned long long)a);
+        snprintf(body, cap, "out-of-bounds %s %s of %u bytes at 0x%llx", sp, what, n,
+                 (unsigned long long)a);
+  }
+}
+
+static void mem_fail(worker *W, const warp *w, uint32_t lane, const eop *e,
+                     int code, uint64_t a, unsigned n, int write,
+                     const lacc *ac) {
+  char body[512];
+  mem_msg(W, e, code, a, n, write, ac, body, sizeof body);
+  W->kind = code == E_MISALIGNED ? EMU_FAULT_MISALIGNED : EMU_FAULT_ADDRESS;
+  fail(W, w, (int)lane, e->o.insn, 0, "%s", body);
+}
+
+/* An access a GPU tolerates (EMU_OOB_WARN): global, slightly out of
+   bounds or freed.  Counted; the first of the lowest CTA is kept. */
+static int tolerated(const worker *W, int code, const lacc *ac) {
+  return W->L->cfg->oob == EMU_OOB_WARN && ac->rs == R_GLOBAL &&
+         (code == E_OOB || code == E_FREED);
+}
+
+static void note_oob(worker *W, const warp *w, uint32_t lane, const eop *e, int code,
+                     uint64_t a, unsigned n, int write, const lacc *ac) {
+  launch *L = W->L;
+  W->oob++;
+  if (W->oob_seen == W->cta + 1 || W->cta > __atomic_load_n(&L->oob_cta, __ATOMIC_RELAXED))
+    return;
+  W->oob_seen = W->cta + 1;
+  char body[512], msg[768];
+  mem_msg(W, e, code, a, n, write, ac, body, sizeof body);
+  compose(W, w, (int)lane, e->o.insn, body, msg, sizeof msg);
+#pragma omp critical(emu_error)
+  {
+    if (W->cta < L->oob_cta) {
+      L->oob_cta = W->cta;
+      snprintf(L->oob_msg, sizeof L->oob_msg, "%s", msg);
+    }
   }
 }
 
@@ -1780,6 +1845,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   }
   lacc ac;
   long g1 = -1; /* the one allocation of the global lanes, or -1: see gidx */
+  uint32_t drop = 0; /* lanes whose access is tolerated and not performed */
   if (warp_region(W, w, e, addr, m, lo, hi, orv, n, write, p, &ac)) {
     if (ac.rs == R_GLOBAL) gl = m, g1 = ac.g;
     else if (ac.rs == R_SHARED) sl = m;
@@ -1790,8 +1856,14 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       ac.g = -1;
       int rc = resolve(W, w, l, e->space, addr[l], n, write, &ac);
       if (rc != E_OK) {
-        mem_fail(W, w, l, e, rc, addr[l], n, write, &ac);
-        return -1;
+        if (!tolerated(W, rc, &ac)) {
+          mem_fail(W, w, l, e, rc, addr[l], n, write, &ac);
+          return -1;
+        }
+        note_oob(W, w, l, e, rc, addr[l], n, write, &ac);
+        drop |= 1u << l;
+        gl |= 1u << l;
+        continue;
       }
       p[l] = ac.p;
       gidx[l] = ac.g;
@@ -1799,6 +1871,15 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       else if (ac.rs == R_SHARED) sl |= 1u << l;
       else if (ac.rs == R_LOCAL) ll |= 1u << l;
     }
+  }
+  if (drop) {
+    /* a dropped read gives zeros, a dropped atomic returns 0 */
+    for (uint32_t mm = drop; mm && (e->k == K_LD || !e->isred); mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      for (unsigned k = 0; k < (e->k == K_LD ? e->vec : 1u) && e->o.nd; k++)
+        r[(size_t)e->o.d[k] * EMU_LANES + l] = 0;
+    }
+    m &= ~drop;
   }
   if (e->k == K_LD) {
     for (uint32_t mm = m; mm; mm &= mm - 1) {
@@ -1840,7 +1921,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       if (((a + n - 1) >> 5) != (a >> 5)) sec[ns++] = (a + n - 1) >> 5;
     }
     W->st[S_GSECT] += count_distinct(sec, ns);
-    if (touch_lanes(W, addr, g1 >= 0 ? NULL : gidx, g1, gl, n, mono)) {
+    if ((gl & ~drop) && touch_lanes(W, addr, g1 >= 0 ? NULL : gidx, g1, gl & ~drop, n, mono)) {
       W->oom = 1;
       fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
       return -1;
@@ -1923,6 +2004,43 @@ static int do_printf(worker *W, warp *w, const frame *fr, uint64_t *r,
     }
   }
   return 0;
+}
+
+/* NUL-terminated string at generic address a for one lane (truncated to
+   cap - 1 bytes; "?" when unreadable). */
+static void read_cstr(worker *W, warp *w, uint32_t lane, uint64_t a, char *buf, size_t cap) {
+  rdctx rc = {W, w, lane};
+  size_t i = 0;
+  for (; i + 1 < cap; i++) {
+    char ch;
+    if (printf_read(&rc, a + i, &ch, 1) != 0) {
+      snprintf(buf, cap, "?");
+      return;
+    }
+    if (!(buf[i] = ch)) return;
+  }
+  buf[i] = 0;
+}
+
+/* A failed device assert(): __assertfail(message, file, line, function,
+   charsize) fails the launch as cudaErrorAssert does, naming all four. */
+static void do_assert(worker *W, warp *w, const frame *fr, const uint64_t *r, const eop *e,
+                      uint32_t m) {
+  const ecall *c = e->call;
+  uint32_t l = (uint32_t)__builtin_ctz(m);
+  uint64_t msg = 0, file = 0, func = 0;
+  uint32_t line = 0;
+  arg_bytes(W, w, fr, r, &c->args[0], l, &msg, 8);
+  arg_bytes(W, w, fr, r, &c->args[1], l, &file, 8);
+  arg_bytes(W, w, fr, r, &c->args[2], l, &line, 4);
+  arg_bytes(W, w, fr, r, &c->args[3], l, &func, 8);
+  char ms[256], fs[256], fn[256];
+  read_cstr(W, w, l, msg, ms, sizeof ms);
+  read_cstr(W, w, l, file, fs, sizeof fs);
+  read_cstr(W, w, l, func, fn, sizeof fn);
+  W->kind = EMU_FAULT_ASSERT;
+  fail(W, w, (int)l, e->o.insn, 0, "device assertion `%s` failed at %s:%u in %s", ms, fs, line,
+       fn);
 }
 
 /* ------------------------------------------------------- collectives -- */
@@ -2129,6 +2247,7 @@ static int check_limits(worker *W, const warp *w, const ptx_insn *in, int inside
     uint64_t u = __atomic_add_fetch(&L->used, W->insn_acc, __ATOMIC_RELAXED);
     W->insn_acc = 0;
     if (L->cfg->insn_budget && u > L->cfg->insn_budget) {
+      W->kind = EMU_FAULT_LIMIT;
       fail(W, w, -1, in, 1, "exceeded the instruction budget of %llu thread-instructions",
            (unsigned long long)L->cfg->insn_budget);
       return -1;
@@ -2137,6 +2256,7 @@ static int check_limits(worker *W, const warp *w, const ptx_insn *in, int inside
   if (L->cfg->time_limit_s > 0 && (inside || W->since_clock >= CLOCK_EVERY)) {
     W->since_clock = 0;
     if (now_s() - L->t0 > L->cfg->time_limit_s) {
+      W->kind = EMU_FAULT_LIMIT;
       fail(W, w, -1, in, 1, "exceeded the time limit of %g s", L->cfg->time_limit_s);
       return -1;
     }
@@ -2366,6 +2486,10 @@ static int run_warp(worker *W, warp *w) {
           if (m && do_printf(W, w, fr, r, e, m) != 0) return -1;
           pc++;
           continue;
+        case K_ASSERT:
+          if (!m) { pc++; continue; }
+          do_assert(W, w, fr, r, e, m);
+          return -1;
         case K_RET:
           if (w->nf > 1) {
             if (m) {
@@ -2386,6 +2510,7 @@ static int run_warp(worker *W, warp *w) {
           break;
         case K_TRAP:
           if (!m) { pc++; continue; }
+          W->kind = EMU_FAULT_TRAP;
           fail(W, w, __builtin_ctz(m), e->o.insn, 0, "trap: the kernel aborted");
           return -1;
         case K_BAR: {
@@ -2566,6 +2691,7 @@ static int worker_init(worker *W, launch *L) {
   W->L = L;
   for (int i = 0; i < GC_WAYS; i++) W->gc[i] = -1;
   W->tc.gi = -1;
+  W->kind = EMU_FAULT_OTHER;
   W->tcnt = calloc(L->em->nblocks ? L->em->nblocks : 1, sizeof *W->tcnt);
   W->wcnt = calloc(L->em->nblocks ? L->em->nblocks : 1, sizeof *W->wcnt);
   W->w = calloc(L->nwarps, sizeof *W->w);
@@ -2643,6 +2769,8 @@ static void merge_worker(launch *L, worker *W, uint64_t *tcnt, uint64_t *wcnt, u
   for (int s = 0; s < S_NSTAT; s++) stt[s] += W->st[s];
   L->used += W->insn_acc;
   W->insn_acc = 0;
+  L->oob_n += W->oob;
+  W->oob = 0;
   if (W->oom) L->oom = 1;
   if (W->npo) {
     pfout *np = realloc(L->po, (L->npo + W->npo) * sizeof *np);
@@ -2667,16 +2795,32 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   if (ki == UINT32_MAX || !em->fn[ki].ops)
     return errf(err, cap, "no kernel named '%s' in %s", kernel,
                 m->filename ? m->filename : "the module");
+  if (st) memset(st, 0, sizeof *st);
   uint64_t nthreads = 1, ntotal = 1;
   for (int i = 0; i < 3; i++) {
-    if (cfg->grid[i] < 1 || cfg->block[i] < 1)
-      return errf(err, cap, "kernel %s: grid and block dimensions must be >= 1", kernel);
     nthreads *= cfg->block[i];
     ntotal *= cfg->grid[i];
   }
-  if (nthreads > 1024)
-    return errf(err, cap, "kernel %s: %llu threads per block exceeds 1024", kernel,
-                (unsigned long long)nthreads);
+  char why[160] = "";
+  const unsigned *gd = cfg->grid, *bd = cfg->block;
+  if (!gd[0] || !gd[1] || !gd[2] || !bd[0] || !bd[1] || !bd[2])
+    snprintf(why, sizeof why, "grid and block dimensions must be >= 1");
+  else if (gd[0] > EMU_MAX_GRID_X || gd[1] > EMU_MAX_GRID_YZ || gd[2] > EMU_MAX_GRID_YZ)
+    snprintf(why, sizeof why, "grid (%u,%u,%u) exceeds (%u,%u,%u)", gd[0], gd[1], gd[2],
+             EMU_MAX_GRID_X, EMU_MAX_GRID_YZ, EMU_MAX_GRID_YZ);
+  else if (bd[0] > 1024 || bd[1] > 1024 || bd[2] > 64)
+    snprintf(why, sizeof why, "block (%u,%u,%u) exceeds (1024,1024,64)", bd[0], bd[1], bd[2]);
+  else if (nthreads > 1024)
+    snprintf(why, sizeof why, "%llu threads per block exceeds 1024", (unsigned long long)nthreads);
+  else if (cfg->shared_bytes > EMU_MAX_SHARED || em->dyn_off + cfg->shared_bytes > EMU_MAX_SHARED)
+    snprintf(why, sizeof why, "%llu bytes of shared memory per CTA (%zu dynamic) exceeds %u",
+             (unsigned long long)(em->shared_static > em->dyn_off + cfg->shared_bytes
+                                      ? em->shared_static : em->dyn_off + cfg->shared_bytes),
+             cfg->shared_bytes, EMU_MAX_SHARED);
+  if (why[0]) {
+    if (st) st->fault = EMU_FAULT_CONFIG;
+    return errf(err, cap, "kernel %s: %s (no GPU launches it)", kernel, why);
+  }
   size_t ptotal;
   const ptx_func *kf = &m->funcs[ki];
   size_t *po = calloc(kf->nparams ? kf->nparams : 1, sizeof *po);
@@ -2684,12 +2828,11 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   emu_param_layout(kf, po, &ptotal);
   size_t pend = kf->nparams ? po[kf->nparams - 1] + kf->params[kf->nparams - 1].size : 0;
   free(po);
-  if (cfg->params_size < pend || (pend && !cfg->params))
+  if (cfg->params_size < pend || (pend && !cfg->params)) {
+    if (st) st->fault = EMU_FAULT_CONFIG;
     return errf(err, cap, "kernel %s: argument buffer of %zu bytes, the parameters need %zu",
                 kernel, cfg->params_size, pend);
-  if (cfg->shared_bytes > (1u << 30))
-    return errf(err, cap, "kernel %s: %zu bytes of dynamic shared memory is too much",
-                kernel, cfg->shared_bytes);
+  }
 
   launch L;
   memset(&L, 0, sizeof L);
@@ -2711,6 +2854,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   L.nrun = ntotal;
   L.abort_cta = UINT64_MAX;
   L.err_cta = UINT64_MAX;
+  L.oob_cta = UINT64_MAX;
   L.flush_at = 1u << 16;
   if (cfg->insn_budget && cfg->insn_budget / 64 + 1 < L.flush_at)
     L.flush_at = cfg->insn_budget / 64 + 1;
@@ -2769,8 +2913,16 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   if (W0.L) merge_worker(&L, &W0, tcnt, wcnt, stt);
   worker_free(&W0);
   double secs = now_s() - L.t0;
-  if (oom || L.oom) { errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel); goto out; }
-  if (L.err_cta != UINT64_MAX) { errf(err, cap, "%s", L.err); goto fpout; }
+  if (oom || L.oom) {
+    if (st) st->fault = EMU_FAULT_OTHER;
+    errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel);
+    goto out;
+  }
+  if (L.err_cta != UINT64_MAX) {
+    if (st) st->fault = L.err_kind;
+    errf(err, cap, "%s", L.err);
+    goto fpout;
+  }
   /* ---- features ---- */
   double scale = L.list ? (double)ntotal / (double)L.nrun : 1.0;
   uint64_t tinsn = 0, winsn = 0;
@@ -2795,6 +2947,8 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     st->warp_insns = winsn;
     st->seconds = secs;
     st->sampled = L.list != NULL;
+    st->oob_accesses = L.oob_n;
+    snprintf(st->oob_first, sizeof st->oob_first, "%s", L.oob_msg);
   }
   if (features) {
     feat_vec v;
@@ -2823,11 +2977,11 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       snprintf(name, sizeof name, "class.%s", feat_class_name((feat_class)c));
       bad |= feat_set(&v, name, cls[c]);
     }
-    uint64_t foot = 0;
+    double foot = 0;
     for (size_t i = 0; i < d->n; i++) {
       emu_foot f;
       emu_foot_scan(&d->a[i], &f);
-      foot += f.bytes;
+      foot += (double)f.bytes;
     }
     static const struct { const char *name; int s; } mem[] = {
       {"mem.global_bytes", S_GBYTES}, {"mem.global_load_bytes", S_GLOAD},
@@ -2839,8 +2993,10 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       {"ctrl.barriers", S_BARRIER}};
     for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
       bad |= feat_set(&v, mem[i].name, (double)stt[mem[i].s] * scale);
-    bad |= feat_set(&v, "mem.footprint_bytes", (double)foot * scale);
+    bad |= feat_set(&v, "mem.footprint_bytes", foot * scale);
     bad |= feat_set(&v, "ctrl.warp_insns", (double)winsn * scale);
+    bad |= feat_set(&v, "emu.ctas_emulated", (double)L.nrun);
+    if (L.oob_n) bad |= feat_set(&v, "emu.oob_accesses", (double)L.oob_n);
     bad |= feat_set(&v, "ctrl.active_lane_ratio",
                     winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);
     for (size_t i = 0; i < v.n && !bad; i++) bad |= feat_set(features, v.names[i], v.vals[i]);

@@ -19,8 +19,12 @@
  * host pointers.  Generic addressing works: global allocations, the CTA's
  * shared window and the thread's local window occupy disjoint ranges (see
  * emu.c), and cvta converts between them.  Every access is checked: out of
- * bounds, misaligned or unmapped stops the launch with kernel, CTA, thread,
- * PTX line and address in one message.
+ * bounds, misaligned, unmapped or freed stops the launch with kernel, CTA,
+ * thread, PTX line and address in one message -- except that under
+ * EMU_OOB_WARN a global access slightly out of bounds (within 4 KiB of an
+ * allocation) or to freed memory is tolerated as a GPU tolerates it: a
+ * read gives zeros, a write is dropped, the launch completes and counts
+ * them (emu_stats.oob_accesses, the first one in oob_first).
  *
  * Errors.  Functions return 0 on success and -1 on failure with one line in
  * the caller's err buffer.
@@ -50,7 +54,9 @@ void emu_device_free(emu_device *d);
 /* Allocate bytes (zero-filled, 256-byte aligned); *addr is the device address. */
 int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err, size_t cap);
 /* Free an allocation by its base address (0 is a no-op); an external
-   mapping (emu_map_external) is unregistered, its memory left alone. */
+   mapping (emu_map_external) is unregistered, its memory left alone.  The
+   range is remembered: a later access to it, or a copy, is reported as a
+   use of freed memory. */
 int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap);
 /* Copies and fills; every byte of the range must lie in one allocation. */
 int emu_memcpy_htod(emu_device *d, uint64_t dst, const void *src, size_t n,
@@ -108,9 +114,33 @@ int emu_param_layout(const ptx_func *k, size_t *offsets, size_t *total);
 
 /* ------------------------------------------------------------ launches -- */
 
+/* Launch limits every CUDA GPU since compute capability 3.0 enforces, and
+   the largest shared memory per CTA any of them offers (227 KiB opt-in:
+   sm_80, sm_90, sm_100); emu_launch refuses more. */
+#define EMU_MAX_GRID_X 2147483647u
+#define EMU_MAX_GRID_YZ 65535u
+#define EMU_MAX_SHARED (227u * 1024u)
+
+/* What a launch does with an out-of-bounds global access (emu.h, top). */
+enum { EMU_OOB_ERROR = 0, EMU_OOB_WARN = 1 };
+
+/* Why a launch failed (emu_stats.fault). */
+typedef enum emu_fault {
+  EMU_FAULT_NONE = 0,
+  EMU_FAULT_ADDRESS,     /* out of bounds, unmapped, freed, read-only */
+  EMU_FAULT_MISALIGNED,  /* an access not aligned to its size */
+  EMU_FAULT_ASSERT,      /* a device assert() failed */
+  EMU_FAULT_TRAP,        /* trap / __trap() */
+  EMU_FAULT_LIMIT,       /* instruction budget or time limit */
+  EMU_FAULT_CONFIG,      /* a launch configuration no GPU accepts */
+  EMU_FAULT_OTHER        /* deadlock, bad index, out of memory, internal */
+} emu_fault;
+
 typedef struct emu_launch_cfg {
-  unsigned grid[3];        /* CTAs per dimension, each >= 1 */
-  unsigned block[3];       /* threads per dimension, each >= 1, product <= 1024 */
+  unsigned grid[3];        /* CTAs per dimension, each >= 1; x < 2^31,
+                              y and z <= 65535 */
+  unsigned block[3];       /* threads per dimension, each >= 1, x and y
+                              <= 1024, z <= 64, product <= 1024 */
   size_t shared_bytes;     /* dynamic shared memory */
   const void *params;      /* argument buffer laid out by emu_param_layout */
   size_t params_size;
@@ -120,6 +150,7 @@ typedef struct emu_launch_cfg {
   double time_limit_s;     /* stop after this many seconds; 0 = none */
   int threads;             /* OpenMP threads; 0 = OpenMP's default */
   FILE *printf_out;        /* device printf; NULL = stdout */
+  int oob;                 /* EMU_OOB_ERROR (default) or EMU_OOB_WARN */
 } emu_launch_cfg;
 
 /* Fill cfg with defaults (1x1x1 grid and block, no limits). */
@@ -132,15 +163,22 @@ typedef struct emu_stats {
   uint64_t warp_insns;     /* warp-instructions executed (not scaled) */
   double seconds;          /* wall time of the launch */
   int sampled;             /* 1 when counts were scaled from a sample */
+  uint64_t oob_accesses;   /* lane accesses tolerated under EMU_OOB_WARN,
+                              in the CTAs emulated (not scaled) */
+  char oob_first[768];     /* the first of them (lowest CTA): kernel, CTA,
+                              thread, PTX line, address; "" when none */
+  emu_fault fault;         /* a failed launch: why; EMU_FAULT_NONE else */
 } emu_stats;
 
 /*
  * Run kernel (mangled .entry name) with cfg.  On success, features receives
  * the dynamic features (launch.*, op.*, class.*, mem.*, ctrl.*; scaled to the
- * whole grid when sampled) and st the statistics; either may be NULL.  On a
- * failed launch (bad access, budget, time limit, trap) nothing is added to
- * features and err names kernel, CTA, thread, PTX line and address/cause.
- * Memory written before the failure stays written.
+ * whole grid when sampled; emu.*: how they were obtained) and st the
+ * statistics; either may be NULL.  On a failed launch (bad access, failed
+ * assertion, budget, time limit, trap, a configuration no GPU accepts)
+ * nothing is added to features, st->fault says why and err names kernel,
+ * CTA, thread, PTX line and address/cause.  Memory written before the
+ * failure stays written.
  */
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap);

@@ -132,12 +132,24 @@ struct emu_device {
   uint64_t next;         /* next free device address */
   struct emu_module **mods; /* loaded modules (freed with the device) */
   size_t nmods, capmods;
+  struct emu_freed {
+    uint64_t base, size;
+  } *freed;              /* ranges of freed allocations, sorted by base; a
+                            range is never reallocated (bases only grow,
+                            external addresses are the caller's and the
+                            cudart never reuses them) */
+  size_t nfreed, capfreed;
 };
 
 /* Index of the allocation containing addr, or -1. */
 long emu_galloc_find(const struct emu_device *d, uint64_t addr);
 /* Index of the last allocation whose base is <= addr (for messages), or -1. */
 long emu_galloc_below(const struct emu_device *d, uint64_t addr);
+/* Index in d->freed of the freed range containing addr, or -1. */
+long emu_freed_find(const struct emu_device *d, uint64_t addr);
+/* The freed range nearest to addr, containing it or at most slack bytes
+   before or after it (*dist: 0 inside, else the bytes outside); -1 if none. */
+long emu_freed_near(const struct emu_device *d, uint64_t addr, uint64_t slack, uint64_t *dist);
 
 /* The last footprint chunk a thread touched (emu_touch's cache). */
 typedef struct emu_tcache {

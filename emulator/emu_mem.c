@@ -96,13 +96,63 @@ int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err,
   return 0;
 }
 
+long emu_freed_near(const emu_device *d, uint64_t addr, uint64_t slack, uint64_t *dist) {
+  size_t lo = 0, hi = d->nfreed;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (d->freed[mid].base <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  long best = -1;
+  uint64_t bd = UINT64_MAX;
+  if (lo > 0) { /* the range at or below addr */
+    const struct emu_freed *f = &d->freed[lo - 1];
+    uint64_t dd = addr - f->base < f->size ? 0 : addr - (f->base + f->size) + 1;
+    if (dd <= slack) best = (long)lo - 1, bd = dd;
+  }
+  if (lo < d->nfreed && d->freed[lo].base - addr <= slack && d->freed[lo].base - addr < bd)
+    best = (long)lo, bd = d->freed[lo].base - addr;
+  if (dist) *dist = bd;
+  return best;
+}
+
+long emu_freed_find(const emu_device *d, uint64_t addr) {
+  uint64_t dd;
+  long i = emu_freed_near(d, addr, 0, &dd);
+  return i >= 0 && dd == 0 ? i : -1;
+}
+
+/* Remember [base, base+size) as freed; -1 on ENOMEM. */
+static int add_freed(emu_device *d, uint64_t base, uint64_t size) {
+  if (d->nfreed == d->capfreed) {
+    size_t nc = d->capfreed ? 2 * d->capfreed : 16;
+    struct emu_freed *nf = realloc(d->freed, nc * sizeof *nf);
+    if (!nf) return -1;
+    d->freed = nf;
+    d->capfreed = nc;
+  }
+  size_t at = d->nfreed;
+  while (at > 0 && d->freed[at - 1].base > base) at--;
+  memmove(&d->freed[at + 1], &d->freed[at], (d->nfreed - at) * sizeof *d->freed);
+  d->freed[at].base = base;
+  d->freed[at].size = size;
+  d->nfreed++;
+  return 0;
+}
+
 int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap) {
   if (!d) return errf(err, cap, "emu_free: null device");
   if (!addr) return 0;
   long i = emu_galloc_find(d, addr);
-  if (i < 0 || d->a[i].base != addr)
+  if (i < 0 || d->a[i].base != addr) {
+    long f = emu_freed_find(d, addr);
+    if (f >= 0 && d->freed[f].base == addr)
+      return errf(err, cap, "emu_free: 0x%llx was freed already", (unsigned long long)addr);
     return errf(err, cap, "emu_free: 0x%llx is not the base of an allocation",
                 (unsigned long long)addr);
+  }
+  if (add_freed(d, d->a[i].base, d->a[i].size) < 0)
+    return errf(err, cap, "emu_free: out of memory");
   if (!d->a[i].external) free(d->a[i].host);
   free_touch(&d->a[i]);
   memmove(&d->a[i], &d->a[i + 1], (d->n - (size_t)i - 1) * sizeof *d->a);
@@ -247,10 +297,16 @@ void emu_foot_scan(const galloc *g, emu_foot *f) {
 static uint8_t *range_ptr(emu_device *d, uint64_t addr, size_t n, char *err,
                           size_t cap, const char *what) {
   uint8_t *p = emu_host_ptr(d, addr, n ? n : 1);
-  if (!p)
+  if (p) return p;
+  long f = emu_freed_find(d, addr);
+  if (f >= 0)
+    errf(err, cap, "%s: [0x%llx, +%zu) is freed memory (allocation 0x%llx+%llu was freed)",
+         what, (unsigned long long)addr, n, (unsigned long long)d->freed[f].base,
+         (unsigned long long)d->freed[f].size);
+  else
     errf(err, cap, "%s: [0x%llx, +%zu) does not lie in one allocation", what,
          (unsigned long long)addr, n);
-  return p;
+  return NULL;
 }
 
 int emu_memcpy_htod(emu_device *d, uint64_t dst, const void *src, size_t n,
@@ -300,5 +356,6 @@ void emu_device_free(emu_device *d) {
   }
   free(d->a);
   free(d->mods);
+  free(d->freed);
   free(d);
 }

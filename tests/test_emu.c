@@ -369,6 +369,223 @@ static void test_address_wrap32(void) {
   env_free(&E);
 }
 
+/* A GPU's policy for reads a little out of bounds (EMU_OOB_WARN): thread i
+   reads in[i-1] and in[i+1] and writes out[i]; the last thread also writes
+   out[n].  Three accesses fall outside the 8-int buffers. */
+static const char *halo_ptx = HDR
+    ".visible .entry k(.param .u64 in, .param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<6>;\n"
+    "  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [in];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mul.wide.u32 %rd3, %r1, 4;\n"
+    "  add.s64 %rd4, %rd1, %rd3;\n"
+    "  ld.global.u32 %r2, [%rd4+-4];\n"
+    "  ld.global.u32 %r3, [%rd4+4];\n"
+    "  add.s32 %r4, %r2, %r3;\n"
+    "  add.s64 %rd5, %rd2, %rd3;\n"
+    "  st.global.u32 [%rd5], %r4;\n"
+    "  setp.eq.u32 %p1, %r1, 7;\n"
+    "  @%p1 st.global.u32 [%rd5+4], %r4;\n"
+    "  ret;\n"
+    "}\n";
+
+static int run_halo(env *E, uint64_t in, uint64_t out, int oob, feat_vec *fv, emu_stats *st) {
+  unsigned char params[16];
+  memcpy(params, &in, 8);
+  memcpy(params + 8, &out, 8);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.block[0] = 8;
+  cfg.params = params;
+  cfg.params_size = sizeof params;
+  cfg.oob = oob;
+  return emu_launch(E->em, "k", &cfg, fv, st, E->err, sizeof E->err);
+}
+
+static void test_oob_policy(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, halo_ptx), 0);
+  uint64_t in, out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 32, &in, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 32, &out, E.err, sizeof E.err), 0);
+  int32_t h[8];
+  for (int i = 0; i < 8; i++) h[i] = i + 1;
+  emu_memcpy_htod(E.d, in, h, sizeof h, E.err, sizeof E.err);
+  /* error (the default): the first bad access stops the launch */
+  emu_stats st;
+  feat_vec fv;
+  feat_init(&fv);
+  CU_ASSERT_EQUAL(run_halo(&E, in, out, EMU_OOB_ERROR, &fv, &st), -1);
+  char want[256];
+  snprintf(want, sizeof want, "kernel k: CTA (0,0,0) thread (0,0,0): test.ptx:14: ld.global.u32: "
+           "out-of-bounds global read of 4 bytes at 0x%llx (allocation 0x%llx+32)",
+           (unsigned long long)(in - 4), (unsigned long long)in);
+  CU_ASSERT_STRING_EQUAL(E.err, want);
+  CHECK(st.fault == EMU_FAULT_ADDRESS, "a bad address is an EMU_FAULT_ADDRESS");
+  CHECK(fv.n == 0, "a failed launch has no features");
+  /* warn: reads give zeros, the write is dropped, the launch completes */
+  CU_ASSERT_EQUAL_FATAL(run_halo(&E, in, out, EMU_OOB_WARN, &fv, &st), 0);
+  int32_t o[8];
+  emu_memcpy_dtoh(E.d, o, out, sizeof o, E.err, sizeof E.err);
+  int ok = o[0] == 0 + 2 && o[7] == 7 + 0;
+  for (int i = 1; i < 7; i++) ok &= o[i] == (i) + (i + 2);
+  CHECK(ok, "out-of-bounds reads give 0, in-bounds ones the data");
+  CHECK(st.oob_accesses == 3, "three tolerated accesses are counted (in[-1], in[8], out[8])");
+  CHECK(feat_get(&fv, "emu.oob_accesses", -1) == 3, "the launch carries emu.oob_accesses = 3");
+  if (strcmp(st.oob_first, want)) fprintf(stderr, "\n%s\n", st.oob_first);
+  CHECK(strcmp(st.oob_first, want) == 0, "the first one is named like an error");
+  CHECK(feat_get(&fv, "mem.footprint_bytes", -1) == 64, "dropped accesses touch no footprint");
+  CHECK(feat_get(&fv, "mem.global_load_bytes", -1) == 64, "every executed load is counted");
+  /* a far address (not near any allocation) is an error even under warn */
+  feat_free(&fv);
+  feat_init(&fv);
+  CU_ASSERT_EQUAL(run_halo(&E, in + (1ull << 30), out, EMU_OOB_WARN, &fv, &st), -1);
+  CHECK(strstr(E.err, "unmapped global read") != NULL, "an unmapped address stays an error");
+  /* use after free: named as such, tolerated under warn */
+  CU_ASSERT_EQUAL(emu_free(E.d, in, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(run_halo(&E, in, out, EMU_OOB_ERROR, NULL, &st), -1);
+  snprintf(want, sizeof want, "use after free (allocation 0x%llx+32 was freed)",
+           (unsigned long long)in);
+  if (!strstr(E.err, want)) fprintf(stderr, "\n%s\n", E.err);
+  CHECK(strstr(E.err, want) != NULL, "a freed buffer is reported as a use after free");
+  CU_ASSERT_EQUAL(run_halo(&E, in, out, EMU_OOB_WARN, NULL, &st), 0);
+  CHECK(st.oob_accesses == 8 + 8 + 1, "every freed-buffer read and the overrun are counted");
+  CHECK(emu_memcpy_dtoh(E.d, o, in, 4, E.err, sizeof E.err) == -1 &&
+            strstr(E.err, "is freed memory") != NULL,
+        "a copy from a freed buffer says so");
+  CHECK(emu_free(E.d, in, E.err, sizeof E.err) == -1 && strstr(E.err, "freed already") != NULL,
+        "a second free says the buffer was freed already");
+  feat_free(&fv);
+  env_free(&E);
+}
+
+/* Device assert(): nvcc calls __assertfail(message, file, line, function,
+   charsize) when the condition is false. */
+static const char *assert_ptx = HDR
+    ".extern .func __assertfail(.param .b64 a0, .param .b64 a1, .param .b32 a2,"
+    " .param .b64 a3, .param .b64 a4);\n"
+    ".global .align 1 .b8 msg[6] = {120, 32, 62, 32, 48, 0};\n"
+    ".global .align 1 .b8 file[5] = {97, 46, 99, 117, 0};\n"
+    ".global .align 1 .b8 fname[4] = {107, 40, 41, 0};\n"
+    ".visible .entry other(.param .u64 buf)\n"
+    "{\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry k(.param .u64 buf)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<10>;\n"
+    "  ld.param.u64 %rd1, [buf];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  ld.global.u32 %r2, [%rd3];\n"
+    "  setp.gt.s32 %p1, %r2, 0;\n"
+    "  @%p1 bra OK;\n"
+    "  mov.u64 %rd4, msg;\n"
+    "  cvta.global.u64 %rd5, %rd4;\n"
+    "  mov.u64 %rd6, file;\n"
+    "  cvta.global.u64 %rd7, %rd6;\n"
+    "  mov.u64 %rd8, fname;\n"
+    "  cvta.global.u64 %rd9, %rd8;\n"
+    "  {\n"
+    "  .param .b64 param0;\n"
+    "  st.param.b64 [param0], %rd5;\n"
+    "  .param .b64 param1;\n"
+    "  st.param.b64 [param1], %rd7;\n"
+    "  .param .b32 param2;\n"
+    "  st.param.b32 [param2], 42;\n"
+    "  .param .b64 param3;\n"
+    "  st.param.b64 [param3], %rd9;\n"
+    "  .param .b64 param4;\n"
+    "  st.param.b64 [param4], 1;\n"
+    "  call.uni __assertfail, (param0, param1, param2, param3, param4);\n"
+    "  }\n"
+    "OK:\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_device_assert(void) {
+  env E;
+  int rc = env_load(&E, assert_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CHECK(rc == 0, "a module calling __assertfail loads");
+  if (rc) { env_free(&E); return; }
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64, &buf, E.err, sizeof E.err), 0);
+  int32_t h[16];
+  for (int i = 0; i < 16; i++) h[i] = i == 5 ? 0 : 1;
+  emu_memcpy_htod(E.d, buf, h, sizeof h, E.err, sizeof E.err);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  CHECK(run1(&E, "other", 1, 16, buf, &cfg, NULL) == 0, "its other kernels run");
+  emu_stats st;
+  unsigned char params[8];
+  memcpy(params, &buf, 8);
+  cfg.block[0] = 16;
+  cfg.params = params;
+  cfg.params_size = 8;
+  CU_ASSERT_EQUAL(emu_launch(E.em, "k", &cfg, NULL, &st, E.err, sizeof E.err), -1);
+  CU_ASSERT_STRING_EQUAL(E.err, "kernel k: CTA (0,0,0) thread (5,0,0): test.ptx:41: call.uni: "
+                                "device assertion `x > 0` failed at a.cu:42 in k()");
+  CHECK(st.fault == EMU_FAULT_ASSERT, "a failed assertion is an EMU_FAULT_ASSERT");
+  h[5] = 3;
+  emu_memcpy_htod(E.d, buf, h, sizeof h, E.err, sizeof E.err);
+  CHECK(emu_launch(E.em, "k", &cfg, NULL, &st, E.err, sizeof E.err) == 0,
+        "a passing assertion costs nothing");
+  env_free(&E);
+}
+
+/* Configurations no GPU launches are refused, naming the limit. */
+static void test_launch_limits(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, wrap32_ptx), 0);
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 4096, &buf, E.err, sizeof E.err), 0);
+  unsigned char params[8];
+  memcpy(params, &buf, 8);
+  static const struct { unsigned g[3], b[3]; size_t sh; const char *what; } bad[] = {
+      {{1, 65536, 1}, {32, 1, 1}, 0, "grid (1,65536,1) exceeds (2147483647,65535,65535)"},
+      {{1, 1, 65536}, {32, 1, 1}, 0, "grid (1,1,65536) exceeds"},
+      {{1, 1, 1}, {1, 1, 65}, 0, "block (1,1,65) exceeds (1024,1024,64)"},
+      {{1, 1, 1}, {32, 33, 1}, 0, "1056 threads per block exceeds 1024"},
+      {{1, 1, 1}, {32, 1, 1}, 1u << 30, "of shared memory per CTA"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    memcpy(cfg.grid, bad[i].g, sizeof cfg.grid);
+    memcpy(cfg.block, bad[i].b, sizeof cfg.block);
+    cfg.shared_bytes = bad[i].sh;
+    cfg.params = params;
+    cfg.params_size = 8;
+    emu_stats st;
+    feat_vec fv;
+    feat_init(&fv);
+    int rc = emu_launch(E.em, "k", &cfg, &fv, &st, E.err, sizeof E.err);
+    CHECK(rc == -1 && strstr(E.err, bad[i].what) && strstr(E.err, "no GPU launches it") &&
+              st.fault == EMU_FAULT_CONFIG && fv.n == 0,
+          "an impossible configuration is refused, naming the limit");
+    feat_free(&fv);
+  }
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.block[0] = 32;
+  cfg.grid[1] = 65535;
+  cfg.shared_bytes = EMU_MAX_SHARED - 256;
+  cfg.sample_ctas = 2;
+  cfg.params = params;
+  cfg.params_size = 8;
+  CHECK(emu_launch(E.em, "k", &cfg, NULL, NULL, E.err, sizeof E.err) == 0,
+        "the largest grid y and shared memory a GPU allows run");
+  env_free(&E);
+}
+
 static void test_misaligned(void) {
   env E;
   CU_ASSERT_EQUAL_FATAL(env_load(&E, oob_ptx), 0);
@@ -736,9 +953,13 @@ static void test_threads_and_sampling(void) {
   CU_ASSERT_EQUAL(st.sampled, 1);
   CU_ASSERT_EQUAL(st.ctas_run, 7);
   CU_ASSERT_EQUAL(st.ctas_total, 40);
+  CHECK(feat_get(&sv, "emu.ctas_emulated", -1) == 7, "emu.ctas_emulated names the 7 CTAs run");
+  CHECK(feat_get(&fv[0], "emu.ctas_emulated", -1) == 40, "a full launch emulates all 40 CTAs");
   int close = 1;
   for (size_t i = 0; i < fv[0].n; i++) {
-    if (strcmp(fv[0].names[i], "mem.footprint_bytes") == 0) continue;
+    if (strcmp(fv[0].names[i], "mem.footprint_bytes") == 0 ||
+        strncmp(fv[0].names[i], "emu.", 4) == 0)
+      continue;
     double full = fv[0].vals[i], smp = feat_get(&sv, fv[0].names[i], -1);
     if (full == 0 ? smp != 0 : fabs(smp - full) / full > 0.01) {
       close = 0;
@@ -1293,6 +1514,9 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_map_external);
   TEST_ADD(s, test_misaligned);
   TEST_ADD(s, test_address_wrap32);
+  TEST_ADD(s, test_oob_policy);
+  TEST_ADD(s, test_device_assert);
+  TEST_ADD(s, test_launch_limits);
   TEST_ADD(s, test_budget_and_time);
   TEST_ADD(s, test_time_limit_huge_block);
   TEST_ADD(s, test_call_ret);
