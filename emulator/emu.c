@@ -104,16 +104,24 @@
  * budget, time limit and stop flags are checked at block entries and every
  * BLOCK_STEP instructions inside a longer block (check_limits).
  *
- * Sampling.  With cfg->sample_ctas = N < CTAs, the linear CTA index range is
- * cut into N equal strata and the CTA at the middle of each runs (systematic
- * sampling); every additive count is multiplied by CTAs/N.  Midpoints rather
- * than "first and last included": the last CTA of a bounds-checked grid is
- * usually partly idle, and scaling it like a full one biased saxpy's counts
- * by -1.15 % at 64 of 3907 CTAs; ctrl.active_lane_ratio is not scaled.
- * mem.footprint_bytes is the sampled CTAs' footprint times CTAs/N, an
- * estimate: it overstates data that CTAs share (a tiled matmul's inputs)
- * and is exact for disjoint per-CTA data.  launch.shared_bytes is the
- * dynamic shared memory only (docs/features.md).
+ * Sampling.  With cfg->sample_ctas = N < CTAs, N CTAs run and every
+ * additive count is multiplied by CTAs/(CTAs run).  In a 1-D grid the CTA
+ * index range is cut into N equal strata and the CTA at the middle of each
+ * runs (systematic sampling).  Midpoints rather than "first and last
+ * included": the last CTA of a bounds-checked grid is usually partly idle,
+ * and scaling it like a full one biased saxpy's counts by -1.15 % at 64 of
+ * 3907 CTAs.  In a 2-D or 3-D grid each dimension is cut into N strata and
+ * sample i takes the middle of stratum i*p_d mod N in dimension d (a rank-1
+ * lattice: p_x = 1, p_y and p_z odd, coprime with N, near N*0.618 and
+ * N*0.382), so the sample spreads over every dimension.  Strata of the
+ * linear index instead put all 64 CTAs of a 512x256 transpose grid in
+ * column 0 (stride 2048 = 4 rows): the sample then saw 16 rows of the
+ * output, and no estimate of the footprint could recover it.  Coinciding
+ * picks (small dimensions) run once: fewer than N CTAs may run.
+ * ctrl.active_lane_ratio is not scaled.  mem.footprint_bytes is estimated
+ * per allocation (foot_estimate): the sampled bytes scaled, capped by the
+ * extent the sample touched.  launch.shared_bytes is the dynamic shared
+ * memory only (docs/features.md).
  *
  * Errors.  The first error (lowest CTA index when several CTAs fail) is
  * reported; a failing CTA stops every CTA with a higher index at their next
@@ -2245,6 +2253,7 @@ static int check_limits(worker *W, const warp *w, const ptx_insn *in, int inside
     return -1;
   if (W->insn_acc >= L->flush_at) {
     uint64_t u = __atomic_add_fetch(&L->used, W->insn_acc, __ATOMIC_RELAXED);
+    if (L->cfg->progress) __atomic_add_fetch(L->cfg->progress, W->insn_acc, __ATOMIC_RELAXED);
     W->insn_acc = 0;
     if (L->cfg->insn_budget && u > L->cfg->insn_budget) {
       W->kind = EMU_FAULT_LIMIT;
@@ -2785,6 +2794,95 @@ static void merge_worker(launch *L, worker *W, uint64_t *tcnt, uint64_t *wcnt, u
   }
 }
 
+static uint64_t gcd_u64(uint64_t a, uint64_t b) {
+  while (b) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* An odd multiplier coprime with n near n*f (the lattice's p_d). */
+static uint64_t lattice_step(uint64_t n, double f) {
+  uint64_t p = (uint64_t)((double)n * f) | 1;
+  while (p > 1 && gcd_u64(p, n) != 1) p += 2;
+  return p % n ? p : 1;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The CTAs (linear indices, ascending, distinct) a launch sampling n of
+   grid runs: see "Sampling" at the top.  *nrun receives their number. */
+static uint64_t *sample_list(const unsigned grid[3], uint64_t n, uint64_t *nrun) {
+  uint64_t *v = malloc(n * sizeof *v);
+  if (!v) return NULL;
+  uint64_t ntotal = (uint64_t)grid[0] * grid[1] * grid[2];
+  int dims = (grid[0] > 1) + (grid[1] > 1) + (grid[2] > 1);
+  if (dims <= 1) {
+    for (uint64_t i = 0; i < n; i++)
+      v[i] = (uint64_t)((unsigned __int128)(2 * i + 1) * ntotal / (2 * n));
+    *nrun = n;
+    return v;
+  }
+  uint64_t p[3] = {1, lattice_step(n, 0.6180339887), lattice_step(n, 0.3819660113)};
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t c[3];
+    for (int d = 0; d < 3; d++) {
+      uint64_t r = (uint64_t)((unsigned __int128)i * p[d] % n);
+      c[d] = (uint64_t)((unsigned __int128)(2 * r + 1) * grid[d] / (2 * n));
+    }
+    v[i] = c[0] + (uint64_t)grid[0] * (c[1] + (uint64_t)grid[1] * c[2]);
+  }
+  qsort(v, n, sizeof *v, cmp_u64);
+  uint64_t k = 0;
+  for (uint64_t i = 0; i < n; i++)
+    if (!k || v[i] != v[k - 1]) v[k++] = v[i];
+  *nrun = k;
+  return v;
+}
+
+/*
+ * Footprint of one allocation over the whole grid, estimated from what the
+ * nrun sampled CTAs (of ntotal) touched (f).  Scaling the sample's bytes by
+ * ntotal/nrun is right for data each CTA owns (a triad's elements) and
+ * wrong, by up to that factor, for data CTAs share: a tiled GEMM's row and
+ * column panels, a stencil's halos, a table every CTA reads (64 CTAs of a
+ * 1024-CTA GEMM said 6x its footprint).  Shared or not, data lies in the
+ * range the CTAs address, which a sample spread over the grid (see
+ * Sampling) spans.  With
+ *
+ *   lin    = seen * ntotal/nrun                     (owned data)
+ *   extent = the sample's first to last touched 32-byte sector, at most
+ *            the allocation's, times typical        (shared data)
+ *
+ * where typical is the bytes a touched sector usually has (the
+ * byte-weighted mode: 32 for dense data, whose halo sectors touched in part
+ * by one CTA are filled by its neighbours; 8 for one float of a 16-byte
+ * struct), the estimate is lin while lin stays within 5 % of the extent
+ * widened by nrun/(nrun-1) (the sample does not see the first and last half
+ * strata of a long dimension, so owned data reaches that far), else the
+ * plain extent (shared data: widening would overstate a table every CTA
+ * reads).  Measured on the suite's sampled programs against full emulation
+ * in docs/features.md.
+ */
+static double foot_estimate(const emu_foot *f, uint64_t size, uint64_t ntotal, uint64_t nrun) {
+  if (!f->bytes) return 0;
+  unsigned typical = 32;
+  double best = -1;
+  for (unsigned b = 1; b <= 32; b++)
+    if ((double)b * (double)f->hist[b] > best) best = (double)b * (double)f->hist[b], typical = b;
+  double all = (double)((size + 31) / 32) * typical, ext = (double)(f->hi - f->lo + 1) * typical;
+  double wide = nrun > 1 ? ext * (double)nrun / (double)(nrun - 1) : ext;
+  double lin = (double)f->bytes * (double)ntotal / (double)nrun;
+  double est = lin <= 1.05 * (wide < all ? wide : all) ? lin : ext < all ? ext : all;
+  if (est > (double)size) est = (double)size;
+  return est > (double)f->bytes ? est : (double)f->bytes;
+}
+
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap) {
   if (!em || !kernel || !cfg) return errf(err, cap, "emu_launch: null argument");
@@ -2863,11 +2961,8 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   double *keyc = NULL;
   uint64_t stt[S_NSTAT] = {0};
   if (cfg->sample_ctas && cfg->sample_ctas < ntotal) {
-    L.nrun = cfg->sample_ctas;
-    L.list = malloc(L.nrun * sizeof *L.list);
+    L.list = sample_list(cfg->grid, cfg->sample_ctas, &L.nrun);
     if (!L.list) { errf(err, cap, "out of memory"); goto out; }
-    for (uint64_t i = 0; i < L.nrun; i++)
-      L.list[i] = (uint64_t)((unsigned __int128)(2 * i + 1) * ntotal / (2 * L.nrun));
   }
   tcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *tcnt);
   wcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *wcnt);
@@ -2981,7 +3076,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     for (size_t i = 0; i < d->n; i++) {
       emu_foot f;
       emu_foot_scan(&d->a[i], &f);
-      foot += (double)f.bytes;
+      foot += L.list ? foot_estimate(&f, d->a[i].size, ntotal, L.nrun) : (double)f.bytes;
     }
     static const struct { const char *name; int s; } mem[] = {
       {"mem.global_bytes", S_GBYTES}, {"mem.global_load_bytes", S_GLOAD},
@@ -2993,7 +3088,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       {"ctrl.barriers", S_BARRIER}};
     for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
       bad |= feat_set(&v, mem[i].name, (double)stt[mem[i].s] * scale);
-    bad |= feat_set(&v, "mem.footprint_bytes", foot * scale);
+    bad |= feat_set(&v, "mem.footprint_bytes", foot);
     bad |= feat_set(&v, "ctrl.warp_insns", (double)winsn * scale);
     bad |= feat_set(&v, "emu.ctas_emulated", (double)L.nrun);
     if (L.oob_n) bad |= feat_set(&v, "emu.oob_accesses", (double)L.oob_n);

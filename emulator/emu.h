@@ -73,6 +73,15 @@ int emu_memset(emu_device *d, uint64_t dst, int value, size_t n, char *err,
  */
 void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n);
 
+/*
+ * 1 when addr is an address of the emulated device's global memory: inside
+ * an allocation, a freed one, or the ranges where allocations and external
+ * mappings are placed (below 16 TiB and the external window), so that a
+ * stale device pointer is still recognised as one.  Host addresses of
+ * position-independent programs lie above both.
+ */
+int emu_is_device_addr(const emu_device *d, uint64_t addr);
+
 /* The external window: device addresses emu_map_external accepts (disjoint
    from the engine's own global, shared, local, param and function ranges;
    see emu.c). */
@@ -151,6 +160,10 @@ typedef struct emu_launch_cfg {
   int threads;             /* OpenMP threads; 0 = OpenMP's default */
   FILE *printf_out;        /* device printf; NULL = stdout */
   int oob;                 /* EMU_OOB_ERROR (default) or EMU_OOB_WARN */
+  uint64_t *progress;      /* when set: thread-instructions executed so far
+                              are added here while the launch runs (atomic,
+                              in steps of about 2^16 per thread), for a
+                              progress display on another thread */
 } emu_launch_cfg;
 
 /* Fill cfg with defaults (1x1x1 grid and block, no limits). */

@@ -173,6 +173,7 @@ typedef struct emu_foot {
   uint64_t sectors;   /* 32-byte sectors with at least one touched byte */
   uint64_t lo, hi;    /* first and last touched sector index (from the
                          allocation's base); lo > hi when none */
+  uint64_t hist[33];  /* touched sectors by their touched bytes (1..32) */
 } emu_foot;
 void emu_foot_scan(const galloc *g, emu_foot *f);
 

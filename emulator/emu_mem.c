@@ -192,6 +192,12 @@ int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *e
   return 0;
 }
 
+int emu_is_device_addr(const emu_device *d, uint64_t addr) {
+  if (!d) return 0;
+  return (addr >= EMU_GLOBAL_BASE && addr < EMU_SHARED_WIN) ||
+         addr - EMU_EXT_BASE < EMU_EXT_SIZE || emu_galloc_find(d, addr) >= 0;
+}
+
 void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n) {
   if (!d) return NULL;
   long i = emu_galloc_find(d, addr);
@@ -272,6 +278,7 @@ int emu_touch(emu_device *d, long gi, uint64_t off, uint64_t len, emu_tcache *tc
 }
 
 void emu_foot_scan(const galloc *g, emu_foot *f) {
+  memset(f->hist, 0, sizeof f->hist);
   f->bytes = f->sectors = 0;
   f->lo = UINT64_MAX;
   f->hi = 0;
@@ -282,10 +289,13 @@ void emu_foot_scan(const galloc *g, emu_foot *f) {
     for (uint64_t wi = 0; wi < EMU_TCHUNK_WORDS; wi++) {
       uint64_t x = p[wi];
       if (!x) continue;
-      f->bytes += emu_popc64(x);
+      unsigned bl = emu_popc32((uint32_t)x), bh = emu_popc32((uint32_t)(x >> 32));
+      f->bytes += bl + bh;
       /* one word covers 64 bytes: sectors 2*wi (low half) and 2*wi+1 */
       uint64_t s0 = ((c << EMU_TCHUNK_SHIFT) >> 5) + 2 * wi;
-      unsigned lo = (uint32_t)x != 0, hi = (x >> 32) != 0;
+      unsigned lo = bl != 0, hi = bh != 0;
+      f->hist[bl] += lo;
+      f->hist[bh] += hi;
       f->sectors += lo + hi;
       uint64_t first = lo ? s0 : s0 + 1, last = hi ? s0 + 1 : s0;
       if (first < f->lo) f->lo = first;

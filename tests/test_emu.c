@@ -973,6 +973,88 @@ static void test_threads_and_sampling(void) {
   env_free(&E);
 }
 
+/* The footprint of a sampled launch: thread i reads one float of the
+   16-byte struct aos[i] (a quarter of each sector) and table[i % 256],
+   which every CTA shares, and writes out[i].  Scaling the sample's bytes
+   counted the table once per sampled CTA times the scale. */
+static const char *foot_ptx = HDR
+    ".visible .entry k(.param .u64 aos, .param .u64 table, .param .u64 out)\n"
+    "{\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .f32 %f<4>;\n"
+    "  .reg .b64 %rd<12>;\n"
+    "  ld.param.u64 %rd1, [aos];\n"
+    "  ld.param.u64 %rd2, [table];\n"
+    "  ld.param.u64 %rd3, [out];\n"
+    "  mov.u32 %r1, %ctaid.x;\n"
+    "  mov.u32 %r2, %ntid.x;\n"
+    "  mov.u32 %r3, %tid.x;\n"
+    "  mad.lo.s32 %r4, %r1, %r2, %r3;\n"
+    "  mul.wide.u32 %rd4, %r4, 16;\n"
+    "  add.s64 %rd5, %rd1, %rd4;\n"
+    "  ld.global.f32 %f1, [%rd5];\n"
+    "  and.b32 %r5, %r4, 255;\n"
+    "  mul.wide.u32 %rd6, %r5, 4;\n"
+    "  add.s64 %rd7, %rd2, %rd6;\n"
+    "  ld.global.f32 %f2, [%rd7];\n"
+    "  add.f32 %f3, %f1, %f2;\n"
+    "  mul.wide.u32 %rd8, %r4, 4;\n"
+    "  add.s64 %rd9, %rd3, %rd8;\n"
+    "  st.global.f32 [%rd9], %f3;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry t(.param .u64 aos, .param .u64 table, .param .u64 out)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .f32 %f<2>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [table];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  ld.global.f32 %f1, [%rd3];\n"
+    "  setp.eq.f32 %p1, %f1, 0f461C4000;\n"
+    "  @%p1 st.global.f32 [%rd3], %f1;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_sampled_footprint(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, foot_ptx), 0);
+  enum { CTAS = 512, TPB = 64, N = CTAS * TPB };
+  uint64_t aos, table, out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, (size_t)N * 16, &aos, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 256 * 4, &table, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, (size_t)N * 4, &out, E.err, sizeof E.err), 0);
+  unsigned char params[24];
+  memcpy(params, &aos, 8);
+  memcpy(params + 8, &table, 8);
+  memcpy(params + 16, &out, 8);
+  double foot[4];
+  for (int smp = 0; smp < 4; smp++) {
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    cfg.grid[0] = CTAS;
+    cfg.block[0] = TPB;
+    cfg.params = params;
+    cfg.params_size = sizeof params;
+    cfg.sample_ctas = smp & 1 ? 32 : 0;
+    feat_vec fv;
+    feat_init(&fv);
+    CU_ASSERT_EQUAL_FATAL(emu_launch(E.em, smp < 2 ? "k" : "t", &cfg, &fv, NULL, E.err,
+                                     sizeof E.err), 0);
+    foot[smp] = feat_get(&fv, "mem.footprint_bytes", -1);
+    feat_free(&fv);
+  }
+  CHECK(foot[0] == 4.0 * N + 1024 + 4.0 * N, "full: one float per struct, the table, out");
+  CHECK(fabs(foot[1] / foot[0] - 1) < 0.02,
+        "32 of 512 CTAs estimate the footprint within 2% (strided structs, a shared table)");
+  CHECK(foot[2] == 256 && foot[3] == 256,
+        "a table every CTA reads counts once, sampled or not (scaling said 16 times)");
+  env_free(&E);
+}
+
 /* ------------------------------------------------------- unsupported -- */
 
 static const char *unsupported_ptx = HDR
@@ -1514,6 +1596,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_map_external);
   TEST_ADD(s, test_misaligned);
   TEST_ADD(s, test_address_wrap32);
+  TEST_ADD(s, test_sampled_footprint);
   TEST_ADD(s, test_oob_policy);
   TEST_ADD(s, test_device_assert);
   TEST_ADD(s, test_launch_limits);
