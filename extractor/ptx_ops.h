@@ -127,15 +127,15 @@ enum {
   X(STMATRIX,   "stmatrix",   2, 2, PTX_OPF_NODST | PTX_OPF_STORE | PTX_OPF_WARP) \
   X(SUB,        "sub",        3, 3, PTX_OPF_TYPED) \
   X(SUBC,       "subc",       3, 3, PTX_OPF_TYPED) \
-  X(SULD,       "suld",       3, 3, PTX_OPF_LOAD | PTX_OPF_TEX) \
+  X(SULD,       "suld",       2, 2, PTX_OPF_LOAD | PTX_OPF_TEX) \
   X(SUQ,        "suq",        2, 2, PTX_OPF_TEX) \
-  X(SURED,      "sured",      3, 3, PTX_OPF_NODST | PTX_OPF_ATOMIC | PTX_OPF_TEX) \
+  X(SURED,      "sured",      2, 2, PTX_OPF_NODST | PTX_OPF_ATOMIC | PTX_OPF_TEX) \
   X(SUST,       "sust",       2, 2, PTX_OPF_NODST | PTX_OPF_STORE | PTX_OPF_TEX) \
   X(SZEXT,      "szext",      3, 3, PTX_OPF_TYPED) \
   X(TANH,       "tanh",       2, 2, PTX_OPF_TYPED) \
   X(TESTP,      "testp",      2, 2, PTX_OPF_TYPED) \
-  X(TEX,        "tex",        3, 5, PTX_OPF_LOAD | PTX_OPF_TEX) \
-  X(TLD4,       "tld4",       3, 5, PTX_OPF_LOAD | PTX_OPF_TEX) \
+  X(TEX,        "tex",        2, 4, PTX_OPF_LOAD | PTX_OPF_TEX) \
+  X(TLD4,       "tld4",       2, 4, PTX_OPF_LOAD | PTX_OPF_TEX) \
   X(TRAP,       "trap",       0, 0, PTX_OPF_NODST | PTX_OPF_EXIT) \
   X(TXQ,        "txq",        2, 3, PTX_OPF_TEX) \
   X(VABSDIFF,   "vabsdiff",   3, 4, 0) \
