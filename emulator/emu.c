@@ -174,7 +174,7 @@ static inline uint64_t align_up(uint64_t v, uint64_t a) {
 enum {
   K_ALU, K_NOP, K_LD, K_ST, K_ATOM, K_CVTA, K_ISSPACEP, K_BRA, K_BRX, K_CALL,
   K_PRINTF, K_RET, K_EXIT, K_TRAP, K_BAR, K_SHFL, K_VOTE, K_MATCH,
-  K_ACTIVEMASK, K_REDUX, K_ELECT, K_ASSERT
+  K_ACTIVEMASK, K_REDUX, K_ELECT, K_ASSERT, K_TEX, K_SULD, K_SUST
 };
 
 /* A slot the engine fills when a frame starts. */
@@ -213,6 +213,10 @@ typedef struct eop {
   uint8_t isred;       /* red (no destination), bar.red */
   uint8_t a32;         /* the address base is a 32-bit register: the
                           address (base + offset) wraps modulo 2^32 */
+  uint8_t geom;        /* tex/suld/sust: EMU_GEOM_* */
+  uint8_t ncoord;      /* tex/suld/sust: coordinates in s[0..ncoord) (for
+                          a1d/a2d the layer first); sust's values follow */
+  uint8_t smode;       /* suld/sust: EMU_SURF_* */
   uint8_t dw[EMU_MAX_DST]; /* destination register widths in bytes */
   uint32_t guard;      /* guard slot or NONE */
   uint32_t abase;      /* address base slot */
@@ -409,6 +413,9 @@ static int engine_kind(const ptx_module *m, const ptx_insn *in) {
     case PTX_OP_ACTIVEMASK: return K_ACTIVEMASK;
     case PTX_OP_REDUX: return K_REDUX;
     case PTX_OP_ELECT: return K_ELECT;
+    case PTX_OP_TEX: return K_TEX;
+    case PTX_OP_SULD: return K_SULD;
+    case PTX_OP_SUST: return K_SUST;
     default: return -1;
   }
 }
@@ -565,6 +572,89 @@ static int atom_ok(const ptx_insn *in, const char **why) {
   }
 }
 
+/*
+ * tex / suld / sust: geometry and mode from the key, the handle register
+ * to abase, coordinates to s[0..ncoord), destinations to d[] (tex, suld),
+ * a store's values to s[ncoord..].  1 with *why when unsupported.
+ */
+static int prep_tex(prep *P, const ptx_insn *in, eop *e, int k, const char **why) {
+  const ptx_func *f = P->fn->f;
+  const char *key = P->em->m->keys[in->key];
+  static const struct { const char *tok; uint8_t g; } geoms[] = {
+      {".1d.", EMU_GEOM_1D}, {".2d.", EMU_GEOM_2D}, {".3d.", EMU_GEOM_3D},
+      {".a1d.", EMU_GEOM_A1D}, {".a2d.", EMU_GEOM_A2D}};
+  for (size_t g = 0; g < sizeof geoms / sizeof geoms[0] && !e->geom; g++)
+    if (strstr(key, geoms[g].tok)) e->geom = geoms[g].g;
+  if (!e->geom) { *why = "texture geometry not supported (1d, 2d, 3d, a1d, a2d are)"; return 1; }
+  if (k != K_TEX) {
+    if (strncmp(key, "suld.b.", 7) && strncmp(key, "sust.b.", 7)) {
+      *why = "formatted surface access (.p) not supported";
+      return 1;
+    }
+    e->smode = strstr(key, ".clamp") ? EMU_SURF_CLAMP : strstr(key, ".zero") ? EMU_SURF_ZERO
+                                                                             : EMU_SURF_TRAP;
+  }
+  if (in->nopnd != 2) { *why = "texture offsets and depth compares not supported"; return 1; }
+  const ptx_operand *addr = ptx_insn_opnd(f, in, k == K_SUST ? 0 : 1);
+  const ptx_operand *data = ptx_insn_opnd(f, in, k == K_SUST ? 1 : 0);
+  if (!addr || !data || addr->kind != PTX_OPND_ADDR || !addr->n) {
+    *why = "expected [handle, {coordinates}]";
+    return 1;
+  }
+  if (addr->u.addr.base_kind != PTX_OPND_REG || addr->u.addr.base >= f->nregs) {
+    *why = "texture and surface references (.texref, .surfref) are not supported: use "
+           "texture objects (cudaCreateTextureObject)";
+    return 1;
+  }
+  e->abase = addr->u.addr.base;
+  unsigned ncoord = addr->n, geomc = e->geom == EMU_GEOM_1D ? 1 : e->geom == EMU_GEOM_2D ? 2
+                                   : e->geom == EMU_GEOM_A1D ? 2 : 4;
+  if (ncoord != geomc || ncoord > EMU_MAX_SRC) { *why = "coordinate count does not match the geometry"; return 1; }
+  for (unsigned c = 0; c < ncoord; c++) {
+    uint32_t slot;
+    int rc = opnd_slot(P, addr + 1 + c, &slot, why);
+    if (rc) return rc;
+    e->o.s[e->o.ns++] = slot;
+  }
+  e->ncoord = (uint8_t)ncoord;
+  unsigned cnt = data->kind == PTX_OPND_VEC ? data->n : 1;
+  const ptx_operand *el = data->kind == PTX_OPND_VEC ? data + 1 : data;
+  if (data->pipe || cnt > EMU_MAX_DST || (k == K_SUST && e->o.ns + cnt > EMU_MAX_SRC)) {
+    *why = "operands";
+    return 1;
+  }
+  for (unsigned c = 0; c < cnt; c++) {
+    uint32_t slot;
+    int rc = opnd_slot(P, &el[c], &slot, why);
+    if (rc) return rc;
+    if (k == K_SUST) {
+      e->o.s[e->o.ns++] = slot;
+    } else {
+      e->dw[e->o.nd] = (uint8_t)reg_width(f, slot);
+      e->o.d[e->o.nd++] = slot;
+    }
+  }
+  if (k == K_TEX) {
+    if (in->type != PTX_T_F32 && in->type != PTX_T_S32 && in->type != PTX_T_U32) {
+      *why = "texture result type not supported (.f32, .s32, .u32 are)";
+      return 1;
+    }
+    if (in->type2 != PTX_T_F32 && in->type2 != PTX_T_S32) {
+      *why = "texture coordinate type not supported (.f32, .s32 are)";
+      return 1;
+    }
+    return 0;
+  }
+  unsigned sz = ptx_type_size((ptx_type)in->type);
+  if (sz == 0 || sz > 8 || (in->vec && in->vec != cnt) || (!in->vec && cnt != 1)) {
+    *why = "surface element type or vector width";
+    return 1;
+  }
+  e->size = (uint8_t)sz;
+  e->vec = (uint8_t)cnt;
+  return 0;
+}
+
 /* Prepare instruction i of the function in P. */
 static int prep_insn(prep *P, uint32_t i) {
   efunc *fn = P->fn;
@@ -678,6 +768,11 @@ static int prep_insn(prep *P, uint32_t i) {
       if (rc > 0) bad(P, in, why);
       return 0;
     case K_RET: case K_EXIT: case K_TRAP: case K_NOP:
+      return 0;
+    case K_TEX: case K_SULD: case K_SUST:
+      rc = prep_tex(P, in, e, k, &why);
+      if (rc < 0) return -1;
+      if (rc > 0) bad(P, in, why);
       return 0;
     case K_BAR:
       if (strstr(m->keys[in->key], "cluster")) { bad(P, in, "cluster barriers not supported"); return 0; }
@@ -808,7 +903,7 @@ static void zp_insn(const eop *e, uint32_t nr, uint64_t *gen, uint64_t *kill,
   uint32_t def[EMU_MAX_DST + 1], ndef = 0;
   if (e->guard == NONE) {
     switch (e->k) {
-      case K_ALU: case K_LD:
+      case K_ALU: case K_LD: case K_TEX: case K_SULD:
         for (uint32_t j = 0; j < e->o.nd; j++) def[ndef++] = e->o.d[j];
         break;
       case K_ATOM:
@@ -1235,6 +1330,7 @@ typedef struct worker {
   uint64_t oob_seen;      /* 1 + CTA whose first one was offered to L->oob_msg */
   long gc[GC_WAYS];       /* allocations hit last, most recent first; -1 */
   emu_tcache tc;          /* the footprint chunk touched last */
+  emu_texview tv;         /* the texture used last (tv.t NULL: none) */
   int oom;
 } worker;
 
@@ -2014,6 +2110,97 @@ static int do_printf(worker *W, warp *w, const frame *fr, uint64_t *r,
   return 0;
 }
 
+/* The texture or surface object in lane l's handle register. */
+static const emu_texview *tex_view(worker *W, const warp *w, uint64_t *r, const eop *e,
+                                   uint32_t l) {
+  uint64_t h = r[(size_t)e->abase * EMU_LANES + l];
+  if (W->tv.t && W->tv.handle == h) return &W->tv;
+  char why[256];
+  if (emu_texview_open(W->L->em->d, h, &W->tv, why, sizeof why)) {
+    W->tv.t = NULL;
+    W->kind = EMU_FAULT_ADDRESS;
+    fail(W, w, (int)l, e->o.insn, 0, "%s", why);
+    return NULL;
+  }
+  return &W->tv;
+}
+
+static int tex_oom(worker *W, const warp *w, const eop *e) {
+  W->oom = 1;
+  fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
+  return -1;
+}
+
+/* tex.geom.v4.dtype.ctype d, [h, {c}] for the lanes in m. */
+static int do_tex(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
+  const ptx_insn *in = e->o.insn;
+  int layered = e->geom == EMU_GEOM_A1D || e->geom == EMU_GEOM_A2D;
+  int icoord = in->type2 == PTX_T_S32;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(mm);
+    const emu_texview *v = tex_view(W, w, r, e, l);
+    if (!v) return -1;
+    double c[4], out[4];
+    int layer = 0;
+    unsigned j = 0;
+    if (layered) layer = (int32_t)r[(size_t)e->o.s[j++] * EMU_LANES + l];
+    for (unsigned k = 0; j < e->ncoord; j++, k++) {
+      uint64_t raw = r[(size_t)e->o.s[j] * EMU_LANES + l];
+      c[k] = icoord ? (double)(int32_t)raw : (double)f32_of((uint32_t)raw);
+    }
+    if (emu_tex_sample(W->L->em->d, v, e->geom, c, layer, icoord, &W->tc, out))
+      return tex_oom(W, w, e);
+    for (unsigned k = 0; k < e->o.nd && k < 4; k++) {
+      uint64_t bits;
+      if (in->type == PTX_T_F32) bits = bits_f32((float)out[k]);
+      else if (in->type == PTX_T_S32) bits = (uint32_t)(int32_t)out[k];
+      else bits = (uint32_t)(out[k] < 0 ? 0 : out[k]);
+      r[(size_t)e->o.d[k] * EMU_LANES + l] = bits;
+    }
+  }
+  return 0;
+}
+
+/* suld.b / sust.b for the lanes in m. */
+static int do_surf(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
+  int layered = e->geom == EMU_GEOM_A1D || e->geom == EMU_GEOM_A2D;
+  unsigned bytes = (unsigned)e->size * e->vec;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(mm);
+    const emu_texview *v = tex_view(W, w, r, e, l);
+    if (!v) return -1;
+    int64_t c[4] = {0, 0, 0, 0};
+    int layer = 0;
+    unsigned j = 0;
+    if (layered) layer = (int32_t)r[(size_t)e->o.s[j++] * EMU_LANES + l];
+    for (unsigned k = 0; j < e->ncoord; j++, k++)
+      c[k] = (int32_t)r[(size_t)e->o.s[j] * EMU_LANES + l];
+    uint8_t *p = NULL;
+    int rc = emu_surf_access(W->L->em->d, v, c, layer, e->geom, bytes, e->smode, &p, &W->tc);
+    if (rc < 0) return tex_oom(W, w, e);
+    if (rc > 0) {
+      W->kind = EMU_FAULT_ADDRESS;
+      fail(W, w, (int)l, e->o.insn, 0,
+           "surface %s of %u bytes out of bounds at byte %lld, row %lld, slice/layer %lld "
+           "(surface %llu x %llu x %llu elements of %llu bytes)",
+           e->k == K_SULD ? "read" : "write", bytes, (long long)c[0], (long long)c[1],
+           (long long)(layered ? layer : c[2]), (unsigned long long)v->t->width,
+           (unsigned long long)v->t->height, (unsigned long long)v->t->depth,
+           (unsigned long long)v->elem);
+      return -1;
+    }
+    for (unsigned k = 0; k < e->vec; k++) {
+      if (e->k == K_SULD) {
+        uint64_t x = p ? load_n(p + k * e->size, e->size) : 0;
+        r[(size_t)e->o.d[k] * EMU_LANES + l] = extend(x, e->size, 0, e->dw[k]);
+      } else if (p) {
+        store_n(p + k * e->size, r[(size_t)e->o.s[e->ncoord + k] * EMU_LANES + l], e->size);
+      }
+    }
+  }
+  return 0;
+}
+
 /* NUL-terminated string at generic address a for one lane (truncated to
    cap - 1 bytes; "?" when unreadable). */
 static void read_cstr(worker *W, warp *w, uint32_t lane, uint64_t a, char *buf, size_t cap) {
@@ -2499,6 +2686,14 @@ static int run_warp(worker *W, warp *w) {
           if (!m) { pc++; continue; }
           do_assert(W, w, fr, r, e, m);
           return -1;
+        case K_TEX:
+          if (m && do_tex(W, w, r, e, m) != 0) return -1;
+          pc++;
+          continue;
+        case K_SULD: case K_SUST:
+          if (m && do_surf(W, w, r, e, m) != 0) return -1;
+          pc++;
+          continue;
         case K_RET:
           if (w->nf > 1) {
             if (m) {

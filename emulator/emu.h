@@ -99,6 +99,43 @@ int emu_is_device_addr(const emu_device *d, uint64_t addr);
 int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *err,
                      size_t cap);
 
+/* ------------------------------------------------- textures, surfaces -- */
+
+/* Channel data kinds, address modes (the order of cudaTextureAddressMode). */
+enum { EMU_TEX_SIGNED = 0, EMU_TEX_UNSIGNED = 1, EMU_TEX_FLOAT = 2 };
+enum { EMU_TEX_WRAP = 0, EMU_TEX_CLAMP = 1, EMU_TEX_MIRROR = 2, EMU_TEX_BORDER = 3 };
+
+/*
+ * A texture or surface object over global memory (emu_tex.c describes the
+ * sampling).  Elements of `channels` channels of `bits` bits, row-major:
+ * element (x, y, z) at addr + z*slice + y*pitch + x*element bytes.
+ */
+typedef struct emu_texture {
+  uint64_t addr;            /* device address of element (0,0,0) */
+  uint64_t width, height, depth; /* elements per dimension, 1 when unused;
+                               depth counts the layers of a layered one */
+  uint64_t pitch;           /* bytes between rows (>= width * element) */
+  uint64_t slice;           /* bytes between slices or layers */
+  unsigned channels;        /* 1, 2 or 4 */
+  unsigned bits;            /* per channel: 8, 16 or 32 (16-bit float: half) */
+  int kind;                 /* EMU_TEX_SIGNED, _UNSIGNED or _FLOAT */
+  int dims;                 /* 1, 2 or 3 */
+  int layered;              /* a layered 1-D or 2-D array */
+  int linear;               /* a linear-memory resource (tex1Dfetch) */
+  int address[3];           /* EMU_TEX_WRAP ... per dimension */
+  int filter_linear;        /* linear filtering, else nearest point */
+  int read_normalized;      /* 8/16-bit integers read as [0,1] / [-1,1] floats */
+  int normalized_coords;    /* coordinates in [0, 1) */
+  float border[4];          /* the border colour */
+} emu_texture;
+
+/* Register a texture or surface object; *handle is what kernels receive
+   (never 0, never reused).  The memory must stay allocated while kernels
+   use it (a launch using a handle whose memory is gone fails, naming it). */
+int emu_texture_new(emu_device *d, const emu_texture *t, uint64_t *handle, char *err,
+                    size_t cap);
+int emu_texture_free(emu_device *d, uint64_t handle, char *err, size_t cap);
+
 /* ------------------------------------------------------------- modules -- */
 
 /*

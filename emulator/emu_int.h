@@ -57,6 +57,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "emulator/emu.h"
 #include "extractor/ptx.h"
 
 #define EMU_LANES 32
@@ -139,7 +140,12 @@ struct emu_device {
                             external addresses are the caller's and the
                             cudart never reuses them) */
   size_t nfreed, capfreed;
+  struct emu_texent *tex; /* texture and surface objects (emu_tex.c) */
+  size_t ntex, captex;
+  uint64_t next_tex;     /* last handle handed out */
 };
+
+
 
 /* Index of the allocation containing addr, or -1. */
 long emu_galloc_find(const struct emu_device *d, uint64_t addr);
@@ -191,6 +197,40 @@ static inline unsigned emu_popc32(uint32_t x) {
   x = (x + (x >> 4)) & 0x0f0f0f0fu;
   return (x * 0x01010101u) >> 24;
 }
+
+/* --------------------------------------------- textures and surfaces -- */
+
+/* A registered texture or surface object. */
+typedef struct emu_texent {
+  uint64_t handle;
+  emu_texture t;
+} emu_texent;
+
+/* A texture resolved for a launch: its memory checked once. */
+typedef struct emu_texview {
+  uint64_t handle;
+  const emu_texture *t;
+  long gi;           /* the allocation holding it */
+  uint8_t *host;     /* host pointer of element (0,0,0) */
+  uint64_t off;      /* its offset in the allocation */
+  uint64_t elem;     /* bytes per element */
+} emu_texview;
+
+/* Texture geometries (tex.1d ...) and surface out-of-bounds modes. */
+enum { EMU_GEOM_1D = 1, EMU_GEOM_2D, EMU_GEOM_3D, EMU_GEOM_A1D, EMU_GEOM_A2D };
+enum { EMU_SURF_TRAP, EMU_SURF_CLAMP, EMU_SURF_ZERO };
+
+/* Resolve handle; 0, or -1 with why (not a handle, memory gone). */
+int emu_texview_open(struct emu_device *d, uint64_t handle, emu_texview *v, char *why, size_t cap);
+/* Sample: coord[0..dims) (float, or integer values when int_coords),
+   layer for a1d/a2d; out receives the four channels.  0, or -1 on ENOMEM. */
+int emu_tex_sample(struct emu_device *d, const emu_texview *v, int geom, const double *coord,
+                   int layer, int int_coords, emu_tcache *tc, double out[4]);
+/* Surface access of `bytes` at byte x and rows/slices (coord), or layer:
+   *p the element's bytes (NULL: mode zero, out of bounds).  0, 1 when out
+   of bounds under EMU_SURF_TRAP, -1 on ENOMEM. */
+int emu_surf_access(struct emu_device *d, const emu_texview *v, const int64_t *coord, int layer,
+                    int geom, unsigned bytes, int mode, uint8_t **p, emu_tcache *tc);
 
 /* ------------------------------------------------ engine-side helpers -- */
 

@@ -367,5 +367,6 @@ void emu_device_free(emu_device *d) {
   free(d->a);
   free(d->mods);
   free(d->freed);
+  free(d->tex);
   free(d);
 }
