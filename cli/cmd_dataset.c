@@ -143,7 +143,9 @@ static int stats_table(const char *path, const ds_stats *s) {
   printf("feature names   %" PRId64 "\n", s->feature_names);
   printf("measurements    %" PRId64 "\n", s->measurements);
   printf("gpus            %" PRId64 "\n", s->gpus);
-  printf("runs            %" PRId64 "\n", s->runs);
+  printf("runs            %" PRId64, s->runs);
+  if (s->partial_runs) printf(" (%" PRId64 " partial: did not finish)", s->partial_runs);
+  printf("\n");
   int w = 3;
   for (size_t i = 0; i < s->napps; i++)
     if ((int)strlen(s->apps[i].app) > w) w = (int)strlen(s->apps[i].app);
@@ -204,6 +206,7 @@ static int stats_json(const char *path, const ds_stats *s) {
   cJSON_AddNumberToObject(o, "measurements", (double)s->measurements);
   cJSON_AddNumberToObject(o, "gpus", (double)s->gpus);
   cJSON_AddNumberToObject(o, "runs", (double)s->runs);
+  cJSON_AddNumberToObject(o, "partial_runs", (double)s->partial_runs);
   if (!(apps = cJSON_AddArrayToObject(o, "apps")) ||
       !(meas = cJSON_AddArrayToObject(o, "measured")))
     goto nomem;

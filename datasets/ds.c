@@ -101,10 +101,17 @@ struct ds_iter {
   sqlite3_stmt *st;             /* owned, finalized by ds_iter_free */
 };
 
+/* Runs that did not finish; created by new files and by ds_mark_partial in
+   files made before it existed (old readers ignore it: docs/formats.md). */
+#define PARTIAL_RUNS_SQL                                                       \
+  "CREATE TABLE IF NOT EXISTS partial_runs(run_id INTEGER PRIMARY KEY"         \
+  " REFERENCES runs(id) ON DELETE CASCADE, reason TEXT NOT NULL)"
+
 static const char schema_sql[] =
   "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
   "CREATE TABLE runs(id INTEGER PRIMARY KEY, command TEXT, date TEXT NOT NULL,"
   " host TEXT, kcast_version TEXT);\n"
+  PARTIAL_RUNS_SQL ";\n"
   "CREATE TABLE launches(id INTEGER PRIMARY KEY, bench TEXT,"
   " app TEXT NOT NULL CHECK(app <> ''), dataset TEXT NOT NULL,"
   " lseq INTEGER NOT NULL CHECK(lseq >= 0),"
@@ -462,6 +469,20 @@ int ds_record_run(ds_db *db, const char *command, int64_t *run_id) {
   db->run_in_txn = !sqlite3_get_autocommit(db->h);
   if (run_id) *run_id = db->run_id;
   return 0;
+}
+
+int ds_mark_partial(ds_db *db, int64_t run_id, const char *reason) {
+  db->err[0] = 0;
+  if (exec(db, PARTIAL_RUNS_SQL, "cannot mark the run partial") < 0) return -1;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->h, "INSERT OR REPLACE INTO partial_runs(run_id, reason)"
+                         " VALUES(?1, ?2)", -1, &s, NULL) != SQLITE_OK)
+    return sql_err(db, "cannot mark the run partial");
+  sqlite3_bind_int64(s, 1, run_id);
+  sqlite3_bind_text(s, 2, reason ? reason : "", -1, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(s);
+  sqlite3_finalize(s);
+  return rc == SQLITE_DONE ? 0 : sql_err(db, "cannot mark the run partial");
 }
 
 static void bind_run(ds_db *db, sqlite3_stmt *s, int col) {
@@ -876,6 +897,20 @@ out:
   return ret;
 }
 
+/* Partial marks of the merged runs (the input may predate partial_runs). */
+static int merge_partial(ds_db *db) {
+  int64_t has;
+  if (query_int(db, "SELECT count(*) FROM ds_src.sqlite_schema WHERE type = 'table'"
+                    " AND name = 'partial_runs'", &has) < 0)
+    return -1;
+  if (!has) return 0;
+  return exec(db, PARTIAL_RUNS_SQL, "cannot merge partial runs") < 0 ||
+                 exec(db, "INSERT OR REPLACE INTO main.partial_runs(run_id, reason)"
+                          " SELECT m.dst, p.reason FROM ds_src.partial_runs p"
+                          " JOIN temp.ds_runmap m ON m.src = p.run_id", "cannot merge partial runs") < 0
+             ? -1 : 0;
+}
+
 int ds_merge(ds_db *db, const char *src_path) {
   db->err[0] = 0;
   if (!sqlite3_get_autocommit(db->h)) {
@@ -907,7 +942,7 @@ int ds_merge(ds_db *db, const char *src_path) {
   if (exec(db, "BEGIN IMMEDIATE", "cannot merge") < 0) goto detach;
   size_t nsql = sizeof merge_sql / sizeof merge_sql[0];
   for (size_t i = 0; i < nsql; i++) {
-    if (i == 3 && merge_runs(db) < 0) goto rollback;
+    if (i == 3 && (merge_runs(db) < 0 || merge_partial(db) < 0)) goto rollback;
     if (exec(db, merge_sql[i], "cannot merge") < 0) goto rollback;
   }
   if (exec(db, "COMMIT", "cannot merge") < 0) goto rollback;
@@ -1122,7 +1157,7 @@ void ds_matrix_free(ds_matrix *m) {
 
 /* Family of a name: the bytes before its first dot. */
 static int in_families(const ds_query *q, const char *name) {
-  if (!q->families) return 1;
+  if (!q->families) return strncmp(name, "emu.", 4) != 0;
   size_t len = strcspn(name, ".");
   for (size_t i = 0; i < q->nfamilies; i++)
     if (q->families[i] && strlen(q->families[i]) == len &&
@@ -1389,6 +1424,11 @@ int ds_get_stats(ds_db *db, ds_stats *out) {
   };
   for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
     if (query_int(db, totals[i].sql, totals[i].dst) < 0) return -1;
+  int64_t has_partial;
+  if (query_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+                    " AND name = 'partial_runs'", &has_partial) < 0 ||
+      (has_partial && query_int(db, "SELECT count(*) FROM partial_runs", &out->partial_runs) < 0))
+    return -1;
   sqlite3_stmt *s = NULL;
   int rc;
   if (sqlite3_prepare_v2(db->h,

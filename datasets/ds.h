@@ -105,6 +105,13 @@ typedef struct ds_launch {
  * may be NULL.
  */
 int ds_record_run(ds_db *db, const char *command, int64_t *run_id);
+/*
+ * Mark run run_id partial: the command did not finish (kcast run's
+ * --timeout), so launches it would have written are missing; reason says
+ * why and how far it got.  The table partial_runs is created in a file that
+ * lacks it (docs/formats.md).
+ */
+int ds_mark_partial(ds_db *db, int64_t run_id, const char *reason);
 
 /*
  * Insert launch l, or update it when (app, dataset, lseq) exists already:
@@ -226,7 +233,10 @@ typedef struct ds_query {
   const char *gpu;       /* measurements of this GPU; NULL = features only */
   const char *metric;    /* "time_ns", "power_w", "energy_j" (with gpu) */
   int agg;               /* DS_AGG_MEDIAN (default) or DS_AGG_MEAN */
-  const char *const *families; /* feature families to keep; NULL = all */
+  const char *const *families; /* feature families to keep; NULL = all but
+                                  emu.* (how the emulator obtained a launch's
+                                  features: CTAs emulated, out-of-bounds
+                                  accesses; not features of the kernel) */
   size_t nfamilies;
   int drop_constant;     /* drop columns with one value in every row */
   int missing;           /* DS_MISSING_DEFAULT or DS_MISSING_NAN */
@@ -286,6 +296,7 @@ typedef struct ds_meas_stats {
 } ds_meas_stats;
 typedef struct ds_stats {
   int64_t launches, feature_rows, feature_names, measurements, gpus, runs;
+  int64_t partial_runs; /* runs marked partial (ds_mark_partial) */
   size_t napps;
   ds_app_stats *apps;   /* by app name */
   size_t nmeas;
