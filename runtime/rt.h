@@ -82,6 +82,25 @@ long rt_lz4_block(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
 #define RT_ENV_OUT "KCAST_RUN_OUT"         /* records file to append to */
 #define RT_ENV_SAMPLE "KCAST_RUN_SAMPLE"   /* CTAs to sample per launch */
 #define RT_ENV_THREADS "KCAST_RUN_THREADS" /* OpenMP threads per launch */
+#define RT_ENV_OOB "KCAST_RUN_OOB"         /* error or warn (emu.h, EMU_OOB_*) */
+#define RT_ENV_STATUS "KCAST_RUN_STATUS"   /* status file (rt_status) to map */
+
+/*
+ * The status page: kcast run creates a file of sizeof(rt_status) zero
+ * bytes and names it in KCAST_RUN_STATUS; the replacement maps it shared
+ * and updates it around each launch, kcast run reads it for its progress
+ * line.  seq is odd while a writer is inside an update: a reader that sees
+ * an odd or changed seq reads again (the display is all it feeds).
+ */
+typedef struct rt_status {
+  uint64_t seq;          /* update count, odd during an update */
+  uint64_t launches;     /* launches finished (emulated, failed or not) */
+  uint64_t failed;       /* of which failed */
+  uint64_t insns_done;   /* thread-instructions of the finished launches */
+  int64_t lseq;          /* the launch running now, -1 when none */
+  uint64_t insns_now;    /* its thread-instructions so far (emu_launch_cfg.progress) */
+  char kernel[240];      /* its kernel (mangled) */
+} rt_status;
 /* launches.source of the rows `kcast run` writes. */
 #define RT_SOURCE "kcast run"
 
@@ -91,6 +110,9 @@ long rt_lz4_block(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
  *   kcast-run 1 PID                 the library was loaded (process PID)
  *   launch LSEQ GX GY GZ BX BY BZ SHMEM SAMPLED INSNS SECONDS KERNEL NAME=VALUE...
  *   error LSEQ KERNEL MESSAGE       a launch that failed (no features)
+ *   warn LSEQ MESSAGE               the launch before it had tolerated
+ *                                   out-of-bounds accesses (emu.oob_accesses);
+ *                                   MESSAGE names the first
  *
  * A line that does not end in a newline is the torn tail of a killed
  * process; the reader refuses the file then (the run did not finish).
@@ -105,10 +127,12 @@ typedef struct rt_launch_rec {
   char *kernel;          /* owned */
   feat_vec feats;        /* owned */
   char *error;           /* owned; non-NULL for a failed launch */
+  char *warn;            /* owned; the first tolerated out-of-bounds access, or NULL */
 } rt_launch_rec;
 
 typedef struct rt_records {
   int loaded;            /* "kcast-run" lines seen (processes that loaded it) */
+  int torn;              /* a torn last line was dropped (RT_READ_TORN_OK) */
   size_t n;
   rt_launch_rec *l;      /* in file order */
 } rt_records;
@@ -117,9 +141,15 @@ typedef struct rt_records {
 char *rt_records_launch_line(const rt_launch_rec *r);
 /* Format one error line (message's newlines become spaces). */
 char *rt_records_error_line(int64_t lseq, const char *kernel, const char *msg);
+/* Format one warn line (likewise). */
+char *rt_records_warn_line(int64_t lseq, const char *msg);
 
 /* Read path into *r (zeroed first); names file and line on failure. */
 int rt_records_read(const char *path, rt_records *r, char *err, size_t cap);
+/* The same with flags: RT_READ_TORN_OK drops a torn last line (a writer
+   that was killed, e.g. by kcast run's --timeout) and sets r->torn. */
+#define RT_READ_TORN_OK 1u
+int rt_records_read_ex(const char *path, rt_records *r, unsigned flags, char *err, size_t cap);
 /* Free and zero.  NULL ok. */
 void rt_records_free(rt_records *r);
 

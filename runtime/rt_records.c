@@ -34,6 +34,14 @@ char *rt_records_launch_line(const rt_launch_rec *r) {
   return buf;
 }
 
+char *rt_records_warn_line(int64_t lseq, const char *msg) {
+  char *buf = NULL;
+  if (asprintf(&buf, "warn %" PRId64 " %s\n", lseq, msg) < 0) return NULL;
+  for (char *p = buf; p[1]; p++)
+    if (*p == '\n' || *p == '\r') *p = ' ';
+  return buf;
+}
+
 char *rt_records_error_line(int64_t lseq, const char *kernel, const char *msg) {
   char *buf = NULL;
   if (asprintf(&buf, "error %" PRId64 " %s %s\n", lseq, kernel, msg) < 0) return NULL;
@@ -45,6 +53,7 @@ char *rt_records_error_line(int64_t lseq, const char *kernel, const char *msg) {
 static void rec_free(rt_launch_rec *l) {
   free(l->kernel);
   free(l->error);
+  free(l->warn);
   feat_free(&l->feats);
 }
 
@@ -113,6 +122,10 @@ static int parse_launch(char *s, rt_launch_rec *l) {
 }
 
 int rt_records_read(const char *path, rt_records *r, char *err, size_t cap) {
+  return rt_records_read_ex(path, r, 0, err, cap);
+}
+
+int rt_records_read_ex(const char *path, rt_records *r, unsigned flags, char *err, size_t cap) {
   memset(r, 0, sizeof *r);
   FILE *f = fopen(path, "r");
   if (!f) {
@@ -127,6 +140,10 @@ int rt_records_read(const char *path, rt_records *r, char *err, size_t cap) {
   while ((n = getline(&line, &lcap, f)) > 0) {
     no++;
     if (line[n - 1] != '\n') {
+      if (flags & RT_READ_TORN_OK) { /* the tail of a killed writer */
+        r->torn = 1;
+        break;
+      }
       snprintf(err, cap, "%s:%lu: truncated record (the program was interrupted)", path, no);
       rc = -1;
       break;
@@ -146,6 +163,17 @@ int rt_records_read(const char *path, rt_records *r, char *err, size_t cap) {
       continue;
     }
     int is_launch = !strcmp(tag, "launch"), is_error = !strcmp(tag, "error");
+    if (!strcmp(tag, "warn")) { /* belongs to the launch before it */
+      uint64_t lseq;
+      rt_launch_rec *last = r->n ? &r->l[r->n - 1] : NULL;
+      if (num_u64(tok(&s), &lseq) || !last || last->lseq != (int64_t)lseq || last->error ||
+          last->warn || !(last->warn = strdup(s))) {
+        snprintf(err, cap, "%s:%lu: malformed warn record", path, no);
+        rc = -1;
+        break;
+      }
+      continue;
+    }
     if (!is_launch && !is_error) {
       snprintf(err, cap, "%s:%lu: unknown record '%s'", path, no, tag);
       rc = -1;

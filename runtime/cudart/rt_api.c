@@ -29,7 +29,6 @@
 #define RT_DEVICE_NAME "kcast emulated GPU"
 #define RT_SMS 132
 #define RT_SHARED_PER_SM (228u * 1024u)
-#define RT_SHARED_OPTIN (227u * 1024u)
 
 /* ----------------------------------------------------------- errors -- */
 
@@ -228,7 +227,7 @@ void rt_fill_props(struct cudaDeviceProp *p) {
   p->concurrentKernels = 1;
   p->managedMemory = 1;
   p->asyncEngineCount = 1;
-  p->unifiedAddressing = 0;
+  p->unifiedAddressing = 1;
   p->memoryBusWidth = 5120;
   p->l2CacheSize = 50 * 1024 * 1024;
   p->maxThreadsPerMultiProcessor = 2048;
@@ -320,6 +319,7 @@ cudaError_t CUDARTAPI cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr att
   case cudaDevAttrGlobalL1CacheSupported: case cudaDevAttrLocalL1CacheSupported: v = 1; break;
   case cudaDevAttrReservedSharedMemoryPerBlock: v = (int)p.reservedSharedMemPerBlock; break;
   case cudaDevAttrManagedMemory: v = 1; break;
+  case cudaDevAttrUnifiedAddressing: case cudaDevAttrCanMapHostMemory: v = 1; break;
   default: v = 0; break; /* capabilities the emulation lacks: peers, ... */
   }
   *value = v;
@@ -466,8 +466,7 @@ cudaError_t CUDARTAPI cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEve
 
 /* --------------------------------------------- functions, occupancy -- */
 
-/* Static shared bytes of kernel k (its .shared variables, not extern). */
-static size_t static_shared(const ptx_func *k) {
+size_t rt_static_shared(const ptx_func *k) {
   size_t s = 0;
   for (uint32_t i = 0; i < k->nvars; i++)
     if (k->vars[i].space == PTX_SP_SHARED && !(k->vars[i].is_extern && !k->vars[i].count))
@@ -484,7 +483,7 @@ cudaError_t CUDARTAPI cudaFuncGetAttributes(struct cudaFuncAttributes *attr, con
                                                            : cudaSuccess;
   if (!e) {
     memset(attr, 0, sizeof *attr);
-    attr->sharedSizeBytes = static_shared(k);
+    attr->sharedSizeBytes = rt_static_shared(k);
     unsigned limit = 1024;
     if (k->maxntid[0]) limit = k->maxntid[0] * (k->maxntid[1] ? k->maxntid[1] : 1) *
                                (k->maxntid[2] ? k->maxntid[2] : 1);
@@ -494,15 +493,35 @@ cudaError_t CUDARTAPI cudaFuncGetAttributes(struct cudaFuncAttributes *attr, con
     attr->numRegs = 32;
     attr->ptxVersion = (int)(f->mod->pm->version_major * 10 + f->mod->pm->version_minor);
     attr->binaryVersion = 90;
-    attr->maxDynamicSharedSizeBytes = (int)(RT_SHARED_OPTIN - attr->sharedSizeBytes);
+    attr->maxDynamicSharedSizeBytes = (int)rt_max_dynamic_shared(f, k);
   }
   rt_unlock();
   return rt_err(e);
 }
 
+size_t rt_max_dynamic_shared(const rt_func *f, const ptx_func *k) {
+  if (f->max_dyn_shared >= 0) return (size_t)f->max_dyn_shared;
+  size_t st = rt_static_shared(k), dflt = 48u * 1024u; /* sharedMemPerBlock */
+  return st < dflt ? dflt - st : 0;
+}
+
+/* cudaFuncAttributeMaxDynamicSharedMemorySize raises the dynamic shared
+   memory a kernel may launch with up to the opt-in limit (as on a GPU:
+   more is cudaErrorInvalidValue); other attributes are accepted. */
 cudaError_t CUDARTAPI cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr,
                                            int value) {
-  return cudaSuccess;
+  rt_lock();
+  rt_func *f = rt_find_func(func);
+  const ptx_func *k = f ? rt_func_ptx(f) : NULL;
+  cudaError_t e = !f ? cudaErrorInvalidDeviceFunction : !k ? cudaErrorNoKernelImageForDevice
+                                                           : cudaSuccess;
+  if (!e && attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+    size_t st = rt_static_shared(k);
+    if (value < 0 || (size_t)value + st > RT_SHARED_OPTIN) e = cudaErrorInvalidValue;
+    else f->max_dyn_shared = value;
+  }
+  rt_unlock();
+  return rt_err(e);
 }
 
 cudaError_t CUDARTAPI cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig) {
@@ -537,27 +556,15 @@ cudaError_t CUDARTAPI cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBloc
 
 /* X(name, (typed params)); each returns cudaErrorNotSupported. */
 #define RT_UNSUPPORTED_LIST(X) \
-  X(cudaHostGetDevicePointer, (void **pDevice, void *pHost, unsigned int flags)) \
   X(cudaGraphCreate, (cudaGraph_t *pGraph, unsigned int flags)) \
   X(cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream)) \
   X(cudaGraphDestroy, (cudaGraph_t graph)) \
   X(cudaGraphExecDestroy, (cudaGraphExec_t graphExec)) \
   X(cudaStreamBeginCapture, (cudaStream_t stream, enum cudaStreamCaptureMode mode)) \
   X(cudaStreamEndCapture, (cudaStream_t stream, cudaGraph_t *pGraph)) \
-  X(cudaMalloc3D, (struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)) \
-  X(cudaMemcpy3D, (const struct cudaMemcpy3DParms *p)) \
-  X(cudaMallocArray, (cudaArray_t *array, const struct cudaChannelFormatDesc *desc, \
-                      size_t width, size_t height, unsigned int flags)) \
-  X(cudaFreeArray, (cudaArray_t array)) \
-  X(cudaCreateTextureObject, (cudaTextureObject_t *pTexObject, \
-                              const struct cudaResourceDesc *pResDesc, \
-                              const struct cudaTextureDesc *pTexDesc, \
-                              const struct cudaResourceViewDesc *pResViewDesc)) \
-  X(cudaDestroyTextureObject, (cudaTextureObject_t texObject)) \
   X(cudaDeviceCanAccessPeer, (int *canAccessPeer, int device, int peerDevice)) \
   X(cudaDeviceEnablePeerAccess, (int peerDevice, unsigned int flags)) \
   X(cudaIpcGetMemHandle, (cudaIpcMemHandle_t *handle, void *devPtr)) \
-  X(cudaPointerGetAttributes, (struct cudaPointerAttributes *attributes, const void *ptr)) \
   X(cudaLaunchKernelExC, (const cudaLaunchConfig_t *config, const void *func, void **args))
 
 #define RT_DEFINE_UNSUPPORTED(name, params)      \

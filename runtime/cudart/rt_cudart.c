@@ -14,11 +14,13 @@
  *
  * Addresses: cudaMalloc returns the emulator's device addresses
  * (0x1_0000_0000 and up), which are not host pointers.  Programs may pass
- * them around and do arithmetic on them; every copy translates.
- * cudaMemcpyDefault decides per pointer by whether it falls inside an
- * emulated allocation.  Pinned host memory is ordinary host memory.
+ * them around and do arithmetic on them; every copy translates.  As with
+ * unified addressing on a GPU, every copy decides its direction per
+ * pointer, by whether it falls inside an emulated allocation, whatever
+ * cudaMemcpyKind the program passed.  Pinned host memory (cudaMallocHost)
+ * is whole pages mapped like managed memory, below.
  *
- * Managed memory: cudaMallocManaged maps anonymous host memory at exactly
+ * Managed and pinned memory: cudaMallocManaged maps anonymous host memory at exactly
  * the next free address of the emulator's external window (EMU_EXT_BASE
  * up, MAP_FIXED_NOREPLACE, one unmapped page between two) and registers it
  * with emu_map_external, so the pointer is both the host address and the
@@ -45,6 +47,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +58,7 @@
 
 #define ERRCAP 1024
 #define CONFIG_DEPTH 16
+enum { RT_MAP_MANAGED, RT_MAP_PINNED };
 
 static struct {
   pthread_mutex_t mu;
@@ -72,7 +76,8 @@ static struct {
   struct rt_managed {
     uint64_t addr;       /* host address == device address */
     size_t len;          /* bytes mapped (whole pages) */
-  } *managed;
+    int kind;            /* RT_MAP_MANAGED or RT_MAP_PINNED */
+  } *managed;            /* mappings in the emulator's external window */
   size_t nmanaged, capmanaged;
   uint64_t mnext;        /* next managed address, 0 before the first */
   int64_t lseq;          /* next launch sequence number */
@@ -81,6 +86,9 @@ static struct {
   int out_fd;            /* records file, -1 when not recording */
   uint64_t sample;       /* CTAs per launch, 0 = all */
   int threads;
+  int oob;               /* EMU_OOB_* (KCAST_RUN_OOB) */
+  unsigned oob_notes;    /* out-of-bounds notes printed */
+  rt_status *status;     /* progress for kcast run (KCAST_RUN_STATUS), or NULL */
 } S = {PTHREAD_MUTEX_INITIALIZER, .out_fd = -1};
 
 static _Thread_local cudaError_t last_error = cudaSuccess;
@@ -127,10 +135,48 @@ static void record(char *line) {
   free(line);
 }
 
+/* ---------------------------------------------------------- progress -- */
+
+/* The status page kcast run reads for its progress line (rt.h): mapped
+   shared from the file it names; a sequence count makes torn reads
+   detectable. */
+static void status_open(const char *path) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  void *p = mmap(NULL, sizeof(rt_status), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return;
+  S.status = p;
+  S.status->lseq = -1;
+}
+
+static void status_begin(int64_t lseq, const char *kernel) {
+  rt_status *t = S.status;
+  __atomic_add_fetch(&t->seq, 1, __ATOMIC_RELEASE);
+  t->lseq = lseq;
+  t->insns_now = 0;
+  snprintf(t->kernel, sizeof t->kernel, "%s", kernel);
+  __atomic_add_fetch(&t->seq, 1, __ATOMIC_RELEASE);
+}
+
+static void status_end(int failed, uint64_t insns) {
+  rt_status *t = S.status;
+  __atomic_add_fetch(&t->seq, 1, __ATOMIC_RELEASE);
+  t->launches++;
+  t->failed += (uint64_t)failed;
+  t->insns_done += insns;
+  t->insns_now = 0;
+  t->lseq = -1;
+  __atomic_add_fetch(&t->seq, 1, __ATOMIC_RELEASE);
+}
+
 __attribute__((constructor)) static void rt_init(void) {
   const char *out = getenv(RT_ENV_OUT), *s = getenv(RT_ENV_SAMPLE), *t = getenv(RT_ENV_THREADS);
+  const char *oob = getenv(RT_ENV_OOB), *status = getenv(RT_ENV_STATUS);
   if (s) S.sample = strtoull(s, NULL, 10);
   if (t) S.threads = atoi(t);
+  if (oob && !strcmp(oob, "warn")) S.oob = EMU_OOB_WARN;
+  if (status && *status) status_open(status);
   if (out && *out) {
     S.out_fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (S.out_fd < 0)
@@ -234,6 +280,7 @@ void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun,
     f->host = hostFun;
     f->name = strdup(deviceName ? deviceName : deviceFun);
     f->mod = (rt_mod *)handle;
+    f->max_dyn_shared = -1;
     if (f->name) S.nfuncs++;
   }
   rt_unlock();
@@ -355,44 +402,61 @@ cudaError_t CUDARTAPI cudaMallocAsync(void **devPtr, size_t size, cudaStream_t h
   return cudaMalloc(devPtr, size);
 }
 
-cudaError_t CUDARTAPI cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
-  if (!devPtr || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
-    return rt_err(cudaErrorInvalidValue);
+/*
+ * Map size bytes of anonymous memory at the next free address of the
+ * external window (host address == device address) and register it with
+ * the emulator.  kind: RT_MAP_MANAGED or RT_MAP_PINNED.  Lock held.
+ */
+static cudaError_t map_window(size_t size, int kind, void **out, const char *what) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE), n = size ? size : 1;
-  if (n > EMU_EXT_SIZE) return rt_err(cudaErrorMemoryAllocation);
+  if (n > EMU_EXT_SIZE) return cudaErrorMemoryAllocation;
   size_t len = (n + page - 1) / page * page;
-  rt_lock();
-  cudaError_t e = S.sticky;
   char err[ERRCAP];
   struct rt_managed *mm = NULL;
   if (!S.mnext) S.mnext = EMU_EXT_BASE;
-  if (!e && !rt_device()) e = cudaErrorMemoryAllocation;
-  if (!e && len > EMU_EXT_BASE + EMU_EXT_SIZE - S.mnext) {
-    fprintf(stderr, "kcast-cudart: cudaMallocManaged: the managed window is exhausted\n");
-    e = cudaErrorMemoryAllocation;
+  if (!rt_device()) return cudaErrorMemoryAllocation;
+  if (len > EMU_EXT_BASE + EMU_EXT_SIZE - S.mnext) {
+    fprintf(stderr, "kcast-cudart: %s: the window for managed and pinned memory is exhausted\n",
+            what);
+    return cudaErrorMemoryAllocation;
   }
-  if (!e && !(mm = grow(S.managed, &S.capmanaged, S.nmanaged, sizeof *mm)))
-    e = cudaErrorMemoryAllocation;
-  if (!e) {
-    S.managed = mm;
-    void *want = (void *)(uintptr_t)S.mnext;
-    void *p = mmap(want, len, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-    if (p != want) { /* refused, or an old kernel took the address as a hint */
-      fprintf(stderr, "kcast-cudart: cudaMallocManaged: cannot map %zu bytes at %p: %s\n",
-              len, want, p == MAP_FAILED ? strerror(errno) : "address taken");
-      if (p != MAP_FAILED) munmap(p, len);
-      e = cudaErrorMemoryAllocation;
-    } else if (emu_map_external(S.dev, S.mnext, p, n, err, sizeof err) < 0) {
-      fprintf(stderr, "kcast-cudart: cudaMallocManaged: %s\n", err);
-      munmap(p, len);
-      e = cudaErrorMemoryAllocation;
-    } else {
-      S.managed[S.nmanaged++] = (struct rt_managed){S.mnext, len};
-      S.mnext += len + page; /* an unmapped page after each: overruns fault */
-      *devPtr = p;
-    }
+  if (!(mm = grow(S.managed, &S.capmanaged, S.nmanaged, sizeof *mm)))
+    return cudaErrorMemoryAllocation;
+  S.managed = mm;
+  void *want = (void *)(uintptr_t)S.mnext;
+  void *p = mmap(want, len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p != want) { /* refused, or an old kernel took the address as a hint */
+    fprintf(stderr, "kcast-cudart: %s: cannot map %zu bytes at %p: %s\n", what, len, want,
+            p == MAP_FAILED ? strerror(errno) : "address taken");
+    if (p != MAP_FAILED) munmap(p, len);
+    return cudaErrorMemoryAllocation;
   }
+  /* the device sees whole pages too: a pinned buffer is used to its end */
+  if (emu_map_external(S.dev, S.mnext, p, kind == RT_MAP_PINNED ? len : n, err, sizeof err) < 0) {
+    fprintf(stderr, "kcast-cudart: %s: %s\n", what, err);
+    munmap(p, len);
+    return cudaErrorMemoryAllocation;
+  }
+  S.managed[S.nmanaged++] = (struct rt_managed){S.mnext, len, kind};
+  S.mnext += len + page; /* an unmapped page after each: overruns fault */
+  *out = p;
+  return cudaSuccess;
+}
+
+/* Index in S.managed of the mapping based at p, or S.nmanaged. */
+static size_t find_mapping(const void *p) {
+  size_t i = 0;
+  while (i < S.nmanaged && S.managed[i].addr != dev_addr(p)) i++;
+  return i;
+}
+
+cudaError_t CUDARTAPI cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
+  if (!devPtr || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
+    return rt_err(cudaErrorInvalidValue);
+  rt_lock();
+  cudaError_t e = S.sticky;
+  if (!e) e = map_window(size, RT_MAP_MANAGED, devPtr, "cudaMallocManaged");
   rt_unlock();
   return rt_err(e);
 }
@@ -403,10 +467,13 @@ cudaError_t CUDARTAPI cudaFree(void *devPtr) {
   char err[ERRCAP];
   cudaError_t e = S.sticky;
   uint64_t a = dev_addr(devPtr);
-  size_t mi = 0;
-  while (mi < S.nmanaged && S.managed[mi].addr != a) mi++;
-  if (!e && (!S.dev || emu_free(S.dev, a, err, sizeof err) < 0))
+  size_t mi = find_mapping(devPtr);
+  if (!e && mi < S.nmanaged && S.managed[mi].kind == RT_MAP_PINNED)
+    e = cudaErrorInvalidValue; /* pinned host memory: cudaFreeHost */
+  if (!e && (!S.dev || emu_free(S.dev, a, err, sizeof err) < 0)) {
+    fprintf(stderr, "kcast-cudart: cudaFree(%p): %s\n", devPtr, err);
     e = cudaErrorInvalidValue;
+  }
   if (!e && mi < S.nmanaged) { /* managed: unregistered above, now unmapped */
     munmap(devPtr, S.managed[mi].len);
     S.managed[mi] = S.managed[--S.nmanaged];
@@ -431,12 +498,19 @@ cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
   return cudaFree(devPtr);
 }
 
+/*
+ * Pinned host memory: whole pages, as the real runtime hands out (a program
+ * that writes past a small cudaMallocHost buffer survives there), mapped
+ * into the device's address space at the same address (unified
+ * addressing: a kernel may use it, cudaHostGetDevicePointer returns it,
+ * copies find its side from the pointer).
+ */
 cudaError_t CUDARTAPI cudaMallocHost(void **ptr, size_t size) {
   if (!ptr) return rt_err(cudaErrorInvalidValue);
-  void *p = NULL;
-  if (posix_memalign(&p, 256, size ? size : 1)) return rt_err(cudaErrorMemoryAllocation);
-  *ptr = p;
-  return cudaSuccess;
+  rt_lock();
+  cudaError_t e = map_window(size, RT_MAP_PINNED, ptr, "cudaMallocHost");
+  rt_unlock();
+  return rt_err(e);
 }
 
 cudaError_t CUDARTAPI cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
@@ -444,7 +518,55 @@ cudaError_t CUDARTAPI cudaHostAlloc(void **pHost, size_t size, unsigned int flag
 }
 
 cudaError_t CUDARTAPI cudaFreeHost(void *ptr) {
-  free(ptr);
+  if (!ptr) return cudaSuccess;
+  rt_lock();
+  size_t mi = find_mapping(ptr);
+  cudaError_t e = cudaSuccess;
+  char err[ERRCAP];
+  if (mi == S.nmanaged || S.managed[mi].kind != RT_MAP_PINNED) {
+    e = cudaErrorInvalidValue;
+  } else if (emu_free(S.dev, dev_addr(ptr), err, sizeof err) < 0) {
+    fprintf(stderr, "kcast-cudart: cudaFreeHost(%p): %s\n", ptr, err);
+    e = cudaErrorInvalidValue;
+  } else {
+    munmap(ptr, S.managed[mi].len);
+    S.managed[mi] = S.managed[--S.nmanaged];
+  }
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags) {
+  if (!pDevice || flags) return rt_err(cudaErrorInvalidValue);
+  rt_lock();
+  int ok = S.dev && emu_host_ptr(S.dev, dev_addr(pHost), 1) == pHost;
+  rt_unlock();
+  if (!ok) return rt_err(cudaErrorInvalidValue);
+  *pDevice = pHost; /* unified addressing: the same address */
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
+                                               const void *ptr) {
+  if (!attr) return rt_err(cudaErrorInvalidValue);
+  rt_lock();
+  memset(attr, 0, sizeof *attr);
+  size_t mi = S.nmanaged;
+  for (size_t i = 0; i < S.nmanaged; i++)
+    if (dev_addr(ptr) - S.managed[i].addr < S.managed[i].len) mi = i;
+  if (mi < S.nmanaged) {
+    attr->type = S.managed[mi].kind == RT_MAP_PINNED ? cudaMemoryTypeHost : cudaMemoryTypeManaged;
+    attr->devicePointer = (void *)(uintptr_t)ptr;
+    attr->hostPointer = (void *)(uintptr_t)ptr;
+  } else if (is_device(ptr)) {
+    attr->type = cudaMemoryTypeDevice;
+    attr->devicePointer = (void *)(uintptr_t)ptr;
+  } else {
+    attr->type = cudaMemoryTypeUnregistered;
+    attr->device = -2;
+    attr->hostPointer = (void *)(uintptr_t)ptr;
+  }
+  rt_unlock();
   return cudaSuccess;
 }
 
@@ -455,15 +577,18 @@ cudaError_t CUDARTAPI cudaHostRegister(void *ptr, size_t size, unsigned int flag
 cudaError_t CUDARTAPI cudaHostUnregister(void *ptr) { return cudaSuccess; }
 
 /* One copy of n bytes; the caller holds the lock. */
-static cudaError_t copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind) {
+cudaError_t rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind) {
   if (S.sticky) return S.sticky;
   if (!n) return cudaSuccess;
   if (!dst || !src) return cudaErrorInvalidValue;
-  if (kind == cudaMemcpyDefault) {
-    int dd = is_device(dst), sd = is_device(src);
-    kind = dd ? (sd ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
-              : (sd ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
-  }
+  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
+    return cudaErrorInvalidMemcpyDirection;
+  /* unified addressing: the pointers say where they point, whatever kind
+     the program passed (a device source with cudaMemcpyHostToDevice works
+     on a GPU) */
+  int dd = emu_is_device_addr(S.dev, dev_addr(dst)), sd = emu_is_device_addr(S.dev, dev_addr(src));
+  kind = dd ? (sd ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+            : (sd ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
   char err[ERRCAP];
   int rc = 0;
   emu_device *d = rt_device();
@@ -487,7 +612,7 @@ static cudaError_t copy(void *dst, const void *src, size_t n, enum cudaMemcpyKin
 cudaError_t CUDARTAPI cudaMemcpy(void *dst, const void *src, size_t count,
                                  enum cudaMemcpyKind kind) {
   rt_lock();
-  cudaError_t e = copy(dst, src, count, kind);
+  cudaError_t e = rt_copy(dst, src, count, kind);
   rt_unlock();
   return rt_err(e);
 }
@@ -509,7 +634,7 @@ cudaError_t CUDARTAPI cudaMemcpy2D(void *dst, size_t dpitch, const void *src, si
   rt_lock();
   cudaError_t e = cudaSuccess;
   for (size_t r = 0; r < height && !e; r++)
-    e = copy((char *)dst + r * dpitch, (const char *)src + r * spitch, width, kind);
+    e = rt_copy((char *)dst + r * dpitch, (const char *)src + r * spitch, width, kind);
   rt_unlock();
   return rt_err(e);
 }
@@ -569,14 +694,7 @@ static cudaError_t symbol_copy(const void *symbol, void *host, size_t count, siz
   cudaError_t e = S.sticky ? S.sticky : find_symbol(symbol, &addr, &size);
   if (!e && (offset > size || count > size - offset)) e = cudaErrorInvalidValue;
   void *sym = (void *)(uintptr_t)(addr + offset);
-  if (!e) {
-    if (kind == cudaMemcpyDefault) kind = is_device(host) ? cudaMemcpyDeviceToDevice
-                                                          : to_symbol ? cudaMemcpyHostToDevice
-                                                                      : cudaMemcpyDeviceToHost;
-    if (kind != cudaMemcpyDeviceToDevice)
-      kind = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-    e = to_symbol ? copy(sym, host, count, kind) : copy(host, sym, count, kind);
-  }
+  if (!e) e = to_symbol ? rt_copy(sym, host, count, kind) : rt_copy(host, sym, count, kind);
   rt_unlock();
   return rt_err(e);
 }
@@ -667,6 +785,37 @@ cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFu
   return __cudaGetKernel(kernelPtr, entryFuncAddr);
 }
 
+/* The CUDA error a GPU returns for a launch that failed this way; all but
+   a refused configuration are sticky (the context is lost). */
+static cudaError_t fault_error(emu_fault f) {
+  switch (f) {
+  case EMU_FAULT_ADDRESS: return cudaErrorIllegalAddress;
+  case EMU_FAULT_MISALIGNED: return cudaErrorMisalignedAddress;
+  case EMU_FAULT_ASSERT: return cudaErrorAssert;
+  case EMU_FAULT_LIMIT: return cudaErrorLaunchTimeout;
+  case EMU_FAULT_CONFIG: return cudaErrorInvalidConfiguration;
+  default: return cudaErrorLaunchFailure;
+  }
+}
+
+/* A launch the runtime refuses before it runs (as the real one does): named
+   on stderr, no record, the error returned (not sticky). */
+static cudaError_t refuse(int64_t lseq, const rt_func *f, cudaError_t e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static cudaError_t refuse(int64_t lseq, const rt_func *f, cudaError_t e, const char *fmt, ...) {
+  char why[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s) refused: %s (%s)\n", lseq, f->name, why,
+          cudaGetErrorName(e));
+  return e;
+}
+
+/* Warnings about tolerated out-of-bounds accesses printed so far. */
+#define OOB_NOTES 10
+
 /* Run one launch: takes the next lseq whatever happens.  Lock held. */
 static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem) {
   int64_t lseq = S.lseq++;
@@ -675,9 +824,19 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
   const ptx_func *k = rt_func_ptx(f);
   if (!k) return cudaErrorNoKernelImageForDevice;
   uint64_t threads = (uint64_t)b.x * b.y * b.z;
-  if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z || threads > 1024 || b.z > 64 ||
-      g.y > 65535 || g.z > 65535)
-    return cudaErrorInvalidConfiguration;
+  if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z)
+    return refuse(lseq, f, cudaErrorInvalidConfiguration, "a zero grid or block dimension");
+  if (g.x > EMU_MAX_GRID_X || g.y > EMU_MAX_GRID_YZ || g.z > EMU_MAX_GRID_YZ)
+    return refuse(lseq, f, cudaErrorInvalidConfiguration, "grid (%u,%u,%u) exceeds (%u,%u,%u)",
+                  g.x, g.y, g.z, EMU_MAX_GRID_X, EMU_MAX_GRID_YZ, EMU_MAX_GRID_YZ);
+  if (b.x > 1024 || b.y > 1024 || b.z > 64 || threads > 1024)
+    return refuse(lseq, f, cudaErrorInvalidConfiguration,
+                  "block (%u,%u,%u) exceeds 1024 threads or (1024,1024,64)", b.x, b.y, b.z);
+  if (shmem > rt_max_dynamic_shared(f, k))
+    return refuse(lseq, f, cudaErrorInvalidValue,
+                  "%zu bytes of dynamic shared memory, the kernel may use %zu (more needs "
+                  "cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize), at most "
+                  "%u in all)", shmem, rt_max_dynamic_shared(f, k), RT_SHARED_OPTIN);
   size_t *off = calloc(k->nparams + 1, sizeof *off), total = 0;
   if (!off) return cudaErrorMemoryAllocation;
   ptx_param_layout(k, off, NULL, &total);
@@ -703,6 +862,11 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
   cfg.params_size = total;
   cfg.sample_ctas = S.sample;
   cfg.threads = S.threads;
+  cfg.oob = S.oob;
+  if (S.status) {
+    status_begin(lseq, f->name);
+    cfg.progress = &S.status->insns_now;
+  }
   fflush(stdout); /* device printf after what the host printed before */
   rt_launch_rec r;
   memset(&r, 0, sizeof r);
@@ -714,11 +878,18 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
   free(buf);
   cudaError_t e = cudaSuccess;
   if (rc < 0) {
-    fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s) failed: %s\n", lseq, f->name, err);
+    e = fault_error(st.fault);
+    fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s) failed: %s (%s)\n", lseq, f->name,
+            err, cudaGetErrorName(e));
     if (S.out_fd >= 0) record(rt_records_error_line(lseq, f->name, err));
-    S.sticky = e = cudaErrorLaunchFailure;
+    if (e != cudaErrorInvalidConfiguration) S.sticky = e;
   } else {
     S.clock += st.seconds;
+    if (st.oob_accesses && S.oob_notes++ < OOB_NOTES)
+      fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s): %" PRIu64 " out-of-bounds "
+              "access%s tolerated (reads gave 0, writes were dropped); the first: %s%s\n",
+              lseq, f->name, st.oob_accesses, st.oob_accesses == 1 ? "" : "es", st.oob_first,
+              S.oob_notes == OOB_NOTES ? " (further such notes are not printed)" : "");
     if (S.out_fd >= 0) {
       r.lseq = lseq;
       r.grid[0] = g.x, r.grid[1] = g.y, r.grid[2] = g.z;
@@ -729,8 +900,10 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
       r.seconds = st.seconds;
       r.kernel = f->name;
       record(rt_records_launch_line(&r));
+      if (st.oob_accesses) record(rt_records_warn_line(lseq, st.oob_first));
     }
   }
+  if (S.status) status_end(rc < 0, st.thread_insns);
   feat_free(&r.feats);
   return e;
 }
@@ -765,6 +938,8 @@ cudaError_t CUDARTAPI cudaLaunchCooperativeKernel(const void *func, dim3 gridDim
                                                   size_t sharedMem, cudaStream_t stream) {
   return cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream);
 }
+
+cudaError_t rt_sticky_locked(void) { return S.sticky; }
 
 cudaError_t rt_sticky(void) {
   rt_lock();

@@ -59,6 +59,7 @@ typedef struct rt_func {
   const void *host;      /* host stub address (what <<<>>> and cudaLaunchKernel pass) */
   char *name;            /* owned mangled name */
   rt_mod *mod;
+  int max_dyn_shared;    /* cudaFuncAttributeMaxDynamicSharedMemorySize; -1: unset */
 } rt_func;
 
 void rt_lock(void);
@@ -77,8 +78,14 @@ double rt_clock(void);
    first time (once[0] is its flag); returns cudaErrorNotSupported. */
 cudaError_t rt_unsupported(const char *name, int *once);
 
+/* Copy n bytes between host and emulated device memory, the direction from
+   the pointers (unified addressing; kind is only checked).  Lock held. */
+cudaError_t rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind);
+
 /* The sticky device fault (cudaSuccess when none), for synchronising calls. */
 cudaError_t rt_sticky(void);
+/* The same with the lock held. */
+cudaError_t rt_sticky_locked(void);
 /* cudaDeviceReset: clears the fault (allocations and modules stay). */
 void rt_reset(void);
 cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
@@ -87,5 +94,12 @@ cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3
 
 /* Device properties of the emulated GPU (rt_api.c). */
 void rt_fill_props(struct cudaDeviceProp *p);
+/* Opt-in shared memory per block (cudaDevAttrMaxSharedMemoryPerBlockOptin). */
+#define RT_SHARED_OPTIN (227u * 1024u)
+/* Static shared bytes of kernel k (its .shared variables, not extern). */
+size_t rt_static_shared(const ptx_func *k);
+/* Dynamic shared bytes a launch of f may ask for: 48 KiB less the static
+   ones, or what cudaFuncSetAttribute set. */
+size_t rt_max_dynamic_shared(const rt_func *f, const ptx_func *k);
 
 #endif
