@@ -251,6 +251,10 @@ kcast_status kcast_features_from_ptx(const char *path, const char *kernel,
   ec.insn_budget = c.insn_budget;
   ec.time_limit_s = c.time_limit_s;
   ec.threads = c.threads;
+  if (c.oob != KCAST_OOB_ERROR && c.oob != KCAST_OOB_WARN)
+    return api_fail(KCAST_E_ARG, "%s: oob policy %d is neither KCAST_OOB_ERROR nor KCAST_OOB_WARN",
+                    path, c.oob);
+  ec.oob = c.oob == KCAST_OOB_WARN ? EMU_OOB_WARN : EMU_OOB_ERROR;
 
   ptx_job j;
   memset(&j, 0, sizeof j);

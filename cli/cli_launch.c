@@ -3,7 +3,7 @@
  * options, shared by `kcast emulate` and `kcast predict FILE`.
  *
  * What it owns: the launch options (--kernel --grid --block --shared --arg
- * --sample --threads --budget --timeout --compiler --arch and the input
+ * --sample --threads --budget --timeout --oob --compiler --arch and the input
  * file), the typing of the --arg list against the kernel's PTX parameters,
  * the device with one buffer per buf: argument, and the launch itself with a
  * watcher that says on stderr when a launch runs for more than a second.
@@ -445,9 +445,9 @@ int cli_launch_init(cli_launch *L, const char *cmd, int argc) {
 int cli_launch_option(cli_launch *L, int argc, char **argv, int *i) {
   static const char *const opts[] = {"--kernel", "--compiler", "--arch", "--grid", "--block",
                                      "--shared", "--arg", "--sample", "--threads", "--budget",
-                                     "--timeout"};
+                                     "--timeout", "--oob"};
   enum { O_KERNEL, O_COMPILER, O_ARCH, O_GRID, O_BLOCK, O_SHARED, O_ARG, O_SAMPLE,
-         O_THREADS, O_BUDGET, O_TIMEOUT, O_N };
+         O_THREADS, O_BUDGET, O_TIMEOUT, O_OOB, O_N };
   const char *cmd = L->cmd, *a = argv[*i], *val = NULL;
   int which = -1;
   for (int o = 0; o < O_N; o++) {
@@ -519,6 +519,11 @@ int cli_launch_option(cli_launch *L, int argc, char **argv, int *i) {
       L->cfg.time_limit_s = t;
       return 1;
     }
+    case O_OOB:
+      if (!strcmp(val, "error")) L->cfg.oob = EMU_OOB_ERROR;
+      else if (!strcmp(val, "warn")) L->cfg.oob = EMU_OOB_WARN;
+      else { cli_usage_error(cmd, "bad --oob '%s' (error or warn)", val); return -1; }
+      return 1;
     default:
       if (a[0] == '-' && a[1]) return 0;
       if (L->path) {
@@ -652,6 +657,10 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
     cli_error("%s", ferr[0] ? ferr : "launch failed");
     return KCAST_EXIT_USER;
   }
+  if (st->oob_accesses)
+    fprintf(stderr, "kcast %s: %" PRIu64 " out-of-bounds access%s tolerated (--oob warn: reads "
+            "gave 0, writes were dropped); the first: %s\n", L->cmd, st->oob_accesses,
+            st->oob_accesses == 1 ? "" : "es", st->oob_first);
   return KCAST_EXIT_OK;
 }
 

@@ -33,11 +33,12 @@ const char cmd_emulate_usage[] =
     "usage: kcast emulate FILE.{cu,ptx,ll,bc} --kernel K --grid X[,Y,Z] --block X[,Y,Z]\n"
     "                     [--shared BYTES] [--arg SPEC]... [--dump N=PATH]...\n"
     "                     [--sample CTAS] [--threads N] [--budget INSNS] [--timeout SECONDS]\n"
-    "                     [--compiler nvcc|clang] [--arch sm_XX] [--format table|csv|json]\n"
+    "                     [--oob error|warn] [--compiler nvcc|clang] [--arch sm_XX]\n"
+    "                     [--format table|csv|json]\n"
     "\n"
     "Run one launch of kernel K on the CPU emulator and print its dynamic\n"
-    "features (launch.*, op.*, class.*, mem.*, ctrl.*; see docs/features.md)\n"
-    "and the emulation statistics.\n"
+    "features (launch.*, op.*, class.*, mem.*, ctrl.*; emu.*: how they were\n"
+    "obtained; see docs/features.md) and the emulation statistics.\n"
     "\n"
     "  --kernel K      mangled name or source name (optional when FILE has one kernel)\n"
     "  --grid X[,Y,Z]  CTAs per dimension (missing dimensions are 1)\n"
@@ -47,9 +48,14 @@ const char cmd_emulate_usage[] =
     "  --dump N=PATH   after the launch, write the buffer of parameter N (0-based)\n"
     "                  to PATH (written to a temporary file, then renamed)\n"
     "  --sample CTAS   emulate this many CTAs spread over the grid, scale counts\n"
+    "                  (the footprint is estimated: docs/features.md)\n"
     "  --threads N     OpenMP threads (default: OpenMP's default)\n"
     "  --budget INSNS  stop with an error after this many thread-instructions\n"
     "  --timeout SECS  stop with an error after this many seconds\n"
+    "  --oob error     (default) an out-of-bounds or freed access fails the launch\n"
+    "  --oob warn      a global access within 4 KiB of a buffer or to freed\n"
+    "                  memory reads zeros or is dropped, as a GPU tolerates it;\n"
+    "                  counted (emu.oob_accesses), the first named on stderr\n"
     "  --compiler C    compiler for .cu input: nvcc (default) or clang\n"
     "  --arch sm_XX    target architecture for .cu/.ll/.bc (default " FE_DEFAULT_ARCH ")\n"
     "  --format F      table (default), csv (header + one row) or json\n"
@@ -138,6 +144,9 @@ static void out_table(const char *kname, const feat_vec *v, const emu_stats *st)
   printf("  %-*s  %.6f\n", (int)w, "seconds", st->seconds);
   if (st->seconds > 0)
     printf("  %-*s  %.1f M/s\n", (int)w, "insns/second", (double)st->thread_insns / st->seconds / 1e6);
+  if (st->oob_accesses)
+    printf("  %-*s  %" PRIu64 " (tolerated, --oob warn)\n", (int)w, "oob_accesses",
+           st->oob_accesses);
 }
 
 static void out_csv(const char *kname, const feat_vec *v, const emu_stats *st) {
@@ -164,7 +173,9 @@ static int out_json(const char *kname, const feat_vec *v, const emu_stats *st) {
        cJSON_AddNumberToObject(em, "thread_insns", (double)st->thread_insns) &&
        cJSON_AddNumberToObject(em, "warp_insns", (double)st->warp_insns) &&
        cJSON_AddNumberToObject(em, "seconds", st->seconds) &&
-       cJSON_AddBoolToObject(em, "sampled", st->sampled ? 1 : 0);
+       cJSON_AddBoolToObject(em, "sampled", st->sampled ? 1 : 0) &&
+       cJSON_AddNumberToObject(em, "oob_accesses", (double)st->oob_accesses) &&
+       (!st->oob_accesses || cJSON_AddStringToObject(em, "oob_first", st->oob_first));
   char *s = ok ? cJSON_Print(root) : NULL;
   cJSON_Delete(root);
   if (!s) return -1;

@@ -13,22 +13,38 @@
  *  1. check the library is there and an existing DB is a dataset;
  *  2. run the program; stdout, stderr and exit status pass through;
  *     --timeout kills it after S seconds;
- *  3. a program killed by a signal (crash, kill -9, timeout) leaves the
- *     dataset untouched, and kcast says so; otherwise (any exit status)
- *     the records are read;
+ *  3. a program killed by a signal (crash, kill -9) leaves the dataset
+ *     untouched, and kcast says so; one killed by --timeout has its
+ *     finished launches written (a torn last record dropped) and the run
+ *     marked partial (ds_mark_partial: how far it got); otherwise (any
+ *     exit status) the records are read;
  *  4. all launches are written in one transaction, keyed (app, dataset,
  *     lseq) exactly like `kcast profile` (prof_default_keys).
- * A summary (kernel, launches, thread-instructions, emulation seconds)
- * goes to stderr.
+ * A summary (kernel, launches, CTAs emulated of the grids', thread-
+ * instructions, emulation seconds; tolerated out-of-bounds accesses) goes
+ * to stderr.  The exit status says whether a launch failed (exit_status).
+ *
+ * The out-of-bounds policy defaults to warn: kcast run collects features
+ * of programs that run on GPUs, and a GPU does not notice a read a few
+ * bytes past a buffer (allocations are carved from 2 MiB pages), while
+ * failing the launch there would lose its features and poison the
+ * program's context for every later call -- the rest of the run's
+ * features too.  Nothing is silent: each such launch carries
+ * emu.oob_accesses, the first access is named on stderr, and --oob error
+ * restores the strict check.
  */
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -41,7 +57,7 @@
 const char cmd_run_usage[] =
     "usage: kcast run [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
     "                 [--sample CTAS] [--threads N] [--timeout SECONDS]\n"
-    "                 -- PROGRAM [ARGS]\n"
+    "                 [--oob error|warn] [--keep-going] -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on the CPU: kcast's libcudart.so.13 replaces the CUDA\n"
     "runtime and every kernel launch runs on the PTX emulator.  Each launch's\n"
@@ -57,11 +73,24 @@ const char cmd_run_usage[] =
     "  --sample CTAS    emulate this many CTAs per launch and scale the counts\n"
     "                   (the program's results are then wrong: its own checks\n"
     "                   may fail; the features are still recorded)\n"
-    "  --threads N      OpenMP threads per launch (default: OpenMP's default)\n"
-    "  --timeout SECS   kill the program after SECS seconds (nothing written)\n"
+    "  --threads N      OpenMP threads per launch (default: OpenMP's default; a\n"
+    "                   launch too small to pay for them runs on one)\n"
+    "  --timeout SECS   kill the program after SECS seconds; the launches it\n"
+    "                   finished are written and the run is marked partial\n"
+    "  --oob warn       (default) a global access slightly out of bounds (within\n"
+    "                   4 KiB of a buffer) or to freed memory reads zeros or is\n"
+    "                   dropped, as a GPU tolerates it; the launch is recorded\n"
+    "                   with emu.oob_accesses, the first one is named on stderr\n"
+    "  --oob error      such an access fails the launch (cudaErrorIllegalAddress)\n"
+    "  --keep-going     a failed launch does not change the exit status\n"
     "\n"
-    "The program's output and exit status pass through.  A program killed by a\n"
-    "signal (a crash, kill, --timeout) leaves the dataset as it was.\n";
+    "Exit status: the program's when it is not 0; else 4 when a launch failed\n"
+    "in the emulator (a bad access, a failed assertion, a trap: it is not\n"
+    "recorded, the program saw the CUDA error a GPU returns) unless\n"
+    "--keep-going; else 0.  A program killed by --timeout exits 137.  A\n"
+    "program killed by a signal otherwise (a crash, kill) leaves the dataset as\n"
+    "it was.  On a terminal, stderr shows the launches done, the kernel running\n"
+    "and the emulation rate while the program runs.\n";
 
 const char cmd_nvcc_usage[] =
     "usage: kcast nvcc NVCC-ARGS...\n"
@@ -178,10 +207,119 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
-/* Summary per kernel on stderr, in order of first launch. */
+/* ---------------------------------------------------------- progress -- */
+
+/*
+ * While the program runs: on a terminal, one line on stderr redrawn four
+ * times a second once a second has passed -- launches done, the kernel
+ * running, thread-instructions and their rate -- read from the status page
+ * the replacement library updates (runtime/rt.h, rt_status).  Nothing when
+ * stderr is not a terminal.  A thread of its own, so the wait for the
+ * program is not involved.
+ */
+typedef struct progress {
+  const rt_status *st;   /* mapped status page, NULL: no progress */
+  pthread_t th;
+  int started;
+  int stop;              /* atomic: the program ended */
+  double t0;
+} progress;
+
+/* A consistent copy of the status page (0), or -1 after a few torn reads. */
+static int status_read(const rt_status *st, rt_status *out) {
+  for (int tries = 0; tries < 8; tries++) {
+    uint64_t s1 = __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE);
+    if (s1 & 1) continue;
+    memcpy(out, (const void *)st, sizeof *out);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) == s1) return 0;
+  }
+  return -1;
+}
+
+static void human(double v, char *buf, size_t cap) {
+  static const char *const unit[] = {"", "k", "M", "G", "T"};
+  int u = 0;
+  while (v >= 1000 && u < 4) v /= 1000, u++;
+  snprintf(buf, cap, u ? "%.1f %s" : "%.0f", v, unit[u]);
+}
+
+static void *progress_fn(void *arg) {
+  progress *p = arg;
+  int shown = 0;
+  double last_t = p->t0, rate = 0;
+  uint64_t last_insns = 0;
+  while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+    struct timespec nap = {0, 250 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    double t = now_s();
+    rt_status s;
+    if (t - p->t0 < 1.0 || status_read(p->st, &s) < 0) continue;
+    uint64_t insns = s.insns_done + s.insns_now;
+    if (t > last_t) rate = (double)(insns - last_insns) / (t - last_t);
+    last_t = t;
+    last_insns = insns;
+    char ni[32], nr[32], cur[96] = "between launches";
+    human((double)insns, ni, sizeof ni);
+    human(rate, nr, sizeof nr);
+    if (s.lseq >= 0)
+      snprintf(cur, sizeof cur, "launch %" PRId64 " %.40s", s.lseq, s.kernel);
+    fprintf(stderr, "\rkcast run: %" PRIu64 " launches done%s, %s, %s thread-insns, %s/s, %.0f s\033[K",
+            s.launches, s.failed ? " (some failed)" : "", cur, ni, nr, t - p->t0);
+    fflush(stderr);
+    shown = 1;
+  }
+  if (shown) {
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+  }
+  return NULL;
+}
+
+/* Create the status page at path for the program (0), and start the
+   display when stderr is a terminal. */
+static int progress_start(progress *p, const char *path) {
+  memset(p, 0, sizeof *p);
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, sizeof(rt_status)) < 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  void *m = mmap(NULL, sizeof(rt_status), PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return -1;
+  p->st = m;
+  p->t0 = now_s();
+  if (isatty(STDERR_FILENO)) p->started = pthread_create(&p->th, NULL, progress_fn, p) == 0;
+  return 0;
+}
+
+static void progress_stop(progress *p) {
+  if (p->started) {
+    __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(p->th, NULL);
+  }
+  p->started = 0;
+}
+
+static void progress_free(progress *p) {
+  progress_stop(p);
+  if (p->st) munmap((void *)p->st, sizeof(rt_status));
+  p->st = NULL;
+}
+
+/* ----------------------------------------------------------- summary -- */
+
+/* Summary per kernel on stderr, in order of first launch: launches, CTAs
+   emulated of the grids' (they differ when sampled), thread-instructions,
+   emulation seconds. */
 static void summary(const rt_records *r) {
   size_t nk = 0;
-  struct row { const char *k; size_t n; double insns, secs; } *rows = calloc(r->n + 1, sizeof *rows);
+  struct row {
+    const char *k;
+    size_t n;
+    double insns, secs, ctas, emulated;
+  } *rows = calloc(r->n + 1, sizeof *rows);
   if (!rows) return;
   for (size_t i = 0; i < r->n; i++) {
     const rt_launch_rec *l = &r->l[i];
@@ -189,28 +327,65 @@ static void summary(const rt_records *r) {
     size_t j = 0;
     while (j < nk && strcmp(rows[j].k, l->kernel)) j++;
     if (j == nk) rows[nk++].k = l->kernel;
+    double ctas = (double)l->grid[0] * l->grid[1] * l->grid[2];
     rows[j].n++;
     rows[j].insns += (double)l->insns;
     rows[j].secs += l->seconds;
+    rows[j].ctas += ctas;
+    rows[j].emulated += feat_get(&l->feats, "emu.ctas_emulated", ctas);
   }
-  fprintf(stderr, "%-40s %8s %18s %12s\n", "kernel", "launches", "thread-insns", "emu-seconds");
-  for (size_t j = 0; j < nk; j++)
-    fprintf(stderr, "%-40s %8zu %18.0f %12.3f\n", rows[j].k, rows[j].n, rows[j].insns,
+  fprintf(stderr, "%-40s %8s %21s %18s %12s\n", "kernel", "launches", "CTAs emulated/grid",
+          "thread-insns", "emu-seconds");
+  for (size_t j = 0; j < nk; j++) {
+    char c[48];
+    snprintf(c, sizeof c, "%.0f/%.0f", rows[j].emulated, rows[j].ctas);
+    fprintf(stderr, "%-40s %8zu %21s %18.0f %12.3f\n", rows[j].k, rows[j].n, c, rows[j].insns,
             rows[j].secs);
+  }
   free(rows);
 }
 
-/* Write every launch in one transaction. */
+/* Tolerated out-of-bounds accesses (--oob warn): how many launches, how
+   many accesses, the first. */
+static void oob_note(const rt_records *r) {
+  size_t nl = 0;
+  double acc = 0;
+  const rt_launch_rec *first = NULL;
+  for (size_t i = 0; i < r->n; i++) {
+    double a = r->l[i].error ? 0 : feat_get(&r->l[i].feats, "emu.oob_accesses", 0);
+    if (a <= 0) continue;
+    nl++;
+    acc += a;
+    if (!first) first = &r->l[i];
+  }
+  if (!nl) return;
+  fprintf(stderr, "kcast run: %zu launch%s made %.0f out-of-bounds access%s that a GPU "
+          "tolerates (--oob warn: reads gave 0, writes were dropped; each such launch has "
+          "emu.oob_accesses); the first, launch %" PRId64 ": %s\n", nl, nl == 1 ? "" : "es", acc,
+          acc == 1 ? "" : "es", first->lseq, first->warn ? first->warn : "?");
+}
+
+/* kcast run's exit status (usage text): the program's when it failed,
+   else KCAST_EXIT_LAUNCH when a launch failed and not --keep-going. */
+static int exit_status(int status, size_t failed, int keep_going) {
+  if (status) return status;
+  return failed && !keep_going ? KCAST_EXIT_LAUNCH : KCAST_EXIT_OK;
+}
+
+/* Write every launch in one transaction; a partial run (reason non-NULL)
+   is marked so. */
 static int ingest(const char *db_path, const rt_records *r, const char *app, const char *dataset,
-                  const char *bench, const char *cmdline, size_t *written) {
+                  const char *bench, const char *cmdline, const char *partial, size_t *written) {
   char err[2048];
   ds_db *db = NULL;
+  int64_t run_id = 0;
   *written = 0;
   if (ds_open(db_path, DS_CREATE, &db, err, sizeof err) < 0) {
     cli_error("%s", err);
     return -1;
   }
-  if (ds_begin(db) < 0 || ds_record_run(db, cmdline, NULL) < 0) goto fail;
+  if (ds_begin(db) < 0 || ds_record_run(db, cmdline, &run_id) < 0) goto fail;
+  if (partial && ds_mark_partial(db, run_id, partial) < 0) goto fail;
   for (size_t i = 0; i < r->n; i++) {
     const rt_launch_rec *l = &r->l[i];
     if (l->error) continue;
@@ -230,9 +405,23 @@ fail:
   return -1;
 }
 
+/* Why a timed-out run is partial, for the dataset: how far it got. */
+static void partial_reason(char *buf, size_t cap, long long timeout, const rt_records *r,
+                           const progress *p) {
+  rt_status s;
+  memset(&s, 0, sizeof s);
+  s.lseq = -1;
+  int have = p->st && status_read(p->st, &s) == 0;
+  int n = snprintf(buf, cap, "timed out after %lld s (--timeout): %zu launches finished", timeout,
+                   r->n);
+  if (have && s.lseq >= 0 && n > 0 && (size_t)n < cap)
+    snprintf(buf + n, cap - (size_t)n, ", launch %" PRId64 " (%s) was running", s.lseq, s.kernel);
+}
+
 int cmd_run(int argc, char **argv) {
-  const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *bench = NULL;
+  const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *bench = NULL, *oob = "warn";
   long long sample = 0, threads = 0, timeout = 0;
+  int keep_going = 0;
   int i;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -241,12 +430,17 @@ int cmd_run(int argc, char **argv) {
       break;
     }
     if (a[0] != '-') break;
+    if (!strcmp(a, "--keep-going")) {
+      keep_going = 1;
+      continue;
+    }
     long long *num = NULL, hi = 0;
     const char **dst = NULL;
     if (!strcmp(a, "-o")) dst = &db_path;
     else if (!strcmp(a, "--app")) dst = &app;
     else if (!strcmp(a, "--dataset")) dst = &dataset;
     else if (!strcmp(a, "--bench")) dst = &bench;
+    else if (!strcmp(a, "--oob")) dst = &oob;
     else if (!strcmp(a, "--sample")) num = &sample, hi = LLONG_MAX;
     else if (!strcmp(a, "--threads")) num = &threads, hi = 4096;
     else if (!strcmp(a, "--timeout")) num = &timeout, hi = 86400 * 365;
@@ -258,6 +452,8 @@ int cmd_run(int argc, char **argv) {
   }
   if (i >= argc) return cli_usage_error("run", "no program given (kcast run [OPTIONS] -- PROGRAM [ARGS])");
   if ((app && !*app) || !*db_path) return cli_usage_error("run", "--app and -o need non-empty values");
+  if (strcmp(oob, "warn") && strcmp(oob, "error"))
+    return cli_usage_error("run", "--oob takes error or warn, not '%s'", oob);
   char **prog = argv + i;
   int pargc = argc - i;
 
@@ -284,38 +480,45 @@ int cmd_run(int argc, char **argv) {
   if (!*app) return cli_usage_error("run", "empty program name");
 
   const char *tmpdir = getenv("TMPDIR");
-  char dir[PATH_MAX], records[PATH_MAX + 32];
+  char dir[PATH_MAX], records[PATH_MAX + 32], status_path[PATH_MAX + 32];
   snprintf(dir, sizeof dir, "%s/kcast-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
   if (!mkdtemp(dir)) {
     cli_error("cannot create a temporary folder %s: %s", dir, strerror(errno));
     return KCAST_EXIT_USER;
   }
   snprintf(records, sizeof records, "%s/launches.txt", dir);
+  snprintf(status_path, sizeof status_path, "%s/status", dir);
+  /* the program inherits these (run_child sets the rest) */
+  setenv(RT_ENV_OOB, oob, 1);
+  progress pr;
+  if (progress_start(&pr, status_path) == 0) setenv(RT_ENV_STATUS, status_path, 1);
+  else unsetenv(RT_ENV_STATUS);
   int sig, timed_out;
   int status = run_child(prog, libdir, records, sample, threads, (double)timeout, &sig,
                          &timed_out);
+  progress_stop(&pr);
   int rc = KCAST_EXIT_USER;
   rt_records r;
   memset(&r, 0, sizeof r);
   if (status < 0) goto out;
-  if (timed_out || sig) {
-    if (timed_out)
-      cli_error("%s timed out after %lld s and was killed; %s left unchanged", prog[0], timeout,
-                db_path);
-    else
-      cli_error("%s was killed by signal %d (%s); %s left unchanged", prog[0], sig,
-                strsignal(sig), db_path);
+  if (sig && !timed_out) {
+    cli_error("%s was killed by signal %d (%s); %s left unchanged", prog[0], sig,
+              strsignal(sig), db_path);
     rc = status;
     goto out;
   }
   if (access(records, F_OK) != 0) {
-    cli_error("%s (exit status %d) did not load kcast's libcudart.so.13: it is not a CUDA "
-              "program linked with -cudart shared (rebuild it with `kcast nvcc`); nothing written",
-              prog[0], status);
+    if (timed_out)
+      cli_error("%s timed out after %lld s and was killed before it loaded kcast's "
+                "libcudart.so.13; %s left unchanged", prog[0], timeout, db_path);
+    else
+      cli_error("%s (exit status %d) did not load kcast's libcudart.so.13: it is not a CUDA "
+                "program linked with -cudart shared (rebuild it with `kcast nvcc`); nothing "
+                "written", prog[0], status);
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
   }
-  if (rt_records_read(records, &r, err, sizeof err) < 0) {
+  if (rt_records_read_ex(records, &r, timed_out ? RT_READ_TORN_OK : 0, err, sizeof err) < 0) {
     cli_error("%s; %s left unchanged", err, db_path);
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
@@ -325,25 +528,36 @@ int cmd_run(int argc, char **argv) {
     if (r.l[k].error) failed++;
     else if (r.l[k].sampled) sampled++;
   }
+  char partial[512];
+  if (timed_out) partial_reason(partial, sizeof partial, timeout, &r, &pr);
   char *cmdline = join_args(argc + 1, argv - 1);
-  if (ingest(db_path, &r, app, dataset, bench, cmdline, &written) < 0) {
+  if (ingest(db_path, &r, app, dataset, bench, cmdline, timed_out ? partial : NULL, &written) < 0) {
     free(cmdline);
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
   }
   free(cmdline);
   summary(&r);
+  oob_note(&r);
+  if (timed_out)
+    cli_error("%s timed out after %lld s and was killed; the run is marked partial in %s "
+              "(%s)", prog[0], timeout, db_path, partial);
   fprintf(stderr, "kcast run: %zu launches of %s recorded in %s", written, app, db_path);
-  if (failed) fprintf(stderr, "; %zu failed launches not recorded", failed);
+  if (failed)
+    fprintf(stderr, "; %zu launch%s failed in the emulator (not recorded; the program got the "
+            "CUDA error a GPU returns)%s", failed, failed == 1 ? "" : "es",
+            keep_going ? "" : ": exit status 4");
   if (sampled)
     fprintf(stderr, "; %zu launches sampled (features scaled; the program's results are not "
                     "valid)", sampled);
   if (status) fprintf(stderr, "; the program exited with status %d", status);
   fputc('\n', stderr);
-  rc = status;
+  rc = exit_status(status, failed, keep_going);
 out:
+  progress_free(&pr);
   rt_records_free(&r);
   unlink(records);
+  unlink(status_path);
   rmdir(dir);
   return rc;
 }

@@ -209,11 +209,22 @@ typedef struct kcast_launch_config {
   uint64_t insn_budget;     /* stop after this many thread-instructions; 0 = none */
   double time_limit_s;      /* stop after this many seconds; 0 = none */
   int threads;              /* emulator threads; 0 = OpenMP's default */
+  int oob;                  /* out-of-bounds policy: KCAST_OOB_ERROR (0) or
+                               KCAST_OOB_WARN (1), see below */
 } kcast_launch_config;
+
+/*
+ * Out-of-bounds policy of an emulated launch.  KCAST_OOB_ERROR: an access
+ * out of bounds or to freed memory fails it (KCAST_E_EMULATION).
+ * KCAST_OOB_WARN: a global access within 4 KiB of a buffer, or to freed
+ * memory, reads zeros or is dropped, as a GPU tolerates it; the launch
+ * completes and its features carry emu.oob_accesses (docs/features.md).
+ */
+enum { KCAST_OOB_ERROR = 0, KCAST_OOB_WARN = 1 };
 
 /* Initialiser: size set, 1x1x1 grid and block, everything else zero. */
 #define KCAST_LAUNCH_CONFIG_INIT \
-  {sizeof(kcast_launch_config), {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 0, 0, 0, 0}
+  {sizeof(kcast_launch_config), {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /*
  * Features of one launch of kernel in path (.ptx, .cu, .ll or .bc; a .cu is

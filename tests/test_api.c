@@ -423,6 +423,36 @@ static void test_from_launch(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "ds.db"));
 }
 
+/* The out-of-bounds policy: saxpy over n = 1100 elements with buffers of
+   1000 floats; threads 1000..1099 read x and y and write y past the ends. */
+static void test_from_ptx_oob(void) {
+  kcast_arg args[4] = {{KCAST_ARG_SCALAR, 1100, 0, 0, 0}, {KCAST_ARG_SCALAR, 0x40000000u, 0, 0, 0},
+                       {KCAST_ARG_BUFFER, 0, 4000, KCAST_FILL_SEQF, 0},
+                       {KCAST_ARG_BUFFER, 0, 4000, KCAST_FILL_SEQF, 0}};
+  kcast_launch_config c = KCAST_LAUNCH_CONFIG_INIT;
+  c.grid[0] = 5;
+  c.block[0] = 256;
+  c.args = args;
+  c.nargs = 4;
+  kcast_features *fs = NULL;
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", NULL, &c, &fs),
+                  KCAST_E_EMULATION); /* KCAST_OOB_ERROR, the default */
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "out-of-bounds global read"));
+  c.oob = KCAST_OOB_WARN;
+  CU_ASSERT_EQUAL_FATAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", NULL, &c, &fs), KCAST_OK);
+  double v = -1;
+  CU_ASSERT_EQUAL(kcast_features_get(fs, "emu.oob_accesses", &v), KCAST_OK);
+  /* 100 threads x (load x, load y, store y), less x[1088..1099]: y starts
+     4352 bytes after x (4000 rounded up past the 256-byte gap), so those
+     twelve reads land in y, as they would on a GPU */
+  CU_ASSERT_EQUAL(v, 288);
+  CU_ASSERT_EQUAL(kcast_features_get(fs, "emu.ctas_emulated", &v), KCAST_OK);
+  CU_ASSERT_EQUAL(v, 5);
+  kcast_features_free(fs);
+  c.oob = 7;
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", NULL, &c, &fs), KCAST_E_ARG);
+}
+
 static void test_from_ptx(void) {
   kcast_arg args[4];
   memset(args, 0, sizeof args);
@@ -550,6 +580,7 @@ TEST_SUITES(register_api) {
   TEST_ADD(s, test_error_per_thread);
   TEST_ADD(s, test_from_launch);
   TEST_ADD(s, test_from_ptx);
+  TEST_ADD(s, test_from_ptx_oob);
   TEST_ADD(s, test_exports);
   TEST_ADD(s, test_header_languages);
 }

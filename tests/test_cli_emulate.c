@@ -340,6 +340,31 @@ static void test_launch_errors(void) {
   rmdir(dir);
 }
 
+/* --oob warn: saxpy over n = 1100 with 1000-float buffers completes, counts
+   the tolerated accesses and names the first; the default stays strict. */
+static void test_oob_warn(void) {
+  char args[12000];
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 5 --block 256 --arg 1100 --arg 2 --arg buf:4000 "
+           "--arg buf:4000 --oob warn --format json", saxpy_file());
+  char *out = NULL, *err = NULL;
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 0);
+  ASSERT_MSG("the first tolerated access is named on stderr",
+             err && strstr(err, "288 out-of-bounds accesses tolerated") &&
+                 strstr(err, "out-of-bounds global read of 4 bytes"));
+  ASSERT_MSG("json carries the count", out && strstr(out, "\"oob_accesses\":\t288") &&
+                                           strstr(out, "\"emu.oob_accesses\":\t288"));
+  free(out);
+  free(err);
+  snprintf(args, sizeof args,
+           "'%s' --kernel saxpy --grid 5 --block 256 --arg 1100 --arg 2 --arg buf:4000 "
+           "--arg buf:4000", saxpy_file());
+  CU_ASSERT_EQUAL(emulate(args, NULL, NULL), 1); /* --oob error by default */
+  snprintf(args, sizeof args, "'%s' --kernel saxpy --grid 5 --block 256 --oob perhaps",
+           saxpy_file());
+  CU_ASSERT_EQUAL(emulate(args, NULL, NULL), 2);
+}
+
 static void test_sample_and_literals(void) {
   char args[8192];
   char *out = NULL, *err = NULL;
@@ -423,6 +448,7 @@ TEST_SUITES(register_cli_emulate) {
   TEST_ADD(s, test_fills);
   TEST_ADD(s, test_bad_args);
   TEST_ADD(s, test_launch_errors);
+  TEST_ADD(s, test_oob_warn);
   TEST_ADD(s, test_sample_and_literals);
   TEST_ADD(s, test_negative_default_kernel_help);
   TEST_ADD(s, test_cu_input);

@@ -559,6 +559,57 @@ static int bulk_insert(ds_db *db, int base, int n, int nf) {
   return rc;
 }
 
+/* Partial runs: marked, counted, kept by merge, also in a file made before
+   partial_runs existed; emu.* stays out of a matrix unless asked for. */
+static void test_partial_runs_and_emu_family(void) {
+  char path[2200], path2[2200], err[512];
+  ds_db *db = create_db(path, sizeof path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+  int64_t run = 0;
+  CU_ASSERT_EQUAL(ds_record_run(db, "kcast run -- ./a", &run), 0);
+  CU_ASSERT_EQUAL(ds_mark_partial(db, run, "timed out after 2 s"), 0);
+  ds_launch l = mk_launch("a", "", 0, "k");
+  feat_vec fv;
+  feat_init(&fv);
+  feat_set(&fv, "op.add.s32", 10);
+  feat_set(&fv, "emu.ctas_emulated", 64);
+  CU_ASSERT_EQUAL(ds_insert_launch(db, &l, &fv, NULL), 0);
+  feat_free(&fv);
+  ds_stats st;
+  CU_ASSERT_EQUAL_FATAL(ds_get_stats(db, &st), 0);
+  CU_ASSERT_EQUAL(st.runs, 1);
+  CU_ASSERT_EQUAL(st.partial_runs, 1);
+  ds_stats_free(&st);
+  ds_query q;
+  ds_query_init(&q);
+  ds_matrix m;
+  CU_ASSERT_EQUAL_FATAL(ds_query_matrix(db, &q, &m), 0);
+  CU_ASSERT_EQUAL(m.cols, 1); /* op.add.s32; emu.ctas_emulated left out */
+  ds_matrix_free(&m);
+  const char *fams[] = {"emu"};
+  q.families = fams;
+  q.nfamilies = 1;
+  CU_ASSERT_EQUAL_FATAL(ds_query_matrix(db, &q, &m), 0);
+  CU_ASSERT_EQUAL(m.cols, 1); /* named: there */
+  ds_matrix_free(&m);
+  ds_close(db);
+  /* a file without the table (made before it existed) gets it on first use */
+  ds_db *old = create_db(path2, sizeof path2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+  ds_close(old);
+  CU_ASSERT_EQUAL(raw_exec(path2, "DROP TABLE partial_runs"), 0);
+  CU_ASSERT_EQUAL_FATAL(ds_open(path2, 0, &old, err, sizeof err), 0);
+  CU_ASSERT_EQUAL_FATAL(ds_get_stats(old, &st), 0);
+  CU_ASSERT_EQUAL(st.partial_runs, 0);
+  ds_stats_free(&st);
+  CU_ASSERT_EQUAL(ds_merge(old, path), 0);
+  CU_ASSERT_EQUAL(raw_count(path2, "partial_runs"), 1); /* the merged run stays partial */
+  CU_ASSERT_EQUAL(ds_record_run(old, "again", &run), 0);
+  CU_ASSERT_EQUAL(ds_mark_partial(old, run, "x"), 0);
+  CU_ASSERT_EQUAL(raw_count(path2, "partial_runs"), 2);
+  ds_close(old);
+}
+
 static void test_kill9_leaves_previous_contents(void) {
   char path[2200], jpath[2300], err[512];
   ds_db *db = create_db(path, sizeof path);
@@ -629,5 +680,6 @@ TEST_SUITES(register_ds) {
   TEST_ADD(s, test_target_aggregates);
   TEST_ADD(s, test_matrix_query);
   TEST_ADD(s, test_merge_and_stats);
+  TEST_ADD(s, test_partial_runs_and_emu_family);
   TEST_ADD(s, test_kill9_leaves_previous_contents);
 }

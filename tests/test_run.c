@@ -2,10 +2,14 @@
  * test_run.c -- running unmodified CUDA programs on the CPU: the fatbinary
  * reader and LZ4 decoder on synthetic input, the launch records file, and
  * `kcast nvcc` + `kcast run` end to end on tests/programs/rt_*.cu (results
- * pass, dataset rows and exact counts, symbols, exit status, killed and
- * timed-out runs leave the dataset unchanged, unsupported entry points,
- * managed memory,
- * machine-code-only and zstd-compressed binaries).
+ * pass, dataset rows and exact counts, symbols, exit status, killed runs
+ * leave the dataset unchanged, timed-out ones keep their finished launches
+ * and are marked partial, unsupported entry points, managed and pinned
+ * memory, copy directions from the pointers, the out-of-bounds policy, use
+ * after free, device assert, launch limits, 32-bit shared addresses,
+ * textures and surfaces against CPU references, many small launches, the
+ * progress line on a terminal, machine-code-only and zstd-compressed
+ * binaries).
  *
  * The end-to-end tests need nvcc and $KCAST_BUILD/cudart/libcudart.so.13;
  * without them they pass with a note on stderr (a CPU-only checkout without
@@ -233,6 +237,36 @@ static void test_records_roundtrip(void) {
   free(b);
 }
 
+/* warn records attach to their launch; a torn tail is dropped on request
+   (a run killed by --timeout), refused otherwise. */
+static void test_records_warn_and_torn(void) {
+  char dir[512], path[600];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rtrec2"));
+  snprintf(path, sizeof path, "%s/rec.txt", dir);
+  char *w = rt_records_warn_line(3, "kernel k: CTA (0,0,0)\nthread");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+  char all[1024];
+  int n = snprintf(all, sizeof all, "kcast-run 1 7\nlaunch 3 1 1 1 32 1 1 0 0 96 0.5 k "
+                   "emu.oob_accesses=2\n%slaunch 4 1 1 1 32 1 1 0 0 96 0.5 k\nlaunch 5 1 1",
+                   w);
+  free(w);
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
+  rt_records r;
+  char err[512];
+  CU_ASSERT_EQUAL(rt_records_read(path, &r, err, sizeof err), -1); /* torn: refused */
+  CU_ASSERT_EQUAL_FATAL(rt_records_read_ex(path, &r, RT_READ_TORN_OK, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(r.torn, 1);
+  CU_ASSERT_EQUAL_FATAL(r.n, 2); /* the torn launch 5 is dropped */
+  CU_ASSERT(r.l[0].warn && !strcmp(r.l[0].warn, "kernel k: CTA (0,0,0) thread"));
+  CU_ASSERT_PTR_NULL(r.l[1].warn);
+  rt_records_free(&r);
+  /* a warn record must follow its launch */
+  n = snprintf(all, sizeof all, "kcast-run 1 7\nwarn 3 first\n");
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
+  CU_ASSERT_EQUAL(rt_records_read(path, &r, err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, ":2: malformed warn record"));
+}
+
 /* ------------------------------------------------- end to end runs -- */
 
 static char progdir[1024];
@@ -270,7 +304,9 @@ static int e2e(void) {
   }
   mkdir(progdir, 0755);
   static const char *const names[] = {"rt_vecadd", "rt_symbols", "rt_multi", "rt_fail",
-                                      "rt_unsupported", "rt_managed"};
+                                      "rt_unsupported", "rt_managed", "rt_oob", "rt_wrap",
+                                      "rt_assert", "rt_limits", "rt_host", "rt_tex",
+                                      "rt_steps"};
   e2e_ok = 1;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (build_prog(names[i], names[i], "-O2", NULL)) e2e_ok = 0;
@@ -375,15 +411,16 @@ static void test_run_killed_leaves_db(void) {
   CU_ASSERT_EQUAL_FATAL(krun(db, "", "rt_vecadd", "", NULL, NULL), 0);
   size_t n0 = 0, n1 = 0, n2 = 0;
   char *before = tests_read_file(db, &n0);
-  /* --timeout: the spinning program is killed, nothing written */
-  CU_ASSERT_EQUAL(krun(db, "--timeout 1", "rt_fail", "spin", &out, &err), 137);
+  /* --timeout before the program loaded the library: nothing written */
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s run -o %s --timeout 1 -- sleep 5", tests_kcast(), db);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 137);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "timed out after 1 s"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "left unchanged"));
   char *after = tests_read_file(db, &n1);
   CU_ASSERT(before && after && n0 == n1 && !memcmp(before, after, n0)); /* byte for byte */
   free(out), free(err), free(after);
   /* kill -9 of the program mid-run (its launch records already written) */
-  char cmd[4096];
   snprintf(cmd, sizeof cmd,
            "%s run -o %s -- %s/rt_fail spin & k=$!; sleep 1.5; "
            "for c in $(pgrep -P $k); do kill -9 $c; done; wait $k",
@@ -402,7 +439,7 @@ static void test_run_unsupported(void) {
   CU_ASSERT_EQUAL(krun(db, "", "rt_unsupported", "", &out, &err), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS unsupported")); /* cudaErrorNotSupported, no crash */
   CU_ASSERT_EQUAL(count_of(err, "cudaGraphCreate is not supported"), 1); /* named once */
-  CU_ASSERT_EQUAL(count_of(err, "cudaHostGetDevicePointer is not supported"), 1);
+  CU_ASSERT_EQUAL(count_of(err, "cudaIpcGetMemHandle is not supported"), 1);
   free(out), free(err);
 }
 
@@ -417,12 +454,18 @@ static void test_run_managed(void) {
   CU_ASSERT_PTR_NULL(strstr(err, "not supported"));
   CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE app='rt_managed'"), 1);
   free(out), free(err);
-  /* a kernel writing one element past a managed array is stopped */
+  /* a kernel writing one element past a managed array is stopped under
+     --oob error, as a GPU's illegal address (exit status 4: a launch failed) */
   fresh_db(db, sizeof db, "rtmanaged2");
-  CU_ASSERT_EQUAL(krun(db, "", "rt_managed", "overrun", &out, &err), 0);
-  CU_ASSERT_PTR_NOT_NULL(strstr(out, "overrun: cudaErrorLaunchFailure"));
+  CU_ASSERT_EQUAL(krun(db, "--oob error", "rt_managed", "overrun", &out, &err), 4);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "overrun: cudaErrorIllegalAddress"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "out-of-bounds")); /* in the managed window: */
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "(allocation 0x5000000"));
+  free(out), free(err);
+  /* under --oob warn (the default) the write is dropped and counted */
+  CU_ASSERT_EQUAL(krun(db, "", "rt_managed", "overrun", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "overrun: cudaSuccess"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT value FROM feature_values WHERE name='emu.oob_accesses'"), 1);
   free(out), free(err);
 }
 
@@ -465,6 +508,161 @@ static void test_run_sample_and_usage(void) {
   free(out), free(err);
 }
 
+/* Out-of-bounds reads a GPU tolerates, those it does not, use after free,
+   and the exit status of a run with a failed launch. */
+static void test_run_oob(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtoob");
+  /* warn, the default: one element before and after the buffer */
+  CU_ASSERT_EQUAL(krun(db, "", "rt_oob", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS oob")); /* matches the CPU reference */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "2 out-of-bounds accesses that a GPU tolerates"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "CTA (0,0,0) thread (0,0,0)")); /* the first, named */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "ld.global.f32: out-of-bounds global read of 4 bytes"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT value FROM feature_values WHERE name='emu.oob_accesses'"), 2);
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 1); /* recorded */
+  free(out), free(err);
+  /* error: the launch fails as on a GPU's illegal address; the program
+     ignores it and exits 0, kcast run does not */
+  fresh_db(db, sizeof db, "rtoob2");
+  CU_ASSERT_EQUAL(krun(db, "--oob error", "rt_oob", "", &out, &err), 4);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "avg3: cudaErrorIllegalAddress"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "1 launch failed in the emulator"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 0);
+  free(out), free(err);
+  CU_ASSERT_EQUAL(krun(db, "--oob error --keep-going", "rt_oob", "", NULL, NULL), 0);
+  /* use after free is named as such */
+  CU_ASSERT_EQUAL(krun(db, "--oob error", "rt_oob", "uaf", &out, &err), 4);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "use after free (allocation 0x"));
+  free(out), free(err);
+  /* an unmapped address fails under any policy */
+  CU_ASSERT_EQUAL(krun(db, "", "rt_oob", "wild", &out, &err), 4);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "wild: cudaErrorIllegalAddress"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "unmapped global write"));
+  free(out), free(err);
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s run --oob maybe -- /bin/true", tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, NULL, NULL), 2); /* a bad policy is a usage error */
+}
+
+static void test_run_wrap32(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtwrap");
+  CU_ASSERT_EQUAL(krun(db, "--oob error", "rt_wrap", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS wrap")); /* base - 64 + 68 in 32 bits */
+  free(out), free(err);
+}
+
+static void test_run_assert(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtassert");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_assert", "", &out, &err), 4);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "square ok; assert kernel: cudaErrorAssert; later call: "
+                                     "cudaErrorAssert")); /* sticky, as on a GPU */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "thread (5,0,0)"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "device assertion `x[i] >= 0` failed at "
+                                     "tests/programs/rt_assert.cu:22 in void check_nonneg("));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 1); /* square, not the failed one */
+  free(out), free(err);
+  fresh_db(db, sizeof db, "rtassert2");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_assert", "ok", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "assert kernel: cudaSuccess"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 2);
+  free(out), free(err);
+}
+
+static void test_run_limits(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtlimits");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_limits", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS limits")); /* every error the one a GPU returns */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "refused: grid (1,65536,1) exceeds"));
+  char list[256];
+  sql_list(db, "SELECT lseq FROM launches", list, sizeof list);
+  CU_ASSERT_STRING_EQUAL(list, "6"); /* refused launches take an lseq and record nothing */
+  free(out), free(err);
+}
+
+static void test_run_host_memory(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rthost");
+  CU_ASSERT_EQUAL(krun(db, "--oob error", "rt_host", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS host")); /* pages, zero-copy, directions */
+  free(out), free(err);
+}
+
+static void test_run_textures(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rttex");
+  CU_ASSERT_EQUAL(krun(db, "--oob error", "rt_tex", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS tex")); /* eight cases against the CPU */
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 8);
+  CU_ASSERT(sql_num(db, "SELECT sum(value) FROM feature_values WHERE name LIKE 'op.tex.%'") > 0);
+  CU_ASSERT(sql_num(db, "SELECT sum(value) FROM feature_values WHERE name = 'class.texture'") ==
+            sql_num(db, "SELECT sum(value) FROM feature_values WHERE name LIKE 'op.tex.%' OR "
+                        "name LIKE 'op.suld.%' OR name LIKE 'op.sust.%'"));
+  if (!strstr(out, "PASS tex")) fprintf(stderr, "\n%s\n%s\n", out, err);
+  free(out), free(err);
+}
+
+/* --timeout keeps the launches that finished and marks the run partial;
+   a terminal shows the progress, a pipe does not. */
+static void test_run_timeout_partial_progress(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtpartial");
+  /* 1000 launches of ~50 M thread-instructions: far more than 2 s */
+  CU_ASSERT_EQUAL(krun(db, "--timeout 2", "rt_steps", "1000 30000", &out, &err), 137);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "the run is marked partial"));
+  double n = sql_num(db, "SELECT count(*) FROM launches");
+  CU_ASSERT(n >= 1 && n < 1000); /* the finished ones */
+  char lseqs[64];
+  snprintf(lseqs, sizeof lseqs, "%.0f", n - 1);
+  char list[8192];
+  sql_list(db, "SELECT max(lseq) FROM launches", list, sizeof list);
+  CU_ASSERT_STRING_EQUAL(list, lseqs); /* 0 .. n-1, none missing */
+  sql_list(db, "SELECT reason FROM partial_runs", list, sizeof list);
+  CU_ASSERT_PTR_NOT_NULL(strstr(list, "timed out after 2 s (--timeout)"));
+  CU_ASSERT_PTR_NULL(strstr(err, "launches done")); /* stderr is no terminal: no progress */
+  free(out), free(err);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s dataset stats %s", tests_kcast(), db);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, NULL), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "(1 partial: did not finish)"));
+  free(out);
+  if (tests_run("command -v script", NULL, NULL) != 0) {
+    fprintf(stderr, "\n  [progress on a terminal skipped: no script(1)]\n");
+    return;
+  }
+  fresh_db(db, sizeof db, "rtprogress");
+  snprintf(cmd, sizeof cmd, "script -qec '%s run -o %s --timeout 3 -- %s/rt_steps 1000 30000 "
+           ">/dev/null' /dev/null", tests_kcast(), db, progdir);
+  tests_run(cmd, &out, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "launches done, launch ")); /* on a terminal */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "_Z4stepPfii"));            /* the kernel running */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "thread-insns, "));         /* and the rate */
+  free(out);
+}
+
+/* Many small launches run correctly (their speed is in bench/). */
+static void test_run_small_launches(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtsmall");
+  CU_ASSERT_EQUAL(krun(db, "--threads 2", "rt_steps", "300", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS steps: 300 launches"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 300);
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(DISTINCT f.value) FROM features f JOIN feature_names"
+                              " n ON n.id = f.name_id WHERE n.name = 'ctrl.warp_insns'"), 1);
+  free(out), free(err);
+}
+
 TEST_SUITES(register_run) {
   CU_pSuite s = tests_suite("run");
   TEST_ADD(s, test_fatbin_picks_best_ptx);
@@ -473,6 +671,7 @@ TEST_SUITES(register_run) {
   TEST_ADD(s, test_lz4_block);
   TEST_ADD(s, test_fatbin_lz4_ptx);
   TEST_ADD(s, test_records_roundtrip);
+  TEST_ADD(s, test_records_warn_and_torn);
   TEST_ADD(s, test_run_vecadd);
   TEST_ADD(s, test_run_symbols);
   TEST_ADD(s, test_run_multi);
@@ -483,4 +682,12 @@ TEST_SUITES(register_run) {
   TEST_ADD(s, test_run_machine_code_only);
   TEST_ADD(s, test_run_zstd_ptx);
   TEST_ADD(s, test_run_sample_and_usage);
+  TEST_ADD(s, test_run_oob);
+  TEST_ADD(s, test_run_wrap32);
+  TEST_ADD(s, test_run_assert);
+  TEST_ADD(s, test_run_limits);
+  TEST_ADD(s, test_run_host_memory);
+  TEST_ADD(s, test_run_textures);
+  TEST_ADD(s, test_run_timeout_partial_progress);
+  TEST_ADD(s, test_run_small_launches);
 }

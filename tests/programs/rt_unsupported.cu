@@ -2,7 +2,7 @@
  * rt_unsupported.cu -- entry points the cudart replacement does not
  * implement (tests/test_run.c): cudaGraphCreate is called twice and must
  * return cudaErrorNotSupported both times (the replacement names it on
- * stderr once); cudaHostGetDevicePointer likewise.  Prints PASS when both hold and
+ * stderr once); cudaIpcGetMemHandle likewise.  Prints PASS when both hold and
  * the program keeps running normally afterwards.
  */
 #include <cstdio>
@@ -11,8 +11,10 @@
 int main() {
   cudaGraph_t g;
   cudaError_t a = cudaGraphCreate(&g, 0), b = cudaGraphCreate(&g, 0);
-  void *m = NULL, *h = &g;
-  cudaError_t c = cudaHostGetDevicePointer(&m, h, 0);
+  cudaIpcMemHandle_t ipc;
+  int *dm = NULL;
+  cudaMalloc(&dm, 64);
+  cudaError_t c = cudaIpcGetMemHandle(&ipc, dm);
   cudaGetLastError();
   int *d = NULL;
   cudaError_t e = cudaMalloc(&d, 64);
