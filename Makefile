@@ -259,7 +259,7 @@ $(BUILD)/fuzz/ptx_fuzz: tests/fuzz/ptx_fuzz.c $(FUZZ_SRC) $(wildcard extractor/*
 	$(CLANG) $(CSTD) -Wall -Wextra -Werror -O1 -g -I. -Iinclude \
 	  -fsanitize=fuzzer,address,undefined -o $@ tests/fuzz/ptx_fuzz.c $(FUZZ_SRC) -lm
 
-# BENCHES picks some of ptx emu rf api (default: all of them).
+# BENCHES picks some of ptx emu rf api run (default: all of them).
 BENCHES ?= all
 bench: $(BUILD)/kcast
 	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD)) CC="$(CC)" \

@@ -73,7 +73,7 @@
  * a barrier; a barrier releases when all live warps (or the thread count
  * given) have arrived.  CTAs are handed out in index order from one
  * counter.  The calling thread runs them first; after each CTA it
- * estimates the work left from the time per CTA so far, and only when that
+ * estimates the work left from its CPU time per CTA so far, and only when that
  * exceeds TEAM_MIN_S (2 ms on one thread) does an OpenMP team of the
  * configured size join in, pulling from the same counter.  Why: most
  * launches of iterative programs are tiny (1000 launches of 10,000
@@ -261,7 +261,11 @@ struct emu_module {
   uint64_t *galloc_base;   /* per module var: allocation base or 0 */
   uint64_t shared_static;  /* static shared bytes */
   uint64_t dyn_off;        /* offset of dynamic shared memory */
+  struct wcache *cache;    /* the calling thread's worker buffers between
+                              launches (launches of a device never overlap) */
 };
+
+static void wcache_free(struct wcache *c);
 
 /* ------------------------------------------------------- preparation -- */
 
@@ -1052,6 +1056,7 @@ void emu_module_free(emu_module *em) {
   }
   free(em->vaddr);
   free(em->galloc_base);
+  wcache_free(em->cache);
   free(em);
 }
 
@@ -1287,6 +1292,8 @@ typedef struct warp {
   frame *fr;
   uint32_t nf, fcap;
   uint64_t *ra;      /* register arena (frames' register files) */
+  const struct efunc *base_fn; /* function whose constants the arena's first
+                                  frame holds (push_frame), or NULL */
   size_t rtop, rcap;
   uint64_t clock;    /* warp instructions issued (drives %clock) */
   uint32_t bar_id;   /* barrier waited at */
@@ -1313,9 +1320,12 @@ typedef struct worker {
   uint64_t *tcnt, *wcnt;  /* per block: thread executions, warp entries */
   uint64_t st[S_NSTAT];
   warp *w;
-  uint32_t nw;
+  uint32_t nw;            /* warps of a CTA (used of w) */
+  uint32_t nwa;           /* warps allocated in w */
   uint8_t *sh;            /* shared memory of the running CTA */
   uint8_t *loc;           /* local stacks: nthreads x lsz */
+  uint64_t shcap, loccap; /* bytes allocated at sh and loc */
+  int cached;             /* buffers from (and back to) the module's cache */
   uint64_t cta;           /* linear index of the running CTA */
   uint32_t ctaid[3];
   uint32_t live_warps;
@@ -1469,10 +1479,45 @@ static uint64_t sreg_val(const worker *W, const warp *w, uint32_t s,
   }
 }
 
+/* All 32 lanes of special register s: the thread indices without a
+   per-lane switch (they are every frame's commonest specials), the rest
+   through sreg_val. */
+static void fill_sreg(const worker *W, const warp *w, uint32_t s, uint64_t *p) {
+  const launch *L = W->L;
+  uint32_t t0 = w->idx * EMU_LANES, bx = L->bdim[0], by = L->bdim[1];
+  switch (s) {
+    case PTX_SR_TID_X: {
+      uint32_t x = t0 % bx;
+      for (uint32_t l = 0; l < EMU_LANES; l++) {
+        p[l] = x;
+        if (++x == bx) x = 0;
+      }
+      return;
+    }
+    case PTX_SR_TID_Y:
+      if (by == 1) {
+        for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = 0;
+        return;
+      }
+      break;
+    case PTX_SR_NTID_X: case PTX_SR_NTID_Y: case PTX_SR_NTID_Z:
+    case PTX_SR_CTAID_X: case PTX_SR_CTAID_Y: case PTX_SR_CTAID_Z:
+    case PTX_SR_NCTAID_X: case PTX_SR_NCTAID_Y: case PTX_SR_NCTAID_Z: {
+      uint64_t v = sreg_val(W, w, s, 0);
+      for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = v;
+      return;
+    }
+    default:
+      break;
+  }
+  for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = sreg_val(W, w, s, l);
+}
+
 /* Zero the slots of a fresh register file that can be read before being
    written (zero_plan) and fill its constant and special slots. */
+/* keep: the register file already holds fn's constants (see push_frame). */
 static void fill_frame(const worker *W, const warp *w, const efunc *fn,
-                       uint64_t *r, uint64_t lbase) {
+                       uint64_t *r, uint64_t lbase, int keep) {
   for (uint32_t z = 0; z < fn->nzr; z++)
     memset(r + (size_t)fn->zr[2 * z] * EMU_LANES, 0,
            (size_t)fn->zr[2 * z + 1] * EMU_LANES * sizeof *r);
@@ -1480,8 +1525,8 @@ static void fill_frame(const worker *W, const warp *w, const efunc *fn,
     const cslot *cs = &fn->cs[c];
     uint64_t *p = r + (size_t)cs->slot * EMU_LANES;
     if (cs->kind == CS_SREG) {
-      for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = sreg_val(W, w, (uint32_t)cs->v, l);
-    } else {
+      fill_sreg(W, w, (uint32_t)cs->v, p);
+    } else if (!keep) {
       uint64_t v = cs->kind == CS_FRAME ? cs->v + lbase : cs->v;
       for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = v;
     }
@@ -1536,6 +1581,12 @@ static int push_frame(worker *W, warp *w, efunc *fn, uint64_t lbase,
     w->ra = n;
     w->rcap = nc;
   }
+  /* The kernel's frame sits at the arena's start for every CTA the warp
+     runs; its immediate and frame-address slots are never written by
+     instructions (destinations are registers), so they stay valid from
+     the last CTA or launch of the same function. */
+  int keep = w->nf == 0 && w->base_fn == fn;
+  if (w->nf == 0) w->base_fn = fn;
   frame *f = &w->fr[w->nf++];
   f->fn = fn;
   f->roff = w->rtop;
@@ -1544,7 +1595,7 @@ static int push_frame(worker *W, warp *w, efunc *fn, uint64_t lbase,
   f->sbase = w->ns;
   f->call = call;
   w->rtop = need;
-  fill_frame(W, w, fn, w->ra + f->roff, lbase);
+  fill_frame(W, w, fn, w->ra + f->roff, lbase, keep);
   return 0;
 }
 
@@ -2890,30 +2941,99 @@ static int run_cta(worker *W, uint64_t cta) {
   }
 }
 
-static int worker_init(worker *W, launch *L) {
+/*
+ * Buffers a worker needs, kept on the module between launches for the
+ * calling thread: warps (with their SIMT stacks, frames and register
+ * arenas), block counters, shared memory and local stacks.  Allocating and
+ * freeing them per launch cost more than a small launch's emulation (1000
+ * launches of 18,000 thread-instructions: heap trimmed and page-faulted
+ * back every time).  Reused contents are reset where they are read: the
+ * counters and local stacks here, shared memory per CTA, registers per
+ * frame (zero_plan).
+ */
+typedef struct wcache {
+  warp *w;
+  uint32_t nwa;         /* warps allocated */
+  uint64_t *tcnt, *wcnt; /* em->nblocks each */
+  uint8_t *sh, *loc;
+  uint64_t shcap, loccap;
+} wcache;
+
+static void wcache_free(wcache *c) {
+  if (!c) return;
+  for (uint32_t i = 0; c->w && i < c->nwa; i++) warp_free(&c->w[i]);
+  free(c->w);
+  free(c->tcnt);
+  free(c->wcnt);
+  free(c->sh);
+  free(c->loc);
+  free(c);
+}
+
+/* Set W up for L, from the module's cache when use_cache (the calling
+   thread); 0 or -1 on ENOMEM (W then holds what it got: worker_free). */
+static int worker_init(worker *W, launch *L, int use_cache) {
   memset(W, 0, sizeof *W);
   W->L = L;
   for (int i = 0; i < GC_WAYS; i++) W->gc[i] = -1;
   W->tc.gi = -1;
   W->kind = EMU_FAULT_OTHER;
-  W->tcnt = calloc(L->em->nblocks ? L->em->nblocks : 1, sizeof *W->tcnt);
-  W->wcnt = calloc(L->em->nblocks ? L->em->nblocks : 1, sizeof *W->wcnt);
-  W->w = calloc(L->nwarps, sizeof *W->w);
+  emu_module *em = L->em;
+  size_t nb = em->nblocks ? em->nblocks : 1;
+  uint64_t shneed = L->shsize ? L->shsize : 1, locneed = (uint64_t)L->nwarps * EMU_LANES * L->lsz;
+  wcache *c = use_cache ? em->cache : NULL;
+  if (c) { /* take the cached buffers */
+    W->w = c->w, W->nwa = c->nwa, W->tcnt = c->tcnt, W->wcnt = c->wcnt;
+    W->sh = c->sh, W->shcap = c->shcap, W->loc = c->loc, W->loccap = c->loccap;
+    memset(c, 0, sizeof *c);
+  }
+  W->cached = use_cache;
+  if (!W->tcnt) W->tcnt = calloc(nb, sizeof *W->tcnt);
+  else memset(W->tcnt, 0, nb * sizeof *W->tcnt);
+  if (!W->wcnt) W->wcnt = calloc(nb, sizeof *W->wcnt);
+  else memset(W->wcnt, 0, nb * sizeof *W->wcnt);
+  if (W->nwa < L->nwarps) {
+    warp *nw = realloc(W->w, L->nwarps * sizeof *nw);
+    if (!nw) return -1;
+    memset(nw + W->nwa, 0, (L->nwarps - W->nwa) * sizeof *nw);
+    W->w = nw;
+    W->nwa = L->nwarps;
+  }
   W->nw = L->nwarps;
-  W->sh = malloc(L->shsize ? L->shsize : 1);
-  W->loc = calloc((size_t)L->nwarps * EMU_LANES, L->lsz);
-  if (!W->tcnt || !W->wcnt || !W->w || !W->sh || !W->loc) return -1;
+  if (W->shcap < shneed) {
+    free(W->sh);
+    W->shcap = 0;
+    if (!(W->sh = malloc(shneed))) return -1;
+    W->shcap = shneed;
+  }
+  if (W->loccap < locneed || !W->loc) {
+    free(W->loc);
+    W->loccap = 0;
+    if (!(W->loc = calloc(locneed ? locneed : 1, 1))) return -1;
+    W->loccap = locneed;
+  } else if (L->k->stack || L->k->recursive) { /* a kernel without locals reads none */
+    memset(W->loc, 0, locneed);
+  }
+  if (!W->tcnt || !W->wcnt) return -1;
   return 0;
 }
 
+/* Release W: its buffers back to the module's cache when it took them
+   from there, else freed. */
 static void worker_free(worker *W) {
-  if (W->w)
-    for (uint32_t i = 0; i < W->nw; i++) warp_free(&W->w[i]);
-  free(W->w);
-  free(W->tcnt);
-  free(W->wcnt);
-  free(W->sh);
-  free(W->loc);
+  wcache *c = NULL;
+  if (W->cached && W->L && !W->L->em->cache) c = W->L->em->cache = calloc(1, sizeof *c);
+  if (c) {
+    c->w = W->w, c->nwa = W->nwa, c->tcnt = W->tcnt, c->wcnt = W->wcnt;
+    c->sh = W->sh, c->shcap = W->shcap, c->loc = W->loc, c->loccap = W->loccap;
+  } else {
+    for (uint32_t i = 0; W->w && i < W->nwa; i++) warp_free(&W->w[i]);
+    free(W->w);
+    free(W->tcnt);
+    free(W->wcnt);
+    free(W->sh);
+    free(W->loc);
+  }
   free(W->pf.p);
   for (size_t i = 0; i < W->npo; i++) free(W->po[i].b.p);
   free(W->po);
@@ -2925,14 +3045,23 @@ static int cmp_pfout(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /*
  * Run CTAs from the launch's counter until none is left.  With probe set
  * (the calling thread, a team possible), stop after a CTA once the work
- * left, estimated from the time per CTA so far, exceeds TEAM_MIN_S: returns
- * 1 then (a team should take over), else 0.
+ * left, estimated from the thread's CPU time per CTA so far, exceeds
+ * TEAM_MIN_S: returns 1 then (a team should take over), else 0.  CPU time,
+ * not wall time: on a loaded machine a preempted first CTA looked like
+ * milliseconds of work and started a team for a launch of four CTAs.
  */
 static int run_ctas(worker *W, int probe) {
   launch *L = W->L;
+  double c0 = probe ? cpu_s() : 0;
   for (;;) {
     uint64_t i = __atomic_fetch_add(&L->next, 1, __ATOMIC_RELAXED);
     if (i >= L->nrun) return 0;
@@ -2958,7 +3087,7 @@ static int run_ctas(worker *W, int probe) {
       memset(&W->pf, 0, sizeof W->pf);
     }
     if (probe && i + 1 < L->nrun) {
-      double el = now_s() - L->t0;
+      double el = cpu_s() - c0;
       if (el / (double)(i + 1) * (double)(L->nrun - i - 1) > TEAM_MIN_S) return 1;
     }
   }
@@ -3176,7 +3305,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   /* The calling thread starts; a team joins only when the work left looks
      large enough to pay for starting it (see the note at the top). */
   worker W0;
-  int oom = worker_init(&W0, &L) != 0;
+  int oom = worker_init(&W0, &L, 1) != 0;
   if (!oom && run_ctas(&W0, nth > 1) > 0) {
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nth)
@@ -3184,7 +3313,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       worker Wt, *W = &W0;
       if (omp_get_thread_num() != 0) {
         W = &Wt;
-        if (worker_init(W, &L) != 0) {
+        if (worker_init(W, &L, 0) != 0) {
 #pragma omp atomic write
           oom = 1;
           __atomic_store_n(&L.stop_all, 1, __ATOMIC_RELAXED);

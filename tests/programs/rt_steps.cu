@@ -7,7 +7,7 @@
  * from the first launch to the last result (the program's start-up and
  * kcast's excluded): what bench/ reports per launch.
  *
- * usage: rt_steps [LAUNCHES [WORK]]   (defaults 1000 and 0)
+ * usage: rt_steps [LAUNCHES [WORK [N]]]   (defaults 1000, 0 and 1024)
  * Used by tests/test_run.c (--timeout keeps the finished launches; the
  * progress line on a terminal) and by bench/ (small-launch overhead).
  */
@@ -32,12 +32,17 @@ static double now(void) {
 
 int main(int argc, char **argv) {
   int launches = argc > 1 ? atoi(argv[1]) : 1000, work = argc > 2 ? atoi(argv[2]) : 0;
-  enum { N = 1024 };
-  static float h[N], ref[N];
+  int N = argc > 3 ? atoi(argv[3]) : 1024;
+  if (launches < 0 || work < 0 || N < 256 || N % 256 || N > (1 << 24)) {
+    fprintf(stderr, "usage: rt_steps [LAUNCHES [WORK [N]]] (N a multiple of 256)\n");
+    return 2;
+  }
+  float *h = (float *)malloc(N * sizeof *h), *ref = (float *)malloc(N * sizeof *ref);
+  if (!h || !ref) return 1;
   for (int i = 0; i < N; i++) ref[i] = h[i] = (float)(i % 17);
   float *d;
-  if (cudaMalloc(&d, sizeof h) != cudaSuccess) return 1;
-  cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+  if (cudaMalloc(&d, N * sizeof *h) != cudaSuccess) return 1;
+  cudaMemcpy(d, h, N * sizeof *h, cudaMemcpyHostToDevice);
   double t0 = now();
   for (int k = 0; k < launches; k++) {
     step<<<N / 256, 256>>>(d, N, work);
@@ -46,7 +51,7 @@ int main(int argc, char **argv) {
       fflush(stdout);
     }
   }
-  cudaError_t e = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  cudaError_t e = cudaMemcpy(h, d, N * sizeof *h, cudaMemcpyDeviceToHost);
   double t1 = now();
   if (e != cudaSuccess) {
     printf("FAIL %s\n", cudaGetErrorName(e));
