@@ -152,21 +152,7 @@ int omp_get_thread_num(void);
 #define CLOCK_EVERY (1u << 18) /* thread-instructions between clock reads */
 #define TEAM_MIN_S 2e-3 /* work left (seconds on one thread) worth a team */
 
-static int errf(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t cap, const char *fmt, ...) {
-  if (err && cap) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
-static inline uint64_t align_up(uint64_t v, uint64_t a) {
-  return a > 1 ? (v + a - 1) / a * a : v;
-}
 
 /* ============================================================ modules === */
 
@@ -832,20 +818,20 @@ static int layout_vars(emu_module *em, efunc *fn, uint64_t *shared_top) {
     uint64_t al = v->align && !v->is_ptr ? v->align : ptx_type_size((ptx_type)v->type) * (v->vec ? v->vec : 1);
     if (!al) al = 1;
     if (v->space == PTX_SP_LOCAL || v->space == PTX_SP_PARAM) {
-      off = align_up(off, al);
+      off = emu_align_up(off, al);
       fn->voff[i] = off;
       off += v->size;
     } else if (v->space == PTX_SP_SHARED) {
       if (v->is_extern && v->count == 0) {
         fn->voff[i] = UINT64_MAX; /* dynamic: fixed up after the layout */
       } else {
-        *shared_top = align_up(*shared_top, al);
+        *shared_top = emu_align_up(*shared_top, al);
         fn->voff[i] = *shared_top;
         *shared_top += v->size;
       }
     }
   }
-  fn->frame = align_up(off, 16);
+  fn->frame = emu_align_up(off, 16);
   (void)em;
   return 0;
 }
@@ -1067,7 +1053,7 @@ static int load_vars(emu_module *em, char *err, size_t cap) {
   uint32_t n = m->nvars;
   em->vaddr = malloc((n ? n : 1) * sizeof *em->vaddr);
   em->galloc_base = calloc(n ? n : 1, sizeof *em->galloc_base);
-  if (!em->vaddr || !em->galloc_base) return errf(err, cap, "out of memory");
+  if (!em->vaddr || !em->galloc_base) return emu_errf(err, cap, "out of memory");
   uint64_t shtop = 0;
   for (uint32_t i = 0; i < n; i++) {
     const ptx_var *v = &m->vars[i];
@@ -1082,7 +1068,7 @@ static int load_vars(emu_module *em, char *err, size_t cap) {
       em->vaddr[i] = a;
     } else if (v->space == PTX_SP_SHARED) {
       if (v->is_extern && v->count == 0) continue; /* dynamic, below */
-      shtop = align_up(shtop, al);
+      shtop = emu_align_up(shtop, al);
       em->vaddr[i] = shtop;
       shtop += v->size;
     }
@@ -1091,10 +1077,10 @@ static int load_vars(emu_module *em, char *err, size_t cap) {
   for (uint32_t i = 0; i < m->nfuncs; i++) {
     em->fn[i].f = &m->funcs[i];
     em->fn[i].idx = i;
-    if (layout_vars(em, &em->fn[i], &shtop) != 0) return errf(err, cap, "out of memory");
+    if (layout_vars(em, &em->fn[i], &shtop) != 0) return emu_errf(err, cap, "out of memory");
   }
   em->shared_static = shtop;
-  em->dyn_off = align_up(shtop, 16);
+  em->dyn_off = emu_align_up(shtop, 16);
   for (uint32_t i = 0; i < n; i++)
     if (m->vars[i].space == PTX_SP_SHARED && m->vars[i].is_extern &&
         m->vars[i].count == 0)
@@ -1129,18 +1115,18 @@ static int load_vars(emu_module *em, char *err, size_t cap) {
 
 int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
                     size_t cap) {
-  if (!d || !m || !out) return errf(err, cap, "emu_module_load: null argument");
+  if (!d || !m || !out) return emu_errf(err, cap, "emu_module_load: null argument");
   *out = NULL;
   ptx_error pe;
-  if (ptx_cfg_build(m, &pe) != 0) return errf(err, cap, "%s", pe.msg);
+  if (ptx_cfg_build(m, &pe) != 0) return emu_errf(err, cap, "%s", pe.msg);
   emu_module *em = calloc(1, sizeof *em);
-  if (!em) return errf(err, cap, "out of memory");
+  if (!em) return emu_errf(err, cap, "out of memory");
   em->d = d;
   em->m = m;
   em->fn = calloc(m->nfuncs ? m->nfuncs : 1, sizeof *em->fn);
   if (!em->fn) {
     free(em);
-    return errf(err, cap, "out of memory");
+    return emu_errf(err, cap, "out of memory");
   }
   if (d->nmods == d->capmods) {
     size_t nc = d->capmods ? d->capmods * 2 : 4;
@@ -1148,7 +1134,7 @@ int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
     if (!nm) {
       free(em->fn);
       free(em);
-      return errf(err, cap, "out of memory");
+      return emu_errf(err, cap, "out of memory");
     }
     d->mods = nm;
     d->capmods = nc;
@@ -1207,10 +1193,10 @@ int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
   free(P.cs);
   if (P.nbad) {
     if (P.nbad > 1)
-      errf(err, cap, "%s (and %u more unsupported instruction%s)", P.first_bad,
+      emu_errf(err, cap, "%s (and %u more unsupported instruction%s)", P.first_bad,
            P.nbad - 1, P.nbad > 2 ? "s" : "");
     else
-      errf(err, cap, "%s", P.first_bad);
+      emu_errf(err, cap, "%s", P.first_bad);
     goto fail;
   }
   /* per-thread local stack: deepest call chain; a function from which a
@@ -1227,7 +1213,7 @@ int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
   return 0;
 nomem:
   free(P.cs);
-  errf(err, cap, "out of memory");
+  emu_errf(err, cap, "out of memory");
 fail:
   emu_module_free(em);
   return -1;
@@ -1235,7 +1221,7 @@ fail:
 
 int emu_symbol(emu_module *em, const char *name, uint64_t *addr, size_t *size,
                char *err, size_t cap) {
-  if (!em || !name) return errf(err, cap, "emu_symbol: null argument");
+  if (!em || !name) return emu_errf(err, cap, "emu_symbol: null argument");
   for (uint32_t i = 0; i < em->m->nvars; i++) {
     const ptx_var *v = &em->m->vars[i];
     if (strcmp(v->name, name) == 0 && em->galloc_base[i]) {
@@ -1244,7 +1230,7 @@ int emu_symbol(emu_module *em, const char *name, uint64_t *addr, size_t *size,
       return 0;
     }
   }
-  return errf(err, cap, "no .global or .const variable named '%s'", name);
+  return emu_errf(err, cap, "no .global or .const variable named '%s'", name);
 }
 
 int emu_param_layout(const ptx_func *k, size_t *offsets, size_t *total) {
@@ -2441,7 +2427,7 @@ static int do_call(worker *W, warp *w, const eop *e, uint32_t pc, uint32_t m) {
     fail(W, w, __builtin_ctz(m), e->o.insn, 0, "call depth exceeds %d", MAX_CALL_DEPTH);
     return -1;
   }
-  uint64_t lbase = align_up(cf->ltop, 16);
+  uint64_t lbase = emu_align_up(cf->ltop, 16);
   if (lbase + callee->frame > W->L->lsz) {
     fail(W, w, __builtin_ctz(m), e->o.insn, 0,
          "local memory stack overflow calling %s (%llu bytes per thread)",
@@ -2959,14 +2945,20 @@ typedef struct wcache {
   uint64_t shcap, loccap;
 } wcache;
 
-static void wcache_free(wcache *c) {
-  if (!c) return;
+/* Free the buffers c holds (not c). */
+static void wcache_clear(wcache *c) {
   for (uint32_t i = 0; c->w && i < c->nwa; i++) warp_free(&c->w[i]);
   free(c->w);
   free(c->tcnt);
   free(c->wcnt);
   free(c->sh);
   free(c->loc);
+  memset(c, 0, sizeof *c);
+}
+
+static void wcache_free(wcache *c) {
+  if (!c) return;
+  wcache_clear(c);
   free(c);
 }
 
@@ -3023,17 +3015,9 @@ static int worker_init(worker *W, launch *L, int use_cache) {
 static void worker_free(worker *W) {
   wcache *c = NULL;
   if (W->cached && W->L && !W->L->em->cache) c = W->L->em->cache = calloc(1, sizeof *c);
-  if (c) {
-    c->w = W->w, c->nwa = W->nwa, c->tcnt = W->tcnt, c->wcnt = W->wcnt;
-    c->sh = W->sh, c->shcap = W->shcap, c->loc = W->loc, c->loccap = W->loccap;
-  } else {
-    for (uint32_t i = 0; W->w && i < W->nwa; i++) warp_free(&W->w[i]);
-    free(W->w);
-    free(W->tcnt);
-    free(W->wcnt);
-    free(W->sh);
-    free(W->loc);
-  }
+  wcache held = {W->w, W->nwa, W->tcnt, W->wcnt, W->sh, W->loc, W->shcap, W->loccap};
+  if (c) *c = held;
+  else wcache_clear(&held);
   free(W->pf.p);
   for (size_t i = 0; i < W->npo; i++) free(W->po[i].b.p);
   free(W->po);
@@ -3209,13 +3193,13 @@ static double foot_estimate(const emu_foot *f, uint64_t size, uint64_t ntotal, u
 
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap) {
-  if (!em || !kernel || !cfg) return errf(err, cap, "emu_launch: null argument");
+  if (!em || !kernel || !cfg) return emu_errf(err, cap, "emu_launch: null argument");
   const ptx_module *m = em->m;
   uint32_t ki = UINT32_MAX;
   for (uint32_t i = 0; i < m->nfuncs; i++)
     if (m->funcs[i].is_entry && strcmp(m->funcs[i].name, kernel) == 0) ki = i;
   if (ki == UINT32_MAX || !em->fn[ki].ops)
-    return errf(err, cap, "no kernel named '%s' in %s", kernel,
+    return emu_errf(err, cap, "no kernel named '%s' in %s", kernel,
                 m->filename ? m->filename : "the module");
   if (st) memset(st, 0, sizeof *st);
   uint64_t nthreads = 1, ntotal = 1;
@@ -3241,18 +3225,18 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
              cfg->shared_bytes, EMU_MAX_SHARED);
   if (why[0]) {
     if (st) st->fault = EMU_FAULT_CONFIG;
-    return errf(err, cap, "kernel %s: %s (no GPU launches it)", kernel, why);
+    return emu_errf(err, cap, "kernel %s: %s (no GPU launches it)", kernel, why);
   }
   size_t ptotal;
   const ptx_func *kf = &m->funcs[ki];
   size_t *po = calloc(kf->nparams ? kf->nparams : 1, sizeof *po);
-  if (!po) return errf(err, cap, "out of memory");
+  if (!po) return emu_errf(err, cap, "out of memory");
   emu_param_layout(kf, po, &ptotal);
   size_t pend = kf->nparams ? po[kf->nparams - 1] + kf->params[kf->nparams - 1].size : 0;
   free(po);
   if (cfg->params_size < pend || (pend && !cfg->params)) {
     if (st) st->fault = EMU_FAULT_CONFIG;
-    return errf(err, cap, "kernel %s: argument buffer of %zu bytes, the parameters need %zu",
+    return emu_errf(err, cap, "kernel %s: argument buffer of %zu bytes, the parameters need %zu",
                 kernel, cfg->params_size, pend);
   }
 
@@ -3269,7 +3253,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   L.nthreads = (uint32_t)nthreads;
   L.nwarps = (L.nthreads + EMU_LANES - 1) / EMU_LANES;
   L.shsize = cfg->shared_bytes ? em->dyn_off + cfg->shared_bytes : em->shared_static;
-  L.lsz = align_up(L.k->recursive ? (L.k->stack > RECURSIVE_STACK ? L.k->stack : RECURSIVE_STACK)
+  L.lsz = emu_align_up(L.k->recursive ? (L.k->stack > RECURSIVE_STACK ? L.k->stack : RECURSIVE_STACK)
                                   : L.k->stack, 16);
   if (!L.lsz) L.lsz = 16;
   L.ntotal = ntotal;
@@ -3286,12 +3270,12 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   uint64_t stt[S_NSTAT] = {0};
   if (cfg->sample_ctas && cfg->sample_ctas < ntotal) {
     L.list = sample_list(cfg->grid, cfg->sample_ctas, &L.nrun);
-    if (!L.list) { errf(err, cap, "out of memory"); goto out; }
+    if (!L.list) { emu_errf(err, cap, "out of memory"); goto out; }
   }
   tcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *tcnt);
   wcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *wcnt);
   keyc = calloc(m->nkeys ? m->nkeys : 1, sizeof *keyc);
-  if (!tcnt || !wcnt || !keyc) { errf(err, cap, "out of memory"); goto out; }
+  if (!tcnt || !wcnt || !keyc) { emu_errf(err, cap, "out of memory"); goto out; }
   emu_device *d = em->d;
   emu_touch_clear(d);
   L.t0 = now_s();
@@ -3334,12 +3318,12 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   double secs = now_s() - L.t0;
   if (oom || L.oom) {
     if (st) st->fault = EMU_FAULT_OTHER;
-    errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel);
+    emu_errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel);
     goto out;
   }
   if (L.err_cta != UINT64_MAX) {
     if (st) st->fault = L.err_kind;
-    errf(err, cap, "%s", L.err);
+    emu_errf(err, cap, "%s", L.err);
     goto fpout;
   }
   /* ---- features ---- */
@@ -3420,7 +3404,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                     winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);
     for (size_t i = 0; i < v.n && !bad; i++) bad |= feat_set(features, v.names[i], v.vals[i]);
     feat_free(&v);
-    if (bad) { errf(err, cap, "out of memory"); goto fpout; }
+    if (bad) { emu_errf(err, cap, "out of memory"); goto fpout; }
   }
   rc = 0;
 fpout:

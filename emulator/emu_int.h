@@ -94,6 +94,14 @@ struct emu_op {
 emu_alu_fn emu_alu_select(const ptx_insn *i, unsigned nd, unsigned ns,
                           const char **why);
 
+/* One error line into err (when non-NULL); returns -1.  For the emulator's
+   files (emu_mem.c defines it). */
+int emu_errf(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static inline uint64_t emu_align_up(uint64_t v, uint64_t a) {
+  return a > 1 ? (v + a - 1) / a * a : v;
+}
+
 /* ------------------------------------------------ device memory -- */
 
 /* Address windows of the emulated space (drawn in emu.c's header). */

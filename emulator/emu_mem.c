@@ -16,9 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int errf(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t cap, const char *fmt, ...) {
+int emu_errf(char *err, size_t cap, const char *fmt, ...) {
   if (err && cap) {
     va_list ap;
     va_start(ap, fmt);
@@ -28,9 +26,6 @@ static int errf(char *err, size_t cap, const char *fmt, ...) {
   return -1;
 }
 
-static inline uint64_t align_up(uint64_t v, uint64_t a) {
-  return a > 1 ? (v + a - 1) / a * a : v;
-}
 
 static void free_touch(galloc *g);
 
@@ -66,20 +61,20 @@ long emu_galloc_below(const emu_device *d, uint64_t addr) {
 
 int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err,
                size_t cap) {
-  if (!d || !addr) return errf(err, cap, "emu_malloc: null argument");
+  if (!d || !addr) return emu_errf(err, cap, "emu_malloc: null argument");
   uint64_t size = bytes ? bytes : 1;
-  if (size > (1ull << 40)) return errf(err, cap, "emu_malloc: %zu bytes is too large", bytes);
+  if (size > (1ull << 40)) return emu_errf(err, cap, "emu_malloc: %zu bytes is too large", bytes);
   if (d->n == d->cap) {
     size_t nc = d->cap ? d->cap * 2 : 16;
     galloc *na = realloc(d->a, nc * sizeof *na);
-    if (!na) return errf(err, cap, "emu_malloc: out of memory");
+    if (!na) return emu_errf(err, cap, "emu_malloc: out of memory");
     d->a = na;
     d->cap = nc;
   }
   if (d->next + size > EMU_SHARED_WIN)
-    return errf(err, cap, "emu_malloc: the emulated global space is exhausted");
+    return emu_errf(err, cap, "emu_malloc: the emulated global space is exhausted");
   uint8_t *h = calloc(1, size);
-  if (!h) return errf(err, cap, "emu_malloc: cannot allocate %zu bytes", bytes);
+  if (!h) return emu_errf(err, cap, "emu_malloc: cannot allocate %zu bytes", bytes);
   /* bases only grow and stay below EMU_SHARED_WIN < EMU_EXT_BASE, so global allocations sort
      before every external mapping: insert after the last global one */
   size_t at = (size_t)(emu_galloc_below(d, d->next) + 1);
@@ -91,7 +86,7 @@ int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err,
   g->size = size;
   g->host = h;
   g->touch = NULL;
-  d->next = align_up(g->base + size + EMU_GLOBAL_GAP, 256);
+  d->next = emu_align_up(g->base + size + EMU_GLOBAL_GAP, 256);
   *addr = g->base;
   return 0;
 }
@@ -141,18 +136,18 @@ static int add_freed(emu_device *d, uint64_t base, uint64_t size) {
 }
 
 int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap) {
-  if (!d) return errf(err, cap, "emu_free: null device");
+  if (!d) return emu_errf(err, cap, "emu_free: null device");
   if (!addr) return 0;
   long i = emu_galloc_find(d, addr);
   if (i < 0 || d->a[i].base != addr) {
     long f = emu_freed_find(d, addr);
     if (f >= 0 && d->freed[f].base == addr)
-      return errf(err, cap, "emu_free: 0x%llx was freed already", (unsigned long long)addr);
-    return errf(err, cap, "emu_free: 0x%llx is not the base of an allocation",
+      return emu_errf(err, cap, "emu_free: 0x%llx was freed already", (unsigned long long)addr);
+    return emu_errf(err, cap, "emu_free: 0x%llx is not the base of an allocation",
                 (unsigned long long)addr);
   }
   if (add_freed(d, d->a[i].base, d->a[i].size) < 0)
-    return errf(err, cap, "emu_free: out of memory");
+    return emu_errf(err, cap, "emu_free: out of memory");
   if (!d->a[i].external) free(d->a[i].host);
   free_touch(&d->a[i]);
   memmove(&d->a[i], &d->a[i + 1], (d->n - (size_t)i - 1) * sizeof *d->a);
@@ -162,26 +157,26 @@ int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap) {
 
 int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *err,
                      size_t cap) {
-  if (!d || !host || !n) return errf(err, cap, "emu_map_external: null argument or size 0");
+  if (!d || !host || !n) return emu_errf(err, cap, "emu_map_external: null argument or size 0");
   if (addr % 256)
-    return errf(err, cap, "emu_map_external: 0x%llx is not 256-byte aligned",
+    return emu_errf(err, cap, "emu_map_external: 0x%llx is not 256-byte aligned",
                 (unsigned long long)addr);
   if (addr < EMU_EXT_BASE || n > EMU_EXT_SIZE || addr - EMU_EXT_BASE > EMU_EXT_SIZE - n)
-    return errf(err, cap,
+    return emu_errf(err, cap,
                 "emu_map_external: [0x%llx, +%zu) is outside the external window "
                 "[0x%llx, 0x%llx)", (unsigned long long)addr, n,
                 (unsigned long long)EMU_EXT_BASE,
                 (unsigned long long)(EMU_EXT_BASE + EMU_EXT_SIZE));
   long b = emu_galloc_below(d, addr + n - 1); /* last allocation starting in or before the range */
   if (b >= 0 && d->a[b].base + d->a[b].size > addr)
-    return errf(err, cap,
+    return emu_errf(err, cap,
                 "emu_map_external: [0x%llx, +%zu) overlaps the allocation [0x%llx, +%llu)",
                 (unsigned long long)addr, n, (unsigned long long)d->a[b].base,
                 (unsigned long long)d->a[b].size);
   if (d->n == d->cap) {
     size_t nc = d->cap ? d->cap * 2 : 16;
     galloc *na = realloc(d->a, nc * sizeof *na);
-    if (!na) return errf(err, cap, "emu_map_external: out of memory");
+    if (!na) return emu_errf(err, cap, "emu_map_external: out of memory");
     d->a = na;
     d->cap = nc;
   }
@@ -310,11 +305,11 @@ static uint8_t *range_ptr(emu_device *d, uint64_t addr, size_t n, char *err,
   if (p) return p;
   long f = emu_freed_find(d, addr);
   if (f >= 0)
-    errf(err, cap, "%s: [0x%llx, +%zu) is freed memory (allocation 0x%llx+%llu was freed)",
+    emu_errf(err, cap, "%s: [0x%llx, +%zu) is freed memory (allocation 0x%llx+%llu was freed)",
          what, (unsigned long long)addr, n, (unsigned long long)d->freed[f].base,
          (unsigned long long)d->freed[f].size);
   else
-    errf(err, cap, "%s: [0x%llx, +%zu) does not lie in one allocation", what,
+    emu_errf(err, cap, "%s: [0x%llx, +%zu) does not lie in one allocation", what,
          (unsigned long long)addr, n);
   return NULL;
 }

@@ -34,45 +34,33 @@
 #include "emulator/emu_int.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int errf(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t cap, const char *fmt, ...) {
-  if (err && cap) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 /* ---------------------------------------------------------------- table -- */
 
 int emu_texture_new(emu_device *d, const emu_texture *t, uint64_t *handle, char *err,
                     size_t cap) {
-  if (!d || !t || !handle) return errf(err, cap, "emu_texture_new: null argument");
+  if (!d || !t || !handle) return emu_errf(err, cap, "emu_texture_new: null argument");
   if (t->channels != 1 && t->channels != 2 && t->channels != 4)
-    return errf(err, cap, "texture: %u channels (1, 2 or 4)", t->channels);
+    return emu_errf(err, cap, "texture: %u channels (1, 2 or 4)", t->channels);
   if (t->bits != 8 && t->bits != 16 && t->bits != 32)
-    return errf(err, cap, "texture: %u bits per channel (8, 16 or 32)", t->bits);
+    return emu_errf(err, cap, "texture: %u bits per channel (8, 16 or 32)", t->bits);
   if (t->kind == EMU_TEX_FLOAT && t->bits == 8)
-    return errf(err, cap, "texture: 8-bit float channels do not exist");
+    return emu_errf(err, cap, "texture: 8-bit float channels do not exist");
   if (t->dims < 1 || t->dims > 3 || !t->width || !t->height || !t->depth)
-    return errf(err, cap, "texture: bad dimensions %d (%llu x %llu x %llu)", t->dims,
+    return emu_errf(err, cap, "texture: bad dimensions %d (%llu x %llu x %llu)", t->dims,
                 (unsigned long long)t->width, (unsigned long long)t->height,
                 (unsigned long long)t->depth);
   uint64_t elem = (uint64_t)t->channels * t->bits / 8;
   if (t->pitch < t->width * elem || (t->depth > 1 && t->slice < t->pitch * t->height))
-    return errf(err, cap, "texture: pitch %llu or slice %llu smaller than a row or a slice",
+    return emu_errf(err, cap, "texture: pitch %llu or slice %llu smaller than a row or a slice",
                 (unsigned long long)t->pitch, (unsigned long long)t->slice);
   if (d->ntex == d->captex) {
     size_t nc = d->captex ? 2 * d->captex : 8;
     emu_texent *n = realloc(d->tex, nc * sizeof *n);
-    if (!n) return errf(err, cap, "out of memory");
+    if (!n) return emu_errf(err, cap, "out of memory");
     d->tex = n;
     d->captex = nc;
   }
@@ -84,25 +72,25 @@ int emu_texture_new(emu_device *d, const emu_texture *t, uint64_t *handle, char 
 }
 
 int emu_texture_free(emu_device *d, uint64_t handle, char *err, size_t cap) {
-  if (!d) return errf(err, cap, "emu_texture_free: null device");
+  if (!d) return emu_errf(err, cap, "emu_texture_free: null device");
   for (size_t i = 0; i < d->ntex; i++)
     if (d->tex[i].handle == handle) {
       d->tex[i] = d->tex[--d->ntex];
       return 0;
     }
-  return errf(err, cap, "no texture or surface object %llu", (unsigned long long)handle);
+  return emu_errf(err, cap, "no texture or surface object %llu", (unsigned long long)handle);
 }
 
 int emu_texview_open(emu_device *d, uint64_t handle, emu_texview *v, char *why, size_t cap) {
   const emu_texture *t = NULL;
   for (size_t i = 0; i < d->ntex && !t; i++)
     if (d->tex[i].handle == handle) t = &d->tex[i].t;
-  if (!t) return errf(why, cap, "%llu is not a texture or surface object", (unsigned long long)handle);
+  if (!t) return emu_errf(why, cap, "%llu is not a texture or surface object", (unsigned long long)handle);
   uint64_t elem = (uint64_t)t->channels * t->bits / 8;
   uint64_t span = (t->depth - 1) * t->slice + (t->height - 1) * t->pitch + t->width * elem;
   long gi = emu_galloc_find(d, t->addr);
   if (gi < 0 || span > d->a[gi].size - (t->addr - d->a[gi].base))
-    return errf(why, cap, "texture or surface object %llu: its memory [0x%llx, +%llu) is not "
+    return emu_errf(why, cap, "texture or surface object %llu: its memory [0x%llx, +%llu) is not "
                 "(or no longer) allocated", (unsigned long long)handle,
                 (unsigned long long)t->addr, (unsigned long long)span);
   v->handle = handle;

@@ -271,6 +271,20 @@ cudaError_t CUDARTAPI cudaMalloc3D(struct cudaPitchedPtr *p, struct cudaExtent e
   return e;
 }
 
+/* Where row (y, z) of a cudaMemcpy3D side starts: in array a (its width
+   in elements from pos.x; NULL when the row is outside it) or in pitched
+   memory p (pos.x in bytes). */
+static void *side_row(const struct cudaArray *a, struct cudaPitchedPtr p, struct cudaPos pos,
+                      size_t width, size_t y, size_t z) {
+  if (a) {
+    if ((pos.x + width) * a->elem > a->pitch || pos.y + y >= (a->height ? a->height : 1) ||
+        pos.z + z >= (a->depth ? a->depth : 1))
+      return NULL;
+    return array_at(a, pos.x * a->elem, pos.y + y, pos.z + z);
+  }
+  return (char *)p.ptr + (pos.z + z) * p.pitch * p.ysize + (pos.y + y) * p.pitch + pos.x;
+}
+
 /*
  * cudaMemcpy3D: an array or a pitched pointer on each side.  With an array
  * the extent's width and the position's x count elements, else bytes (as
@@ -289,32 +303,9 @@ cudaError_t CUDARTAPI cudaMemcpy3D(const struct cudaMemcpy3DParms *p) {
          d = p->extent.depth ? p->extent.depth : 1;
   for (size_t z = 0; z < d && !e; z++)
     for (size_t y = 0; y < h && !e; y++) {
-      void *sp, *dp;
-      if (sa) {
-        if ((p->srcPos.x + p->extent.width) * elem > sa->pitch ||
-            p->srcPos.y + y >= (sa->height ? sa->height : 1) ||
-            p->srcPos.z + z >= (sa->depth ? sa->depth : 1)) {
-          e = cudaErrorInvalidValue;
-          break;
-        }
-        sp = array_at(sa, p->srcPos.x * elem, p->srcPos.y + y, p->srcPos.z + z);
-      } else {
-        sp = (char *)p->srcPtr.ptr + (p->srcPos.z + z) * p->srcPtr.pitch * p->srcPtr.ysize +
-             (p->srcPos.y + y) * p->srcPtr.pitch + p->srcPos.x;
-      }
-      if (da) {
-        if ((p->dstPos.x + p->extent.width) * elem > da->pitch ||
-            p->dstPos.y + y >= (da->height ? da->height : 1) ||
-            p->dstPos.z + z >= (da->depth ? da->depth : 1)) {
-          e = cudaErrorInvalidValue;
-          break;
-        }
-        dp = array_at(da, p->dstPos.x * elem, p->dstPos.y + y, p->dstPos.z + z);
-      } else {
-        dp = (char *)p->dstPtr.ptr + (p->dstPos.z + z) * p->dstPtr.pitch * p->dstPtr.ysize +
-             (p->dstPos.y + y) * p->dstPtr.pitch + p->dstPos.x;
-      }
-      e = rt_copy(dp, sp, wbytes, p->kind);
+      void *sp = side_row(sa, p->srcPtr, p->srcPos, p->extent.width, y, z);
+      void *dp = side_row(da, p->dstPtr, p->dstPos, p->extent.width, y, z);
+      e = sp && dp ? rt_copy(dp, sp, wbytes, p->kind) : cudaErrorInvalidValue;
     }
   rt_unlock();
   return rt_err(e);
