@@ -6,7 +6,8 @@
 # Figures (best of REPS runs; the machine is shared):
 #   per launch     the program's own time from its first launch to its last
 #                  result, divided by the launches (start-up excluded),
-#                  default threads and --threads 1
+#                  default threads and --threads 1; also for launches of 512
+#                  threads (9,216 thread-instructions, the size of the target)
 #   1000 launches  that time for 1000 launches (target < 0.5 s)
 #   throughput     thread-instructions per second of the whole launch phase,
 #                  against the emulator's single-thread rate on the same
@@ -36,13 +37,13 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# best per-launch microseconds of reps runs: run_small THREADS-OPTION
+# best per-launch microseconds of reps runs: run_small THREADS-OPTION [N]
 run_small() {
   best=""
   i=0
   while [ $i -lt $reps ]; do
     rm -f "$tmp/s.db"
-    us=$("$kcast" run -o "$tmp/s.db" $1 -- "$prog" $launches 2>/dev/null |
+    us=$("$kcast" run -o "$tmp/s.db" $1 -- "$prog" $launches 0 ${2:-1024} 2>/dev/null |
          sed -n 's/.* \([0-9.]*\) us per launch/\1/p')
     [ -n "$us" ] || { echo "run_bench: rt_steps failed under $kcast" >&2; exit 1; }
     if [ -z "$best" ] || awk -v a="$us" -v b="$best" 'BEGIN{exit !(a < b)}'; then best=$us; fi
@@ -58,7 +59,7 @@ single_rate() {
   while [ $i -lt $reps ]; do
     rm -f "$tmp/b.db"
     r=$("$kcast" run -o "$tmp/b.db" --threads 1 -- "$prog" 1 0 1048576 2>&1 >/dev/null |
-        awk '$1 ~ /^_Z/ {printf "%.1f", $4 / $5 / 1e6}')
+        awk '$1 ~ /^_Z/ {printf "%.1f", $(NF-1) / $NF / 1e6}')
     if awk -v a="$r" -v b="$best" 'BEGIN{exit !(a > b)}'; then best=$r; fi
     i=$((i + 1))
   done
@@ -70,10 +71,12 @@ report() {
   label=$1
   dflt=$(run_small "")
   one=$(run_small "--threads 1")
+  half=$(run_small "" 512)
   rate=$(single_rate)
-  awk -v l="$label" -v d="$dflt" -v o="$one" -v r="$rate" -v n=$launches -v k=$insns 'BEGIN {
+  awk -v l="$label" -v d="$dflt" -v o="$one" -v h="$half" -v r="$rate" -v k=$insns 'BEGIN {
     tp = k / (d * 1e-6) / 1e6
-    printf "%-22s %12.1f %12.1f %14.3f %12.1f %12.1f %8.2fx\n", l, d, o, d * 1000 / 1e6, tp, r, r / tp
+    printf "%-22s %12.1f %12.1f %14.3f %12.1f %12.1f %12.1f %8.2fx\n", l, d, o, d * 1000 / 1e6, h,
+           tp, r, r / tp
   }'
 }
 
@@ -81,8 +84,10 @@ cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 echo "kcast run, small launches ($launches launches of 1024 threads, $insns thread-insns each; best of $reps)"
 echo "kcast: $kcast"
 echo
-printf "%-22s %12s %12s %14s %12s %12s %9s\n" "" "us/launch" "us/launch" "1000 launches" "whole-prog" "1-thread" "ratio"
-printf "%-22s %12s %12s %14s %12s %12s %9s\n" "" "(default)" "(1 thread)" "s (default)" "M insn/s" "M insn/s" ""
+printf "%-22s %12s %12s %14s %12s %12s %12s %9s\n" "" "us/launch" "us/launch" "1000 launches" \
+  "us/launch" "whole-prog" "1-thread" "ratio"
+printf "%-22s %12s %12s %14s %12s %12s %12s %9s\n" "" "(default)" "(1 thread)" "s (default)" \
+  "9216 insns" "M insn/s" "M insn/s" ""
 report "idle machine"
 i=0
 while [ $i -lt "$cores" ]; do

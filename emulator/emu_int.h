@@ -148,6 +148,8 @@ struct emu_device {
                             external addresses are the caller's and the
                             cudart never reuses them) */
   size_t nfreed, capfreed;
+  uint64_t **spare;      /* zeroed footprint chunks kept for the next launch */
+  size_t nspare, capspare;
   struct emu_texent *tex; /* texture and surface objects (emu_tex.c) */
   size_t ntex, captex;
   uint64_t next_tex;     /* last handle handed out */
