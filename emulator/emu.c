@@ -3328,7 +3328,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   }
   /* ---- features ---- */
   double scale = L.list ? (double)ntotal / (double)L.nrun : 1.0;
-  uint64_t tinsn = 0, winsn = 0;
+  uint64_t tinsn = 0, winsn = 0, wchain = 0;
   for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
     const efunc *fn = &em->fn[fi];
     if (!fn->ops) continue;
@@ -3338,6 +3338,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       const ptx_block *bl = &g->blocks[b];
       tinsn += c * bl->count;
       winsn += wcnt[fn->cbase + b] * bl->count;
+      wchain += wcnt[fn->cbase + b] * bl->chain;
       if (!c) continue;
       for (uint32_t i = bl->first; i < bl->first + bl->count; i++)
         keyc[fn->f->insns[i].key] += (double)c;
@@ -3402,6 +3403,8 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     if (L.oob_n) bad |= feat_set(&v, "emu.oob_accesses", (double)L.oob_n);
     bad |= feat_set(&v, "ctrl.active_lane_ratio",
                     winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);
+    /* warp instructions over the executed blocks' critical paths */
+    bad |= feat_set(&v, "ctrl.ilp", wchain ? (double)winsn / (double)wchain : 0.0);
     for (size_t i = 0; i < v.n && !bad; i++) bad |= feat_set(features, v.names[i], v.vals[i]);
     feat_free(&v);
     if (bad) { emu_errf(err, cap, "out of memory"); goto fpout; }

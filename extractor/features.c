@@ -590,6 +590,15 @@ int feat_static(ptx_module *m, const ptx_func *k, feat_vec *out, ptx_error *err)
                  cls[cc]))
       goto out;
   }
+  /* instruction-level parallelism of the kernel's own reachable blocks:
+     instructions over the sum of the blocks' critical paths */
+  double bins = 0, bchain = 0;
+  for (uint32_t b = 0; k->cfg && b < k->cfg->nblocks; b++)
+    if (k->cfg->blocks[b].reachable) {
+      bins += k->cfg->blocks[b].count;
+      bchain += k->cfg->blocks[b].chain;
+    }
+  if (feat_set(out, "static.ilp", bchain > 0 ? bins / bchain : 0)) goto out;
   if (feat_set(out, "static.insns", insns) || feat_set(out, "static.blocks", a->blocks) ||
       feat_set(out, "static.loops", a->loops) ||
       feat_set(out, "static.max_loop_depth", a->depth) ||

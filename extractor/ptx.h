@@ -315,6 +315,11 @@ typedef struct ptx_block {
   int32_t ipdom;      /* immediate post-dominator; PTX_EXIT_BLOCK when the
                          block reaches exit directly; -1 when no path to exit */
   uint32_t loop_depth;/* number of natural loops containing the block */
+  uint32_t chain;     /* critical path of the block: the most instructions in
+                         one chain where each reads a register an earlier one
+                         of the chain wrote, every instruction counting 1
+                         (>= 1 for a non-empty block); count / chain is the
+                         block's instruction-level parallelism */
   uint8_t reachable;  /* reachable from the entry */
 } ptx_block;
 

@@ -44,6 +44,7 @@
  * scratch arrays of the build are malloc'd and freed here.
  */
 #include "extractor/ptx.h"
+#include "extractor/ptx_ops.h"
 #include "extractor/ptx_int.h"
 
 #include <stdio.h>
@@ -480,6 +481,72 @@ fail:
   return cfg;
 }
 
+/*
+ * The critical path of every block of f (ptx_block.chain), in one pass per
+ * block: an instruction's depth is 1 + the deepest depth among the last
+ * writers, earlier in the block, of the registers it reads (sources, vector
+ * elements, an address's base register, the guard), 1 when none; it then
+ * becomes the depth of the registers it writes (the first operand unless
+ * the op has none, a vector's elements, a '|'-joined second destination).
+ * Registers written before the block count as ready.  Unit latency: a
+ * count of dependent steps, not of cycles (docs/features.md, ctrl.ilp).
+ */
+static int block_chains(ptx_func *f, ptx_cfg *cfg) {
+  uint32_t nr = f->nregs ? f->nregs : 1;
+  uint32_t *dep = calloc(nr, sizeof *dep), *stamp = calloc(nr, sizeof *stamp);
+  if (!dep || !stamp) {
+    free(dep);
+    free(stamp);
+    return -1;
+  }
+  for (uint32_t b = 0; b < cfg->nblocks; b++) {
+    ptx_block *B = &cfg->blocks[b];
+    uint32_t gen = b + 1, chain = 0;
+    for (uint32_t i = B->first; i < B->first + B->count; i++) {
+      const ptx_insn *in = &f->insns[i];
+      int nodst = (ptx_op_info_table[in->op].flags & PTX_OPF_NODST) != 0;
+      uint32_t d = 1, wr[16], nw = 0;
+#define READ(r)                                                     \
+  do {                                                              \
+    uint32_t r_ = (r);                                              \
+    if (r_ < nr && stamp[r_] == gen && dep[r_] + 1 > d) d = dep[r_] + 1; \
+  } while (0)
+      if (in->guard >= 0) READ((uint32_t)in->guard);
+      uint32_t k = in->opnd;
+      for (unsigned j = 0; j < in->nopnd && k < f->nopnds; j++) {
+        const ptx_operand *o = &f->opnds[k];
+        int dst = (j == 0 && !nodst) || (j == 1 && o->pipe && !nodst);
+        uint32_t ne = (o->kind == PTX_OPND_VEC || o->kind == PTX_OPND_LIST ||
+                       o->kind == PTX_OPND_ADDR) ? o->n : 0;
+        if (o->kind == PTX_OPND_REG) {
+          if (dst) { if (nw < 16) wr[nw++] = o->u.reg; }
+          else READ(o->u.reg);
+        } else if (o->kind == PTX_OPND_ADDR && o->u.addr.base_kind == PTX_OPND_REG) {
+          READ(o->u.addr.base);
+        }
+        for (uint32_t e = 1; e <= ne && k + e < f->nopnds; e++) {
+          const ptx_operand *el = &f->opnds[k + e];
+          if (el->kind != PTX_OPND_REG) continue;
+          if (dst && o->kind == PTX_OPND_VEC) { if (nw < 16) wr[nw++] = el->u.reg; }
+          else READ(el->u.reg);
+        }
+        k += 1 + ne;
+      }
+#undef READ
+      for (uint32_t w = 0; w < nw; w++)
+        if (wr[w] < nr) {
+          stamp[wr[w]] = gen;
+          dep[wr[w]] = d;
+        }
+      if (d > chain) chain = d;
+    }
+    B->chain = chain;
+  }
+  free(dep);
+  free(stamp);
+  return 0;
+}
+
 int ptx_cfg_build(ptx_module *m, ptx_error *err) {
   if (!m) return -1;
   /* Callers (feat_static per kernel) call this once per kernel: without the
@@ -489,6 +556,7 @@ int ptx_cfg_build(ptx_module *m, ptx_error *err) {
     ptx_func *f = &m->funcs[i];
     if (!f->has_body || f->cfg) continue;
     f->cfg = cfg_of(m->arena, f);
+    if (f->cfg && block_chains(f, f->cfg)) f->cfg = NULL;
     if (!f->cfg) {
       if (err) {
         err->line = f->line;

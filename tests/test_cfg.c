@@ -512,6 +512,38 @@ static void test_brx(void) {
   ptx_module_free(m);
 }
 
+/* Critical paths: a chain of three dependent adds beside an independent
+   one, a vector load feeding two uses, setp's second destination, and a
+   register written in an earlier block counting as ready. */
+static void test_block_chains(void) {
+  const char *src = HDR
+      ".visible .entry k(.param .u64 p)\n{\n"
+      "  .reg .b32 %r<12>; .reg .b64 %rd<3>; .reg .pred %p<3>;\n"
+      "  ld.param.u64 %rd1, [p];\n"            /* 1 */
+      "  add.s32 %r1, %r0, 1;\n"               /* 1 */
+      "  add.s32 %r2, %r1, 1;\n"               /* 2 */
+      "  add.s32 %r3, %r2, 1;\n"               /* 3 */
+      "  add.s32 %r4, %r0, 2;\n"               /* 1 */
+      "  ld.global.v2.u32 {%r5, %r6}, [%rd1];\n" /* 2: reads %rd1 */
+      "  add.s32 %r7, %r5, %r6;\n"             /* 3 */
+      "  setp.lt.s32 %p1|%p2, %r7, %r3;\n"     /* 4 */
+      "  @%p2 bra L;\n"                         /* 5: reads the guard */
+      "L:\n"
+      "  add.s32 %r8, %r7, %r4;\n"             /* 1: %r7, %r4 from the block before */
+      "  add.s32 %r9, %r8, 1;\n"               /* 2 */
+      "  st.global.u32 [%rd1], %r9;\n"         /* 3 */
+      "  ret;\n}\n";
+  ptx_module *m = parse_str(src);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  const ptx_cfg *g = m->funcs[0].cfg;
+  CU_ASSERT_FATAL(g && g->nblocks >= 2);
+  ASSERT_MSG("the first block's critical path: ld -> add -> setp (|%p2) -> bra, 5 steps",
+             g->blocks[0].chain == 5 && g->blocks[0].count == 9);
+  ASSERT_MSG("registers from an earlier block are ready: add -> add -> st, 3 steps",
+             g->blocks[1].chain == 3);
+  ptx_module_free(m);
+}
+
 TEST_SUITES(cfg_suites) {
   CU_pSuite s = tests_suite("cfg");
   TEST_ADD(s, test_diamond);
@@ -522,6 +554,7 @@ TEST_SUITES(cfg_suites) {
   TEST_ADD(s, test_label_at_end);
   TEST_ADD(s, test_guarded_branch_to_next);
   TEST_ADD(s, test_brx);
+  TEST_ADD(s, test_block_chains);
   TEST_ADD(s, test_invariants_committed);
   TEST_ADD(s, test_invariants_corpus);
 }
