@@ -38,8 +38,8 @@ const char cmd_predict_usage[] =
     "                     [--measured-unit s|ms|us|ns]] [--format csv|table|json]\n"
     "       kcast predict FILE.{cu,ptx,ll,bc} --kernel K --grid X[,Y,Z] --block X[,Y,Z]\n"
     "                     [--arg SPEC]... [--shared BYTES] [--sample CTAS]\n"
-    "                     (--gpu G|all | --model MODEL [--gpu G]) [--coverage C]\n"
-    "                     [--format table|csv|json]\n"
+    "                     [--oob error|warn] (--gpu G|all | --model MODEL [--gpu G])\n"
+    "                     [--coverage C] [--format table|csv|json]\n"
     "\n"
     "With --model and --features: predict every row of CSV with the forest in\n"
     "MODEL.  Columns are matched to the model's features by name; extra columns\n"
@@ -69,7 +69,9 @@ const char cmd_predict_usage[] =
     "'kcast emulate'; --sample defaults to 64 CTAs when the grid is larger),\n"
     "then print one row per GPU (default table): predicted time (us) with its\n"
     "band, average power (W) with its band, energy (mJ = time x power) and the\n"
-    "model that answered each quantity:\n"
+    "model that answered each quantity; the table's first line and the JSON\n"
+    "(ctas, ctas_emulated) say how many CTAs were emulated (a note on stderr\n"
+    "with csv when sampled); --oob as for 'kcast emulate':\n"
     "  --gpu G|all     the analytic estimate on GPU G (see 'kcast gpus') or on\n"
     "                  every GPU: a rough roofline estimate from datasheet\n"
     "                  figures, band x0.5..x2 (time) and x0.7..x1.3 (power);\n"
@@ -99,10 +101,13 @@ static void num_out(FILE *f, double x, const char *fmt) {
   else fprintf(f, fmt, x);
 }
 
-static int rows_out(int fmt, const char *kernel, const pred_row *r, size_t n) {
+static int rows_out(int fmt, const char *kernel, double ctas, double emulated, const pred_row *r,
+                    size_t n) {
   if (fmt == CLI_FMT_JSON) {
     cJSON *root = cJSON_CreateObject();
-    int ok = root && cJSON_AddStringToObject(root, "kernel", kernel);
+    int ok = root && cJSON_AddStringToObject(root, "kernel", kernel) &&
+             cJSON_AddNumberToObject(root, "ctas", ctas) &&
+             cJSON_AddNumberToObject(root, "ctas_emulated", emulated);
     cJSON *arr = ok ? cJSON_AddArrayToObject(root, "predictions") : NULL;
     ok = arr != NULL;
     for (size_t i = 0; ok && i < n; i++) {
@@ -133,7 +138,8 @@ static int rows_out(int fmt, const char *kernel, const pred_row *r, size_t n) {
       printf(",%s,%s,%s\n", r[i].t_model, r[i].p_model, r[i].bound);
     }
   } else {
-    printf("kernel %s\n", kernel);
+    printf("kernel %s (emulated %.0f of %.0f CTAs%s)\n", kernel, emulated, ctas,
+           emulated < ctas ? ", counts scaled to the grid" : "");
     printf("%-10s %10s %21s %8s %17s %11s  %-8s %s\n", "gpu", "time_us", "band_us", "power_w",
            "band_w", "energy_mj", "bound", "model (time / power)");
     for (size_t i = 0; i < n; i++) {
@@ -367,7 +373,11 @@ static int predict_kernel(int argc, char **argv, const char *model, const char *
     }
     if (f && forest_row(model, f, fgpu, unseen, &feats, coverage, label, r)) goto out;
   }
-  if (rows_out(fmt, L.k->name, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
+  long ce = feat_find(&feats, "emu.ctas_emulated"), ct = feat_find(&feats, "launch.ctas");
+  double nct = ct >= 0 ? feats.vals[ct] : (double)ctas, nce = ce >= 0 ? feats.vals[ce] : nct;
+  if (fmt == CLI_FMT_CSV && nce < nct)
+    fprintf(stderr, "kcast: note: emulated %.0f of %.0f CTAs, counts scaled to the grid\n", nce, nct);
+  if (rows_out(fmt, L.k->name, nct, nce, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
   if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
   rc = KCAST_EXIT_OK;
 out:
