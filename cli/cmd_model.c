@@ -41,8 +41,12 @@ static void print_info(const char *path, const rf_info *in) {
   struct tm tm;
   if (gmtime_r(&t, &tm)) strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &tm);
   printf("model        %s\n", path);
-  printf("target       %s (%s)\n", in->target, in->transform == RF_TRANSFORM_LOG ? "log" : "none");
-  printf("gpu          %s\n", in->gpu[0] ? in->gpu : "(unknown)");
+  if (p->base_feature >= 0)
+    printf("target       %s (log, relative to the base %s)\n", in->target,
+           in->features[p->base_feature]);
+  else
+    printf("target       %s (%s)\n", in->target, in->transform == RF_TRANSFORM_LOG ? "log" : "none");
+  printf("gpu%s         %s\n", strchr(in->gpu, ',') ? "s" : " ", in->gpu[0] ? in->gpu : "(unknown)");
   printf("features     %zu\n", in->n_features);
   printf("forest       %s, %zu trees, %zu nodes, %zu leaves, %zu leaf samples\n",
          p->extra_trees ? "extra trees" : "random forest", in->n_trees, in->n_nodes, in->n_leaves,
@@ -73,6 +77,13 @@ static void print_info(const char *path, const rf_info *in) {
   printf("calibration  coverage -> widening q%s:", in->transform == RF_TRANSFORM_LOG ? " (log)" : "");
   for (size_t k = 0; k < in->n_cal; k++) printf(" %.3g %+.4g", in->cal_coverage[k], in->cal_q[k]);
   putchar('\n');
+  if (in->n_cal_unseen) {
+    printf("unseen GPUs  calibrated on %llu rows held out by GPU in %u folds:",
+           (unsigned long long)in->cal_unseen_rows, in->cal_unseen_folds);
+    for (size_t k = 0; k < in->n_cal_unseen; k++)
+      printf(" %.3g %+.4g", in->cal_coverage[k], in->cal_unseen_q[k]);
+    putchar('\n');
+  }
 }
 
 int cmd_model(int argc, char **argv) {
