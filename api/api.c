@@ -133,18 +133,7 @@ kcast_status kcast_model_load(const char *path, kcast_model **model) {
     return st;
   }
   m->target = target_of(rf_get_info(m->f)->target);
-  for (const char *t = rf_get_info(m->f)->gpu; t && *t && m->ngpus < 32;) {
-    const char *e = strchr(t, ',');
-    size_t l = e ? (size_t)(e - t) : strlen(t);
-    char name[256];
-    if (l < sizeof name) {
-      memcpy(name, t, l);
-      name[l] = 0;
-      const an_gpu *g = an_gpu_find(name);
-      if (g) m->gpus[m->ngpus++] = g;
-    }
-    t = e ? e + 1 : NULL;
-  }
+  m->ngpus = an_gpu_list(rf_get_info(m->f)->gpu, m->gpus, sizeof m->gpus / sizeof m->gpus[0]);
   *model = m;
   return KCAST_OK;
 }

@@ -67,6 +67,8 @@ typedef struct cli_rf_input {
   char gpus[512];          /* the rows' distinct GPUs, comma-separated */
   char notes[512];         /* CSV columns kept as text because of their content */
 } cli_rf_input;
+/* A whole number in 0..max (no sign); -1 when s is not one. */
+int cli_parse_uint(const char *s, unsigned long max, unsigned long *out);
 /* kcast's training defaults into *p and a cleared *in. */
 void cli_rf_defaults(struct rf_params *p, cli_rf_input *in);
 /* Parse the input/hyperparameter option at argv[*i] (advancing *i past its

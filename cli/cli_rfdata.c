@@ -38,7 +38,7 @@
 
 /* ------------------------------------------------------------- helpers -- */
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out) {
+int cli_parse_uint(const char *s, unsigned long max, unsigned long *out) {
   char *e;
   if (!s || !*s || *s == '-') return -1;
   unsigned long long v = strtoull(s, &e, 10);
@@ -299,7 +299,7 @@ int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_para
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
     if (strcmp(a, ints[k].name)) continue;
     NEEDV();
-    if (parse_uint(v, ints[k].max, &u) || u < ints[k].min) {
+    if (cli_parse_uint(v, ints[k].max, &u) || u < ints[k].min) {
       cli_usage_error(cmd, "%s '%s': give a whole number in %lu..%lu", a, v, ints[k].min, ints[k].max);
       return -1;
     }

@@ -183,23 +183,6 @@ static int analytic_row(const an_gpu *g, const feat_vec *v, pred_row *r) {
   return 0;
 }
 
-/* Is gpu one of the comma list's GPUs (as the GPU table matches names)? */
-static int gpu_in_list(const char *list, const char *gpu) {
-  const an_gpu *want = an_gpu_find(gpu);
-  for (const char *t = list; t && *t;) {
-    const char *e = strchr(t, ',');
-    size_t l = e ? (size_t)(e - t) : strlen(t);
-    char name[256];
-    if (l < sizeof name) {
-      memcpy(name, t, l);
-      name[l] = 0;
-      if (!strcasecmp(name, gpu) || (want && an_gpu_find(name) == want)) return 1;
-    }
-    t = e ? e + 1 : NULL;
-  }
-  return 0;
-}
-
 /*
  * The GPU a model predicts for: want (--gpu) when given, else the model's
  * own when it was trained on one; a model of several GPUs needs --gpu.
@@ -220,7 +203,7 @@ static int model_gpu(const char *path, const rf_forest *f, const char *want, con
     return 0;
   }
   *gpu = want;
-  if (mg && *mg && !gpu_in_list(mg, want)) {
+  if (mg && *mg && !an_gpu_in_list(mg, want)) {
     *unseen = 1;
     fprintf(stderr, "kcast: note: %s was trained on %s, not on %s: a GPU it has not seen%s\n",
             path, mg, want,

@@ -87,15 +87,6 @@ const char cmd_train_usage[] =
     "  --cv K              also run K-fold CV and record its figures in the model\n"
     "  --perm-importance   also compute permutation importance (OOB)\n";
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out) {
-  char *e;
-  if (!s || !*s || *s == '-') return -1;
-  unsigned long long v = strtoull(s, &e, 10);
-  if (*e || v > max) return -1;
-  *out = (unsigned long)v;
-  return 0;
-}
-
 /* ---------------------------------------------------------------- train -- */
 
 int cmd_train(int argc, char **argv) {
@@ -113,7 +104,7 @@ int cmd_train(int argc, char **argv) {
       if (i + 1 >= argc) return cli_usage_error("train", "%s needs a value", a);
       out = argv[++i];
     } else if (!strcmp(a, "--cv")) {
-      if (i + 1 >= argc || parse_uint(argv[i + 1], 1000, &cv_folds) || cv_folds < 2)
+      if (i + 1 >= argc || cli_parse_uint(argv[i + 1], 1000, &cv_folds) || cv_folds < 2)
         return cli_usage_error("train", "--cv needs a fold count of at least 2");
       i++;
     } else if (!strcmp(a, "--perm-importance")) {

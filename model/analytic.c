@@ -88,16 +88,24 @@ static double ptxas_value(const char *const *names, const double *vals, size_t n
   return v;
 }
 
+/* The launch's CTAs and threads per CTA, checked; -1 naming what is wrong. */
+static int launch_shape(const char *const *names, const double *vals, size_t n, double *ctas,
+                        double *tpc) {
+  *ctas = fv(names, vals, n, "launch.ctas");
+  *tpc = threads_per_cta(names, vals, n, *ctas);
+  if (!(*ctas >= 1) || !(*tpc >= 1))
+    return rf__err("the features need launch.ctas and launch.block_x/y/z (positive)");
+  if (*tpc > 1024) return rf__err("launch has %.0f threads per CTA (at most 1024)", *tpc);
+  return 0;
+}
+
 int an_occupancy_of(const an_gpu *g, const char *const *names, const double *vals, size_t n,
                     an_occupancy *o) {
   if (!g || !o || (n && (!names || !vals))) return rf__err("an_occupancy_of: NULL argument");
   memset(o, 0, sizeof *o);
 #define F(name) fv(names, vals, n, name)
-  double ctas = F("launch.ctas");
-  double tpc = threads_per_cta(names, vals, n, ctas);
-  if (!(ctas >= 1) || !(tpc >= 1))
-    return rf__err("the features need launch.ctas and launch.block_x/y/z (positive)");
-  if (tpc > 1024) return rf__err("launch has %.0f threads per CTA (at most 1024)", tpc);
+  double ctas, tpc;
+  if (launch_shape(names, vals, n, &ctas, &tpc)) return -1;
   int cc = g->cc_major * 10 + g->cc_minor;
   double smem = ptxas_value(names, vals, n, cc, "smem_bytes");
   double regs = ptxas_value(names, vals, n, cc, "registers");
@@ -150,11 +158,8 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
     if (!isfinite(vals[i])) return rf__err("feature %s is not finite", names[i] ? names[i] : "?");
   memset(o, 0, sizeof *o);
 #define F(name) fv(names, vals, n, name)
-  double ctas = F("launch.ctas");
-  double tpc = threads_per_cta(names, vals, n, ctas);
-  if (!(ctas >= 1) || !(tpc >= 1))
-    return rf__err("the features need launch.ctas and launch.block_x/y/z (positive)");
-  if (tpc > 1024) return rf__err("launch has %.0f threads per CTA (at most 1024)", tpc);
+  double ctas, tpc;
+  if (launch_shape(names, vals, n, &ctas, &tpc)) return -1;
 
   /* Residency and waves. */
   an_occupancy occ;

@@ -215,9 +215,17 @@ int md_work(const char *const *names, const double *vals, size_t n, double out[M
   return 0;
 }
 
-int md_gpu(const char *gpu, double out[MD_GPU_N]) {
+/* The table row of gpu, or NULL after naming it in the error (what: the
+   family that needs it). */
+static const an_gpu *need_gpu(const char *gpu, const char *what) {
   const an_gpu *g = gpu ? an_gpu_find(gpu) : NULL;
-  if (!g) return rf__err("the GPU features need a GPU of 'kcast gpus', not '%s'", gpu ? gpu : "");
+  if (!g) rf__err("the %s features need a GPU of 'kcast gpus', not '%s'", what, gpu ? gpu : "");
+  return g;
+}
+
+int md_gpu(const char *gpu, double out[MD_GPU_N]) {
+  const an_gpu *g = need_gpu(gpu, "GPU");
+  if (!g) return -1;
   out[0] = g->cc_major + g->cc_minor / 10.0;
   out[1] = g->sms;
   out[2] = g->boost_mhz;
@@ -233,8 +241,8 @@ int md_gpu(const char *gpu, double out[MD_GPU_N]) {
 
 int md_occupancy(const char *gpu, const char *const *names, const double *vals, size_t n,
                  double out[MD_OCC_N]) {
-  const an_gpu *g = gpu ? an_gpu_find(gpu) : NULL;
-  if (!g) return rf__err("the occupancy features need a GPU of 'kcast gpus', not '%s'", gpu ? gpu : "");
+  const an_gpu *g = need_gpu(gpu, "occupancy");
+  if (!g) return -1;
   an_occupancy o;
   if (an_occupancy_of(g, names, vals, n, &o)) return -1;
   out[0] = o.regs;
@@ -251,8 +259,8 @@ int md_occupancy(const char *gpu, const char *const *names, const double *vals, 
 
 int md_analytic(const char *gpu, const char *const *names, const double *vals, size_t n,
                 double out[MD_ANALYTIC_N]) {
-  const an_gpu *g = gpu ? an_gpu_find(gpu) : NULL;
-  if (!g) return rf__err("the analytic features need a GPU of 'kcast gpus', not '%s'", gpu ? gpu : "");
+  const an_gpu *g = need_gpu(gpu, "analytic");
+  if (!g) return -1;
   an_estimate e;
   if (an_estimate_launch(g, names, vals, n, &e)) return -1;
   out[0] = e.time_us;

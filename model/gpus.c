@@ -381,3 +381,37 @@ const an_gpu *an_gpu_find(const char *name) {
   long at = find_in(t->g, t->n, name);
   return at >= 0 ? &t->g[at] : NULL;
 }
+
+size_t an_gpu_list(const char *list, const an_gpu **out, size_t cap) {
+  size_t n = 0;
+  for (const char *t = list; t && *t;) {
+    const char *e = strchr(t, ',');
+    size_t l = e ? (size_t)(e - t) : strlen(t);
+    char name[256];
+    if (l && l < sizeof name) {
+      memcpy(name, t, l);
+      name[l] = 0;
+      const an_gpu *g = an_gpu_find(name);
+      if (g && n < cap) out[n++] = g;
+    }
+    t = e ? e + 1 : NULL;
+  }
+  return n;
+}
+
+int an_gpu_in_list(const char *list, const char *name) {
+  const an_gpu *want = an_gpu_find(name);
+  for (const char *t = list; t && *t && name;) {
+    const char *e = strchr(t, ',');
+    size_t l = e ? (size_t)(e - t) : strlen(t);
+    if (l == strlen(name) && !strncasecmp(t, name, l)) return 1;
+    char one[256];
+    if (want && l < sizeof one) {
+      memcpy(one, t, l);
+      one[l] = 0;
+      if (an_gpu_find(one) == want) return 1;
+    }
+    t = e ? e + 1 : NULL;
+  }
+  return 0;
+}

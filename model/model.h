@@ -422,6 +422,12 @@ const an_gpu *an_gpu_find(const char *name);
    naming the file, the line and the problem; "" when all is well.  The
    built-in rows are used either way. */
 const char *an_gpu_table_error(void);
+/* The table rows of the GPUs a comma list names (those the table knows),
+   at most cap of them into out; returns how many. */
+size_t an_gpu_list(const char *list, const an_gpu **out, size_t cap);
+/* Is the GPU called name one of the comma list's (the same row of the
+   table, or the same name when the table knows neither)? */
+int an_gpu_in_list(const char *list, const char *name);
 
 /* Lower and upper factors of the analytic bands (documented in docs/gpus.md). */
 #define AN_TIME_BAND_LO 0.5
