@@ -2,6 +2,7 @@
 #
 #   make            build/libkcast.a, build/libkcast.so, build/kcast, examples
 #   make test       every CUnit suite and the CLI tests (one CUnit summary)
+#   make reliability  the reliability cases alone (also part of make test)
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make valgrind   the fast suites under valgrind memcheck
 #   make fuzz       build and run the PTX parser fuzzer (FUZZ_SECONDS, default 60)
@@ -217,10 +218,19 @@ $(BUILD)/examples/sched: examples/scheduler/sched.c include/kcast.h $(BUILD)/lib
 	  -Wl,-rpath,'$$ORIGIN/..' -lsqlite3 -lm
 
 # Tests find the CLI and scratch space through the environment.
-test: $(BUILD)/kcast $(BUILD)/kcast-tests $(BUILD)/libkcast.so corpus $(INJECT_LIB) $(CUDART_LIB) \
-      $(SUITE_FAST:%=$(BUILD)/suite/%) $(EXAMPLES) $(if $(INJECT_LIB),$(BUILD)/gpu-bundle/MANIFEST)
-	KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
-	  $(BUILD)/kcast-tests
+TEST_DEPS := $(BUILD)/kcast $(BUILD)/kcast-tests $(BUILD)/libkcast.so corpus $(INJECT_LIB) \
+             $(CUDART_LIB) $(SUITE_FAST:%=$(BUILD)/suite/%) $(EXAMPLES) \
+             $(if $(INJECT_LIB),$(BUILD)/gpu-bundle/MANIFEST)
+TEST_ENV  := KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD))
+test: $(TEST_DEPS)
+	$(TEST_ENV) $(BUILD)/kcast-tests
+
+# The reliability cases alone (tests/test_reliability.c; make test runs
+# them too): hostile names, full disks, kills, concurrent writers, bad
+# models, CSV and PTX.
+.PHONY: reliability
+reliability: $(TEST_DEPS)
+	$(TEST_ENV) $(BUILD)/kcast-tests reliability
 
 # Sanitizers: a separate build folder, same tests.  OpenMP's runtime is not
 # instrumented; leak checking stays on.

@@ -99,7 +99,8 @@ const char cmd_nvcc_usage[] =
     "`kcast run`: -cudart shared (unless -cudart is given), --no-compress, and\n"
     "-gencode arch=compute_90,code=[sm_90,compute_90] (sm_90 machine code plus\n"
     "PTX) unless an -arch, -gencode or -code option is given.  nvcc's output and\n"
-    "exit status pass through.\n";
+    "exit status pass through.  nvcc runs its stages through a shell, so an\n"
+    "argument holding $, `, \", \\ or a newline is refused.\n";
 
 /* Folder holding kcast's libcudart.so.13, or -1. */
 static int find_cudart(char *out, size_t cap) {
@@ -568,6 +569,13 @@ int cmd_nvcc(int argc, char **argv) {
   int has_cudart = 0, has_arch = 0, has_compress = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
+    /* nvcc pastes file names into double-quoted shell command lines for
+       its stages: these would break out of the quotes and run. */
+    if (strpbrk(a, "$`\"\\\n")) {
+      cli_error("nvcc argument '%s' holds a character nvcc's shell would interpret "
+                "($, `, \", \\ or a newline); rename the file", a);
+      return KCAST_EXIT_USER;
+    }
     if (!strncmp(a, "-cudart", 7) || !strncmp(a, "--cudart", 8)) has_cudart = 1;
     if (!strncmp(a, "-arch", 5) || !strncmp(a, "--gpu-architecture", 18) ||
         !strncmp(a, "-gencode", 8) || !strncmp(a, "--generate-code", 15) ||

@@ -11,11 +11,23 @@
  * Why child processes: nvcc is only a program, and clang's CUDA driver (the
  * device-only job, libdevice linking, the CUDA headers) is what users run,
  * so running the same binary gives the same PTX they would get.  Children
- * are started with posix_spawnp and an argv array -- never a shell string,
- * so file names with spaces or quotes are just names -- with stdin from
+ * are started with posix_spawnp and an argv array, with stdin from
  * /dev/null and stdout/stderr redirected into a private mkdtemp folder that
  * is removed afterwards.  posix_spawn rather than fork keeps this safe in
  * the multithreaded (OpenMP) processes kcast runs in.
+ *
+ * nvcc runs its own stages (gcc -E, cicc, ptxas) through a shell, with file
+ * names pasted into double-quoted command lines: a name holding $(...) or a
+ * backquote would run.  So nvcc never sees a name the user chose: the
+ * source is copied to TMP/in.cu behind a `#line 1 "NAME"` directive (so
+ * messages and __FILE__ still say NAME), TMP/src is a symbolic link to the
+ * source's folder and comes first among the quote-include folders
+ * (-iquote through -Xcompiler; `#include "x.h"` finds what it found next
+ * to the source), TMPDIR is TMP (nvcc's own intermediates go there), and
+ * every remaining mention of TMP/in.cu or TMP/src/ in nvcc's messages is
+ * mapped back.  TMP itself and every extra argument must consist of
+ * characters no shell interprets, or the run is refused.  clang runs its
+ * stages in-process and gets the real name.
  *
  * Errors: one line.  A compiler failure reports the compiler's first line
  * that mentions an error; nvcc's "FILE(LINE): error: ..." is rewritten to
@@ -35,6 +47,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,25 +220,57 @@ static void pick_error_line(const char *text, char *buf, size_t cap) {
   }
 }
 
-/* nvcc writes "FILE(12): error: ..."; make it "FILE:12: error: ...". */
-static void normalise_nvcc_line(char *line, size_t cap, const char *path) {
-  size_t pl = strlen(path);
-  if (strncmp(line, path, pl) != 0 || line[pl] != '(') return;
-  char *p = line + pl + 1, *q = p;
-  while (isdigit((unsigned char)*q)) q++;
-  if (q == p || q[0] != ')' || q[1] != ':') return;
+/* nvcc writes "FILE(12): error: ..."; make it "FILE:12: error: ..." (FILE
+   being the source or a header it includes). */
+static void normalise_nvcc_line(char *line, size_t cap) {
+  char *p, *q = NULL;
+  for (p = strchr(line, '('); p; p = strchr(p + 1, '(')) {
+    for (q = p + 1; isdigit((unsigned char)*q); q++) {}
+    if (p > line && q > p + 1 && q[0] == ')' && q[1] == ':') break;
+  }
+  if (!p) return;
   char tmp[1024];
-  snprintf(tmp, sizeof tmp, "%s:%.*s%s", path, (int)(q - p), p, q + 1);
+  snprintf(tmp, sizeof tmp, "%.*s:%.*s%s", (int)(p - line), line, (int)(q - p - 1), p + 1, q + 1);
   snprintf(line, cap, "%s", tmp);
 }
 
+/* text with every occurrence of from replaced by to (malloc'd; text itself
+   when from does not occur or memory runs out). */
+static char *replace_all(char *text, const char *from, const char *to) {
+  size_t fl = strlen(from), tl = strlen(to), n = 0;
+  if (!text || !fl) return text;
+  for (const char *p = strstr(text, from); p; p = strstr(p + fl, from)) n++;
+  if (!n) return text;
+  size_t len = strlen(text);
+  if (tl > fl && n > (SIZE_MAX - len - 1) / (tl - fl)) return text;
+  char *out = malloc(len + n * (tl > fl ? tl - fl : 0) + 1), *o = out;
+  if (!out) return text;
+  const char *p = text;
+  for (const char *q = strstr(p, from); q; q = strstr(p, from)) {
+    memcpy(o, p, (size_t)(q - p));
+    o += q - p;
+    memcpy(o, to, tl);
+    o += tl;
+    p = q + fl;
+  }
+  strcpy(o, p);
+  free(text);
+  return out;
+}
+
+/* How a compiler's messages name what it was given: mentions of the safe
+   names (from) are rewritten to the user's (to), pairwise. */
+typedef struct name_map { const char *from[2], *to[2]; } name_map;
+
 /*
- * Run argv (argv[0] looked up on PATH) with stdout/stderr into files in dir.
- * On a failed start or a non-zero exit writes err and returns -1; *diag gets
- * the child's stderr (malloc'd, may be NULL) either way when it ran.
+ * Run argv (argv[0] looked up on PATH) with stdout/stderr into files in dir
+ * and environment envp.  On a failed start or a non-zero exit writes err and
+ * returns -1; *diag gets the child's stderr (malloc'd, may be NULL, names
+ * mapped through map) either way when it ran.
  */
-static int run_tool(char *const *argv, const char *tool, const char *dir,
-                    const char *path, char **diag, char *err, size_t errcap) {
+static int run_tool(char *const *argv, char *const *envp, const name_map *map,
+                    const char *tool, const char *dir, const char *path, char **diag,
+                    char *err, size_t errcap) {
   char outp[4200], errp[4200];
   snprintf(outp, sizeof outp, "%s/stdout", dir);
   snprintf(errp, sizeof errp, "%s/stderr", dir);
@@ -238,7 +283,7 @@ static int run_tool(char *const *argv, const char *tool, const char *dir,
   if (!rc) rc = posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (!rc) rc = posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   pid_t pid = 0;
-  if (!rc) rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  if (!rc) rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp);
   posix_spawn_file_actions_destroy(&fa);
   if (rc == ENOENT)
     return fe__fail(err, errcap, "%s: %s not found%s", path, argv[0],
@@ -252,6 +297,8 @@ static int run_tool(char *const *argv, const char *tool, const char *dir,
   }
   char *text = NULL;
   if (read_all(errp, &text, NULL, NULL, 0) != 0) text = NULL;
+  for (int k = 0; map && k < 2; k++)
+    if (map->from[k]) text = replace_all(text, map->from[k], map->to[k]);
   *diag = text;
   if (WIFSIGNALED(st))
     return fe__fail(err, errcap, "%s: %s killed by signal %d", path, tool, WTERMSIG(st));
@@ -259,7 +306,7 @@ static int run_tool(char *const *argv, const char *tool, const char *dir,
 
   char line[1024];
   pick_error_line(text, line, sizeof line);
-  normalise_nvcc_line(line, sizeof line, path);
+  normalise_nvcc_line(line, sizeof line);
   int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   if (!line[0])
     return fe__fail(err, errcap, "%s: %s failed (exit status %d)", path, tool, code);
@@ -289,6 +336,87 @@ static const char *unresolved_libdevice(const char *ptx, char *name, size_t cap)
   return NULL;
 }
 
+/* Can s be pasted into a shell command line, quoted or not, and mean
+   itself?  Letters, digits and / . _ + = : @ % - only (no comma either:
+   -Xcompiler splits its value at commas). */
+static int shell_safe(const char *s) {
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && !strchr("/._+=:@%-", *s)) return 0;
+  return 1;
+}
+
+/* Write s as a C string literal body (for #line). */
+static void put_c_string(FILE *f, const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 32 || c == 127) fprintf(f, "\\%03o", c);
+    else fputc(c, f);
+  }
+}
+
+/*
+ * Stage path for nvcc in dir (see the top of the file): dir/in.cu, a copy
+ * behind `#line 1 "path"`, and dir/src, a link to the source's folder.  The
+ * folder's name for messages goes to srcdir.
+ */
+static int nvcc_stage(const char *path, const char *dir, char *in, size_t incap, char *link,
+                      size_t linkcap, char *srcdir, size_t srccap, char *err, size_t errcap) {
+  char *text = NULL;
+  size_t n = 0;
+  if (read_all(path, &text, &n, err, errcap)) return -1;
+  snprintf(in, incap, "%s/in.cu", dir);
+  snprintf(link, linkcap, "%s/src", dir);
+  FILE *f = fopen(in, "wb");
+  if (!f) {
+    free(text);
+    return fe__fail(err, errcap, "%s: cannot write %s: %s", path, in, strerror(errno));
+  }
+  fputs("#line 1 \"", f);
+  put_c_string(f, path);
+  fputs("\"\n", f);
+  size_t w = fwrite(text, 1, n, f);
+  free(text);
+  int bad = w != n || ferror(f);
+  int e = errno;
+  if (fclose(f) || bad)
+    return fe__fail(err, errcap, "%s: cannot write %s: %s", path, in, strerror(bad ? e : errno));
+  /* The folder as the user named it (for messages) and as it is (the link). */
+  const char *slash = strrchr(path, '/');
+  if (slash) snprintf(srcdir, srccap, "%.*s/", (int)(slash - path), path);
+  else srcdir[0] = 0;
+  char real[4096];
+  char *folder = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+  if (!folder || !realpath(folder, real)) {
+    int e2 = errno;
+    free(folder);
+    return fe__fail(err, errcap, "%s: cannot resolve its folder: %s", path, strerror(e2));
+  }
+  free(folder);
+  if (symlink(real, link))
+    return fe__fail(err, errcap, "%s: cannot link %s: %s", path, link, strerror(errno));
+  return 0;
+}
+
+/* environ with TMPDIR=dir (malloc'd array; the strings but *tmpvar are
+   environ's). */
+static char **env_with_tmpdir(const char *dir, char **tmpvar) {
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 2, sizeof *env);
+  if (!env || asprintf(tmpvar, "TMPDIR=%s", dir) < 0) {
+    free(env);
+    *tmpvar = NULL;
+    return NULL;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "TMPDIR=", 7)) env[k++] = environ[i];
+  env[k++] = *tmpvar;
+  env[k] = NULL;
+  return env;
+}
+
 /* .cu -> PTX through nvcc or clang. */
 static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
                      size_t *len, char *err, size_t errcap) {
@@ -297,6 +425,13 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
   int use_clang = o && o->compiler == FE_CLANG;
   const char *tool = use_clang ? getenv("KCAST_CLANG") : "nvcc";
   if (!tool || !*tool) tool = FE_DEFAULT_CLANG;
+  size_t nextra = (o && o->extra) ? o->nextra : 0;
+  if (!use_clang)
+    for (size_t i = 0; i < nextra; i++)
+      if (o->extra[i] && !shell_safe(o->extra[i]))
+        return fe__fail(err, errcap,
+                        "%s: nvcc argument '%s' holds characters nvcc's shell would interpret",
+                        path, o->extra[i]);
 
   const char *base = getenv("TMPDIR");
   char dir[4096];
@@ -304,15 +439,36 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
   if (!mkdtemp(dir))
     return fe__fail(err, errcap, "%s: cannot create a temporary folder in %s: %s", path,
                     base && *base ? base : "/tmp", strerror(errno));
+  if (!use_clang && !shell_safe(dir)) {
+    remove_tmpdir(dir);
+    return fe__fail(err, errcap,
+                    "%s: the temporary folder %s holds characters nvcc's shell would "
+                    "interpret; set TMPDIR to a plain folder name", path, dir);
+  }
 
-  char outp[4200], archopt[128], cudaopt[4200], root[4096], file[4200];
+  char outp[4200], archopt[128], cudaopt[4200], root[4096], file[4200], link[4200];
+  char srcdir[4200], linkslash[4300];
   snprintf(outp, sizeof outp, "%s/out.ptx", dir);
   /* A name starting with '-' would read as an option. */
   snprintf(file, sizeof file, "%s%s", path[0] == '-' ? "./" : "", path);
+  name_map map = {{NULL, NULL}, {NULL, NULL}};
+  char **env = environ, *tmpvar = NULL;
+  if (!use_clang) {
+    if (nvcc_stage(path, dir, file, sizeof file, link, sizeof link, srcdir, sizeof srcdir, err,
+                   errcap) ||
+        !(env = env_with_tmpdir(dir, &tmpvar))) {
+      if (env == NULL) fe__fail(err, errcap, "%s: out of memory", path);
+      remove_tmpdir(dir);
+      return -1;
+    }
+    snprintf(linkslash, sizeof linkslash, "%s/", link);
+    map = (name_map){{file, linkslash}, {path, srcdir}};
+  }
 
-  size_t nextra = (o && o->extra) ? o->nextra : 0;
   const char **argv = calloc(16 + nextra, sizeof *argv);
   if (!argv) {
+    if (env != environ) free(env);
+    free(tmpvar);
     remove_tmpdir(dir);
     return fe__fail(err, errcap, "%s: out of memory", path);
   }
@@ -333,6 +489,10 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     argv[a++] = "-ptx";
     argv[a++] = archopt;
+    argv[a++] = "-Xcompiler";
+    argv[a++] = "-iquote";
+    argv[a++] = "-Xcompiler";
+    argv[a++] = link;
   }
   for (size_t i = 0; i < nextra; i++)
     if (o->extra[i]) argv[a++] = o->extra[i];
@@ -342,9 +502,11 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
   argv[a] = NULL;
 
   char *diag = NULL;
-  int rc = run_tool((char *const *)argv, tool, dir, path, &diag, err, errcap);
+  int rc = run_tool((char *const *)argv, env, &map, tool, dir, path, &diag, err, errcap);
   free(argv);
   free(diag);
+  if (env != environ) free(env);
+  free(tmpvar);
   char *text = NULL;
   size_t n = 0;
   if (rc == 0 && read_all(outp, &text, &n, NULL, 0) != 0)
