@@ -265,7 +265,6 @@ int cmd_emulate(int argc, char **argv) {
     default: out_table(L.k->name, &feats, &st); break;
   }
   if (orc) { cli_error("out of memory writing output"); goto out; }
-  if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
   rc = KCAST_EXIT_OK;
 
 out:

@@ -262,7 +262,6 @@ int cmd_extract(int argc, char **argv) {
     default: out_table(kf, n); break;
   }
   if (orc) { cli_error("out of memory writing output"); goto out; }
-  if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
   rc = KCAST_EXIT_OK;
 
 out:

@@ -97,6 +97,5 @@ int cmd_gpus(int argc, char **argv) {
              g->max_threads_per_sm, g->max_ctas_per_sm, g->tdp_w, g->idle_w);
     }
   }
-  if (fflush(stdout)) { cli_error("cannot write output"); return KCAST_EXIT_USER; }
   return KCAST_EXIT_OK;
 }

@@ -361,7 +361,6 @@ static int predict_kernel(int argc, char **argv, const char *model, const char *
   if (fmt == CLI_FMT_CSV && nce < nct)
     fprintf(stderr, "kcast: note: emulated %.0f of %.0f CTAs, counts scaled to the grid\n", nce, nct);
   if (rows_out(fmt, L.k->name, nct, nce, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
-  if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
   rc = KCAST_EXIT_OK;
 out:
   free(rows);
@@ -641,7 +640,6 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     puts(txt);
     free(txt);
   }
-  if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
   /* the analytic time is in us; the measured unit is scale seconds */
   if (measured && measured_summary(csv, measured, d.y, scale * 1e6, tp, tp + d.n_rows,
                                    tp + 2 * d.n_rows, d.n_rows))
@@ -807,7 +805,6 @@ int cmd_predict(int argc, char **argv) {
     printf("prediction,lo,hi\n");
     for (size_t i = 0; i < d.n_rows; i++) printf("%.9g,%.9g,%.9g\n", pred[i], lo[i], hi[i]);
   }
-  if (fflush(stdout)) { cli_error("cannot write output"); goto out; }
   /* predictions are in the model's target unit: --measured-unit converts
      only when both are times (the model's unit is the training file's) */
   if (measured && measured_summary(csv, measured, d.y, 1.0, pred, lo, hi, d.n_rows)) goto out;

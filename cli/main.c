@@ -3,11 +3,18 @@
  *
  * `kcast CMD ARGS` runs cmd_CMD; `kcast CMD --help` and `kcast help CMD`
  * print CMD's usage on stdout.
+ *
+ * Standard output is checked here, once for every command: a write that
+ * failed on the way (the stream's error flag), the final flush and the
+ * close.  Any of them failing (a full disk, /dev/full, an I/O error) is one
+ * error line and a non-zero exit, whatever the command returned; commands
+ * need not check each printf.
  */
 #include "cli/cli.h"
 
 #include "model/model.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +89,23 @@ static const cmd_entry *find_command(const char *name) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
+/* Flush and close stdout; a failure anywhere on it turns rc into an error. */
+static int finish_stdout(int rc) {
+  int bad = ferror(stdout) != 0;
+  errno = 0;
+  if (fflush(stdout) != 0) bad = 1;
+  int e = errno;
+  if (fclose(stdout) != 0 && !bad) {
+    bad = 1;
+    e = errno;
+  }
+  if (!bad) return rc;
+  if (e) cli_error("cannot write the output (standard output): %s", strerror(e));
+  else cli_error("cannot write the output (standard output): write error");
+  return rc == KCAST_EXIT_OK ? KCAST_EXIT_USER : rc;
+}
+
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     print_overview(stderr);
     return KCAST_EXIT_USAGE;
@@ -126,4 +149,8 @@ int main(int argc, char **argv) {
     return KCAST_EXIT_USER;
   }
   return c->fn(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv) {
+  return finish_stdout(dispatch(argc, argv));
 }

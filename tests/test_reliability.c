@@ -149,9 +149,64 @@ static void test_file_name_never_reaches_a_shell(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* ------------------------------------------------------ 3. the output -- */
+
+/* A small CSV with a learnable target (y = 2 a + b). */
+static int write_train_csv(const char *path, unsigned rows) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "a,b,y\n");
+  for (unsigned i = 0; i < rows; i++)
+    fprintf(f, "%u,%u,%u\n", i % 17, (i * 7) % 5, 2 * (i % 17) + (i * 7) % 5);
+  return fclose(f);
+}
+
+/*
+ * Every command's standard output on a full device: the command must fail
+ * (non-zero) with a line saying the output could not be written, whether
+ * the output is short (caught at the final flush) or long (caught by the
+ * stream's error flag).
+ */
+static void test_output_to_a_full_device_fails(void) {
+  char dir[4096], csv[4200], model[4200], feats[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-full"));
+  snprintf(csv, sizeof csv, "%s/train.csv", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  snprintf(feats, sizeof feats, "%s/rows.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(write_train_csv(csv, 60), 0);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(feats, "a,b\n1,2\n3,4\n", 12), 0);
+  CU_ASSERT_EQUAL_FATAL(sh(NULL, NULL, "'%s' train --csv '%s' --target y --trees 10 -o '%s'",
+                           tests_kcast(), csv, model), 0);
+  /* $M, $C and $F are the model, the training CSV and the rows above. */
+  static const char *const cmds[] = {
+      "version", "help", "help run", "gpus", "predict --model \"$M\" --features \"$F\"",
+      "dataset stats datasets/data/suite-features.db",
+      "dataset export datasets/data/suite-features.db --format csv", "model info \"$M\"",
+      "model importance \"$M\"", "cv --csv \"$C\" --target y --trees 10 --folds 3",
+      "train --csv \"$C\" --target y --trees 10 -o \"$M.2\"", "extract tests/ptx/saxpy_nvcc.ptx",
+      "extract tests/kernels/saxpy.cu --list",
+      "emulate tests/ptx/saxpy_nvcc.ptx --grid 1 --block 32 --arg 32 "
+      "--arg 2.0 --arg buf:128 --arg buf:128"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    if (strstr(cmds[i], "--list") && !have_tool("nvcc")) continue;
+    char *err = NULL, msg[8400];
+    int ok = sh(NULL, NULL, "M='%s' C='%s' F='%s'; '%s' %s > /dev/null", model, csv, feats,
+                tests_kcast(), cmds[i]) == 0;
+    int rc = sh(NULL, &err, "M='%s' C='%s' F='%s'; '%s' %s > /dev/full", model, csv, feats,
+                tests_kcast(), cmds[i]);
+    snprintf(msg, sizeof msg, "kcast %s > /dev/full exits 1 saying the output was lost (rc %d: %.300s)",
+             cmds[i], rc, err ? err : "");
+    CHECK_MSG(msg, ok && rc == 1 && err && strstr(err, "standard output") &&
+                       strstr(err, "No space left on device"));
+    free(err);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability) {
   CU_pSuite s = tests_suite("reliability");
   TEST_ADD(s, test_file_name_never_reaches_a_shell);
+  TEST_ADD(s, test_output_to_a_full_device_fails);
 }
