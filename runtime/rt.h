@@ -89,7 +89,9 @@ long rt_lz4_block(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
  * The status page: kcast run creates a file of sizeof(rt_status) zero
  * bytes and names it in KCAST_RUN_STATUS; the replacement maps it shared
  * and updates it around each launch, kcast run reads it for its progress
- * line.  seq is odd while a writer is inside an update: a reader that sees
+ * line and, after the program, for records_errno.  (kcast run's files are
+ * memory and an unlinked file it names as /proc/self/fd/N, inherited: no
+ * name is left behind however the run ends, and the page needs no disk.)  seq is odd while a writer is inside an update: a reader that sees
  * an odd or changed seq reads again (the display is all it feeds).
  */
 typedef struct rt_status {
@@ -100,6 +102,8 @@ typedef struct rt_status {
   int64_t lseq;          /* the launch running now, -1 when none */
   uint64_t insns_now;    /* its thread-instructions so far (emu_launch_cfg.progress) */
   char kernel[240];      /* its kernel (mangled) */
+  int32_t records_errno; /* the first launch record that could not be
+                            written (a full disk): its errno; 0 = none */
 } rt_status;
 /* launches.source of the rows `kcast run` writes. */
 #define RT_SOURCE "kcast run"
@@ -116,6 +120,11 @@ typedef struct rt_status {
  *
  * A line that does not end in a newline is the torn tail of a killed
  * process; the reader refuses the file then (the run did not finish).
+ *
+ * A record the library cannot write (a full disk) is not silently lost:
+ * the library says so on stderr, records nothing more, and stores the
+ * errno in the status page's records_errno (memory, no disk needed), which
+ * kcast run checks after the program.
  */
 typedef struct rt_launch_rec {
   int64_t lseq;
@@ -150,6 +159,9 @@ int rt_records_read(const char *path, rt_records *r, char *err, size_t cap);
    that was killed, e.g. by kcast run's --timeout) and sets r->torn. */
 #define RT_READ_TORN_OK 1u
 int rt_records_read_ex(const char *path, rt_records *r, unsigned flags, char *err, size_t cap);
+/* The same from an open stream; name is what messages call it. */
+int rt_records_read_file(FILE *f, const char *name, rt_records *r, unsigned flags, char *err,
+                         size_t cap);
 /* Free and zero.  NULL ok. */
 void rt_records_free(rt_records *r);
 

@@ -178,6 +178,14 @@ int rt_records_read_ex(const char *path, rt_records *r, unsigned flags, char *er
     snprintf(err, cap, "%s: %s", path, strerror(errno));
     return -1;
   }
+  int rc = rt_records_read_file(f, path, r, flags, err, cap);
+  fclose(f);
+  return rc;
+}
+
+int rt_records_read_file(FILE *f, const char *path, rt_records *r, unsigned flags, char *err,
+                         size_t cap) {
+  memset(r, 0, sizeof *r);
   char *line = NULL;
   size_t lcap = 0, capl = 0;
   ssize_t n;
@@ -257,8 +265,11 @@ int rt_records_read_ex(const char *path, rt_records *r, unsigned flags, char *er
       break;
     }
   }
+  if (!rc && ferror(f)) {
+    snprintf(err, cap, "%s: read error: %s", path, strerror(errno));
+    rc = -1;
+  }
   free(line);
-  fclose(f);
   if (rc) rt_records_free(r);
   return rc;
 }

@@ -37,7 +37,9 @@
  * synchronously: every stream is in order and already complete when the
  * launch returns.  Each launch call takes the next lseq (docs/formats.md,
  * "Launch keying"), also when it fails.  With KCAST_RUN_OUT set, a record
- * line per launch (features from emu_launch) is appended to that file.  A
+ * line per launch (features from emu_launch) is appended to that file; a
+ * record that cannot be written ends the recording and is reported
+ * (runtime/rt.h).  A
  * failed launch (out-of-bounds access, trap) is printed on stderr and
  * becomes a sticky cudaErrorLaunchFailure, as a real device fault is.
  */
@@ -89,6 +91,7 @@ static struct {
   int oob;               /* EMU_OOB_* (KCAST_RUN_OOB) */
   unsigned oob_notes;    /* out-of-bounds notes printed */
   rt_status *status;     /* progress for kcast run (KCAST_RUN_STATUS), or NULL */
+  int out_failed;        /* a record could not be written: no more */
 } S = {PTHREAD_MUTEX_INITIALIZER, .out_fd = -1};
 
 static _Thread_local cudaError_t last_error = cudaSuccess;
@@ -120,15 +123,33 @@ cudaError_t rt_unsupported(const char *name, int *once) {
   return rt_err(cudaErrorNotSupported);
 }
 
+/* The records cannot be written (e: errno): say so on stderr and to kcast
+   run (the status page, memory), once, and record nothing more (a later
+   line would hide the gap). */
+static void record_failed(int e) {
+  if (S.out_failed) return;
+  S.out_failed = 1;
+  fprintf(stderr, "kcast-cudart: cannot write the launch records: %s (this run cannot be "
+                  "recorded)\n", strerror(e));
+  if (S.status) {
+    int32_t none = 0;
+    __atomic_compare_exchange_n(&S.status->records_errno, &none, (int32_t)e, 0,
+                                __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+  }
+}
+
 /* Append one line to the records file (one write: complete or absent). */
 static void record(char *line) {
   if (!line) return;
-  if (S.out_fd >= 0) {
+  if (S.out_fd >= 0 && !S.out_failed) {
     size_t len = strlen(line), off = 0;
     while (off < len) {
       ssize_t w = write(S.out_fd, line + off, len - off);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) break;
+      if (w <= 0) {
+        record_failed(w < 0 ? errno : EIO);
+        break;
+      }
       off += (size_t)w;
     }
   }
@@ -179,9 +200,7 @@ __attribute__((constructor)) static void rt_init(void) {
   if (status && *status) status_open(status);
   if (out && *out) {
     S.out_fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (S.out_fd < 0)
-      fprintf(stderr, "kcast-cudart: cannot open %s: %s (launches not recorded)\n", out,
-              strerror(errno));
+    if (S.out_fd < 0) record_failed(errno);
     char *hello = NULL;
     if (asprintf(&hello, "kcast-run 1 %ld\n", (long)getpid()) >= 0) record(hello);
   }
