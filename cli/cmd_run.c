@@ -7,19 +7,25 @@
  * LD_LIBRARY_PATH naming the folder of kcast's libcudart.so.13 first
  * ($(BUILD)/cudart next to the kcast binary; KCAST_CUDART overrides), so
  * the replacement (runtime/cudart/) serves its CUDA calls on the emulator
- * and appends a record per launch to a temporary file (KCAST_RUN_OUT).
+ * and appends a record per launch to the records file (KCAST_RUN_OUT).
  *
  * Order matters for "nothing written unless it worked":
- *  1. check the library is there and an existing DB is a dataset;
+ *  1. check the library is there and that DB can be written (an existing
+ *     one is a writable dataset, a new one's folder takes files) before
+ *     the program runs;
  *  2. run the program; stdout, stderr and exit status pass through;
  *     --timeout kills it after S seconds;
  *  3. a program killed by a signal (crash, kill -9) leaves the dataset
  *     untouched, and kcast says so; one killed by --timeout has its
  *     finished launches written (a torn last record dropped) and the run
- *     marked partial (ds_mark_partial: how far it got); otherwise (any
- *     exit status) the records are read;
+ *     marked partial (ds_mark_partial: how far it got); records the
+ *     library could not write (a full disk: rt_status.records_errno) leave
+ *     it untouched too; otherwise (any exit status) the records are read;
  *  4. all launches are written in one transaction, keyed (app, dataset,
- *     lseq) exactly like `kcast profile` (prof_default_keys).
+ *     lseq) exactly like `kcast profile` (prof_default_keys), waiting up
+ *     to --lock-wait seconds for other writers; when that still fails they
+ *     go to a new dataset next to DB (DB.pending-PID.db) for `kcast
+ *     dataset merge`, and kcast says so and exits 1.
  * A summary (kernel, launches, CTAs emulated of the grids', thread-
  * instructions, emulation seconds; tolerated out-of-bounds accesses) goes
  * to stderr.  The exit status says whether a launch failed (exit_status).
@@ -32,12 +38,24 @@
  * features too.  Nothing is silent: each such launch carries
  * emu.oob_accesses, the first access is named on stderr, and --oob error
  * restores the strict check.
+ *
+ * Nothing outlives kcast run (run_child): the program runs in its own
+ * process group (with the terminal when kcast has it), SIGINT, SIGTERM,
+ * SIGHUP and SIGQUIT are forwarded to that group (SIGKILL after 5 s more),
+ * and the program gets SIGKILL when kcast dies (a parent-death signal, so
+ * kill -9 too).  No scratch has a name (run_scratch): the records file is
+ * created unlinked in the temporary folder (O_TMPFILE, else mkstemp +
+ * unlink) and the status page is memory (memfd), both inherited and named
+ * to the program as /proc/self/fd/N, so nothing stays in the temporary
+ * folder whatever ends the run.  kcast itself, interrupted, cleans up and
+ * dies of the same signal.
  */
 #include "cli/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -45,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,7 +76,8 @@
 const char cmd_run_usage[] =
     "usage: kcast run [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
     "                 [--sample CTAS] [--threads N] [--timeout SECONDS]\n"
-    "                 [--oob error|warn] [--keep-going] -- PROGRAM [ARGS]\n"
+    "                 [--oob error|warn] [--keep-going] [--lock-wait SECS]\n"
+    "                 -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on the CPU: kcast's libcudart.so.13 replaces the CUDA\n"
     "runtime and every kernel launch runs on the PTX emulator.  Each launch's\n"
@@ -83,14 +103,20 @@ const char cmd_run_usage[] =
     "                   with emu.oob_accesses, the first one is named on stderr\n"
     "  --oob error      such an access fails the launch (cudaErrorIllegalAddress)\n"
     "  --keep-going     a failed launch does not change the exit status\n"
+    "  --lock-wait SECS wait up to SECS seconds for other writers of DB\n"
+    "                   (default 600); if DB still cannot be written, the\n"
+    "                   launches go to DB.pending-PID.db beside it, for\n"
+    "                   `kcast dataset merge DB DB.pending-PID.db` (exit 1)\n"
     "\n"
     "Exit status: the program's when it is not 0; else 4 when a launch failed\n"
     "in the emulator (a bad access, a failed assertion, a trap: it is not\n"
     "recorded, the program saw the CUDA error a GPU returns) unless\n"
     "--keep-going; else 0.  A program killed by --timeout exits 137.  A\n"
     "program killed by a signal otherwise (a crash, kill) leaves the dataset as\n"
-    "it was.  On a terminal, stderr shows the launches done, the kernel running\n"
-    "and the emulation rate while the program runs.\n";
+    "it was.  DB must be writable before the program starts.  Killing kcast run\n"
+    "(SIGINT, SIGTERM, SIGHUP, SIGQUIT; SIGKILL too) ends the program with it\n"
+    "and leaves nothing behind.  On a terminal, stderr shows the launches done,\n"
+    "the kernel running and the emulation rate while the program runs.\n";
 
 const char cmd_nvcc_usage[] =
     "usage: kcast nvcc NVCC-ARGS...\n"
@@ -137,24 +163,170 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Run prog; *sig = the signal that ended it (0 = exited), *timed_out.
-   Returns the exit status, or -1 when it could not be started. */
-static int run_child(char **prog, const char *libdir, const char *records, long long sample,
-                     long long threads, double timeout, int *sig, int *timed_out) {
+/* ------------------------------------------------ the launch records -- */
+
+/*
+ * The run's scratch, none of it with a name: the records file the program
+ * appends to (created unlinked in the temporary folder) and the status
+ * page (memory).  The program inherits both descriptors and opens them
+ * as /proc/self/fd/N (RT_ENV_OUT, RT_ENV_STATUS), so whatever ends the
+ * run -- kill -9 of kcast included -- nothing remains once the program is
+ * gone.
+ */
+typedef struct run_scratch {
+  int fd;                      /* records file, -1 when none */
+  int status_fd;               /* status page (memfd), -1 when none */
+  char where[PATH_MAX];        /* the folder of the records, for messages */
+  char records[64], status[64];/* their /proc/self/fd names */
+} run_scratch;
+
+static void scratch_close(run_scratch *sc) {
+  if (sc->fd >= 0) close(sc->fd);
+  if (sc->status_fd >= 0) close(sc->status_fd);
+  sc->fd = sc->status_fd = -1;
+}
+
+static int scratch_open(run_scratch *sc) {
+  sc->fd = sc->status_fd = -1;
+  const char *tmpdir = getenv("TMPDIR");
+  snprintf(sc->where, sizeof sc->where, "%s", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  int fd = open(sc->where, O_TMPFILE | O_RDWR | O_APPEND, 0600);
+  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    char name[PATH_MAX + 32];
+    snprintf(name, sizeof name, "%s/kcast-run-XXXXXX", sc->where);
+    fd = mkstemp(name);
+    if (fd >= 0) {
+      unlink(name);
+      fcntl(fd, F_SETFL, O_APPEND);
+    }
+  }
+  if (fd < 0) {
+    cli_error("cannot create the launch records in %s: %s", sc->where, strerror(errno));
+    return -1;
+  }
+  sc->fd = fd;
+  if ((sc->status_fd = memfd_create("kcast-run-status", 0)) < 0 ||
+      ftruncate(sc->status_fd, sizeof(rt_status)) < 0) {
+    cli_error("cannot create the run's status page: %s", strerror(errno));
+    scratch_close(sc);
+    return -1;
+  }
+  snprintf(sc->records, sizeof sc->records, "/proc/self/fd/%d", sc->fd);
+  snprintf(sc->status, sizeof sc->status, "/proc/self/fd/%d", sc->status_fd);
+  return 0;
+}
+
+/* Read the records back (after the program exited). */
+static int scratch_read(run_scratch *sc, rt_records *r, unsigned flags, char *err, size_t cap) {
+  char name[PATH_MAX + 32];
+  snprintf(name, sizeof name, "launch records (in %s)", sc->where);
+  int fd = dup(sc->fd);
+  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+  if (!f) {
+    if (fd >= 0) close(fd);
+    snprintf(err, cap, "%.1000s: %s", name, strerror(errno));
+    return -1;
+  }
+  rewind(f);
+  int rc = rt_records_read_file(f, name, r, flags, err, cap);
+  fclose(f);
+  return rc;
+}
+
+/* --------------------------------------------------- the program's run -- */
+
+/* Signals that end kcast run; they are forwarded to the program's group. */
+static const int fwd_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFWD (sizeof fwd_signals / sizeof fwd_signals[0])
+static volatile sig_atomic_t got_signal; /* the last one kcast received, 0 = none */
+static volatile pid_t child_group;       /* the program's process group, 0 = none */
+/* After forwarding a signal, how long the program may take to end. */
+#define RUN_GRACE_S 5.0
+
+static void on_signal(int sig) {
+  got_signal = sig;
+  if (child_group > 0) kill(-child_group, sig);
+}
+
+/* Give the terminal on stdin to process group g (kcast is a background
+   group while the program has it: SIGTTOU must not stop it). */
+static void tty_give(pid_t g) {
+  sigset_t ttou, old;
+  sigemptyset(&ttou);
+  sigaddset(&ttou, SIGTTOU);
+  sigprocmask(SIG_BLOCK, &ttou, &old);
+  if (tcsetpgrp(STDIN_FILENO, g) < 0) { /* no longer ours: nothing to give */ }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Die of sig, as kcast was asked to, once everything is cleaned up. */
+static void die_of(int sig) {
+  fflush(stdout);
+  signal(sig, SIG_DFL);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  sigprocmask(SIG_UNBLOCK, &one, NULL);
+  raise(sig);
+  _exit(128 + sig);
+}
+
+/*
+ * Run prog in its own process group; *sig = the signal that ended it (0 =
+ * exited), *timed_out, *killed = the signal kcast itself received (the
+ * program was then told too).  Returns the exit status, or -1 when it could
+ * not be started.
+ */
+static int run_child(char **prog, const char *libdir, const run_scratch *sc, long long sample,
+                     long long threads, double timeout, int *sig, int *timed_out, int *killed) {
   *sig = 0;
   *timed_out = 0;
+  *killed = 0;
+  got_signal = 0;
+  /* Handlers first, with the signals blocked until the child's group is
+     known, so that none is lost or hits a half-made child. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (size_t k = 0; k < NFWD; k++) sigaddset(&block, fwd_signals[k]);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  struct sigaction sa, saved[NFWD];
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_mask = block;
+  for (size_t k = 0; k < NFWD; k++) {
+    sigaction(fwd_signals[k], NULL, &saved[k]);
+    /* A signal kcast was started ignoring (nohup, a background job's
+       SIGINT) stays ignored, for kcast and the program alike. */
+    if (saved[k].sa_handler != SIG_IGN) sigaction(fwd_signals[k], &sa, NULL);
+  }
+  int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  pid_t parent = getpid();
+  fflush(stdout);
+  fflush(stderr);
   pid_t pid = fork();
   if (pid < 0) {
-    cli_error("cannot fork: %s", strerror(errno));
+    int e = errno;
+    for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    cli_error("cannot fork: %s", strerror(e));
     return -1;
   }
   if (pid == 0) {
-    const char *old = getenv("LD_LIBRARY_PATH");
-    char *path = NULL;
-    if (asprintf(&path, "%s%s%s", libdir, old && *old ? ":" : "", old ? old : "") < 0) _exit(127);
+    for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
+    setpgid(0, 0);
+    if (tty) tty_give(getpid());
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    /* Die with kcast, even of SIGKILL; it may have died already. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    const char *oldpath = getenv("LD_LIBRARY_PATH");
+    char *path = NULL, num[32];
+    if (asprintf(&path, "%s%s%s", libdir, oldpath && *oldpath ? ":" : "",
+                 oldpath ? oldpath : "") < 0)
+      _exit(127);
     setenv("LD_LIBRARY_PATH", path, 1);
-    setenv(RT_ENV_OUT, records, 1);
-    char num[32];
+    setenv(RT_ENV_OUT, sc->records, 1);
+    setenv(RT_ENV_STATUS, sc->status, 1);
     if (sample > 0) {
       snprintf(num, sizeof num, "%lld", sample);
       setenv(RT_ENV_SAMPLE, num, 1);
@@ -167,27 +339,50 @@ static int run_child(char **prog, const char *libdir, const char *records, long 
     fprintf(stderr, "kcast: cannot run %s: %s\n", prog[0], strerror(errno));
     _exit(127);
   }
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  double t0 = now_s();
-  int st = 0;
+  setpgid(pid, pid); /* also here: whichever runs first */
+  child_group = pid;
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  double t0 = now_s(), told = 0;
+  int st = 0, rc = 0;
   for (;;) {
-    pid_t r = waitpid(pid, &st, timeout > 0 ? WNOHANG : 0);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) return -1;
-    if (r == 0) {
-      if (now_s() - t0 >= timeout) {
-        kill(pid, SIGKILL);
-        *timed_out = 1;
-        timeout = 0; /* now wait for it */
-        continue;
+    pid_t r = waitpid(pid, &st, WNOHANG | WUNTRACED);
+    if (r == pid && WIFSTOPPED(st)) {
+      /* ^Z on the terminal stopped the program: stop kcast too, and give
+         the program the terminal back when the shell continues kcast. */
+      if (tty) {
+        tty_give(getpgrp());
+        raise(SIGSTOP);
+        tty_give(pid);
+        kill(-pid, SIGCONT);
       }
-      struct timespec nap = {0, 10 * 1000 * 1000};
-      nanosleep(&nap, NULL);
+      continue;
     }
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) {
+      cli_error("waiting for %s: %s", prog[0], strerror(errno));
+      rc = -1;
+      break;
+    }
+    double t = now_s();
+    if (got_signal && !told) told = t;
+    if (told && t - told >= RUN_GRACE_S) {
+      kill(-pid, SIGKILL); /* asked to end and did not */
+      told = t + 1e9;
+    }
+    if (timeout > 0 && t - t0 >= timeout) {
+      kill(-pid, SIGKILL);
+      *timed_out = 1;
+      timeout = 0; /* now wait for it */
+    }
+    struct timespec nap = {0, 10 * 1000 * 1000};
+    nanosleep(&nap, NULL);
   }
-  signal(SIGINT, SIG_DFL);
-  signal(SIGQUIT, SIG_DFL);
+  child_group = 0;
+  if (got_signal || *timed_out) kill(-pid, SIGKILL); /* what the program left running */
+  if (tty) tty_give(getpgrp());
+  for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
+  *killed = got_signal;
+  if (rc < 0) return -1;
   if (WIFSIGNALED(st)) {
     *sig = WTERMSIG(st);
     return 128 + *sig;
@@ -277,17 +472,11 @@ static void *progress_fn(void *arg) {
   return NULL;
 }
 
-/* Create the status page at path for the program (0), and start the
-   display when stderr is a terminal. */
-static int progress_start(progress *p, const char *path) {
+/* Map the status page (fd, sizeof(rt_status) bytes: run_scratch) for
+   reading (0), and start the display when stderr is a terminal. */
+static int progress_start(progress *p, int fd) {
   memset(p, 0, sizeof *p);
-  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0 || ftruncate(fd, sizeof(rt_status)) < 0) {
-    if (fd >= 0) close(fd);
-    return -1;
-  }
   void *m = mmap(NULL, sizeof(rt_status), PROT_READ, MAP_SHARED, fd, 0);
-  close(fd);
   if (m == MAP_FAILED) return -1;
   p->st = m;
   p->t0 = now_s();
@@ -373,18 +562,17 @@ static int exit_status(int status, size_t failed, int keep_going) {
   return failed && !keep_going ? KCAST_EXIT_LAUNCH : KCAST_EXIT_OK;
 }
 
-/* Write every launch in one transaction; a partial run (reason non-NULL)
-   is marked so. */
+/* Write every launch in one transaction, waiting up to wait_s for the
+   lock; a partial run (reason non-NULL) is marked so.  On failure the
+   message goes to err (not printed). */
 static int ingest(const char *db_path, const rt_records *r, const char *app, const char *dataset,
-                  const char *bench, const char *cmdline, const char *partial, size_t *written) {
-  char err[2048];
+                  const char *bench, const char *cmdline, const char *partial, double wait_s,
+                  size_t *written, char *err, size_t cap) {
   ds_db *db = NULL;
   int64_t run_id = 0;
   *written = 0;
-  if (ds_open(db_path, DS_CREATE, &db, err, sizeof err) < 0) {
-    cli_error("%s", err);
-    return -1;
-  }
+  if (ds_open(db_path, DS_CREATE, &db, err, cap) < 0) return -1;
+  ds_set_busy_timeout(db, wait_s * 1000 > INT_MAX ? INT_MAX : (int)(wait_s * 1000));
   if (ds_begin(db) < 0 || ds_record_run(db, cmdline, &run_id) < 0) goto fail;
   if (partial && ds_mark_partial(db, run_id, partial) < 0) goto fail;
   for (size_t i = 0; i < r->n; i++) {
@@ -400,9 +588,86 @@ static int ingest(const char *db_path, const rt_records *r, const char *app, con
   ds_close(db);
   return 0;
 fail:
-  cli_error("%s", ds_errmsg(db));
+  snprintf(err, cap, "%s", ds_errmsg(db));
   ds_rollback(db);
   ds_close(db);
+  *written = 0;
+  return -1;
+}
+
+/* --------------------------------------------------------- the dataset -- */
+
+/* Can the run's results go to db_path?  Checked before the program runs:
+   an existing file must be a dataset that can be written (and its folder
+   take SQLite's journal), a new one's folder must exist and take files.
+   Prints the error. */
+static int check_output(const char *db_path) {
+  char err[2048], *copy = strdup(db_path);
+  if (!copy) {
+    cli_error("out of memory");
+    return -1;
+  }
+  char folder[PATH_MAX];
+  snprintf(folder, sizeof folder, "%s", dirname(copy));
+  free(copy);
+  struct stat sb;
+  int exists = stat(db_path, &sb) == 0;
+  if (exists) {
+    ds_db *db = NULL;
+    if (ds_open(db_path, 0, &db, err, sizeof err) < 0) {
+      cli_error("%s", err);
+      return -1;
+    }
+    ds_close(db);
+    if (access(db_path, W_OK) < 0) {
+      cli_error("%s: cannot be written: %s (nothing run)", db_path, strerror(errno));
+      return -1;
+    }
+  } else if (errno != ENOENT) {
+    cli_error("%s: %s (nothing run)", db_path, strerror(errno));
+    return -1;
+  }
+  if (stat(folder, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+    cli_error("%s: cannot be created: folder %s: %s (nothing run)", db_path, folder,
+              stat(folder, &sb) < 0 ? strerror(errno) : "not a directory");
+    return -1;
+  }
+  if (access(folder, W_OK | X_OK) < 0) {
+    cli_error("%s: cannot be %s: folder %s: %s (nothing run)", db_path,
+              exists ? "written (SQLite keeps its journal beside it)" : "created", folder,
+              strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/*
+ * Store the launches in db_path; when that fails (the lock still held after
+ * wait_s, a full disk), in a new dataset beside it that `kcast dataset
+ * merge` takes.  Prints what happened; 0 only when db_path has them.
+ */
+static int store(const char *db_path, const rt_records *r, const char *app, const char *dataset,
+                 const char *bench, const char *cmdline, const char *partial, double wait_s,
+                 size_t *written) {
+  char err[2048], err2[2048], side[PATH_MAX + 64];
+  if (ingest(db_path, r, app, dataset, bench, cmdline, partial, wait_s, written, err,
+             sizeof err) == 0)
+    return 0;
+  struct stat sb;
+  for (int k = 0; k < 100; k++) {
+    if (k) snprintf(side, sizeof side, "%s.pending-%ld-%d.db", db_path, (long)getpid(), k);
+    else snprintf(side, sizeof side, "%s.pending-%ld.db", db_path, (long)getpid());
+    if (stat(side, &sb) < 0) break;
+  }
+  size_t kept = 0;
+  if (ingest(side, r, app, dataset, bench, cmdline, partial, 0, &kept, err2, sizeof err2) == 0) {
+    cli_error("%s (waited up to %.0f s); the %zu launches are kept in %s: add them with "
+              "`kcast dataset merge %s %s`", err, wait_s, kept, side, db_path, side);
+  } else {
+    unlink(side);
+    cli_error("%s (waited up to %.0f s); nor could they be kept in %s: %s; nothing written",
+              err, wait_s, side, err2);
+  }
   return -1;
 }
 
@@ -421,7 +686,7 @@ static void partial_reason(char *buf, size_t cap, long long timeout, const rt_re
 
 int cmd_run(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *bench = NULL, *oob = "warn";
-  long long sample = 0, threads = 0, timeout = 0;
+  long long sample = 0, threads = 0, timeout = 0, lock_wait = 600;
   int keep_going = 0;
   int i;
   for (i = 1; i < argc; i++) {
@@ -445,6 +710,7 @@ int cmd_run(int argc, char **argv) {
     else if (!strcmp(a, "--sample")) num = &sample, hi = LLONG_MAX;
     else if (!strcmp(a, "--threads")) num = &threads, hi = 4096;
     else if (!strcmp(a, "--timeout")) num = &timeout, hi = 86400 * 365;
+    else if (!strcmp(a, "--lock-wait")) num = &lock_wait, hi = 86400;
     else return cli_usage_error("run", "unknown option '%s'", a);
     if (i + 1 >= argc) return cli_usage_error("run", "%s needs a value", a);
     if (dst) *dst = argv[++i];
@@ -464,43 +730,38 @@ int cmd_run(int argc, char **argv) {
               "names another folder)", libdir);
     return KCAST_EXIT_USER;
   }
-  struct stat sb;
   char err[2048];
-  if (stat(db_path, &sb) == 0) {
-    ds_db *db = NULL;
-    if (ds_open(db_path, 0, &db, err, sizeof err) < 0) {
-      cli_error("%s", err);
-      return KCAST_EXIT_USER;
-    }
-    ds_close(db);
-  }
+  if (check_output(db_path) < 0) return KCAST_EXIT_USER;
   char app_buf[1024], ds_buf[8192];
   prof_default_keys(pargc, prog, app_buf, sizeof app_buf, ds_buf, sizeof ds_buf);
   if (!app) app = app_buf;
   if (!dataset) dataset = ds_buf;
   if (!*app) return cli_usage_error("run", "empty program name");
 
-  const char *tmpdir = getenv("TMPDIR");
-  char dir[PATH_MAX], records[PATH_MAX + 32], status_path[PATH_MAX + 32];
-  snprintf(dir, sizeof dir, "%s/kcast-run-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (!mkdtemp(dir)) {
-    cli_error("cannot create a temporary folder %s: %s", dir, strerror(errno));
+  run_scratch sc;
+  if (scratch_open(&sc) < 0) return KCAST_EXIT_USER;
+  progress pr;
+  if (progress_start(&pr, sc.status_fd) < 0) {
+    cli_error("cannot map the run's status page: %s", strerror(errno));
+    scratch_close(&sc);
     return KCAST_EXIT_USER;
   }
-  snprintf(records, sizeof records, "%s/launches.txt", dir);
-  snprintf(status_path, sizeof status_path, "%s/status", dir);
-  /* the program inherits these (run_child sets the rest) */
+  /* the program inherits this (run_child sets the rest) */
   setenv(RT_ENV_OOB, oob, 1);
-  progress pr;
-  if (progress_start(&pr, status_path) == 0) setenv(RT_ENV_STATUS, status_path, 1);
-  else unsetenv(RT_ENV_STATUS);
-  int sig, timed_out;
-  int status = run_child(prog, libdir, records, sample, threads, (double)timeout, &sig,
-                         &timed_out);
+  int sig, timed_out, killed;
+  int status = run_child(prog, libdir, &sc, sample, threads, (double)timeout, &sig,
+                         &timed_out, &killed);
   progress_stop(&pr);
   int rc = KCAST_EXIT_USER;
   rt_records r;
   memset(&r, 0, sizeof r);
+  if (killed) {
+    cli_error("interrupted by %s: %s ended; %s left unchanged", strsignal(killed), prog[0],
+              db_path);
+    progress_free(&pr);
+    scratch_close(&sc);
+    die_of(killed);
+  }
   if (status < 0) goto out;
   if (sig && !timed_out) {
     cli_error("%s was killed by signal %d (%s); %s left unchanged", prog[0], sig,
@@ -508,7 +769,19 @@ int cmd_run(int argc, char **argv) {
     rc = status;
     goto out;
   }
-  if (access(records, F_OK) != 0) {
+  int werr = __atomic_load_n(&pr.st->records_errno, __ATOMIC_ACQUIRE);
+  if (werr) {
+    cli_error("cannot write the launch records in %s: %s; %s left unchanged", sc.where,
+              strerror(werr), db_path);
+    rc = status ? status : KCAST_EXIT_USER;
+    goto out;
+  }
+  if (scratch_read(&sc, &r, timed_out ? RT_READ_TORN_OK : 0, err, sizeof err) < 0) {
+    cli_error("%s; %s left unchanged", err, db_path);
+    rc = status ? status : KCAST_EXIT_USER;
+    goto out;
+  }
+  if (!r.loaded) {
     if (timed_out)
       cli_error("%s timed out after %lld s and was killed before it loaded kcast's "
                 "libcudart.so.13; %s left unchanged", prog[0], timeout, db_path);
@@ -516,11 +789,6 @@ int cmd_run(int argc, char **argv) {
       cli_error("%s (exit status %d) did not load kcast's libcudart.so.13: it is not a CUDA "
                 "program linked with -cudart shared (rebuild it with `kcast nvcc`); nothing "
                 "written", prog[0], status);
-    rc = status ? status : KCAST_EXIT_USER;
-    goto out;
-  }
-  if (rt_records_read_ex(records, &r, timed_out ? RT_READ_TORN_OK : 0, err, sizeof err) < 0) {
-    cli_error("%s; %s left unchanged", err, db_path);
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
   }
@@ -532,7 +800,8 @@ int cmd_run(int argc, char **argv) {
   char partial[512];
   if (timed_out) partial_reason(partial, sizeof partial, timeout, &r, &pr);
   char *cmdline = join_args(argc + 1, argv - 1);
-  if (ingest(db_path, &r, app, dataset, bench, cmdline, timed_out ? partial : NULL, &written) < 0) {
+  if (store(db_path, &r, app, dataset, bench, cmdline, timed_out ? partial : NULL,
+            (double)lock_wait, &written) < 0) {
     free(cmdline);
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
@@ -557,9 +826,7 @@ int cmd_run(int argc, char **argv) {
 out:
   progress_free(&pr);
   rt_records_free(&r);
-  unlink(records);
-  unlink(status_path);
-  rmdir(dir);
+  scratch_close(&sc);
   return rc;
 }
 

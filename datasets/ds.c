@@ -370,6 +370,10 @@ fail:
   return -1;
 }
 
+void ds_set_busy_timeout(ds_db *db, int ms) {
+  if (db && db->h) sqlite3_busy_timeout(db->h, ms);
+}
+
 void ds_close(ds_db *db) {
   if (!db) return;
   for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(db->st[i]);

@@ -76,7 +76,12 @@ const char *ds_path(const ds_db *db);
 
 /* ---------------------------------------------------------- transactions -- */
 
-/* Begin a write transaction (takes the write lock now; waits up to 5 s). */
+/* How long a call waits for another connection's lock before it fails
+   with "database is locked" (ds_open sets 5000 ms). */
+void ds_set_busy_timeout(ds_db *db, int ms);
+
+/* Begin a write transaction (takes the write lock now; waits up to the busy
+   timeout). */
 int ds_begin(ds_db *db);
 int ds_commit(ds_db *db);
 /* Roll back; a no-op when no transaction is open. */

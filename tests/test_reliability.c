@@ -13,6 +13,7 @@
  */
 #include "tests.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -203,10 +204,355 @@ static void test_output_to_a_full_device_fails(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* ------------------------------------------------ helpers for kcast run -- */
+
+/* A suite program built with -cudart shared (make test builds SUITE_FAST). */
+static const char *suite_prog(const char *name, char *buf, size_t cap) {
+  char rel[4096];
+  snprintf(rel, sizeof rel, "%s/suite/%s", tests_build(), name);
+  if (rel[0] != '/') abs_path(rel, buf, cap);
+  else snprintf(buf, cap, "%s", rel);
+  if (access(buf, X_OK) != 0) {
+    fprintf(stderr, "(%s not built: skipped) ", buf);
+    return NULL;
+  }
+  return buf;
+}
+
+static const char *kcast_abs(char *buf, size_t cap) {
+  if (tests_kcast()[0] == '/') snprintf(buf, cap, "%s", tests_kcast());
+  else abs_path(tests_kcast(), buf, cap);
+  return buf;
+}
+
+/* Launches in a dataset (sqlite3's shell), optionally of one dataset label;
+   -1 when it cannot be read. */
+static long count_launches(const char *db, const char *label) {
+  char *out = NULL;
+  int rc = label ? sh(&out, NULL, "sqlite3 '%s' \"SELECT count(*) FROM launches WHERE "
+                      "dataset = '%s'\"", db, label)
+                 : sh(&out, NULL, "sqlite3 '%s' 'SELECT count(*) FROM launches'", db);
+  long n = rc == 0 && out ? strtol(out, NULL, 10) : -1;
+  free(out);
+  return n;
+}
+
+/*
+ * Run script (sh) with a tmpfs of fs_kb KiB mounted at fs, in a private
+ * mount namespace (root: unshare -m; others: unshare -rm).  Returns 0 when
+ * it ran with the mount, 1 when no such mount can be made here (skip).
+ */
+static int with_small_fs(const char *dir, const char *fs, unsigned fs_kb, const char *script) {
+  char path[8192], mark[8192];
+  snprintf(path, sizeof path, "%s/script.sh", dir);
+  snprintf(mark, sizeof mark, "%s/mounted", dir);
+  FILE *f = fopen(path, "w");
+  if (!f) return 1;
+  fprintf(f, "mkdir -p '%s' && mount -t tmpfs -o size=%uk tmpfs '%s' && touch '%s' || exit 99\n"
+             "%s\n", fs, fs_kb, fs, mark, script);
+  if (fclose(f)) return 1;
+  sh(NULL, NULL, "unshare %s -m sh '%s' 2>/dev/null", geteuid() == 0 ? "" : "-r", path);
+  if (access(mark, F_OK) != 0) {
+    fprintf(stderr, "(no private tmpfs mount here: skipped) ");
+    return 1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------- 2. a full temporary folder -- */
+
+/*
+ * TMPDIR on a full (then a nearly full) disk: the launch records cannot be
+ * written.  kcast run must say so (the file, the cause), exit non-zero and
+ * leave the dataset as it was; it used to exit 0 with "0 launches
+ * recorded", or blame an interrupted program.
+ */
+static void test_full_tmpdir_is_an_error(void) {
+  char dir[4096], prog[8192], kcast[8192], db[4200], fs[4200], script[65536];
+  if (!suite_prog("stencil2d", prog, sizeof prog)) return;
+  kcast_abs(kcast, sizeof kcast);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-tmpfull"));
+  snprintf(db, sizeof db, "%s/t.db", dir);
+  snprintf(fs, sizeof fs, "%s/fs", dir);
+  CU_ASSERT_EQUAL_FATAL(sh(NULL, NULL, "'%s' run -o '%s' --dataset base -- '%s' 64 8 10 "
+                           ">/dev/null 2>&1", kcast, db, prog), 0);
+  long before = count_launches(db, NULL);
+  CU_ASSERT_EQUAL_FATAL(before, 10);
+  /* 0 KiB left, then 4 KiB (the first records fit, a later one is torn). */
+  snprintf(script, sizeof script,
+           "for left in 0 4; do\n"
+           "  rm -f '%s/fill'; dd if=/dev/zero of='%s/fill' bs=1k count=$((64 - left)) 2>/dev/null\n"
+           "  TMPDIR='%s' '%s' run -o '%s' --dataset full$left -- '%s' 64 8 10 >/dev/null "
+           "2>'%s/err'$left; echo $? > '%s/rc'$left\n"
+           "  ls -A '%s' > '%s/left'$left\n"
+           "done\n", fs, fs, fs, kcast, db, prog, dir, dir, fs, dir);
+  if (with_small_fs(dir, fs, 64, script)) goto out;
+  for (int left = 0; left <= 4; left += 4) {
+    char p[8192], msg[512];
+    snprintf(p, sizeof p, "%s/rc%d", dir, left);
+    char *rc = tests_read_file(p, NULL);
+    snprintf(p, sizeof p, "%s/err%d", dir, left);
+    char *err = tests_read_file(p, NULL);
+    snprintf(p, sizeof p, "%s/left%d", dir, left);
+    char *rest = tests_read_file(p, NULL);
+    snprintf(msg, sizeof msg, "%d KiB free: kcast run exits 1 (%s)", left, rc ? rc : "?");
+    CHECK_MSG(msg, rc && atoi(rc) == 1);
+    snprintf(msg, sizeof msg, "%d KiB free: the error names the records, the folder and the "
+             "cause: %.300s", left, err ? err : "");
+    CHECK_MSG(msg, err && strstr(err, "kcast: cannot write the launch records in ") &&
+                       strstr(err, fs) && strstr(err, "No space left on device"));
+    snprintf(msg, sizeof msg, "%d KiB free: nothing left in the temporary folder", left);
+    CHECK_MSG(msg, rest && !strcmp(rest, "fill\n"));
+    free(rc), free(err), free(rest);
+  }
+  CHECK_MSG("the dataset kept its launches and got none of the failed runs",
+            count_launches(db, NULL) == before);
+out:
+  if (!getenv("KEEP")) sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* --------------------------------------------- 6. killing kcast run -- */
+
+/* State letter of a process from /proc (0 when there is none). */
+static char proc_state(pid_t pid) {
+  char p[64], buf[1024];
+  snprintf(p, sizeof p, "/proc/%ld/stat", (long)pid);
+  FILE *f = fopen(p, "r");
+  if (!f) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  char *rp = strrchr(buf, ')');
+  return rp && rp[1] == ' ' ? rp[2] : 0;
+}
+
+static int proc_alive(pid_t pid) {
+  char s = proc_state(pid);
+  return s && s != 'Z' && s != 'X';
+}
+
+/* A child of parent (from /proc), or 0. */
+static pid_t child_of(pid_t parent) {
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  pid_t found = 0;
+  struct dirent *e;
+  while (!found && (e = readdir(d))) {
+    char *end;
+    long pid = strtol(e->d_name, &end, 10);
+    if (*end || pid <= 0) continue;
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f) continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *rp = strrchr(buf, ')');
+    long ppid = 0;
+    if (rp && sscanf(rp + 2, "%*c %ld", &ppid) == 1 && ppid == parent) found = (pid_t)pid;
+  }
+  closedir(d);
+  return found;
+}
+
+static double mono_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/*
+ * SIGTERM, SIGHUP, SIGINT or SIGKILL to kcast run while the program runs:
+ * the program must end with it (not run on under init), the temporary
+ * folder must hold nothing afterwards, the dataset must not be written,
+ * and kcast must end of the signal it was sent.
+ */
+static void test_killing_kcast_run_leaves_nothing(void) {
+  static const int sigs[] = {SIGTERM, SIGHUP, SIGINT, SIGKILL};
+  char dir[4096], prog[8192], kcast[8192], tmp[4200], db[4200], msg[256];
+  if (!suite_prog("stencil2d", prog, sizeof prog)) return;
+  kcast_abs(kcast, sizeof kcast);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-kill"));
+  snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+  snprintf(db, sizeof db, "%s/t.db", dir);
+  CU_ASSERT_EQUAL_FATAL(mkdir(tmp, 0700), 0);
+  for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+    int sig = sigs[k];
+    pid_t kp = fork();
+    CU_ASSERT_FATAL(kp >= 0);
+    if (kp == 0) {
+      for (int s = 1; s < 32; s++) signal(s, SIG_DFL);
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, NULL);
+      setenv("TMPDIR", tmp, 1);
+      int nul = open("/dev/null", O_RDWR);
+      dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
+      /* 10,000 sweeps of 256x256: minutes on the emulator */
+      execl(kcast, kcast, "run", "-o", db, "--", prog, "256", "8", "10000", (char *)NULL);
+      _exit(127);
+    }
+    pid_t pp = 0;
+    for (double t0 = mono_s(); !pp && mono_s() - t0 < 20;) {
+      pp = child_of(kp);
+      if (!pp) usleep(20000);
+    }
+    CHECK_MSG("kcast run started the program", pp > 0);
+    usleep(500000); /* into its launches */
+    kill(kp, sig);
+    int st = 0;
+    pid_t w = 0;
+    for (double t0 = mono_s(); w == 0 && mono_s() - t0 < 15;) {
+      w = waitpid(kp, &st, WNOHANG);
+      if (!w) usleep(20000);
+    }
+    if (w == 0) {
+      kill(kp, SIGKILL);
+      waitpid(kp, &st, 0);
+    }
+    snprintf(msg, sizeof msg, "kcast ends of signal %d it was sent", sig);
+    CHECK_MSG(msg, w == kp && WIFSIGNALED(st) && WTERMSIG(st) == sig);
+    int alive = pp > 0;
+    for (double t0 = mono_s(); alive && mono_s() - t0 < 3;) {
+      alive = proc_alive(pp);
+      if (alive) usleep(20000);
+    }
+    snprintf(msg, sizeof msg, "signal %d: the program ended with kcast", sig);
+    CHECK_MSG(msg, !alive);
+    if (alive) kill(pp, SIGKILL);
+    char *left = NULL;
+    sh(&left, NULL, "ls -A '%s'", tmp);
+    snprintf(msg, sizeof msg, "signal %d: nothing left in the temporary folder (%.100s)", sig,
+             left ? left : "");
+    CHECK_MSG(msg, left && !*left);
+    free(left);
+    sh(NULL, NULL, "rm -rf '%s'/*", tmp);
+    snprintf(msg, sizeof msg, "signal %d: no dataset written", sig);
+    CHECK_MSG(msg, access(db, F_OK) != 0);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* ------------------------------------------- 7. concurrent writers -- */
+
+/*
+ * Where the results cannot go (a folder that does not exist, a path
+ * through a file, a dataset the user cannot write), kcast run says so
+ * before the program runs.
+ */
+static void test_unwritable_output_is_found_before_the_run(void) {
+  char dir[4096], kcast[8192], db[4200], ran[4200];
+  kcast_abs(kcast, sizeof kcast);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-ro"));
+  snprintf(ran, sizeof ran, "%s/RAN", dir);
+  snprintf(db, sizeof db, "%s/ro.db", dir);
+  chmod(dir, 01777); /* the program, run as another user, could write RAN */
+  /* an empty dataset nobody but its owner may write */
+  CU_ASSERT_EQUAL_FATAL(sh(NULL, NULL, "'%s' dataset merge '%s' datasets/data/suite-features.db "
+                           ">/dev/null 2>&1 && chmod 0644 '%s'", kcast, db, db), 0);
+  const char *cases[] = {"%s/missing/t.db", "%s/ro.db/t.db", "%s/ro.db"};
+  for (size_t k = 0; k < 3; k++) {
+    char out_db[4300], msg[8192], *err = NULL;
+    snprintf(out_db, sizeof out_db, cases[k], dir);
+    /* Another user for the read-only case when this is root (root writes
+       anything); a read-only mode otherwise. */
+    const char *as = "";
+    if (k == 2) {
+      if (geteuid() == 0) {
+        if (!have_tool("setpriv")) continue;
+        as = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+      } else {
+        chmod(db, 0444);
+      }
+    }
+    int rc = sh(NULL, &err, "%s'%s' run -o '%s' -- sh -c 'touch \"%s\"'", as, kcast, out_db, ran);
+    snprintf(msg, sizeof msg, "-o %s: refused before the program runs (rc %d: %.200s)", out_db,
+             rc, err ? err : "");
+    CHECK_MSG(msg, rc == 1 && access(ran, F_OK) != 0 && err && strstr(err, out_db) &&
+                       count_lines(err) == 1);
+    free(err);
+    unlink(ran);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* Shell lines that hold the write lock of a dataset for %d seconds in the
+   background and return once it is held. */
+#define LOCK_SCRIPT                                                                    \
+  "{ echo 'BEGIN IMMEDIATE;'; sleep %d; echo 'COMMIT;'; } | sqlite3 -cmd '.timeout 30000' "  \
+  "'%s' &\n"                                                                           \
+  "n=0; while sqlite3 '%s' 'BEGIN IMMEDIATE; ROLLBACK;' 2>/dev/null && [ $n -lt 600 ]; do " \
+  "sleep 0.05; n=$((n + 1)); done\n"
+
+/*
+ * Four kcast run -o same.db at once while another connection holds the
+ * write lock for 7 s (longer than SQLite's old 5 s timeout): all four
+ * wait and all their launches arrive.  With --lock-wait 1 against a 5 s
+ * lock, the launches go to a side file that `kcast dataset merge` adds.
+ */
+static void test_concurrent_writers_lose_nothing(void) {
+  char dir[4096], prog[8192], kcast[8192], db[4200], script[16384];
+  if (!suite_prog("stencil2d", prog, sizeof prog)) return;
+  if (!have_tool("sqlite3")) {
+    fprintf(stderr, "(sqlite3 shell missing: skipped) ");
+    return;
+  }
+  kcast_abs(kcast, sizeof kcast);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-lock"));
+  snprintf(db, sizeof db, "%s/same.db", dir);
+  CU_ASSERT_EQUAL_FATAL(sh(NULL, NULL, "'%s' run -o '%s' --dataset base -- '%s' 64 8 10 "
+                           ">/dev/null 2>&1", kcast, db, prog), 0);
+  /* hold the lock (until it is taken, nothing else starts; the holder
+     waits out the probe's own brief lock, the probe gives up after 30 s) */
+  snprintf(script, sizeof script, LOCK_SCRIPT, 7, db, db);
+  char cmd[65536];
+  snprintf(cmd, sizeof cmd, "%sfor i in 1 2 3 4; do ( '%s' run -o '%s' --dataset w$i -- '%s' "
+           "64 8 10 >/dev/null 2>'%s/err'$i; echo $? > '%s/rc'$i ) & done; wait", script, kcast,
+           db, prog, dir, dir);
+  sh(NULL, NULL, "%s", cmd);
+  for (int i = 1; i <= 4; i++) {
+    char p[8192], label[16], msg[512];
+    snprintf(p, sizeof p, "%s/rc%d", dir, i);
+    char *rc = tests_read_file(p, NULL);
+    snprintf(p, sizeof p, "%s/err%d", dir, i);
+    char *err = tests_read_file(p, NULL);
+    snprintf(msg, sizeof msg, "writer %d waited for the lock and succeeded (%.300s)", i,
+             err ? err : "");
+    CHECK_MSG(msg, rc && atoi(rc) == 0);
+    snprintf(label, sizeof label, "w%d", i);
+    snprintf(msg, sizeof msg, "writer %d's 10 launches are in the dataset", i);
+    CHECK_MSG(msg, count_launches(db, label) == 10);
+    free(rc), free(err);
+  }
+  /* the lock outlasts --lock-wait: a side file */
+  snprintf(script, sizeof script, LOCK_SCRIPT, 4, db, db);
+  char *err = NULL;
+  int rc = sh(NULL, &err, "%s'%s' run -o '%s' --lock-wait 1 --dataset side -- '%s' 64 8 10 "
+              ">/dev/null; rc=$?; wait; exit $rc", script, kcast, db, prog);
+  CHECK_MSG("a lock that outlasts --lock-wait is an error", rc == 1);
+  char side[4400] = "";
+  const char *s = err ? strstr(err, "kept in ") : NULL;
+  if (s) sscanf(s + 8, "%4399[^:]", side);
+  CHECK_MSG("the error names the side file and the merge command",
+            s && err && strstr(err, "database is locked") && strstr(err, "kcast dataset merge"));
+  CHECK_MSG("the side file holds the run's launches", side[0] && count_launches(side, "side") == 10);
+  CHECK_MSG("the dataset has none of them yet", count_launches(db, "side") == 0);
+  CHECK_MSG("kcast dataset merge takes the side file",
+            side[0] && sh(NULL, NULL, "'%s' dataset merge '%s' '%s' >/dev/null 2>&1", kcast, db,
+                          side) == 0 && count_launches(db, "side") == 10);
+  free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability) {
   CU_pSuite s = tests_suite("reliability");
   TEST_ADD(s, test_file_name_never_reaches_a_shell);
   TEST_ADD(s, test_output_to_a_full_device_fails);
+  TEST_ADD(s, test_full_tmpdir_is_an_error);
+  TEST_ADD(s, test_killing_kcast_run_leaves_nothing);
+  TEST_ADD(s, test_unwritable_output_is_found_before_the_run);
+  TEST_ADD(s, test_concurrent_writers_lose_nothing);
 }
