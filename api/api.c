@@ -21,6 +21,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +381,9 @@ kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_n
     return api_fail(KCAST_E_ARG, "kcast_predict_batch: %s is NULL",
                     !fs ? "feature-set array" : "out array");
   if (check_coverage("kcast_predict_batch", coverage)) return KCAST_E_ARG;
+  /* No array holds more (the loop index would also turn negative). */
+  if (n > (size_t)PTRDIFF_MAX / sizeof *out)
+    return api_fail(KCAST_E_ARG, "kcast_predict_batch: n = %zu is more than any array holds", n);
   const char *use = NULL;
   int unseen = 0;
   kcast_status gst = resolve_gpu(model, "kcast_predict_batch", gpu_name, &use, &unseen);

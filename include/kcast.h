@@ -289,7 +289,8 @@ kcast_status kcast_predict_gpu(const kcast_model *model, const char *gpu_name,
  * out[i] equals kcast_predict's answer for fs[i].  On failure the status of
  * the lowest failing index is returned and the calling thread's
  * kcast_last_error names that index; out[i] for every earlier i is filled,
- * later ones are unspecified.  n = 0 is KCAST_OK.
+ * later ones are unspecified.  n = 0 is KCAST_OK; an n larger than any
+ * array can hold (more than PTRDIFF_MAX bytes of predictions) is KCAST_E_ARG.
  */
 kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features *const *fs,
                                  size_t n, double coverage, kcast_prediction *out);
