@@ -31,11 +31,14 @@
  * the bytes left before allocating, every child index (greater than its
  * parent's, inside the tree: a walk always ends), every feature index and
  * every leaf number, so no file can make prediction read out of bounds or
- * loop.  Each failure names the file and what is wrong.
+ * loop, and every leaf value and sample (finite, within float range, finite
+ * once transformed back), so none can predict NaN or infinity.  Each
+ * failure names the file and what is wrong.
  */
 #include "model/rf_int.h"
 
 #include <errno.h>
+#include <float.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
@@ -268,6 +271,13 @@ static int bad(rd *r, const char *fmt, ...) {
   return rf__err("%s: inconsistent: %s", r->path, msg);
 }
 
+/* Can a leaf predict v (transformed space)?  Finite, storable as the
+   32-bit float leaf samples are, and finite once transformed back: a
+   CRC-valid file could hold anything. */
+static int leaf_ok(const rf_forest *f, double v) {
+  return isfinite(v) && fabs(v) <= FLT_MAX && isfinite(rf__untransform(f->params.transform, v));
+}
+
 static int read_tree(rd *r, rf_forest *f, size_t t, rf_tree *tr) {
   char what[64];
   snprintf(what, sizeof what, "tree %zu header", t);
@@ -310,6 +320,9 @@ static int read_tree(rd *r, rf_forest *f, size_t t, rf_tree *tr) {
       if (nd->left >= tr->n_leaves)
         return bad(r, "tree %zu node %u: leaf number %u out of range (%u leaves)", t, k,
                    nd->left, tr->n_leaves);
+      if (!leaf_ok(f, nd->v))
+        return bad(r, "tree %zu node %u: leaf value %g is out of range (NaN, infinite, beyond "
+                   "32-bit floats, or infinite once transformed back)", t, k, nd->v);
     } else {
       return bad(r, "tree %zu node %u: feature index %d is invalid", t, k, nd->feature);
     }
@@ -323,6 +336,10 @@ static int read_tree(rd *r, rf_forest *f, size_t t, rf_tree *tr) {
       return bad(r, "tree %zu leaf %u: no samples or offsets out of order", t, k);
   memcpy(tr->values, r->p + r->pos, (size_t)tr->n_values * 4);
   r->pos += (size_t)tr->n_values * 4;
+  for (uint32_t q = 0; q < tr->n_values; q++)
+    if (!leaf_ok(f, tr->values[q]))
+      return bad(r, "tree %zu: leaf sample %u (%g) is out of range (NaN, infinite, or "
+                 "infinite once transformed back)", t, q, (double)tr->values[q]);
   return 0;
 }
 

@@ -1912,6 +1912,15 @@ int rf_train(const rf_data *d, const rf_params *pin, rf_forest **out) {
     goto out;
   }
   if (rf__transformed_y(&prm, d, &y)) goto out;
+  /* Leaf samples are 32-bit floats, and a model must predict finite values
+     (rf_load refuses one that does not). */
+  for (size_t i = 0; i < n; i++)
+    if (fabs(y[i]) > FLT_MAX || !isfinite(rf__untransform(prm.transform, (float)y[i]))) {
+      rf__err("row %zu: target %s = %g is out of range (a model keeps its leaves as 32-bit "
+              "floats, at most %g in magnitude, and must predict finite values)", i + 1,
+              d->target ? d->target : "y", d->y[i], (double)FLT_MAX);
+      goto out;
+    }
   S.y = y;
   f->params = prm;
   f->n_features = p;
