@@ -7,7 +7,10 @@
  * Prediction takes rows; rf_predict_batch gathers them.
  *
  * CSV rules (docs/formats.md repeats them for users): the first record names
- * the columns; names must be unique.  The target column (opts.target) becomes
+ * the columns; names must be unique (checked through a hash of the names, so
+ * a header of 200,000 columns costs what it reads); a UTF-8 byte-order mark
+ * before it is not part of the first name; a NUL byte in any cell is an
+ * error (strtod would stop there and read "1\0x" as 1).  The target column (opts.target) becomes
  * y, the group column (opts.group) stays a string per row and is never a
  * feature, columns listed in opts.ignore are skipped unparsed; every other
  * column is a feature and each of its cells must be a finite number.  The
@@ -98,6 +101,8 @@ typedef struct loader {
   /* header */
   char **hdr;
   size_t n_hdr, cap_hdr;
+  uint32_t *hidx;         /* open-addressing index of hdr: column + 1, 0 = empty */
+  size_t hcap;            /* slots, a power of two >= 2 n_hdr */
   int *role;              /* per header column: feature slot >= 0 or ROLE_* */
   size_t n_feat;
   /* rows */
@@ -144,6 +149,16 @@ static void cell_error(loader *L, const char *s, size_t len, const char *what) {
 static void on_field(void *s, size_t len, void *ctx) {
   loader *L = ctx;
   if (L->failed) return;
+  if (memchr(s, 0, len)) {
+    if (L->rec == 0 || L->field >= L->n_hdr)
+      rf__err("%s:%zu: field %zu holds a NUL byte (not a text file?)", L->path, L->rec + 1,
+              (L->rec == 0 ? L->n_hdr : L->field) + 1);
+    else
+      rf__err("%s:%zu: column %s: the cell holds a NUL byte (not a text file?)", L->path,
+              L->rec + 1, L->hdr[L->field]);
+    L->failed = 1;
+    return;
+  }
   if (L->rec == 0) {
     if (L->n_hdr == L->cap_hdr) {
       size_t nc = L->cap_hdr ? L->cap_hdr * 2 : 32;
@@ -261,10 +276,39 @@ static int add_tcol(loader *L, int hdr) {
   return 0;
 }
 
+static uint64_t name_hash(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Column of name, or -1 (through the index hdr_index made). */
 static int hdr_find(const loader *L, const char *name) {
-  for (size_t i = 0; i < L->n_hdr; i++)
-    if (!strcmp(L->hdr[i], name)) return (int)i;
-  return -1;
+  if (!L->hidx) return -1;
+  size_t n = strlen(name);
+  for (size_t h = name_hash(name, n) & (L->hcap - 1);; h = (h + 1) & (L->hcap - 1)) {
+    uint32_t v = L->hidx[h];
+    if (!v) return -1;
+    if (!strcmp(L->hdr[v - 1], name)) return (int)(v - 1);
+  }
+}
+
+/* Index the header; the first repeated name is an error. */
+static int hdr_index(loader *L) {
+  if (L->n_hdr > UINT32_MAX / 4) return rf__err("%s:1: too many columns", L->path);
+  size_t cap = 16;
+  while (cap < 2 * L->n_hdr) cap *= 2;
+  L->hidx = rf__calloc(cap, sizeof *L->hidx);
+  if (!L->hidx) return rf__nomem();
+  L->hcap = cap;
+  for (size_t i = 0; i < L->n_hdr; i++) {
+    size_t h = name_hash(L->hdr[i], strlen(L->hdr[i])) & (cap - 1);
+    for (; L->hidx[h]; h = (h + 1) & (cap - 1))
+      if (!strcmp(L->hdr[L->hidx[h] - 1], L->hdr[i]))
+        return rf__err("%s:1: column '%s' appears twice", L->path, L->hdr[i]);
+    L->hidx[h] = (uint32_t)i + 1;
+  }
+  return 0;
 }
 
 /* Decide each column's role once the header is complete. */
@@ -275,13 +319,10 @@ static void resolve_header(loader *L) {
     L->failed = 1;
     return;
   }
-  for (size_t i = 0; i < L->n_hdr; i++)
-    for (size_t k = 0; k < i; k++)
-      if (!strcmp(L->hdr[i], L->hdr[k])) {
-        rf__err("%s:1: column '%s' appears twice", L->path, L->hdr[i]);
-        L->failed = 1;
-        return;
-      }
+  if (hdr_index(L)) {
+    L->failed = 1;
+    return;
+  }
   L->role = rf__mallocn(L->n_hdr, sizeof *L->role);
   if (!L->role) return lfail_nomem(L);
   for (size_t i = 0; i < L->n_hdr; i++) L->role[i] = ROLE_SKIP;
@@ -434,6 +475,7 @@ static int drop_constant(rf_data *d) {
 
 static void loader_free(loader *L) {
   free_strv(L->hdr, L->n_hdr);
+  rf__free(L->hidx);
   rf__free(L->role);
   rf__free(L->rows);
   rf__free(L->y);
@@ -462,9 +504,12 @@ int rf_data_load_csv(rf_data *d, const char *path, const rf_csv_opts *o) {
   }
   char buf[65536];
   size_t n;
-  int rc = 0;
+  int rc = 0, first = 1;
   while (!L.failed && (n = fread(buf, 1, sizeof buf, fp)) > 0) {
-    if (csv_parse(&p, buf, n, on_field, on_record, &L) != n) {
+    size_t skip = 0;
+    if (first && n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) skip = 3; /* UTF-8 BOM */
+    first = 0;
+    if (csv_parse(&p, buf + skip, n - skip, on_field, on_record, &L) != n - skip) {
       rf__err("%s:%zu: CSV syntax error: %s", path, L.rec + 1, csv_strerror(csv_error(&p)));
       L.failed = 1;
     }
