@@ -29,6 +29,17 @@
  * by nvcc 13 and clang 22 (tests/ptx/ has samples); debug sections, .loc,
  * .file, @@DWARF and pragmas are skipped; .texref/.surfref/.samplerref
  * declarations are recorded as symbols of space TEX without contents.
+ *
+ * What it refuses as ptxas does (check_operand_types, decode_key): register
+ * operands whose declared type does not agree with the instruction's
+ * (arithmetic, logic, moves, comparisons, selects, and the data of loads,
+ * stores and conversions, by the ISA's operand-type rules), two modifiers
+ * of one kind (rounding, comparison, vector width, state space of a load or
+ * store), cvt without the rounding its types need or with one they forbid,
+ * a guard that is not a predicate, an unknown .target.  Checked against
+ * ptxas 13.0 on 6,656 operand-type and 1,008 cvt combinations: nothing
+ * ptxas takes is refused (ptxas refuses more).  A key with a modifier the
+ * decoder does not know is not type-checked.
  */
 #include "ptx_int.h"
 
@@ -133,6 +144,9 @@ enum { MS_VAR = 0, MS_FUNC = 1 }; /* module symbol: val = idx * 2 + kind */
 
 typedef struct key_entry {
   ptx_insn tmpl;   /* decoded fields; operands, guard, line not set */
+  uint8_t ntypes;  /* type modifiers written */
+  uint8_t unknown; /* 1 when a modifier was not recognised: operand types
+                      are then not checked (the decoding may be partial) */
 } key_entry;
 
 typedef struct label_use { uint32_t line, col; } label_use;
@@ -570,10 +584,22 @@ static int op_has_atomop(int op) {
          op == PTX_OP_CP;
 }
 
-/* Decode the key word at the current token into a template.  Unknown
-   dot-modifiers stay in the key only; an unknown mnemonic is an error. */
-static void decode_key(parser *P, const char *s, uint32_t len, ptx_insn *t) {
+/* Two modifiers of one kind where an instruction takes one (.rn.rz,
+   .lt.gt, .v2.v4, .global.shared on a load): an error naming both. */
+static void conflict(parser *P, const char *what, const char *s, uint32_t len,
+                     const modifier *a, const modifier *b) {
+  fail(P, "%s %s .%s and .%s in '%.*s'", a == b ? "repeated" : "conflicting", what, a->name,
+       b->name, (int)(len < 80 ? len : 80), s);
+}
+
+/* Decode the key word at the current token into a template (ke: what the
+   operand check needs).  Unknown dot-modifiers stay in the key only; an
+   unknown mnemonic is an error, and so are two modifiers of one kind that
+   exclude each other. */
+static void decode_key(parser *P, const char *s, uint32_t len, ptx_insn *t, key_entry *ke) {
   memset(t, 0, sizeof *t);
+  const modifier *rnd = NULL, *cmp = NULL, *vw = NULL, *space = NULL, *boolop = NULL;
+  ke->unknown = 0;
   uint32_t d = 0;
   while (d < len && s[d] != '.') d++;
   int op = ptx_op_lookup(s, d);
@@ -595,29 +621,57 @@ static void decode_key(parser *P, const char *s, uint32_t len, ptx_insn *t) {
       fail(P, "empty modifier in %s", tokq(P, q, sizeof q));
     }
     const modifier *md = find_modifier(s + b, i - b);
-    if (!md) continue;
+    if (!md) {
+      ke->unknown = 1;
+      continue;
+    }
+    int setlike = op == PTX_OP_SETP || op == PTX_OP_SET;
     switch (md->kind) {
     case MK_TYPE:
       if (ntypes < 2) types[ntypes] = (uint8_t)md->val;
       ntypes++;
       break;
-    case MK_SPACE: if (!t->space) t->space = (uint8_t)md->val; break;
-    case MK_CMP: t->cmp = (uint8_t)md->val; break;
-    case MK_LOHI:
-      if (op == PTX_OP_SETP || op == PTX_OP_SET) t->cmp = (uint8_t)md->val;
-      else if (md->val == PTX_CMP_LO) t->flags |= PTX_F_LO;
-      else if (md->val == PTX_CMP_HI) t->flags |= PTX_F_HI;
+    case MK_SPACE:
+      if (space && (op == PTX_OP_LD || op == PTX_OP_ST || op == PTX_OP_LDU) && space != md)
+        conflict(P, "state spaces", s, len, space, md);
+      if (!space) space = md;
+      if (!t->space) t->space = (uint8_t)md->val;
       break;
-    case MK_RND: t->rnd = (uint8_t)md->val; break;
+    case MK_CMP:
+    case MK_LOHI:
+      if (md->kind == MK_CMP || setlike) {
+        if (cmp && cmp != md) conflict(P, "comparisons", s, len, cmp, md);
+        cmp = md;
+        t->cmp = (uint8_t)md->val;
+      } else if (md->val == PTX_CMP_LO) {
+        t->flags |= PTX_F_LO;
+      } else if (md->val == PTX_CMP_HI) {
+        t->flags |= PTX_F_HI;
+      }
+      break;
+    case MK_RND:
+      if (rnd) conflict(P, "rounding modifiers", s, len, rnd, md);
+      rnd = md;
+      t->rnd = (uint8_t)md->val;
+      break;
     case MK_FLAG: t->flags |= md->val; break;
     case MK_RED:
       if (op == PTX_OP_BAR || op == PTX_OP_BARRIER) t->flags |= PTX_F_RED;
       break;
     case MK_LR: if (op == PTX_OP_SHF) t->flags |= md->val; break;
-    case MK_VEC: t->vec = (uint8_t)md->val; break;
+    case MK_VEC:
+      if (vw && vw != md) conflict(P, "vector widths", s, len, vw, md);
+      vw = md;
+      t->vec = (uint8_t)md->val;
+      break;
     case MK_BOOL:
-      if (op == PTX_OP_SETP || op == PTX_OP_SET) t->boolop = (uint8_t)md->val;
-      else if (op_has_atomop(op)) t->aux = (uint8_t)md->val;
+      if (setlike) {
+        if (boolop && boolop != md) conflict(P, "boolean operations", s, len, boolop, md);
+        boolop = md;
+        t->boolop = (uint8_t)md->val;
+      } else if (op_has_atomop(op)) {
+        t->aux = (uint8_t)md->val;
+      }
       break;
     case MK_ATOMOP: if (op_has_atomop(op)) t->aux = (uint8_t)md->val; break;
     case MK_SHFL: if (op == PTX_OP_SHFL) t->aux = (uint8_t)md->val; break;
@@ -636,6 +690,7 @@ static void decode_key(parser *P, const char *s, uint32_t len, ptx_insn *t) {
     default: break;
     }
   }
+  ke->ntypes = (uint8_t)(ntypes < 255 ? ntypes : 255);
   if (op == PTX_OP_SETP) {
     t->type = PTX_T_PRED;
     t->type2 = types[0];
@@ -654,13 +709,14 @@ static uint32_t intern_key(parser *P) {
   const ptx_tok *t = &P->tok;
   smap_slot *e = smap_find(&P->kmap, t->p, t->len, t->hash);
   if (e && e->s) return (uint32_t)e->val;
-  ptx_insn tmpl;
-  decode_key(P, t->p, t->len, &tmpl);
+  key_entry ke;
+  memset(&ke, 0, sizeof ke);
+  decode_key(P, t->p, t->len, &ke.tmpl, &ke);
   const char *s = astr(P, t->p, t->len);
   e = smap_put(P, &P->kmap, s, t->len, t->hash);
   uint32_t k = P->keys.n;
   *VPUSH(P, P->keys, const char *) = s;
-  VPUSH(P, P->ktmpl, key_entry)->tmpl = tmpl;
+  *VPUSH(P, P->ktmpl, key_entry) = ke;
   e->val = (int32_t)k;
   return k;
 }
@@ -908,6 +964,205 @@ static void parse_simple(parser *P, const ptx_insn *I, unsigned fctx) {
   fail(P, "expected an operand, found %s", tokq(P, q, sizeof q));
 }
 
+/* ------------------------------------------------------- operand types -- */
+
+enum { TK_NONE, TK_PRED, TK_B, TK_U, TK_S, TK_F };
+
+static int type_kind(unsigned t) {
+  if (t == PTX_T_PRED) return TK_PRED;
+  if (t >= PTX_T_B8 && t <= PTX_T_B128) return TK_B;
+  if (t >= PTX_T_U8 && t <= PTX_T_U64) return TK_U;
+  if (t >= PTX_T_S8 && t <= PTX_T_S64) return TK_S;
+  if (t >= PTX_T_F16 && t < PTX_T_COUNT) return TK_F;
+  return TK_NONE;
+}
+
+/*
+ * Does a register of type rt agree with the instruction type it (PTX ISA,
+ * "Operand Type Information")?  Bit-size types agree with any type of
+ * their size, signed and unsigned integers of one size with each other,
+ * floating-point types only with their own size; a predicate only with a
+ * predicate.  relaxed: the data operands of ld, st and cvt may be wider
+ * than the instruction type (a bit-size or integer register with any
+ * bit-size or integer type, a float register with a narrower bit-size
+ * type).  An unknown type agrees with everything.
+ */
+static int type_agrees(unsigned it, unsigned rt, int relaxed) {
+  int ik = type_kind(it), rk = type_kind(rt);
+  if (ik == TK_NONE || rk == TK_NONE) return 1;
+  if (ik == TK_PRED || rk == TK_PRED) return ik == rk;
+  unsigned is = ptx_type_size((ptx_type)it), rs = ptx_type_size((ptx_type)rt);
+  if (relaxed ? rs < is : rs != is) return 0;
+  if (ik == TK_B || rk == TK_B) return 1;
+  if (ik == TK_F || rk == TK_F) return ik == rk && rs == is;
+  return 1;
+}
+
+/* The double-width type of mul.wide / mad.wide's results (NONE: unknown). */
+static unsigned wide_of(unsigned t) {
+  switch (t) {
+    case PTX_T_U16: return PTX_T_U32;
+    case PTX_T_U32: return PTX_T_U64;
+    case PTX_T_S16: return PTX_T_S32;
+    case PTX_T_S32: return PTX_T_S64;
+    default: return PTX_T_NONE;
+  }
+}
+
+/* A scalar type cvt's rounding rules are about: 1 integer, 2 float, 0
+   another (bit-size, packed, tf32, and bf16, whose rules are irregular:
+   left alone). */
+static int cvt_class(unsigned t) {
+  int k = type_kind(t);
+  if (k == TK_U || k == TK_S) return 1;
+  if (t == PTX_T_F16 || t == PTX_T_F32 || t == PTX_T_F64) return 2;
+  return 0;
+}
+
+/* cvt's rounding, as ptxas demands it: none between integers and for a
+   wider float; a float rounding (.rn .rz .rm .rp) into a float from an
+   integer; an integer rounding (.rni .rzi .rmi .rpi) from a float to an
+   integer, optional between floats of one type; some rounding into a
+   narrower float.  (ptxas also refuses some roundings this lets through,
+   such as .rna or .rni into a narrower float: a rule left to it.) */
+static void check_cvt_rounding(parser *P, const ptx_insn *I, const char *key) {
+  int dc = cvt_class(I->type), sc = cvt_class(I->type2);
+  if (!dc || !sc) return;
+  unsigned ds = ptx_type_size((ptx_type)I->type), ss = ptx_type_size((ptx_type)I->type2);
+  int r = I->rnd, fr = r == PTX_RND_RN || r == PTX_RND_RZ || r == PTX_RND_RM || r == PTX_RND_RP ||
+                       r == PTX_RND_RNA || r == PTX_RND_RS;
+  int ir = r == PTX_RND_RNI || r == PTX_RND_RZI || r == PTX_RND_RMI || r == PTX_RND_RPI;
+  const char *need = NULL; /* what is required, or NULL when r is allowed */
+  int none_ok = 0;
+  if (dc == 1 && sc == 1) none_ok = 1, need = r ? "no rounding modifier" : NULL;
+  else if (dc == 2 && sc == 1) need = fr ? NULL : "a rounding modifier .rn, .rz, .rm or .rp";
+  else if (dc == 1 && sc == 2) need = ir ? NULL : "a rounding modifier .rni, .rzi, .rmi or .rpi";
+  else if (I->type == I->type2) none_ok = 1, need = !r || ir ? NULL : "no rounding, or .rni, .rzi, .rmi or .rpi";
+  else if (ds < ss || (ds == ss && I->type != I->type2))
+    need = r ? NULL : "a rounding modifier .rn, .rz, .rm or .rp";
+  else none_ok = 1, need = r ? "no rounding modifier (the conversion is exact)" : NULL;
+  if (!need) return;
+  fail_at(P, I->line, I->col, "'%s' %s %s", key, r || none_ok ? "takes" : "needs", need);
+}
+
+/* Where each top-level operand of the instruction being parsed starts: in
+   the text, and in the operand scratch vector. */
+typedef struct opnd_pos { uint32_t line, col, idx; } opnd_pos;
+/* Operands checked at most (no checked instruction has more). */
+#define OPND_POS_MAX 16
+
+/* Operand j (its register, or each register of a vector) must agree with
+   type t; the error names the register, both types and the place. */
+static void want_type(parser *P, uint32_t ii, const opnd_pos *pos, unsigned j, unsigned t,
+                      int relaxed, const char *key) {
+  if (j >= OPND_POS_MAX || j >= VAT(P->insns, ptx_insn, ii).nopnd || t == PTX_T_NONE) return;
+  const ptx_operand *o = &VAT(P->opnds, ptx_operand, pos[j].idx);
+  /* a vector's elements follow it (ld/st data only; a mov packs) */
+  unsigned count = o->kind == PTX_OPND_VEC && relaxed ? o->n : 1;
+  const ptx_operand *first = o->kind == PTX_OPND_VEC && relaxed ? o + 1 : o;
+  for (unsigned e = 0; e < count; e++) {
+    const ptx_operand *r = first + e;
+    if (r->kind != PTX_OPND_REG) continue;
+    const ptx_reg *rg = &VAT(P->regs, ptx_reg, r->u.reg);
+    if (rg->type == t || rg->vec > 1 || type_agrees(t, rg->type, relaxed)) continue;
+    /* ptxas lets a vector of floats load into integers of their size */
+    int ik = type_kind(t), rk = type_kind(rg->type);
+    if (first != o && ik == TK_F && (rk == TK_U || rk == TK_S) &&
+        ptx_type_size((ptx_type)t) == ptx_type_size((ptx_type)rg->type))
+      continue;
+    fail_at(P, pos[j].line, pos[j].col,
+            "operand %u of '%s': register '%s' is .%s, which does not agree with .%s%s", j + 1,
+            key, rg->name, ptx_type_name((ptx_type)rg->type), ptx_type_name((ptx_type)t),
+            relaxed ? " (a load, store or conversion may use a wider register, never a "
+                      "narrower one)"
+                    : "");
+  }
+}
+
+/*
+ * Check the register operands of instruction ii against its types, as
+ * ptxas does, for the instructions whose operand types follow from their
+ * modifiers alone: arithmetic, logic, moves, comparisons and selects, and
+ * the data of loads, stores and conversions.  Anything else (and any key
+ * with a modifier the decoder does not know) is left alone.
+ */
+static void check_operand_types(parser *P, uint32_t ii, const key_entry *ke,
+                                const opnd_pos *pos) {
+  const ptx_insn *I = &VAT(P->insns, ptx_insn, ii);
+  if (ke->unknown) return;
+  const char *key = VAT(P->keys, const char *, I->key);
+  unsigned t = I->type, n = I->nopnd;
+  switch (I->op) {
+    case PTX_OP_LD: case PTX_OP_LDU:
+      if (ke->ntypes == 1) want_type(P, ii, pos, 0, t, 1, key);
+      return;
+    case PTX_OP_ST:
+      if (ke->ntypes == 1) want_type(P, ii, pos, 1, t, 1, key);
+      return;
+    case PTX_OP_CVT:
+      if (ke->ntypes != 2) return;
+      check_cvt_rounding(P, I, key);
+      want_type(P, ii, pos, 0, t, 1, key);
+      for (unsigned j = 1; j < n; j++) want_type(P, ii, pos, j, I->type2, 1, key);
+      return;
+    case PTX_OP_SETP: {
+      /* d[|p], a, b[, c]: a and b of the comparison type, the rest predicates */
+      unsigned src = 0;
+      for (unsigned j = 0; j < n; j++) {
+        const ptx_operand *o = &VAT(P->opnds, ptx_operand, pos[j].idx);
+        int is_src = j > 0 && !o->pipe && src < 2;
+        if (is_src) src++;
+        want_type(P, ii, pos, j, is_src ? I->type2 : PTX_T_PRED, 0, key);
+      }
+      return;
+    }
+    case PTX_OP_SELP:
+      if (ke->ntypes != 1) return;
+      for (unsigned j = 0; j < n; j++) want_type(P, ii, pos, j, j == 3 ? PTX_T_PRED : t, 0, key);
+      return;
+    case PTX_OP_TESTP:
+      if (ke->ntypes != 1) return;
+      want_type(P, ii, pos, 0, PTX_T_PRED, 0, key);
+      want_type(P, ii, pos, 1, t, 0, key);
+      return;
+    case PTX_OP_MUL: case PTX_OP_MAD:
+      if (ke->ntypes != 1) return;
+      for (unsigned j = 0; j < n; j++) {
+        int wide = (I->flags & PTX_F_WIDE) && (j == 0 || j == 3);
+        want_type(P, ii, pos, j, wide ? wide_of(t) : t, 0, key);
+      }
+      return;
+    case PTX_OP_SHL: case PTX_OP_SHR:
+      if (ke->ntypes != 1) return;
+      for (unsigned j = 0; j < n; j++) want_type(P, ii, pos, j, j == 2 ? PTX_T_U32 : t, 0, key);
+      return;
+    case PTX_OP_POPC: case PTX_OP_CLZ: case PTX_OP_BFIND:
+      if (ke->ntypes != 1) return;
+      want_type(P, ii, pos, 0, PTX_T_U32, 0, key);
+      want_type(P, ii, pos, 1, t, 0, key);
+      return;
+    case PTX_OP_BFE: case PTX_OP_BFI: {
+      if (ke->ntypes != 1) return;
+      unsigned first_u32 = I->op == PTX_OP_BFE ? 2 : 3;
+      for (unsigned j = 0; j < n; j++) want_type(P, ii, pos, j, j >= first_u32 ? PTX_T_U32 : t, 0, key);
+      return;
+    }
+    case PTX_OP_ADD: case PTX_OP_ADDC: case PTX_OP_SUB: case PTX_OP_SUBC: case PTX_OP_MUL24:
+    case PTX_OP_MAD24: case PTX_OP_MADC: case PTX_OP_SAD: case PTX_OP_DIV: case PTX_OP_REM:
+    case PTX_OP_ABS: case PTX_OP_NEG: case PTX_OP_MIN: case PTX_OP_MAX: case PTX_OP_FMA:
+    case PTX_OP_AND: case PTX_OP_OR: case PTX_OP_XOR: case PTX_OP_NOT: case PTX_OP_CNOT:
+    case PTX_OP_BREV: case PTX_OP_COPYSIGN: case PTX_OP_SQRT: case PTX_OP_RSQRT:
+    case PTX_OP_RCP: case PTX_OP_SIN: case PTX_OP_COS: case PTX_OP_LG2: case PTX_OP_EX2:
+    case PTX_OP_TANH: case PTX_OP_MOV:
+      if (ke->ntypes > 1)
+        fail_at(P, I->line, I->col, "'%s' takes one type modifier, found %u", key, ke->ntypes);
+      for (unsigned j = 0; j < n; j++) want_type(P, ii, pos, j, t, 0, key);
+      return;
+    default:
+      return;
+  }
+}
+
 static void parse_insn(parser *P, int32_t guard, int guard_neg) {
   uint32_t line = P->tok.line, col = P->tok.col;
   ptx_tok mn = P->tok;
@@ -933,11 +1188,13 @@ static void parse_insn(parser *P, int32_t guard, int guard_neg) {
     fail(P, "expected ';' after '%.*s', found %s", (int)(mn.len < 80 ? mn.len : 80), mn.p,
          tokq(P, q, sizeof q));
   }
+  opnd_pos pos[OPND_POS_MAX];
   if (!is_punct(P, ';')) {
     int pipe = 0;
     for (;;) {
       uint32_t oi = P->opnds.n;
       const ptx_tok *t = &P->tok;
+      if (nopnd < OPND_POS_MAX) pos[nopnd] = (opnd_pos){t->line, t->col, oi};
       if (op == PTX_OP_BRA && t->kind == PTX_TK_WORD && t->c != '.' &&
           !lookup_local(P, t)) {
         ptx_operand *o = new_opnd(P);
@@ -975,6 +1232,7 @@ static void parse_insn(parser *P, int32_t guard, int guard_neg) {
             mn.p, range, info->max_opnds == 1 ? "" : "s", ncount);
   }
   VAT(P->insns, ptx_insn, ii).nopnd = (uint8_t)nopnd;
+  check_operand_types(P, ii, &VAT(P->ktmpl, key_entry, k), pos);
   next(P);
 }
 
@@ -1709,6 +1967,10 @@ static void parse_body(parser *P) {
           fail(P, "guard '%.*s' is not a register", (int)(t->len < 80 ? t->len : 80), t->p);
         }
         int32_t g = (int32_t)b->idx;
+        const ptx_reg *gr = &VAT(P->regs, ptx_reg, b->idx);
+        if (gr->type != PTX_T_PRED)
+          fail(P, "guard '%s' is .%s, not a predicate", gr->name,
+               ptx_type_name((ptx_type)gr->type));
         next(P);
         if (t->kind != PTX_TK_WORD || t->c == '.' || t->c == '%' || t->c == '$') {
           char q[200];
@@ -1785,6 +2047,29 @@ static void skip_section(parser *P) {
   } while (depth > 0);
 }
 
+/* A .target entry ptxas of CUDA 13 takes (PTX ISA 9.0, ".target"). */
+static int known_target(const char *s, uint32_t n) {
+  static const char *const opts[] = {"texmode_unified", "texmode_independent", "debug",
+                                     "map_f64_to_f32"};
+  for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+    if (strlen(opts[i]) == n && !memcmp(s, opts[i], n)) return 1;
+  static const unsigned sms[] = {10, 11, 12, 13, 20, 21, 30, 32, 35, 37, 50, 52, 53, 60,
+                                 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101,
+                                 103, 110, 120, 121};
+  if (n < 5 || n > 7 || memcmp(s, "sm_", 3)) return 0;
+  unsigned v = 0, i = 3;
+  while (i < n && s[i] >= '0' && s[i] <= '9') v = v * 10 + (unsigned)(s[i++] - '0');
+  if (i == 3) return 0;
+  if (i < n) {
+    /* sm_90a; sm_100a, sm_100f and later */
+    if (i + 1 != n || (s[i] != 'a' && s[i] != 'f') || v < 90 || (s[i] == 'f' && v < 100))
+      return 0;
+  }
+  for (size_t k = 0; k < sizeof sms / sizeof *sms; k++)
+    if (sms[k] == v) return 1;
+  return 0;
+}
+
 static void parse_module(parser *P) {
   ptx_module *m = P->m;
   next(P);
@@ -1820,6 +2105,12 @@ static void parse_module(parser *P) {
       size_t o = 0;
       for (;;) {
         if (P->tok.kind != PTX_TK_WORD) fail(P, "expected a target name after .target");
+        if (!known_target(P->tok.p, P->tok.len)) {
+          char q[200];
+          fail(P, "unknown target %s (ptxas knows sm_10 ... sm_121, with an a or f suffix "
+                  "from sm_90 and sm_100, and texmode_unified, texmode_independent, debug, "
+                  "map_f64_to_f32)", tokq(P, q, sizeof q));
+        }
         size_t n = P->tok.len;
         if (o + n + 2 < sizeof m->target) {
           if (o) { m->target[o++] = ','; }
