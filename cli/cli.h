@@ -164,6 +164,15 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
 int cli_launch_dump(cli_launch *L, unsigned long param, const char *path);
 void cli_launch_free(cli_launch *L);
 
+/* A file written whole or not at all (cli_file.c): cli_out_open creates a
+   temporary file beside path (write to o->f); cli_out_close(o, 1) renames
+   it over path when every write succeeded, cli_out_close(o, 0) (or any
+   failure) removes it, leaving path as it was.  Both print their error and
+   return 0 or -1. */
+typedef struct cli_out { FILE *f; char *tmp; const char *path; } cli_out;
+int cli_out_open(cli_out *o, const char *path);
+int cli_out_close(cli_out *o, int ok);
+
 /* Print "kcast: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print the command's usage on stderr after an error; returns KCAST_EXIT_USAGE. */

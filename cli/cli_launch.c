@@ -309,29 +309,10 @@ static int make_buffer(emu_device *d, cli_arg_spec *a, unsigned idx) {
 
 /* Write n bytes to path atomically (temp file + rename); 0 or -1 printed. */
 static int write_atomic(const char *path, const void *data, size_t n) {
-  size_t pl = strlen(path);
-  char *tmp = malloc(pl + 16);
-  if (!tmp) { cli_error("out of memory"); return -1; }
-  memcpy(tmp, path, pl);
-  memcpy(tmp + pl, ".tmp.XXXXXX", 12);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    cli_error("%s: cannot create a temporary file next to it: %s", path, strerror(errno));
-    free(tmp);
-    return -1;
-  }
-  FILE *f = fdopen(fd, "wb");
-  int ok = f != NULL;
-  if (!f) close(fd);
-  if (ok && n && fwrite(data, 1, n, f) != n) ok = 0;
-  if (f && fclose(f)) ok = 0;
-  if (ok && rename(tmp, path)) ok = 0;
-  if (!ok) {
-    cli_error("%s: cannot write: %s", path, strerror(errno));
-    unlink(tmp);
-  }
-  free(tmp);
-  return ok ? 0 : -1;
+  cli_out o;
+  if (cli_out_open(&o, path)) return -1;
+  int ok = !n || fwrite(data, 1, n, o.f) == n;
+  return cli_out_close(&o, ok) == 0 && ok ? 0 : -1;
 }
 
 static int do_dump(emu_device *d, const cli_arg_spec *a, unsigned long param, const char *path) {
@@ -410,22 +391,29 @@ static const char *param_type_name(const ptx_var *p) {
   return ptx_type_name((ptx_type)p->type);
 }
 
-/* "0 .u32 name, 1 .f32 name, ..." into a malloc'd string (NULL on ENOMEM). */
+/* Parameters an error message lists at most (the rest are counted). */
+#define PARAM_LIST_MAX 16
+
+/* "0 .u32 name, 1 .f32 name, ..." into a malloc'd string (NULL on ENOMEM);
+   past PARAM_LIST_MAX, "... and N more". */
 static char *param_list(const ptx_func *k) {
-  size_t cap = 32;
-  for (uint32_t i = 0; i < k->nparams; i++)
-    cap += strlen(k->params[i].name ? k->params[i].name : "") + 48;
+  uint32_t shown = k->nparams < PARAM_LIST_MAX ? k->nparams : PARAM_LIST_MAX;
+  size_t cap = 64;
+  for (uint32_t i = 0; i < shown; i++)
+    cap += strnlen(k->params[i].name ? k->params[i].name : "", 256) + 48;
   char *s = malloc(cap);
   if (!s) return NULL;
   size_t len = 0;
   s[0] = 0;
-  for (uint32_t i = 0; i < k->nparams; i++) {
+  for (uint32_t i = 0; i < shown && len < cap; i++) {
     const ptx_var *p = &k->params[i];
     char dim[32] = "";
     if (p->count != 1) snprintf(dim, sizeof dim, "[%" PRIu64 "]", p->count);
-    len += (size_t)snprintf(s + len, cap - len, "%s%u: .%s%s %s", i ? ", " : "", i,
+    len += (size_t)snprintf(s + len, cap - len, "%s%u: .%s%s %.256s", i ? ", " : "", i,
                             param_type_name(p), dim, p->name ? p->name : "");
   }
+  if (shown < k->nparams && len < cap)
+    snprintf(s + len, cap - len, ", ... and %u more", k->nparams - shown);
   if (k->nparams == 0) snprintf(s, cap, "(none)");
   return s;
 }

@@ -21,7 +21,6 @@
  */
 #include "cli/cli.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -372,7 +371,8 @@ static int sub_export(opts *o) {
   if (rc) return rc;
   export_data e;
   memset(&e, 0, sizeof e);
-  FILE *f = stdout;
+  cli_out out;
+  memset(&out, 0, sizeof out);
   int lrc = export_load(db, &e);
   if (lrc < 0) {
     if (lrc == -2) cli_error("out of memory");
@@ -380,25 +380,16 @@ static int sub_export(opts *o) {
     rc = KCAST_EXIT_USER;
     goto out;
   }
-  if (o->output && !(f = fopen(o->output, "w"))) {
-    cli_error("%s: cannot write: %s", o->output, strerror(errno));
-    f = stdout;
+  /* -o FILE: whole or not at all; stdout is checked by main. */
+  if (o->output && cli_out_open(&out, o->output)) {
     rc = KCAST_EXIT_USER;
     goto out;
   }
-  if (export_write(db, &e, f) < 0) {
+  if (export_write(db, &e, o->output ? out.f : stdout) < 0) {
     cli_error("%s", ds_errmsg(db));
     rc = KCAST_EXIT_USER;
   }
-  if (f != stdout) {
-    if (fclose(f) != 0 && !rc) {
-      cli_error("%s: cannot write: %s", o->output, strerror(errno));
-      rc = KCAST_EXIT_USER;
-    }
-  } else if (fflush(stdout) != 0 && !rc) {
-    cli_error("(stdout): cannot write: %s", strerror(errno));
-    rc = KCAST_EXIT_USER;
-  }
+  if (o->output && cli_out_close(&out, rc == 0) && !rc) rc = KCAST_EXIT_USER;
 out:
   export_free(&e);
   ds_close(db);

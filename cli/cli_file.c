@@ -1,0 +1,62 @@
+/*
+ * cli_file.c -- output files written whole or not at all.
+ *
+ * A command that writes a file the user named (-o, --dump) writes it under
+ * a temporary name beside it (same folder, so the rename cannot cross file
+ * systems) and renames it over the target only when every write, the
+ * flush, the fsync and the close succeeded.  A full disk or an I/O error
+ * then leaves no partial file and an existing target as it was.
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cli_out_open(cli_out *o, const char *path) {
+  memset(o, 0, sizeof *o);
+  o->path = path;
+  size_t pl = strlen(path);
+  if (!(o->tmp = malloc(pl + 16))) {
+    cli_error("out of memory");
+    return -1;
+  }
+  memcpy(o->tmp, path, pl);
+  memcpy(o->tmp + pl, ".tmp.XXXXXX", 12);
+  int fd = mkstemp(o->tmp);
+  if (fd < 0) {
+    cli_error("%s: cannot create a temporary file next to it: %s", path, strerror(errno));
+    free(o->tmp);
+    o->tmp = NULL;
+    return -1;
+  }
+  /* mkstemp makes 0600; the file gets the mode a plain create would */
+  mode_t mask = umask(0);
+  umask(mask);
+  if (fchmod(fd, 0666 & ~mask)) { /* keeps 0600 */ }
+  if (!(o->f = fdopen(fd, "wb"))) {
+    cli_error("%s: %s", o->tmp, strerror(errno));
+    close(fd);
+    unlink(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+int cli_out_close(cli_out *o, int ok) {
+  if (!o->f) return -1;
+  int e = 0;
+  if (ok && (ferror(o->f) || fflush(o->f) || fsync(fileno(o->f)))) e = errno ? errno : EIO;
+  if (fclose(o->f) && ok && !e) e = errno ? errno : EIO;
+  o->f = NULL;
+  if (ok && !e && rename(o->tmp, o->path)) e = errno;
+  if (!ok || e) unlink(o->tmp);
+  if (ok && e) cli_error("%s: cannot write: %s (the file is left as it was)", o->path, strerror(e));
+  free(o->tmp);
+  o->tmp = NULL;
+  return ok && !e ? 0 : -1;
+}
