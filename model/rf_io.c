@@ -343,8 +343,9 @@ static int read_tree(rd *r, rf_forest *f, size_t t, rf_tree *tr) {
   return 0;
 }
 
-/* A calibration table (version 2; the unseen-GPU one from version 3). */
-static int read_calib(rd *r, rf_calib *c) {
+/* A calibration table (version 2; the unseen-GPU one from version 3) of
+   forest f (its trees read already). */
+static int read_calib(rd *r, const rf_forest *f, rf_calib *c) {
   uint32_t n = get_u32(r, "calibration table");
   if (r->failed) return -1;
   if (n > RF_CALIB_MAX)
@@ -359,12 +360,21 @@ static int read_calib(rd *r, rf_calib *c) {
   if ((method == RF_CALIB_OOB) != (folds == 0) || folds > 1000)
     return bad(r, "calibration table: %u folds for method %u", folds, method);
   if (rows == 0) return bad(r, "calibration table: no rows scored");
+  /* A widening must keep the widest interval finite once transformed back
+     (the leaves are checked already). */
+  double vmax = 0;
+  for (size_t t = 0; t < f->n_trees; t++)
+    for (uint32_t q = 0; q < f->trees[t].n_values; q++)
+      if (fabs(f->trees[t].values[q]) > vmax) vmax = fabs(f->trees[t].values[q]);
   for (uint32_t k = 0; k < n; k++) {
     double cov = get_f64(r, "calibration table"), q = get_f64(r, "calibration table");
     if (!(cov > 0 && cov < 1) || (k > 0 && !(cov > c->cov[k - 1])))
       return bad(r, "calibration table: coverage %g at point %u is not increasing in (0, 1)", cov,
                  k);
-    if (!isfinite(q)) return bad(r, "calibration table: widening at point %u is not finite", k);
+    if (!isfinite(q) || !isfinite(rf__untransform(f->params.transform, vmax + fabs(q))) ||
+        fabs(q) > FLT_MAX)
+      return bad(r, "calibration table: widening at point %u is not finite (%g; or not once "
+                 "added to a leaf and transformed back)", k, q);
     c->cov[k] = cov;
     c->q[k] = q;
   }
@@ -436,7 +446,7 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
   for (size_t t = 0; t < f->n_trees; t++)
     if (read_tree(r, f, t, &f->trees[t])) return -1;
   if (version >= 2) {
-    if (read_calib(r, &f->cal)) return -1;
+    if (read_calib(r, f, &f->cal)) return -1;
     p->calibrate = f->cal.n ? RF_CALIBRATE_ON : RF_CALIBRATE_OFF;
     if (version >= 3) {
       int32_t b = (int32_t)get_u32(r, "base feature");
@@ -445,7 +455,7 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
       if (b >= 0 && p->transform != RF_TRANSFORM_LOG)
         return bad(r, "a base feature needs the log transform");
       p->base_feature = b;
-      if (read_calib(r, &f->cal_unseen)) return -1;
+      if (read_calib(r, f, &f->cal_unseen)) return -1;
     }
     if (r->pos != r->len)
       return bad(r, "%zu bytes left over after the calibration table", r->len - r->pos);

@@ -158,8 +158,11 @@ static const char rebuild[] =
 /* Decompress (or copy) entry x into a NUL-terminated malloc'd string. */
 static int entry_text(const rt_fatbin_entry *x, char **text, size_t *len, char *err,
                       size_t cap) {
-  if (x->raw > ((uint64_t)1 << 32)) {
-    snprintf(err, cap, "fatbinary: PTX entry claims %llu bytes", (unsigned long long)x->raw);
+  /* The size is the entry's own claim: bound it before allocating.  No
+     real PTX compresses 1024-fold (nvcc's reach 3-10). */
+  if (x->raw > ((uint64_t)1 << 32) || (x->raw > x->stored && x->raw / 1024 > x->stored)) {
+    snprintf(err, cap, "fatbinary: PTX entry claims %llu bytes from %llu stored",
+             (unsigned long long)x->raw, (unsigned long long)x->stored);
     return -1;
   }
   uint8_t *buf = malloc(x->raw + 1);

@@ -28,6 +28,9 @@
 #include <unistd.h>
 
 #include "include/kcast.h"
+#include "model/model.h"
+#include "model/rf_int.h"
+#include "runtime/rt.h"
 
 #define CHECK_MSG(msg, cond) \
   CU_assertImplementation(!!(cond), __LINE__, (msg), __FILE__, "", CU_FALSE)
@@ -545,14 +548,371 @@ static void test_concurrent_writers_lose_nothing(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* ------------------------------------------------- also: models -- */
+
+/* A small forest on y = 2 a + b (rows rows), transform as given. */
+static rf_forest *small_forest(int transform) {
+  rf_data d;
+  if (rf_data_alloc(&d, 64, 2, 1)) return NULL;
+  d.names[0] = strdup("a");
+  d.names[1] = strdup("b");
+  for (size_t i = 0; i < 64; i++) {
+    d.x[i] = (double)(i % 17);
+    d.x[64 + i] = (double)((i * 7) % 5);
+    d.y[i] = 1.0 + 2 * d.x[i] + d.x[64 + i];
+  }
+  rf_params p;
+  rf_params_default(&p);
+  p.n_trees = 4;
+  p.transform = transform;
+  rf_forest *f = NULL;
+  if (rf_train(&d, &p, &f)) f = NULL;
+  rf_data_free(&d);
+  return f;
+}
+
+/* The first leaf node of tree 0. */
+static rf_node *first_leaf(rf_forest *f) {
+  for (uint32_t k = 0; k < f->trees[0].n_nodes; k++)
+    if (f->trees[0].nodes[k].feature == -1) return &f->trees[0].nodes[k];
+  return NULL;
+}
+
+/*
+ * A model file whose CRC is right but whose leaves are NaN, infinite, or
+ * infinite once transformed back (a log-target leaf of 800) must be refused
+ * by name, by the loader and by every command that reads it.
+ */
+static void test_model_with_bad_leaves_is_refused(void) {
+  char dir[4096], path[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-leaf"));
+  snprintf(path, sizeof path, "%s/bad.kcm", dir);
+  static const char *const what[] = {"a NaN leaf value", "an infinite leaf value",
+                                     "an infinite leaf sample", "a leaf beyond exp's range",
+                                     "a widening beyond exp's range"};
+  for (int c = 0; c < 5; c++) {
+    rf_forest *f = small_forest(c >= 3 ? RF_TRANSFORM_LOG : RF_TRANSFORM_NONE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    rf_node *leaf = first_leaf(f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(leaf);
+    if (c == 0) leaf->v = NAN;
+    if (c == 1) leaf->v = INFINITY;
+    if (c == 2) f->trees[0].values[0] = INFINITY;
+    if (c == 3) leaf->v = 800; /* exp(800) overflows */
+    if (c == 4) {
+      /* the widest interval, exp(leaf + q), overflows */
+      CU_ASSERT_FATAL(f->cal.n > 0);
+      f->cal.q[0] = 800;
+    }
+    CU_ASSERT_EQUAL_FATAL(rf_save(f, path), 0);
+    rf_free(f);
+    char msg[256], *err = NULL;
+    rf_forest *g = NULL;
+    snprintf(msg, sizeof msg, "rf_load refuses %s", what[c]);
+    CHECK_MSG(msg, rf_load(path, &g) == -1 && g == NULL && strstr(rf_last_error(), path) &&
+                       (strstr(rf_last_error(), "leaf") || strstr(rf_last_error(), "widening")));
+    rf_free(g);
+    int rc = sh(NULL, &err, "'%s' model info '%s'", tests_kcast(), path);
+    snprintf(msg, sizeof msg, "kcast model info refuses %s with one line", what[c]);
+    CHECK_MSG(msg, rc == 1 && err && (strstr(err, "leaf") || strstr(err, "widening")) &&
+                       count_lines(err) == 1);
+    free(err);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* A target a model cannot hold (1e308 untransformed: its leaves are 32-bit
+   floats, its mean over trees overflows) is refused at training, naming
+   the row.  (A log target holds it: log(1e308) = 709.) */
+static void test_huge_targets_are_refused_at_training(void) {
+  char dir[4096], csv[4200], model[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-huge"));
+  snprintf(csv, sizeof csv, "%s/big.csv", dir);
+  snprintf(model, sizeof model, "%s/big.kcm", dir);
+  static const char text[] = "a,y\n1,1\n2,1e308\n3,5\n4,2\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(csv, text, sizeof text - 1), 0);
+  char *err = NULL;
+  int rc = sh(NULL, &err, "'%s' train --csv '%s' --target y --no-log-target --min-leaf 1 -o '%s'",
+              tests_kcast(), csv, model);
+  CHECK_MSG("kcast train refuses a target of 1e308, naming the row",
+            rc == 1 && err && strstr(err, "row 2") && strstr(err, "out of range"));
+  CHECK_MSG("and writes no model", access(model, F_OK) != 0);
+  free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* kcast_predict_batch with n = (size_t)-1 (a count no array has) used to
+   return KCAST_OK having predicted nothing. */
+static void test_predict_batch_refuses_an_impossible_count(void) {
+  char dir[4096], path[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-batch"));
+  snprintf(path, sizeof path, "%s/m.kcm", dir);
+  rf_forest *f = small_forest(RF_TRANSFORM_NONE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL_FATAL(rf_save(f, path), 0);
+  rf_free(f);
+  kcast_model *m = NULL;
+  kcast_features *fs = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(path, &m), KCAST_OK);
+  CU_ASSERT_EQUAL_FATAL(kcast_features_new(&fs), KCAST_OK);
+  kcast_features_set(fs, "a", 3);
+  kcast_features_set(fs, "b", 1);
+  const kcast_features *sets[1] = {fs};
+  kcast_prediction out[1];
+  CHECK_MSG("n = SIZE_MAX is KCAST_E_ARG",
+            kcast_predict_batch(m, sets, (size_t)-1, 0.9, out) == KCAST_E_ARG &&
+                strstr(kcast_last_error(), "kcast_predict_batch"));
+  CHECK_MSG("n = 1 still predicts", kcast_predict_batch(m, sets, 1, 0.9, out) == KCAST_OK &&
+                                        isfinite(out[0].value));
+  kcast_features_free(fs);
+  kcast_model_free(m);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* ---------------------------------------------------- also: CSV -- */
+
+/*
+ * A UTF-8 byte-order mark is not part of the first column's name; a NUL
+ * inside a cell is an error (not the number before it); a header of
+ * 200,000 columns is read in linear time (the duplicate check was
+ * quadratic: 269 s), and so is the model's column lookup when predicting.
+ */
+static void test_csv_bom_nul_and_wide_headers(void) {
+  char dir[4096], bom[4200], nul[4200], wide[4200], model[4200], *err = NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-csv"));
+  snprintf(bom, sizeof bom, "%s/bom.csv", dir);
+  snprintf(nul, sizeof nul, "%s/nul.csv", dir);
+  snprintf(wide, sizeof wide, "%s/wide.csv", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  static const char btext[] = "\xEF\xBB\xBF" "a,b,y\n1,2,3\n2,3,4\n3,1,5\n4,4,6\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(bom, btext, sizeof btext - 1), 0);
+  int rc = sh(NULL, &err, "'%s' train --csv '%s' --target a --trees 3 -o '%s'", tests_kcast(),
+              bom, model);
+  CHECK_MSG("a BOM is not part of the first column's name (--target a finds it)", rc == 0);
+  free(err);
+  rf_data d;
+  rf_csv_opts o;
+  memset(&o, 0, sizeof o);
+  o.size = sizeof o;
+  o.target = "y";
+  CHECK_MSG("rf_data_load_csv names the first column 'a'",
+            rf_data_load_csv(&d, bom, &o) == 0 && d.n_cols == 2 && !strcmp(d.names[0], "a"));
+  rf_data_free(&d);
+  static const char ntext[] = "a,b,y\n1\0x,2,3\n2,3,4\n3,1,5\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(nul, ntext, sizeof ntext - 1), 0);
+  rc = sh(NULL, &err, "'%s' train --csv '%s' --target y --trees 3 -o '%s.2'", tests_kcast(), nul,
+          model);
+  char want[4300];
+  snprintf(want, sizeof want, "%s:2: column a:", nul);
+  CHECK_MSG("a NUL in a cell is an error naming file, line and column",
+            rc == 1 && err && strstr(err, want) && strstr(err, "NUL"));
+  free(err);
+  /* 200,000 feature columns and a target, three rows */
+  FILE *f = fopen(wide, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  for (int i = 0; i < 200000; i++) fprintf(f, "c%d,", i);
+  fprintf(f, "y\n");
+  for (int r = 0; r < 3; r++) {
+    for (int i = 0; i < 200000; i++) fprintf(f, "%d,", (i + r) % 7);
+    fprintf(f, "%d\n", r);
+  }
+  CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+  /* 60 s: far above linear time (about a second), far below quadratic */
+  rc = sh(NULL, &err, "timeout 60 '%s' train --csv '%s' --target y --trees 2 --min-leaf 1 "
+          "-o '%s.3' && timeout 60 '%s' predict --model '%s.3' --features '%s' > /dev/null",
+          tests_kcast(), wide, model, tests_kcast(), model, wide);
+  CHECK_MSG("a 200,000-column CSV trains and predicts within 60 s", rc == 0);
+  free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* ---------------------------------------------------- also: PTX -- */
+
+/*
+ * PTX that ptxas rejects: operand types that do not agree with the
+ * instruction, conflicting modifiers, an unknown target.  One error line
+ * FILE:LINE:COL at the operand or the instruction.
+ */
+static void test_ptx_the_assembler_rejects_is_rejected(void) {
+  static const struct { const char *insn, *target, *where, *what; } cases[] = {
+      {"add.f32 %f4, %r2, %rd1;", "sm_90", ":11:21: error: ", "'%rd1' is .b64"},
+      {"add.s32 %r3, %f1, %r1;", "sm_90", ":11:16: error: ", "'%f1' is .f32"},
+      {"ld.global.u64 %r1, [%rd1];", "sm_90", ":11:17: error: ", "'%r1' is .b32"},
+      {"setp.lt.s32 %p1, %f1, %r1;", "sm_90", ":11:20: error: ", "'%f1' is .f32"},
+      {"cvt.rn.rz.f32.f64 %f1, %fd1;", "sm_90", ":11:3: error: ", "rounding modifiers .rn and .rz"},
+      {"cvt.f32.s32 %f1, %r1;", "sm_90", ":11:3: error: ", "needs a rounding modifier"},
+      {"setp.lt.gt.s32 %p1, %r1, %r1;", "sm_90", ":11:3: error: ", "comparisons .lt and .gt"},
+      {"add.f32 %f4, %f2, %f1;", "sm_999", ":2:9: error: ", "unknown target 'sm_999'"},
+  };
+  char dir[4096], path[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-ptx"));
+  snprintf(path, sizeof path, "%s/k.ptx", dir);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[2048], msg[512], want[4400], *err = NULL;
+    int n = snprintf(text, sizeof text,
+                     ".version 8.0\n.target %s\n.address_size 64\n"
+                     ".visible .entry k(.param .u64 p) {\n  .reg .pred %%p<3>;\n"
+                     "  .reg .b32 %%r<4>;\n  .reg .f32 %%f<5>;\n  .reg .b64 %%rd<3>;\n"
+                     "  .reg .f64 %%fd<2>;\n  .reg .b16 %%rs<2>;\n  %s\n  ret;\n}\n",
+                     cases[i].target, cases[i].insn);
+    CU_ASSERT_EQUAL_FATAL(tests_write_file(path, text, (size_t)n), 0);
+    int rc = sh(NULL, &err, "'%s' extract '%s'", tests_kcast(), path);
+    snprintf(want, sizeof want, "kcast: %s%s", path, cases[i].where);
+    snprintf(msg, sizeof msg, "%s (.target %s) is refused at %s: %.200s", cases[i].insn,
+             cases[i].target, cases[i].where, err ? err : "");
+    CHECK_MSG(msg, rc == 1 && err && !strncmp(err, want, strlen(want)) &&
+                       strstr(err, cases[i].what) && count_lines(err) == 1);
+    free(err);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* A kernel of 100,000 parameters called with none: the usage error lists a
+   few of them and counts the rest, instead of a 2 MB line. */
+static void test_parameter_list_in_errors_is_capped(void) {
+  char dir[4096], path[4200], *err = NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-params"));
+  snprintf(path, sizeof path, "%s/many.ptx", dir);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(");
+  for (int i = 0; i < 100000; i++) fprintf(f, "%s.param .u32 p%d", i ? ", " : "", i);
+  fprintf(f, ") {\n  ret;\n}\n");
+  CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+  int rc = sh(NULL, &err, "'%s' emulate '%s' --grid 1 --block 1", tests_kcast(), path);
+  CHECK_MSG("a missing-arguments error of a 100,000-parameter kernel is short",
+            rc == 2 && err && strlen(err) < 2000 && strstr(err, "takes 100000 parameters") &&
+                strstr(err, "and 99984 more"));
+  free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* ------------------------------------------ also: export on a full disk -- */
+
+/* dataset export -o FILE on a full disk: an error, no partial file, an
+   existing FILE as it was. */
+static void test_export_to_a_full_disk_leaves_no_partial_file(void) {
+  char dir[4096], kcast[8192], fs[4200], script[65536];
+  kcast_abs(kcast, sizeof kcast);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-export"));
+  snprintf(fs, sizeof fs, "%s/fs", dir);
+  char src[8192];
+  abs_path("datasets/data/suite-features.db", src, sizeof src);
+  snprintf(script, sizeof script,
+           "echo previous > '%s/out.csv'\n"
+           "'%s' dataset export '%s' --format csv -o '%s/out.csv' 2>'%s/err'; echo $? > '%s/rc'\n"
+           "cat '%s/out.csv' > '%s/after'; ls -A '%s' > '%s/left'\n",
+           fs, kcast, src, fs, dir, dir, fs, dir, fs, dir);
+  if (with_small_fs(dir, fs, 64, script)) goto out;
+  char p[8192];
+  snprintf(p, sizeof p, "%s/rc", dir);
+  char *rc = tests_read_file(p, NULL);
+  snprintf(p, sizeof p, "%s/err", dir);
+  char *err = tests_read_file(p, NULL);
+  snprintf(p, sizeof p, "%s/after", dir);
+  char *after = tests_read_file(p, NULL);
+  snprintf(p, sizeof p, "%s/left", dir);
+  char *left = tests_read_file(p, NULL);
+  CHECK_MSG("export to a full disk exits 1 naming the file and the cause",
+            rc && atoi(rc) == 1 && err && strstr(err, "out.csv") &&
+                strstr(err, "No space left on device"));
+  CHECK_MSG("the existing file is as it was", after && !strcmp(after, "previous\n"));
+  CHECK_MSG("no temporary file is left", left && !strcmp(left, "out.csv\n"));
+  free(rc), free(err), free(after), free(left);
+out:
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* ----------------------------------------------------- 4. the fuzzers -- */
+
+/* A fatbinary whose one compressed PTX entry claims 3.5 GB (found by the
+   fatbinary fuzzer: the reader allocated whatever an entry claimed). */
+static size_t oversized_fatbin(uint8_t *fb) {
+  memset(fb, 0, 144);
+  uint32_t magic = RT_FATBIN_MAGIC, hs = 64, stored = 64, arch = 90;
+  uint16_t one = 1, hdr = 16;
+  uint64_t body = 128, payload = 64, flags = RT_FATBIN_FLAG_LZ4, raw = 3500000000ull;
+  memcpy(fb, &magic, 4), memcpy(fb + 4, &one, 2), memcpy(fb + 6, &hdr, 2);
+  memcpy(fb + 8, &body, 8);
+  uint8_t *e = fb + 16;
+  memcpy(e, &one, 2), memcpy(e + 4, &hs, 4), memcpy(e + 8, &payload, 8);
+  memcpy(e + 16, &stored, 4), memcpy(e + 28, &arch, 4), memcpy(e + 40, &flags, 8);
+  memcpy(e + 56, &raw, 8);
+  memset(e + 64, 0x11, 64);
+  return 144;
+}
+
+/*
+ * make test builds the four fuzzers (PTX parser, model loader, CSV reader,
+ * fatbinary reader) with clang-22 and -Werror, and each runs clean over
+ * seeds for a moment (make fuzz runs them for a minute each).
+ */
+static void test_fuzzers_build_and_run(void) {
+  uint8_t fb[144];
+  size_t n = oversized_fatbin(fb);
+  char *ptx = NULL, err[512] = "";
+  size_t len = 0;
+  unsigned arch = 0;
+  CHECK_MSG("a fatbinary entry claiming 3.5 GB is refused before allocating",
+            rt_fatbin_ptx(fb, n, &ptx, &len, &arch, err, sizeof err) == -1 &&
+                strstr(err, "claims 3500000000 bytes"));
+  free(ptx);
+  if (!have_tool("clang-22")) {
+    fprintf(stderr, "(clang-22 missing: fuzzers skipped) ");
+    return;
+  }
+  char dir[4096], seeds[4200], bin[8192], prog[8192];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rel-fuzz"));
+  static const char *const names[] = {"ptx", "model", "csv", "fatbin"};
+  for (size_t i = 0; i < 4; i++) {
+    snprintf(seeds, sizeof seeds, "%s/%s", dir, names[i]);
+    CU_ASSERT_EQUAL_FATAL(mkdir(seeds, 0700), 0);
+  }
+  sh(NULL, NULL, "cp tests/ptx/*.ptx '%s/ptx/'", dir);
+  char p[8192];
+  rf_forest *f = small_forest(RF_TRANSFORM_LOG);
+  snprintf(p, sizeof p, "%s/model/log.kcm", dir);
+  CU_ASSERT_FATAL(f && rf_save(f, p) == 0);
+  rf_free(f);
+  static const char csv[] = "\xEF\xBB\xBF" "a,b,y\n1,2,3\n2,0.5,4\n3,1e3,5\n";
+  snprintf(p, sizeof p, "%s/csv/seed.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(p, csv, sizeof csv - 1), 0);
+  snprintf(p, sizeof p, "%s/fatbin/oversized.fatbin", dir);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(p, fb, n), 0);
+  if (suite_prog("scan", prog, sizeof prog))
+    sh(NULL, NULL, "objcopy -O binary --only-section=.nv_fatbin '%s' '%s/fatbin/scan.fatbin'",
+       prog, dir);
+  for (size_t i = 0; i < 4; i++) {
+    char msg[8400], *out = NULL;
+    snprintf(bin, sizeof bin, "%s/fuzz/%s_fuzz", tests_build(), names[i]);
+    snprintf(msg, sizeof msg, "make test built %s", bin);
+    CHECK_MSG(msg, access(bin, X_OK) == 0);
+    int rc = sh(NULL, &out, "'%s' -runs=3000 -seed=1 -rss_limit_mb=2048 -max_len=65536 '%s/%s'",
+                bin, dir, names[i]);
+    snprintf(msg, sizeof msg, "the %s fuzzer runs clean on its seeds (rc %d)", names[i], rc);
+    CHECK_MSG(msg, rc == 0);
+    if (rc) fprintf(stderr, "%.2000s\n", out ? out : "");
+    free(out);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability) {
   CU_pSuite s = tests_suite("reliability");
   TEST_ADD(s, test_file_name_never_reaches_a_shell);
   TEST_ADD(s, test_output_to_a_full_device_fails);
+  TEST_ADD(s, test_fuzzers_build_and_run);
   TEST_ADD(s, test_full_tmpdir_is_an_error);
   TEST_ADD(s, test_killing_kcast_run_leaves_nothing);
   TEST_ADD(s, test_unwritable_output_is_found_before_the_run);
   TEST_ADD(s, test_concurrent_writers_lose_nothing);
+  TEST_ADD(s, test_model_with_bad_leaves_is_refused);
+  TEST_ADD(s, test_huge_targets_are_refused_at_training);
+  TEST_ADD(s, test_predict_batch_refuses_an_impossible_count);
+  TEST_ADD(s, test_csv_bom_nul_and_wide_headers);
+  TEST_ADD(s, test_ptx_the_assembler_rejects_is_rejected);
+  TEST_ADD(s, test_parameter_list_in_errors_is_capped);
+  TEST_ADD(s, test_export_to_a_full_disk_leaves_no_partial_file);
 }
