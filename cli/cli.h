@@ -95,6 +95,16 @@ struct ptx_func;
 long cli_select_kernels(const struct ptx_module *m, const char *want,
                         const struct ptx_func **sel, const char *path);
 
+/* Add what ptxas reports for the architectures of archs ("sm_80,sm_86", or
+   "all": those of the GPU table) to the features v[i] of kernels k[i]
+   (ptxas.<arch>.*, docs/features.md).  An architecture ptxas refuses is an
+   error, or with lenient (and always with "all") a note on stderr.
+   Returns how many architectures were assembled, -1 after the error. */
+struct feat_vec;
+int cli_ptxas_features(const char *ptx, size_t len, const char *src, const char *archs,
+                       const struct ptx_func *const *k, struct feat_vec *const *v, size_t nk,
+                       int lenient);
+
 /* kcast emulate (cmd_emulate.c). */
 int cmd_emulate(int argc, char **argv);
 extern const char cmd_emulate_usage[];

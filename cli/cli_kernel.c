@@ -12,10 +12,14 @@
 #include "cli/cli.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "extractor/features.h"
+#include "extractor/frontend.h"
 #include "extractor/ptx.h"
+#include "model/model.h"
 
 /* Source base name of an Itanium-mangled name into buf; 0 when not mangled. */
 static int base_name(const char *mangled, char *buf, size_t cap) {
@@ -100,4 +104,66 @@ long cli_select_kernels(const ptx_module *m, const char *want,
   cli_error("%s: no kernel named '%s' (try 'kcast extract %s --list')", path,
             want, path);
   return -1;
+}
+
+/* ------------------------------------------------------------ ptxas -- */
+
+/* Is arch (sm_XY) already in the list of n? */
+static int arch_seen(char (*a)[16], size_t n, const char *arch) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(a[i], arch)) return 1;
+  return 0;
+}
+
+int cli_ptxas_features(const char *ptx, size_t len, const char *src, const char *archs,
+                       const struct ptx_func *const *k, feat_vec *const *v, size_t nk,
+                       int lenient) {
+  char list[32][16];
+  size_t na = 0;
+  int all = !strcmp(archs, "all");
+  if (all) {
+    for (size_t i = 0; i < an_gpu_count() && na < 32; i++) {
+      const an_gpu *g = an_gpu_at(i);
+      char a[16];
+      snprintf(a, sizeof a, "sm_%d%d", g->cc_major, g->cc_minor);
+      if (!arch_seen(list, na, a)) snprintf(list[na++], sizeof list[0], "%s", a);
+    }
+  } else {
+    for (const char *t = archs; *t && na < 32;) {
+      const char *e = strchr(t, ',');
+      size_t l = e ? (size_t)(e - t) : strlen(t);
+      if (l && l < sizeof list[0]) {
+        snprintf(list[na], sizeof list[0], "%.*s", (int)l, t);
+        if (!arch_seen(list, na, list[na])) na++;
+      }
+      if (!e) break;
+      t = e + 1;
+    }
+  }
+  int got = 0;
+  for (size_t a = 0; a < na; a++) {
+    fe_ptxas_kernel *r = NULL;
+    size_t nr = 0;
+    char err[1024];
+    if (fe_ptxas(ptx, len, list[a], src, &r, &nr, err, sizeof err)) {
+      /* "all" and the automatic runs skip an architecture ptxas cannot
+         assemble for (CUDA 13 has no sm_37, sm_70) or a missing ptxas */
+      if (all || lenient) {
+        fprintf(stderr, "kcast: note: no registers for %s: %s\n", list[a], err);
+        continue;
+      }
+      cli_error("%s", err);
+      return -1;
+    }
+    for (size_t i = 0; i < nk; i++)
+      for (size_t j = 0; j < nr; j++)
+        if (r[j].have && !strcmp(r[j].name, k[i]->name) && feat_ptxas(&r[j], list[a], v[i])) {
+          fe_ptxas_free(r, nr);
+          cli_error("out of memory");
+          return -1;
+        }
+    fe_ptxas_free(r, nr);
+    got++;
+  }
+  return got;
 }

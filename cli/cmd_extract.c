@@ -27,6 +27,7 @@
 const char cmd_extract_usage[] =
     "usage: kcast extract FILE.{ptx,cu,ll,bc} [--kernel K] [--format table|csv|json]\n"
     "                     [--list] [--compiler nvcc|clang] [--arch sm_XX]\n"
+    "                     [--ptxas sm_XY[,sm_XY...]|all]\n"
     "\n"
     "Static features (static.*) of every kernel (.entry) in FILE; see\n"
     "docs/features.md for the names.\n"
@@ -36,6 +37,10 @@ const char cmd_extract_usage[] =
     "  --list          list the kernels with their parameters instead\n"
     "  --compiler C    compiler for .cu input: nvcc (default) or clang\n"
     "  --arch sm_XX    target architecture for .cu/.ll/.bc (default " FE_DEFAULT_ARCH ")\n"
+    "  --ptxas ARCHS   also what ptxas reports for each kernel assembled for those\n"
+    "                  architectures: ptxas.sm_XY.registers, spill_store_bytes,\n"
+    "                  spill_load_bytes, stack_bytes, smem_bytes (all: every\n"
+    "                  architecture of 'kcast gpus' this ptxas supports)\n"
     "\n"
     "Exit status: 0 ok, 1 bad input or unknown kernel, 2 bad command line.\n";
 
@@ -161,15 +166,15 @@ static int has_ext(const char *path, const char *ext) {
 }
 
 int cmd_extract(int argc, char **argv) {
-  const char *path = NULL, *kernel = NULL, *arch = NULL;
+  const char *path = NULL, *kernel = NULL, *arch = NULL, *ptxas = NULL;
   int fmt = CLI_FMT_TABLE, list = 0;
   fe_options fo = {FE_NVCC, NULL, NULL, 0};
 
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = NULL;
-    const char *opts[] = {"--kernel", "--format", "--compiler", "--arch"};
+    const char *opts[] = {"--kernel", "--format", "--compiler", "--arch", "--ptxas"};
     int which = -1;
-    for (int o = 0; o < 4; o++) {
+    for (int o = 0; o < 5; o++) {
       size_t l = strlen(opts[o]);
       if (!strncmp(a, opts[o], l) && (a[l] == 0 || a[l] == '=')) {
         which = o;
@@ -191,6 +196,10 @@ int cmd_extract(int argc, char **argv) {
       if (strncmp(val, "sm_", 3) || !isdigit((unsigned char)val[3]))
         return cli_usage_error("extract", "bad --arch '%s' (expected sm_XX)", val);
       arch = val;
+    } else if (which == 4) {
+      if (strcmp(val, "all") && strncmp(val, "sm_", 3))
+        return cli_usage_error("extract", "bad --ptxas '%s' (sm_XY[,sm_XY...] or all)", val);
+      ptxas = val;
     } else if (!strcmp(a, "--list")) {
       list = 1;
     } else if (a[0] == '-' && a[1]) {
@@ -253,8 +262,16 @@ int cmd_extract(int argc, char **argv) {
       n = i + 1;
       goto out;
     }
-    feat_sort(&kf[i].v);
   }
+  if (ptxas) {
+    feat_vec **vs = calloc((size_t)n, sizeof *vs);
+    if (!vs) { cli_error("out of memory"); goto out; }
+    for (long i = 0; i < n; i++) vs[i] = &kf[i].v;
+    long got = cli_ptxas_features(text, len, path, ptxas, sel, vs, (size_t)n, 0);
+    free(vs);
+    if (got < 0) goto out;
+  }
+  for (long i = 0; i < n; i++) feat_sort(&kf[i].v);
   int orc = 0;
   switch (fmt) {
     case CLI_FMT_CSV: orc = out_csv(kf, n); break;

@@ -338,6 +338,23 @@ static int predict_kernel(int argc, char **argv, const char *model, const char *
     cli_error("%s", perr.msg[0] ? perr.msg : "cannot compute static features");
     goto out;
   }
+  /* the registers of the kernel for the GPUs answered for (the occupancy
+     features and the analytic estimate read them; without a ptxas a note) */
+  {
+    char archs[512] = "";
+    size_t al = 0;
+    for (size_t i = 0; i < (all ? an_gpu_count() : 1); i++) {
+      const an_gpu *gi = all ? an_gpu_at(i) : g;
+      if (!gi) continue;
+      char a[16];
+      snprintf(a, sizeof a, "sm_%d%d", gi->cc_major, gi->cc_minor);
+      if (!strstr(archs, a) && al + sizeof a < sizeof archs)
+        al += (size_t)snprintf(archs + al, sizeof archs - al, "%s%s", al ? "," : "", a);
+    }
+    const ptx_func *ks[1] = {L.k};
+    feat_vec *vs[1] = {&feats};
+    if (al && cli_ptxas_features(L.text, L.len, L.path, archs, ks, vs, 1, 1) < 0) goto out;
+  }
 
   size_t want = all ? an_gpu_count() : 1;
   rows = calloc(want, sizeof *rows);

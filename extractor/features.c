@@ -23,6 +23,7 @@
  * costs time linear in its size.
  */
 #include "extractor/features.h"
+#include "extractor/frontend.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -662,4 +663,17 @@ out:
   free(used);
   if (rc) fail_oom(m, k, err); /* every failure after the CFG is ENOMEM */
   return rc;
+}
+
+int feat_ptxas(const fe_ptxas_kernel *k, const char *arch, feat_vec *out) {
+  static const char *const what[] = {"registers", "spill_store_bytes", "spill_load_bytes",
+                                     "stack_bytes", "smem_bytes"};
+  double val[] = {k->registers, k->spill_store_bytes, k->spill_load_bytes, k->stack_bytes,
+                  k->smem_bytes};
+  char name[128];
+  for (size_t i = 0; i < sizeof what / sizeof *what; i++) {
+    snprintf(name, sizeof name, "ptxas.%s.%s", arch, what[i]);
+    if (feat_set(out, name, val[i] < 0 ? 0 : val[i])) return -1;
+  }
+  return 0;
 }

@@ -85,6 +85,12 @@ unsigned feat_mem_bytes_of_key(const char *key);
 
 /* ------------------------------------------------------ static features -- */
 
+struct fe_ptxas_kernel;
+/* The ptxas.<arch>.* features (registers, spill_store_bytes,
+   spill_load_bytes, stack_bytes, smem_bytes) of one kernel's ptxas report
+   (extractor/frontend.h, fe_ptxas) into out.  0, or -1 out of memory. */
+int feat_ptxas(const struct fe_ptxas_kernel *k, const char *arch, feat_vec *out);
+
 /*
  * Static features of kernel k (a .entry of m with a body): every name with
  * prefix "static.".  Counts include the .funcs k can call (transitively, each

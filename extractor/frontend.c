@@ -175,7 +175,7 @@ static int read_all(const char *path, char **out, size_t *len, char *err,
 }
 
 /* Remove a flat temporary folder and everything in it. */
-static void remove_tmpdir(const char *dir) {
+void fe__remove_tmpdir(const char *dir) {
   DIR *d = opendir(dir);
   if (d) {
     struct dirent *e;
@@ -258,9 +258,6 @@ static char *replace_all(char *text, const char *from, const char *to) {
   return out;
 }
 
-/* How a compiler's messages name what it was given: mentions of the safe
-   names (from) are rewritten to the user's (to), pairwise. */
-typedef struct name_map { const char *from[2], *to[2]; } name_map;
 
 /*
  * Run argv (argv[0] looked up on PATH) with stdout/stderr into files in dir
@@ -268,7 +265,7 @@ typedef struct name_map { const char *from[2], *to[2]; } name_map;
  * returns -1; *diag gets the child's stderr (malloc'd, may be NULL, names
  * mapped through map) either way when it ran.
  */
-static int run_tool(char *const *argv, char *const *envp, const name_map *map,
+int fe__run_tool(char *const *argv, char *const *envp, const name_map *map,
                     const char *tool, const char *dir, const char *path, char **diag,
                     char *err, size_t errcap) {
   char outp[4200], errp[4200];
@@ -440,7 +437,7 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
     return fe__fail(err, errcap, "%s: cannot create a temporary folder in %s: %s", path,
                     base && *base ? base : "/tmp", strerror(errno));
   if (!use_clang && !shell_safe(dir)) {
-    remove_tmpdir(dir);
+    fe__remove_tmpdir(dir);
     return fe__fail(err, errcap,
                     "%s: the temporary folder %s holds characters nvcc's shell would "
                     "interpret; set TMPDIR to a plain folder name", path, dir);
@@ -458,7 +455,7 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
                    errcap) ||
         !(env = env_with_tmpdir(dir, &tmpvar))) {
       if (env == NULL) fe__fail(err, errcap, "%s: out of memory", path);
-      remove_tmpdir(dir);
+      fe__remove_tmpdir(dir);
       return -1;
     }
     snprintf(linkslash, sizeof linkslash, "%s/", link);
@@ -469,7 +466,7 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
   if (!argv) {
     if (env != environ) free(env);
     free(tmpvar);
-    remove_tmpdir(dir);
+    fe__remove_tmpdir(dir);
     return fe__fail(err, errcap, "%s: out of memory", path);
   }
   size_t a = 0;
@@ -502,7 +499,7 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
   argv[a] = NULL;
 
   char *diag = NULL;
-  int rc = run_tool((char *const *)argv, env, &map, tool, dir, path, &diag, err, errcap);
+  int rc = fe__run_tool((char *const *)argv, env, &map, tool, dir, path, &diag, err, errcap);
   free(argv);
   free(diag);
   if (env != environ) free(env);
@@ -511,7 +508,7 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
   size_t n = 0;
   if (rc == 0 && read_all(outp, &text, &n, NULL, 0) != 0)
     rc = fe__fail(err, errcap, "%s: %s reported success but wrote no PTX", path, tool);
-  remove_tmpdir(dir);
+  fe__remove_tmpdir(dir);
   if (rc) return rc;
 
   char fn[128];

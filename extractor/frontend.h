@@ -56,4 +56,24 @@ int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
                     size_t *n, char *err, size_t errcap);
 void fe_kernels_free(fe_kernel *k, size_t n);
 
+/*
+ * What ptxas reports for each kernel of a PTX text assembled for arch
+ * ("sm_80"; frontend_ptxas.c): the PTX's .target is rewritten to arch, so
+ * PTX made for a newer architecture is assembled for an older one unless it
+ * uses that architecture's instructions (then ptxas's error is returned).
+ * src names the input in messages.  *out (n kernels, caller frees with
+ * fe_ptxas_free).  ptxas is $KCAST_PTXAS, else the CUDA root's
+ * bin/ptxas, else on PATH.
+ */
+typedef struct fe_ptxas_kernel {
+  char *name;                 /* the .entry name */
+  double registers;           /* per thread */
+  double spill_store_bytes, spill_load_bytes, stack_bytes;  /* per thread */
+  double smem_bytes;          /* static shared memory per CTA */
+  int have;                   /* the register line was seen */
+} fe_ptxas_kernel;
+int fe_ptxas(const char *ptx, size_t len, const char *arch, const char *src,
+             fe_ptxas_kernel **out, size_t *n, char *err, size_t errcap);
+void fe_ptxas_free(fe_ptxas_kernel *k, size_t n);
+
 #endif

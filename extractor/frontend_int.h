@@ -34,6 +34,23 @@ const char *fe__arch(const fe_options *o, const char *path, char *err,
    (always NUL-terminated); returns buf. */
 char *fe__cuda_root(char *buf, size_t cap);
 
+/* How a tool's messages name what it was given: mentions of the safe names
+   (from) are rewritten to the user's (to), pairwise. */
+typedef struct name_map { const char *from[2], *to[2]; } name_map;
+
+/*
+ * Run argv (argv[0] looked up on PATH) as a child process -- an argv array,
+ * never a shell -- with stdin from /dev/null, stdout/stderr into files in
+ * dir and environment envp.  On a failed start or a non-zero exit writes err
+ * (the tool's first error line, FILE:LINE form) and returns -1; *diag gets
+ * the child's stderr (malloc'd, may be NULL, names mapped through map)
+ * either way when it ran.
+ */
+int fe__run_tool(char *const *argv, char *const *envp, const name_map *map, const char *tool,
+                 const char *dir, const char *path, char **diag, char *err, size_t errcap);
+/* Remove a private temporary folder and what it holds. */
+void fe__remove_tmpdir(const char *dir);
+
 /* .ll / .bc -> PTX via the LLVM C API (frontend_llvm.c). */
 int fe__llvm_to_ptx(const char *path, const fe_options *o, char **ptx,
                     size_t *len, char *err, size_t errcap);

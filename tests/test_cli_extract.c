@@ -6,6 +6,7 @@
 #include "tests.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,77 @@ static void test_errors(void) {
   free(out); free(err);
 }
 
+/* Numeric value of "name <spaces> value" in a table output, NAN if absent. */
+static double table_value(const char *out, const char *name) {
+  char key[256];
+  snprintf(key, sizeof key, "  %s ", name);
+  const char *p = out ? strstr(out, key) : NULL;
+  return p ? strtod(p + strlen(key), NULL) : NAN;
+}
+
+/* --ptxas: what the assembler reports, per architecture; a PTX made for
+   sm_90 assembles for sm_80 (its .target is rewritten); an architecture
+   ptxas lacks is one error; a hostile file name runs nothing. */
+static void test_ptxas(void) {
+  char *out = NULL, *err = NULL, path[1024];
+  snprintf(path, sizeof path, "%s/corpus/matmul_tiled.nvcc.ptx", tests_build());
+  char args[2048];
+  snprintf(args, sizeof args, "'%s' --ptxas sm_80,sm_86", path);
+  int rc = extract(args, &out, &err);
+  ASSERT_MSG("extract --ptxas sm_80,sm_86 on sm_90 PTX exits 0", rc == 0);
+  double r80 = table_value(out, "ptxas.sm_80.registers"), r86 = table_value(out, "ptxas.sm_86.registers");
+  ASSERT_MSG("registers for both architectures, a plausible count", r80 >= 8 && r80 <= 255 && r86 >= 8);
+  ASSERT_MSG("ptxas's static shared memory is the PTX's",
+             table_value(out, "ptxas.sm_80.smem_bytes") == table_value(out, "static.shared_bytes") &&
+                 table_value(out, "static.shared_bytes") > 0);
+  ASSERT_MSG("no spills in a small kernel", table_value(out, "ptxas.sm_80.spill_store_bytes") == 0);
+  free(out);
+  free(err);
+  snprintf(args, sizeof args, "'%s' --ptxas sm_37", path);
+  rc = extract(args, &out, &err);
+  ASSERT_MSG("an architecture ptxas lacks: exit 1, one line naming the file and ptxas",
+             rc == 1 && out && !*out && err && strstr(err, "matmul_tiled") && strstr(err, "ptxas") &&
+                 strchr(err, '\n') == err + strlen(err) - 1);
+  free(out);
+  free(err);
+  snprintf(args, sizeof args, "'%s' --ptxas all", path);
+  rc = extract(args, &out, &err);
+  ASSERT_MSG("--ptxas all: the table's architectures ptxas has, notes for the others",
+             rc == 0 && !isnan(table_value(out, "ptxas.sm_90.registers")) &&
+                 !isnan(table_value(out, "ptxas.sm_75.registers")) && err && strstr(err, "note"));
+  free(out);
+  free(err);
+  char dir[512], evil[1200], cmd[4096];
+  ASSERT_MSG("scratch folder", tests_tmpdir(dir, sizeof dir, "ptxas") != NULL);
+  snprintf(evil, sizeof evil, "%s/x$(touch PWNED-ptxas).ptx", dir);
+  remove("PWNED-ptxas");
+  size_t plen = 0;
+  char *ptx = tests_read_file(SAXPY, &plen);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ptx);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(evil, ptx, plen), 0);
+  free(ptx);
+  snprintf(cmd, sizeof cmd, "'%s' extract \"%s\" --ptxas sm_80", tests_kcast(), evil);
+  /* the shell of tests_run sees the name in double quotes: $(...) would
+     run there too, so escape its $ for the test's own shell */
+  char *d = strstr(cmd, "$(");
+  if (d) {
+    memmove(d + 1, d, strlen(d) + 1);
+    *d = '\\';
+  }
+  rc = tests_run(cmd, &out, &err);
+  FILE *f = fopen("PWNED-ptxas", "r"); /* a shell would have made it here, kcast's folder */
+  ASSERT_MSG("a file name holding $(...) is assembled and runs nothing",
+             rc == 0 && !f && out && strstr(out, "ptxas.sm_80.registers"));
+  if (f) fclose(f);
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "KCAST_PTXAS=/no/such/ptxas '%s' extract %s --ptxas sm_80", tests_kcast(), SAXPY);
+  rc = tests_run(cmd, &out, &err);
+  ASSERT_MSG("a missing ptxas: exit 1 naming it", rc == 1 && err && strstr(err, "/no/such/ptxas"));
+  free(out);
+  free(err);
+}
+
 TEST_SUITES(cli_extract_suites) {
   CU_pSuite s = tests_suite("cli_extract");
   TEST_ADD(s, test_table);
@@ -205,4 +277,5 @@ TEST_SUITES(cli_extract_suites) {
   TEST_ADD(s, test_ambiguous_and_two_kernels);
   TEST_ADD(s, test_errors);
   TEST_ADD(s, test_cu_input);
+  TEST_ADD(s, test_ptxas);
 }
