@@ -45,6 +45,45 @@ extern const char cmd_cv_usage[];
 extern const char cmd_predict_usage[];
 extern const char cmd_model_usage[];
 
+/* The option parser of every command (cli_opt.c): getopt_long with
+   --opt V, --opt=V, -o V, -oV and -o=V; long names written out whole, no
+   empty values, no value for a flag; operands anywhere (collected at
+   argv[first_operand..end)), or with in_order the first operand ends the
+   options (run, profile: PROGRAM ARGS).  Usage:
+     cli_opts o; cli_opts_init(&o, "cv", argc, argv, "o:", 0);
+     cli_opts_add(&o, own_table); cli_opts_add(&o, cli_rf_longopts);
+     while ((c = cli_opts_next(&o)) != CLI_OPT_END) {
+       if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;   (message printed)
+       ... o.name is the option as "--folds" or "-o", o.arg its value ...
+     }
+   Ids: a short option's character; long-only ones from CLI_OPT_OWN (a
+   command's own), CLI_OPT_RF (cli_rfdata.c) and CLI_OPT_LAUNCH
+   (cli_launch.c). */
+#include <getopt.h>
+enum { CLI_OPT_END = -1, CLI_OPT_ERR = -2, CLI_OPT_OWN = 0x100, CLI_OPT_RF = 0x200,
+       CLI_OPT_LAUNCH = 0x300, CLI_OPTS_MAX = 96 };
+typedef struct cli_opts {
+  const char *cmd;          /* command name for messages */
+  int argc;
+  char **argv;              /* operands are moved to its front (not in_order) */
+  struct option lo[CLI_OPTS_MAX];  /* the long options, zero-terminated */
+  size_t nlo;
+  char so[64];              /* getopt's optstring */
+  int in_order, started, done;
+  const char *name;         /* the current option ("--folds", "-o") */
+  char namebuf[64];
+  const char *arg;          /* its value; NULL for a flag */
+  int first_operand, end;   /* operands: argv[first_operand..end) after CLI_OPT_END */
+} cli_opts;
+void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const char *shortopts,
+                   int in_order);
+/* Append a zero-terminated table; -1 (a bug) when CLI_OPTS_MAX is exceeded. */
+int cli_opts_add(cli_opts *o, const struct option *table);
+/* The next option's id, CLI_OPT_END, or CLI_OPT_ERR after a usage error. */
+int cli_opts_next(cli_opts *o);
+#define CLI_OPERANDS(o) ((o)->argv + (o)->first_operand)
+#define CLI_NOPERANDS(o) ((o)->end - (o)->first_operand)
+
 /* Training input shared by train and cv (cli_rfdata.c). */
 struct rf_params;
 struct rf_data;
@@ -71,10 +110,11 @@ typedef struct cli_rf_input {
 int cli_parse_uint(const char *s, unsigned long max, unsigned long *out);
 /* kcast's training defaults into *p and a cleared *in. */
 void cli_rf_defaults(struct rf_params *p, cli_rf_input *in);
-/* Parse the input/hyperparameter option at argv[*i] (advancing *i past its
-   value): 1 consumed, 0 not one of them, -1 usage error already printed. */
-int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_params *p,
-                  cli_rf_input *in);
+/* The input and hyperparameter options of train and cv, and the handling
+   of one (id from cli_opts_next): 1 consumed, 0 not one of them, -1 usage
+   error already printed. */
+extern const struct option cli_rf_longopts[];
+int cli_rf_option(cli_opts *o, int id, struct rf_params *p, cli_rf_input *in);
 /* Load the matrix (CSV or dataset), its derived columns, and choose the
    target transform and base column into *p; -1 after printing the error. */
 int cli_rf_load(const char *cmd, cli_rf_input *in, struct rf_data *d, struct rf_params *p);
@@ -130,7 +170,7 @@ extern const char cmd_nvcc_usage[];
    cli_launch_device (device and buffers), cli_launch_run; always
    cli_launch_free.  Every function prints its own error and returns a
    KCAST_EXIT_* code (cli_launch_option: 1 consumed, 0 not a launch option,
-   -1 usage error printed). */
+   -1 usage error printed).  The input file is the command's operand. */
 typedef enum { CLI_FILL_ZERO, CLI_FILL_SEQ, CLI_FILL_SEQF, CLI_FILL_RAND, CLI_FILL_RANDF,
                CLI_FILL_FILE } cli_fill_kind;
 typedef struct cli_arg_spec {
@@ -163,7 +203,10 @@ typedef struct cli_launch {
 } cli_launch;
 /* KCAST_EXIT_OK, or KCAST_EXIT_USER when out of memory (printed). */
 int cli_launch_init(cli_launch *L, const char *cmd, int argc);
-int cli_launch_option(cli_launch *L, int argc, char **argv, int *i);
+extern const struct option cli_launch_longopts[];
+int cli_launch_option(cli_launch *L, const cli_opts *o, int id);
+/* The input file from the parser's operands (at most one). */
+int cli_launch_operands(cli_launch *L, const cli_opts *o);
 /* Usage error when the file, --grid or --block is missing or the block too large. */
 int cli_launch_check(cli_launch *L);
 int cli_launch_load(cli_launch *L);

@@ -430,24 +430,27 @@ int cli_launch_init(cli_launch *L, const char *cmd, int argc) {
   return KCAST_EXIT_OK;
 }
 
-int cli_launch_option(cli_launch *L, int argc, char **argv, int *i) {
-  static const char *const opts[] = {"--kernel", "--compiler", "--arch", "--grid", "--block",
-                                     "--shared", "--arg", "--sample", "--threads", "--budget",
-                                     "--timeout", "--oob"};
-  enum { O_KERNEL, O_COMPILER, O_ARCH, O_GRID, O_BLOCK, O_SHARED, O_ARG, O_SAMPLE,
-         O_THREADS, O_BUDGET, O_TIMEOUT, O_OOB, O_N };
-  const char *cmd = L->cmd, *a = argv[*i], *val = NULL;
-  int which = -1;
-  for (int o = 0; o < O_N; o++) {
-    size_t l = strlen(opts[o]);
-    if (!strncmp(a, opts[o], l) && (a[l] == 0 || a[l] == '=')) {
-      which = o;
-      if (a[l] == '=') val = a + l + 1;
-      else if (*i + 1 < argc) val = argv[++*i];
-      else { cli_usage_error(cmd, "option %s needs a value", opts[o]); return -1; }
-      break;
-    }
-  }
+enum { O_KERNEL = CLI_OPT_LAUNCH, O_COMPILER, O_ARCH, O_GRID, O_BLOCK, O_SHARED, O_ARG,
+       O_SAMPLE, O_THREADS, O_BUDGET, O_TIMEOUT, O_OOB };
+
+const struct option cli_launch_longopts[] = {
+  {"kernel", required_argument, NULL, O_KERNEL},
+  {"compiler", required_argument, NULL, O_COMPILER},
+  {"arch", required_argument, NULL, O_ARCH},
+  {"grid", required_argument, NULL, O_GRID},
+  {"block", required_argument, NULL, O_BLOCK},
+  {"shared", required_argument, NULL, O_SHARED},
+  {"arg", required_argument, NULL, O_ARG},
+  {"sample", required_argument, NULL, O_SAMPLE},
+  {"threads", required_argument, NULL, O_THREADS},
+  {"budget", required_argument, NULL, O_BUDGET},
+  {"timeout", required_argument, NULL, O_TIMEOUT},
+  {"oob", required_argument, NULL, O_OOB},
+  {NULL, 0, NULL, 0},
+};
+
+int cli_launch_option(cli_launch *L, const cli_opts *o, int which) {
+  const char *cmd = L->cmd, *val = o->arg;
   uint64_t u = 0;
   switch (which) {
     case O_KERNEL: L->kernel = val; return 1;
@@ -467,7 +470,7 @@ int cli_launch_option(cli_launch *L, int argc, char **argv, int *i) {
     case O_BLOCK:
       if (parse_dims(val, which == O_GRID ? L->cfg.grid : L->cfg.block)) {
         cli_usage_error(cmd, "bad %s '%s' (expected X[,Y,Z], each a positive integer)",
-                        opts[which], val);
+                        o->name, val);
         return -1;
       }
       if (which == O_GRID) L->have_grid = 1; else L->have_block = 1;
@@ -489,7 +492,7 @@ int cli_launch_option(cli_launch *L, int argc, char **argv, int *i) {
     case O_BUDGET:
       if (parse_u64_full(val, &u) || (which != O_BUDGET && u == 0) ||
           (which == O_THREADS && u > 4096)) {
-        cli_usage_error(cmd, "bad %s '%s' (expected a positive integer)", opts[which], val);
+        cli_usage_error(cmd, "bad %s '%s' (expected a positive integer)", o->name, val);
         return -1;
       }
       if (which == O_SAMPLE) L->cfg.sample_ctas = u;
@@ -513,14 +516,16 @@ int cli_launch_option(cli_launch *L, int argc, char **argv, int *i) {
       else { cli_usage_error(cmd, "bad --oob '%s' (error or warn)", val); return -1; }
       return 1;
     default:
-      if (a[0] == '-' && a[1]) return 0;
-      if (L->path) {
-        cli_usage_error(cmd, "only one input file (got '%s' and '%s')", L->path, a);
-        return -1;
-      }
-      L->path = a;
-      return 1;
+      return 0;
   }
+}
+
+int cli_launch_operands(cli_launch *L, const cli_opts *o) {
+  if (CLI_NOPERANDS(o) > 1)
+    return cli_usage_error(L->cmd, "only one input file (got '%s' and '%s')", CLI_OPERANDS(o)[0],
+                           CLI_OPERANDS(o)[1]);
+  if (CLI_NOPERANDS(o)) L->path = CLI_OPERANDS(o)[0];
+  return KCAST_EXIT_OK;
 }
 
 int cli_launch_check(cli_launch *L) {

@@ -225,96 +225,113 @@ static int target_kind(const char *t) {
 
 /* ---------------------------------------------------------------- options -- */
 
-int cli_rf_option(const char *cmd, int argc, char **argv, int *i, struct rf_params *p,
-                  cli_rf_input *in) {
-  const char *a = argv[*i];
-  const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+enum {
+  RF_CSV = CLI_OPT_RF, RF_TARGET, RF_GPU, RF_GPU_COLUMN, RF_IGNORE, RF_GROUP, RF_BASE,
+  RF_DROP_CONSTANT, RF_FEATURES, RF_LOG_TARGET, RF_NO_LOG_TARGET, RF_EXTRA_TREES,
+  RF_RANDOM_FOREST, RF_CALIBRATE, RF_NO_CALIBRATE, RF_CALIBRATE_GROUPS, RF_BOOTSTRAP,
+  RF_MAX_FEATURES, RF_TREES, RF_MIN_LEAF, RF_MAX_DEPTH, RF_SEED, RF_THREADS, RF_BINS
+};
+
+const struct option cli_rf_longopts[] = {
+  {"csv", required_argument, NULL, RF_CSV},
+  {"target", required_argument, NULL, RF_TARGET},
+  {"gpu", required_argument, NULL, RF_GPU},
+  {"gpu-column", required_argument, NULL, RF_GPU_COLUMN},
+  {"ignore", required_argument, NULL, RF_IGNORE},
+  {"group", required_argument, NULL, RF_GROUP},
+  {"base", required_argument, NULL, RF_BASE},
+  {"drop-constant", no_argument, NULL, RF_DROP_CONSTANT},
+  {"features", required_argument, NULL, RF_FEATURES},
+  {"log-target", no_argument, NULL, RF_LOG_TARGET},
+  {"no-log-target", no_argument, NULL, RF_NO_LOG_TARGET},
+  {"extra-trees", no_argument, NULL, RF_EXTRA_TREES},
+  {"random-forest", no_argument, NULL, RF_RANDOM_FOREST},
+  {"calibrate", no_argument, NULL, RF_CALIBRATE},
+  {"no-calibrate", no_argument, NULL, RF_NO_CALIBRATE},
+  {"calibrate-groups", no_argument, NULL, RF_CALIBRATE_GROUPS},
+  {"bootstrap", required_argument, NULL, RF_BOOTSTRAP},
+  {"max-features", required_argument, NULL, RF_MAX_FEATURES},
+  {"trees", required_argument, NULL, RF_TREES},
+  {"min-leaf", required_argument, NULL, RF_MIN_LEAF},
+  {"max-depth", required_argument, NULL, RF_MAX_DEPTH},
+  {"seed", required_argument, NULL, RF_SEED},
+  {"threads", required_argument, NULL, RF_THREADS},
+  {"bins", required_argument, NULL, RF_BINS},
+  {NULL, 0, NULL, 0},
+};
+
+int cli_rf_option(cli_opts *o, int id, struct rf_params *p, cli_rf_input *in) {
+  const char *cmd = o->cmd, *v = o->arg;
   unsigned long u;
-#define NEEDV()                                                     \
-  do {                                                              \
-    if (!v) {                                                       \
-      cli_usage_error(cmd, "%s needs a value", a);                  \
-      return -1;                                                    \
-    }                                                               \
-    (*i)++;                                                         \
-  } while (0)
-  if (!strcmp(a, "--csv")) { NEEDV(); in->csv = v; return 1; }
-  if (!strcmp(a, "--target")) { NEEDV(); in->target = v; return 1; }
-  if (!strcmp(a, "--gpu")) { NEEDV(); in->gpu = v; return 1; }
-  if (!strcmp(a, "--gpu-column")) { NEEDV(); in->gpu_column = v; return 1; }
-  if (!strcmp(a, "--ignore")) { NEEDV(); in->ignore = v; return 1; }
-  if (!strcmp(a, "--group")) { NEEDV(); in->group = v; return 1; }
-  if (!strcmp(a, "--base")) { NEEDV(); in->base = v; return 1; }
-  if (!strcmp(a, "--drop-constant")) { in->drop_constant = 1; return 1; }
-  if (!strcmp(a, "--features")) {
-    NEEDV();
-    if (!valid_families(v)) {
-      cli_usage_error(cmd, "--features '%s': give a comma list of families: all, launch, op, "
-                      "class, mem, ctrl, static, ptxas, a CSV's own prefix, or derived: mangrove, "
-                      "analytic, work, occ, gpu", v);
-      return -1;
+  switch (id) {
+    case RF_CSV: in->csv = v; return 1;
+    case RF_TARGET: in->target = v; return 1;
+    case RF_GPU: in->gpu = v; return 1;
+    case RF_GPU_COLUMN: in->gpu_column = v; return 1;
+    case RF_IGNORE: in->ignore = v; return 1;
+    case RF_GROUP: in->group = v; return 1;
+    case RF_BASE: in->base = v; return 1;
+    case RF_DROP_CONSTANT: in->drop_constant = 1; return 1;
+    case RF_FEATURES:
+      if (!valid_families(v)) {
+        cli_usage_error(cmd, "--features '%s': give a comma list of families: all, launch, op, "
+                        "class, mem, ctrl, static, ptxas, a CSV's own prefix, or derived: "
+                        "mangrove, analytic, work, occ, gpu", v);
+        return -1;
+      }
+      in->features = v;
+      return 1;
+    case RF_LOG_TARGET: in->log_target = 1; return 1;
+    case RF_NO_LOG_TARGET: in->log_target = 0; return 1;
+    case RF_EXTRA_TREES: p->extra_trees = 1; return 1;
+    case RF_RANDOM_FOREST: p->extra_trees = 0; return 1;
+    case RF_CALIBRATE: p->calibrate = RF_CALIBRATE_ON; in->calib_set = 1; return 1;
+    case RF_NO_CALIBRATE:
+      p->calibrate = RF_CALIBRATE_OFF;
+      p->calib_groups = 0;
+      in->calib_set = 1;
+      return 1;
+    case RF_CALIBRATE_GROUPS:
+      p->calibrate = RF_CALIBRATE_ON;
+      p->calib_groups = 1;
+      in->calib_set = 1;
+      return 1;
+    case RF_BOOTSTRAP:
+      if (!strcmp(v, "on")) p->bootstrap = 1;
+      else if (!strcmp(v, "off")) p->bootstrap = 0;
+      else { cli_usage_error(cmd, "--bootstrap takes on or off, not '%s'", v); return -1; }
+      return 1;
+    case RF_MAX_FEATURES: {
+      char *e;
+      double d = strtod(v, &e);
+      if (*e || !(d > 0) || d > 1e9 || (d > 1 && d != (double)(long)d)) {
+        cli_usage_error(cmd, "--max-features '%s': give a fraction in (0,1] or a whole count", v);
+        return -1;
+      }
+      p->max_features = d;
+      return 1;
     }
-    in->features = v;
-    return 1;
-  }
-  if (!strcmp(a, "--log-target")) { in->log_target = 1; return 1; }
-  if (!strcmp(a, "--no-log-target")) { in->log_target = 0; return 1; }
-  if (!strcmp(a, "--extra-trees")) { p->extra_trees = 1; return 1; }
-  if (!strcmp(a, "--random-forest")) { p->extra_trees = 0; return 1; }
-  if (!strcmp(a, "--calibrate")) { p->calibrate = RF_CALIBRATE_ON; in->calib_set = 1; return 1; }
-  if (!strcmp(a, "--no-calibrate")) {
-    p->calibrate = RF_CALIBRATE_OFF;
-    p->calib_groups = 0;
-    in->calib_set = 1;
-    return 1;
-  }
-  if (!strcmp(a, "--calibrate-groups")) {
-    p->calibrate = RF_CALIBRATE_ON;
-    p->calib_groups = 1;
-    in->calib_set = 1;
-    return 1;
-  }
-  if (!strcmp(a, "--bootstrap")) {
-    NEEDV();
-    if (!strcmp(v, "on")) p->bootstrap = 1;
-    else if (!strcmp(v, "off")) p->bootstrap = 0;
-    else { cli_usage_error(cmd, "--bootstrap takes on or off, not '%s'", v); return -1; }
-    return 1;
-  }
-  if (!strcmp(a, "--max-features")) {
-    NEEDV();
-    char *e;
-    double d = strtod(v, &e);
-    if (*e || !(d > 0) || d > 1e9 || (d > 1 && d != (double)(long)d)) {
-      cli_usage_error(cmd, "--max-features '%s': give a fraction in (0,1] or a whole count", v);
-      return -1;
+    case RF_TREES: case RF_MIN_LEAF: case RF_MAX_DEPTH: case RF_SEED: case RF_THREADS:
+    case RF_BINS: {
+      static const unsigned long lim[][2] = {
+        {1, 100000}, {1, 1000000}, {0, 100000}, {0, ~0UL}, {1, 4096}, {2, 256}};
+      const unsigned long *l = lim[id - RF_TREES];
+      if (cli_parse_uint(v, l[1], &u) || u < l[0]) {
+        cli_usage_error(cmd, "%s '%s': give a whole number in %lu..%lu", o->name, v, l[0], l[1]);
+        return -1;
+      }
+      switch (id) {
+        case RF_TREES: p->n_trees = (unsigned)u; break;
+        case RF_MIN_LEAF: p->min_leaf = (unsigned)u; break;
+        case RF_MAX_DEPTH: p->max_depth = (unsigned)u; break;
+        case RF_SEED: p->seed = u; break;
+        case RF_THREADS: p->n_threads = (int)u; break;
+        default: p->n_bins = (unsigned)u; break;
+      }
+      return 1;
     }
-    p->max_features = d;
-    return 1;
+    default: return 0;
   }
-  struct { const char *name; unsigned long min, max; } ints[] = {
-    {"--trees", 1, 100000}, {"--min-leaf", 1, 1000000}, {"--max-depth", 0, 100000},
-    {"--seed", 0, ~0UL}, {"--threads", 1, 4096}, {"--bins", 2, 256},
-  };
-  for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
-    if (strcmp(a, ints[k].name)) continue;
-    NEEDV();
-    if (cli_parse_uint(v, ints[k].max, &u) || u < ints[k].min) {
-      cli_usage_error(cmd, "%s '%s': give a whole number in %lu..%lu", a, v, ints[k].min, ints[k].max);
-      return -1;
-    }
-    switch (k) {
-      case 0: p->n_trees = (unsigned)u; break;
-      case 1: p->min_leaf = (unsigned)u; break;
-      case 2: p->max_depth = (unsigned)u; break;
-      case 3: p->seed = u; break;
-      case 4: p->n_threads = (int)u; break;
-      case 5: p->n_bins = (unsigned)u; break;
-    }
-    return 1;
-  }
-#undef NEEDV
-  return 0;
 }
 
 void cli_rf_defaults(rf_params *p, cli_rf_input *in) {

@@ -140,38 +140,49 @@ int cmd_cv(int argc, char **argv) {
   int search = 0, fmt = CLI_FMT_TABLE;
   const char *predictions = NULL;
   double coverage = 0.9;
-  for (int i = 1; i < argc; i++) {
-    int r = cli_rf_option("cv", argc, argv, &i, &p, &in);
+  enum { C_FOLDS = CLI_OPT_OWN, C_SEARCH, C_PREDICTIONS, C_COVERAGE, C_FORMAT };
+  static const struct option own[] = {
+    {"folds", required_argument, NULL, C_FOLDS},
+    {"search", no_argument, NULL, C_SEARCH},
+    {"predictions", required_argument, NULL, C_PREDICTIONS},
+    {"coverage", required_argument, NULL, C_COVERAGE},
+    {"format", required_argument, NULL, C_FORMAT},
+    {NULL, 0, NULL, 0},
+  };
+  cli_opts op;
+  cli_opts_init(&op, "cv", argc, argv, "", 0);
+  cli_opts_add(&op, own);
+  cli_opts_add(&op, cli_rf_longopts);
+  for (int c; (c = cli_opts_next(&op)) != CLI_OPT_END;) {
+    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    int r = cli_rf_option(&op, c, &p, &in);
     if (r < 0) return KCAST_EXIT_USAGE;
     if (r) continue;
-    const char *a = argv[i];
-    if (!strcmp(a, "--folds")) {
-      char *e;
-      if (i + 1 >= argc) return cli_usage_error("cv", "--folds needs a value");
-      folds = strtoul(argv[++i], &e, 10);
-      if (*e || folds < 2 || folds > 100000) return cli_usage_error("cv", "--folds '%s': give a count >= 2", argv[i]);
-    } else if (!strcmp(a, "--search")) {
-      search = 1;
-    } else if (!strcmp(a, "--predictions")) {
-      if (i + 1 >= argc) return cli_usage_error("cv", "--predictions needs a file name");
-      predictions = argv[++i];
-    } else if (!strcmp(a, "--coverage")) {
-      char *e;
-      if (i + 1 >= argc) return cli_usage_error("cv", "--coverage needs a value");
-      coverage = strtod(argv[++i], &e);
-      if (*e || !(coverage > 0 && coverage < 1)) return cli_usage_error("cv", "--coverage '%s' is not in (0,1)", argv[i]);
-    } else if (!strcmp(a, "--format")) {
-      if (i + 1 >= argc) return cli_usage_error("cv", "--format needs a value");
-      fmt = cli_parse_format(argv[++i]);
-      if (fmt != CLI_FMT_TABLE && fmt != CLI_FMT_JSON) return cli_usage_error("cv", "--format is table or json, not '%s'", argv[i]);
-    } else if (a[0] == '-') {
-      return cli_usage_error("cv", "unknown option '%s'", a);
-    } else if (!in.db) {
-      in.db = a;
-    } else {
-      return cli_usage_error("cv", "unexpected argument '%s'", a);
+    const char *v = op.arg;
+    char *e;
+    switch (c) {
+      case C_FOLDS:
+        folds = strtoul(v, &e, 10);
+        if (*e || *v == '-' || folds < 2 || folds > 100000)
+          return cli_usage_error("cv", "--folds '%s': give a count >= 2", v);
+        break;
+      case C_SEARCH: search = 1; break;
+      case C_PREDICTIONS: predictions = v; break;
+      case C_COVERAGE:
+        coverage = strtod(v, &e);
+        if (*e || !(coverage > 0 && coverage < 1))
+          return cli_usage_error("cv", "--coverage '%s' is not in (0,1)", v);
+        break;
+      case C_FORMAT:
+        fmt = cli_parse_format(v);
+        if (fmt != CLI_FMT_TABLE && fmt != CLI_FMT_JSON)
+          return cli_usage_error("cv", "--format is table or json, not '%s'", v);
+        break;
     }
   }
+  if (CLI_NOPERANDS(&op) > 1)
+    return cli_usage_error("cv", "unexpected argument '%s'", CLI_OPERANDS(&op)[1]);
+  if (CLI_NOPERANDS(&op)) in.db = CLI_OPERANDS(&op)[0];
   if (folds && in.group) return cli_usage_error("cv", "--folds and --group exclude each other");
   rf_data d;
   if (cli_rf_load("cv", &in, &d, &p)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;

@@ -69,41 +69,29 @@ typedef struct opts {
   char **pos;
 } opts;
 
+/* argv[0] is the subcommand. */
 static int parse_opts(int argc, char **argv, opts *o) {
+  static const struct option lo[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {NULL, 0, NULL, 0},
+  };
   o->format = -1;
   o->output = NULL;
-  o->npos = 0;
-  o->pos = calloc((size_t)argc + 1, sizeof *o->pos);
-  if (!o->pos) {
-    cli_error("out of memory");
-    return KCAST_EXIT_USER;
-  }
-  int opts_done = 0;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i], *val = NULL;
-    if (opts_done || a[0] != '-' || !a[1]) {
-      o->pos[o->npos++] = argv[i];
-      continue;
-    }
-    if (!strcmp(a, "--")) {
-      opts_done = 1;
-    } else if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
-      val = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!val) return cli_usage_error("dataset", "--format needs a value");
-      o->format = cli_parse_format(val);
-      if (o->format < 0)
-        return cli_usage_error("dataset", "unknown format '%s'", val);
-    } else if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
-               !strncmp(a, "--output=", 9)) {
-      val = a[1] == '-' && a[8] == '=' ? a + 9
-                                       : (i + 1 < argc ? argv[++i] : NULL);
-      if (!val || !*val)
-        return cli_usage_error("dataset", "%s needs a file name", a);
-      o->output = val;
-    } else {
-      return cli_usage_error("dataset", "unknown option '%s'", a);
+  cli_opts g;
+  cli_opts_init(&g, "dataset", argc, argv, "o:", 0);
+  cli_opts_add(&g, lo);
+  for (int c; (c = cli_opts_next(&g)) != CLI_OPT_END;) {
+    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    if (c == 'f') {
+      o->format = cli_parse_format(g.arg);
+      if (o->format < 0) return cli_usage_error("dataset", "unknown format '%s'", g.arg);
+    } else if (c == 'o') {
+      o->output = g.arg;
     }
   }
+  o->npos = CLI_NOPERANDS(&g);
+  o->pos = CLI_OPERANDS(&g);
   return KCAST_EXIT_OK;
 }
 
@@ -444,48 +432,49 @@ static int sub_import_mangrove(int argc, char **argv) {
   ds_mangrove_opts mo;
   memset(&mo, 0, sizeof mo);
   const char *out = NULL;
-  for (int i = 2; i < argc; i++) {
-    static const char *const names[] = {"--features", "--time", "--power",
-                                        "--gpu", "-o", "--output"};
-    const char **dst[] = {&mo.features, &mo.time, &mo.power, &mo.gpu, &out,
-                          &out};
-    const char *a = argv[i];
-    size_t k = 0, nn = sizeof names / sizeof names[0];
-    const char *val = NULL;
-    for (; k < nn; k++) {
-      size_t l = strlen(names[k]);
-      if (!strcmp(a, names[k])) {
-        val = i + 1 < argc ? argv[++i] : NULL;
-        break;
-      }
-      if (l > 2 && !strncmp(a, names[k], l) && a[l] == '=') {
-        val = a + l + 1;
-        break;
-      }
+  /* the command line as typed, before the parser reorders argv */
+  char *cmdline = join_argv(argc, argv);
+  enum { M_FEATURES = CLI_OPT_OWN, M_TIME, M_POWER, M_GPU };
+  static const struct option lo[] = {
+    {"features", required_argument, NULL, M_FEATURES},
+    {"time", required_argument, NULL, M_TIME},
+    {"power", required_argument, NULL, M_POWER},
+    {"gpu", required_argument, NULL, M_GPU},
+    {"output", required_argument, NULL, 'o'},
+    {NULL, 0, NULL, 0},
+  };
+  cli_opts g;
+  cli_opts_init(&g, "dataset", argc - 1, argv + 1, "o:", 0);
+  cli_opts_add(&g, lo);
+  for (int c; (c = cli_opts_next(&g)) != CLI_OPT_END;) {
+    if (c == CLI_OPT_ERR) { free(cmdline); return KCAST_EXIT_USAGE; }
+    switch (c) {
+      case M_FEATURES: mo.features = g.arg; break;
+      case M_TIME: mo.time = g.arg; break;
+      case M_POWER: mo.power = g.arg; break;
+      case M_GPU: mo.gpu = g.arg; break;
+      case 'o': out = g.arg; break;
     }
-    if (k == nn)
-      return cli_usage_error("dataset", "import-mangrove: unknown %s '%s'",
-                             a[0] == '-' ? "option" : "argument", a);
-    if (!val || !*val)
-      return cli_usage_error("dataset", "import-mangrove: %s needs a value",
-                             names[k]);
-    *dst[k] = val;
   }
-  if (!mo.features)
-    return cli_usage_error("dataset", "import-mangrove needs --features FLUX.db");
-  if (!out)
-    return cli_usage_error("dataset", "import-mangrove needs -o DB");
-  if ((mo.time || mo.power) && !mo.gpu)
-    return cli_usage_error("dataset", "import-mangrove: --time and --power"
-                           " need --gpu NAME");
+  int rc = KCAST_EXIT_USAGE;
+  if (CLI_NOPERANDS(&g))
+    cli_usage_error("dataset", "import-mangrove: unexpected argument '%s'", CLI_OPERANDS(&g)[0]);
+  else if (!mo.features)
+    cli_usage_error("dataset", "import-mangrove needs --features FLUX.db");
+  else if (!out)
+    cli_usage_error("dataset", "import-mangrove needs -o DB");
+  else if ((mo.time || mo.power) && !mo.gpu)
+    cli_usage_error("dataset", "import-mangrove: --time and --power need --gpu NAME");
+  else
+    rc = KCAST_EXIT_OK;
+  if (rc) { free(cmdline); return rc; }
   /* A file this command creates is removed again when the import fails:
      the output is then exactly as it was (absent). */
   struct stat sb;
   int existed = stat(out, &sb) == 0;
   ds_db *db;
-  int rc = open_db(out, DS_CREATE, &db);
-  if (rc) return rc;
-  char *cmdline = join_argv(argc, argv);
+  rc = open_db(out, DS_CREATE, &db);
+  if (rc) { free(cmdline); return rc; }
   mo.command = cmdline;
   ds_import_report r;
   if (ds_import_mangrove(db, &mo, &r) < 0) {
@@ -527,8 +516,7 @@ int cmd_dataset(int argc, char **argv) {
     return cli_usage_error("dataset", "unknown subcommand '%s' (stats, export,"
                            " merge, import-mangrove)", sub);
   opts o;
-  int rc = parse_opts(argc, argv, &o);
+  int rc = parse_opts(argc - 1, argv + 1, &o);
   if (rc == KCAST_EXIT_OK) rc = fn(&o);
-  free(o.pos);
   return rc;
 }

@@ -90,8 +90,6 @@ const char cmd_emulate_usage[] =
 
 #define CMD "emulate"
 
-#define CMD "emulate"
-
 typedef struct dump_spec {
   unsigned long param;  /* 0-based parameter index */
   const char *path;     /* destination (points into argv) */
@@ -198,22 +196,25 @@ int cmd_emulate(int argc, char **argv) {
   rc = KCAST_EXIT_USER;
   if (!dumps) { cli_error("out of memory"); goto out; }
 
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *val = NULL;
-    int is_fmt = !strncmp(a, "--format", 8) && (a[8] == 0 || a[8] == '=');
-    int is_dump = !strncmp(a, "--dump", 6) && (a[6] == 0 || a[6] == '=');
-    if (is_fmt || is_dump) {
-      size_t l = is_fmt ? 8 : 6;
-      if (a[l] == '=') val = a + l + 1;
-      else if (i + 1 < argc) val = argv[++i];
-      else { rc = cli_usage_error(CMD, "option %.*s needs a value", (int)l, a); goto out; }
-    }
-    if (is_fmt) {
+  enum { E_FORMAT = CLI_OPT_OWN, E_DUMP };
+  static const struct option own[] = {
+    {"format", required_argument, NULL, E_FORMAT},
+    {"dump", required_argument, NULL, E_DUMP},
+    {NULL, 0, NULL, 0},
+  };
+  cli_opts o;
+  cli_opts_init(&o, CMD, argc, argv, "", 0);
+  cli_opts_add(&o, own);
+  cli_opts_add(&o, cli_launch_longopts);
+  for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
+    const char *val = o.arg;
+    if (c == CLI_OPT_ERR) { rc = KCAST_EXIT_USAGE; goto out; }
+    if (c == E_FORMAT) {
       fmt = cli_parse_format(val);
       if (fmt < 0) { rc = cli_usage_error(CMD, "unknown format '%s' (table, csv or json)", val); goto out; }
       continue;
     }
-    if (is_dump) {
+    if (c == E_DUMP) {
       const char *eq = strchr(val, '=');
       char num[32];
       size_t nl = eq ? (size_t)(eq - val) : 0;
@@ -233,10 +234,9 @@ int cmd_emulate(int argc, char **argv) {
       ndumps++;
       continue;
     }
-    int r = cli_launch_option(&L, argc, argv, &i);
-    if (r < 0) { rc = KCAST_EXIT_USAGE; goto out; }
-    if (r == 0) { rc = cli_usage_error(CMD, "unknown option '%s'", a); goto out; }
+    if (cli_launch_option(&L, &o, c) < 0) { rc = KCAST_EXIT_USAGE; goto out; }
   }
+  if ((rc = cli_launch_operands(&L, &o)) != KCAST_EXIT_OK) goto out;
   if ((rc = cli_launch_check(&L)) != KCAST_EXIT_OK) goto out;
   if ((rc = cli_launch_load(&L)) != KCAST_EXIT_OK) goto out;
   rc = KCAST_EXIT_USER;

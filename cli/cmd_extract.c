@@ -170,46 +170,50 @@ int cmd_extract(int argc, char **argv) {
   int fmt = CLI_FMT_TABLE, list = 0;
   fe_options fo = {FE_NVCC, NULL, NULL, 0};
 
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *val = NULL;
-    const char *opts[] = {"--kernel", "--format", "--compiler", "--arch", "--ptxas"};
-    int which = -1;
-    for (int o = 0; o < 5; o++) {
-      size_t l = strlen(opts[o]);
-      if (!strncmp(a, opts[o], l) && (a[l] == 0 || a[l] == '=')) {
-        which = o;
-        if (a[l] == '=') val = a + l + 1;
-        else if (i + 1 < argc) val = argv[++i];
-        else return cli_usage_error("extract", "option %s needs a value", opts[o]);
+  enum { X_KERNEL = CLI_OPT_OWN, X_FORMAT, X_COMPILER, X_ARCH, X_PTXAS, X_LIST };
+  static const struct option lo[] = {
+    {"kernel", required_argument, NULL, X_KERNEL},
+    {"format", required_argument, NULL, X_FORMAT},
+    {"compiler", required_argument, NULL, X_COMPILER},
+    {"arch", required_argument, NULL, X_ARCH},
+    {"ptxas", required_argument, NULL, X_PTXAS},
+    {"list", no_argument, NULL, X_LIST},
+    {NULL, 0, NULL, 0},
+  };
+  cli_opts o;
+  cli_opts_init(&o, "extract", argc, argv, "", 0);
+  cli_opts_add(&o, lo);
+  for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
+    const char *val = o.arg;
+    switch (c) {
+      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case X_KERNEL: kernel = val; break;
+      case X_FORMAT:
+        fmt = cli_parse_format(val);
+        if (fmt < 0) return cli_usage_error("extract", "unknown format '%s' (table, csv or json)", val);
         break;
-      }
-    }
-    if (which == 0) kernel = val;
-    else if (which == 1) {
-      fmt = cli_parse_format(val);
-      if (fmt < 0) return cli_usage_error("extract", "unknown format '%s' (table, csv or json)", val);
-    } else if (which == 2) {
-      if (!strcmp(val, "nvcc")) fo.compiler = FE_NVCC;
-      else if (!strcmp(val, "clang")) fo.compiler = FE_CLANG;
-      else return cli_usage_error("extract", "unknown compiler '%s' (nvcc or clang)", val);
-    } else if (which == 3) {
-      if (strncmp(val, "sm_", 3) || !isdigit((unsigned char)val[3]))
-        return cli_usage_error("extract", "bad --arch '%s' (expected sm_XX)", val);
-      arch = val;
-    } else if (which == 4) {
-      if (strcmp(val, "all") && strncmp(val, "sm_", 3))
-        return cli_usage_error("extract", "bad --ptxas '%s' (sm_XY[,sm_XY...] or all)", val);
-      ptxas = val;
-    } else if (!strcmp(a, "--list")) {
-      list = 1;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_usage_error("extract", "unknown option '%s'", a);
-    } else if (path) {
-      return cli_usage_error("extract", "only one input file (got '%s' and '%s')", path, a);
-    } else {
-      path = a;
+      case X_COMPILER:
+        if (!strcmp(val, "nvcc")) fo.compiler = FE_NVCC;
+        else if (!strcmp(val, "clang")) fo.compiler = FE_CLANG;
+        else return cli_usage_error("extract", "unknown compiler '%s' (nvcc or clang)", val);
+        break;
+      case X_ARCH:
+        if (strncmp(val, "sm_", 3) || !isdigit((unsigned char)val[3]))
+          return cli_usage_error("extract", "bad --arch '%s' (expected sm_XX)", val);
+        arch = val;
+        break;
+      case X_PTXAS:
+        if (strcmp(val, "all") && strncmp(val, "sm_", 3))
+          return cli_usage_error("extract", "bad --ptxas '%s' (sm_XY[,sm_XY...] or all)", val);
+        ptxas = val;
+        break;
+      case X_LIST: list = 1; break;
     }
   }
+  if (CLI_NOPERANDS(&o) > 1)
+    return cli_usage_error("extract", "only one input file (got '%s' and '%s')",
+                           CLI_OPERANDS(&o)[0], CLI_OPERANDS(&o)[1]);
+  if (CLI_NOPERANDS(&o)) path = CLI_OPERANDS(&o)[0];
   if (!path) return cli_usage_error("extract", "missing input file");
   fo.arch = arch;
 

@@ -24,17 +24,18 @@ const char cmd_gpus_usage[] =
 
 int cmd_gpus(int argc, char **argv) {
   int fmt = CLI_FMT_TABLE;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-      fmt = cli_parse_format(argv[++i]);
-      if (fmt < 0) return cli_usage_error("gpus", "--format is table, csv or json, not '%s'", argv[i]);
-    } else if (!strncmp(argv[i], "--format=", 9)) {
-      fmt = cli_parse_format(argv[i] + 9);
-      if (fmt < 0) return cli_usage_error("gpus", "--format is table, csv or json, not '%s'", argv[i] + 9);
-    } else {
-      return cli_usage_error("gpus", "unexpected argument '%s'", argv[i]);
-    }
+  static const struct option lo[] = {{"format", required_argument, NULL, 'f'},
+                                      {NULL, 0, NULL, 0}};
+  cli_opts op;
+  cli_opts_init(&op, "gpus", argc, argv, "", 0);
+  cli_opts_add(&op, lo);
+  for (int c; (c = cli_opts_next(&op)) != CLI_OPT_END;) {
+    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    fmt = cli_parse_format(op.arg);
+    if (fmt < 0) return cli_usage_error("gpus", "--format is table, csv or json, not '%s'", op.arg);
   }
+  if (CLI_NOPERANDS(&op))
+    return cli_usage_error("gpus", "unexpected argument '%s'", CLI_OPERANDS(&op)[0]);
   size_t n = an_gpu_count();
   if (fmt == CLI_FMT_JSON) {
     cJSON *arr = cJSON_CreateArray();

@@ -87,20 +87,26 @@ static void print_info(const char *path, const rf_info *in) {
 }
 
 int cmd_model(int argc, char **argv) {
-  if (argc < 3) return cli_usage_error("model", "give info MODEL or importance MODEL");
-  const char *sub = argv[1], *path = argv[2];
+  if (argc < 2) return cli_usage_error("model", "give info MODEL or importance MODEL");
+  const char *sub = argv[1], *path = NULL;
   unsigned long top = 0;
   if (strcmp(sub, "info") && strcmp(sub, "importance"))
     return cli_usage_error("model", "unknown subcommand '%s' (info, importance)", sub);
-  for (int i = 3; i < argc; i++) {
-    if (!strcmp(sub, "importance") && !strcmp(argv[i], "--top") && i + 1 < argc) {
-      char *e;
-      top = strtoul(argv[++i], &e, 10);
-      if (*e || top == 0) return cli_usage_error("model", "--top '%s': give a count >= 1", argv[i]);
-    } else {
-      return cli_usage_error("model", "unexpected argument '%s'", argv[i]);
-    }
+  static const struct option lo[] = {{"top", required_argument, NULL, 't'}, {NULL, 0, NULL, 0}};
+  cli_opts o;
+  cli_opts_init(&o, "model", argc - 1, argv + 1, "", 0);
+  if (!strcmp(sub, "importance")) cli_opts_add(&o, lo);
+  for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
+    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    char *e;
+    top = strtoul(o.arg, &e, 10);
+    if (*e || *o.arg == '-' || top == 0)
+      return cli_usage_error("model", "--top '%s': give a count >= 1", o.arg);
   }
+  if (CLI_NOPERANDS(&o) != 1)
+    return CLI_NOPERANDS(&o) ? cli_usage_error("model", "unexpected argument '%s'", CLI_OPERANDS(&o)[1])
+                             : cli_usage_error("model", "give info MODEL or importance MODEL");
+  path = CLI_OPERANDS(&o)[0];
   rf_forest *f = NULL;
   if (rf_load(path, &f)) {
     cli_error("%s", rf_last_error());

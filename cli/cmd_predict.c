@@ -277,31 +277,17 @@ static int forest_row(const char *path, const rf_forest *f, const char *gpu, int
   return 0;
 }
 
-static int predict_kernel(int argc, char **argv, const char *model, const char *gpu,
-                          double coverage, int fmt) {
-  cli_launch L;
+/* L holds the launch options and the input file; freed here. */
+static int predict_kernel(cli_launch *L, const char *model, const char *gpu, double coverage,
+                          int fmt) {
   feat_vec feats;
   feat_init(&feats);
   rf_forest *f = NULL;
   pred_row *rows = NULL;
   char *label = NULL;
   size_t nrows = 0;
-  int rc = cli_launch_init(&L, "predict", argc);
-  if (rc) goto out;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    static const char *const own[] = {"--model", "--gpu", "--coverage", "--format"};
-    int skip = 0;
-    for (int o = 0; o < 4; o++) {
-      size_t l = strlen(own[o]);
-      if (!strncmp(a, own[o], l) && (a[l] == 0 || a[l] == '=')) skip = a[l] == 0 ? 2 : 1;
-    }
-    if (skip) { i += skip - 1; continue; } /* parsed by cmd_predict */
-    int r = cli_launch_option(&L, argc, argv, &i);
-    if (r < 0) { rc = KCAST_EXIT_USAGE; goto out; }
-    if (r == 0) { rc = cli_usage_error("predict", "unexpected argument '%s'", a); goto out; }
-  }
-  if ((rc = cli_launch_check(&L)) != KCAST_EXIT_OK) goto out;
+  int rc;
+  if ((rc = cli_launch_check(L)) != KCAST_EXIT_OK) goto out;
   if (!model && !gpu) { rc = cli_usage_error("predict", "give --gpu G|all or --model MODEL"); goto out; }
   rc = KCAST_EXIT_USER;
   char names[512];
@@ -326,15 +312,15 @@ static int predict_kernel(int argc, char **argv, const char *model, const char *
   }
 
   /* Emulate (sampled), then add the static features. */
-  uint64_t ctas = (uint64_t)L.cfg.grid[0] * L.cfg.grid[1] * L.cfg.grid[2];
-  if (!L.cfg.sample_ctas && ctas > 64) L.cfg.sample_ctas = 64;
-  if ((rc = cli_launch_load(&L)) != KCAST_EXIT_OK) goto out;
-  if ((rc = cli_launch_device(&L)) != KCAST_EXIT_OK) goto out;
-  if ((rc = cli_launch_run(&L, stderr, &feats, NULL)) != KCAST_EXIT_OK) goto out;
+  uint64_t ctas = (uint64_t)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
+  if (!L->cfg.sample_ctas && ctas > 64) L->cfg.sample_ctas = 64;
+  if ((rc = cli_launch_load(L)) != KCAST_EXIT_OK) goto out;
+  if ((rc = cli_launch_device(L)) != KCAST_EXIT_OK) goto out;
+  if ((rc = cli_launch_run(L, stderr, &feats, NULL)) != KCAST_EXIT_OK) goto out;
   rc = KCAST_EXIT_USER;
   ptx_error perr;
   memset(&perr, 0, sizeof perr);
-  if (feat_static(L.m, L.k, &feats, &perr)) {
+  if (feat_static(L->m, L->k, &feats, &perr)) {
     cli_error("%s", perr.msg[0] ? perr.msg : "cannot compute static features");
     goto out;
   }
@@ -351,9 +337,9 @@ static int predict_kernel(int argc, char **argv, const char *model, const char *
       if (!strstr(archs, a) && al + sizeof a < sizeof archs)
         al += (size_t)snprintf(archs + al, sizeof archs - al, "%s%s", al ? "," : "", a);
     }
-    const ptx_func *ks[1] = {L.k};
+    const ptx_func *ks[1] = {L->k};
     feat_vec *vs[1] = {&feats};
-    if (al && cli_ptxas_features(L.text, L.len, L.path, archs, ks, vs, 1, 1) < 0) goto out;
+    if (al && cli_ptxas_features(L->text, L->len, L->path, archs, ks, vs, 1, 1) < 0) goto out;
   }
 
   size_t want = all ? an_gpu_count() : 1;
@@ -377,14 +363,14 @@ static int predict_kernel(int argc, char **argv, const char *model, const char *
   double nct = ct >= 0 ? feats.vals[ct] : (double)ctas, nce = ce >= 0 ? feats.vals[ce] : nct;
   if (fmt == CLI_FMT_CSV && nce < nct)
     fprintf(stderr, "kcast: note: emulated %.0f of %.0f CTAs, counts scaled to the grid\n", nce, nct);
-  if (rows_out(fmt, L.k->name, nct, nce, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
+  if (rows_out(fmt, L->k->name, nct, nce, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
   rc = KCAST_EXIT_OK;
 out:
   free(rows);
   free(label);
   rf_free(f);
   feat_free(&feats);
-  cli_launch_free(&L);
+  cli_launch_free(L);
   return rc;
 }
 
@@ -671,53 +657,83 @@ out:
 
 /* ----------------------------------------------------------- command -- */
 
+/* A usage error (printed) before the launch ran. */
+static int usage_fail(cli_launch *L) {
+  cli_launch_free(L);
+  return KCAST_EXIT_USAGE;
+}
+
 int cmd_predict(int argc, char **argv) {
   const char *model = NULL, *csv = NULL, *gpu = NULL, *gpu_column = NULL, *measured = NULL;
   double mscale = NAN;
   double coverage = 0.9;
   int fmt = CLI_FMT_CSV, have_fmt = 0, kernel_mode = 0;
-  /* Every option takes one value (--opt V or --opt=V).  predict's own are
-     parsed here; a FILE or any other --option means the kernel mode, whose
-     launch options predict_kernel parses (and rejects when unknown). */
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (a[0] != '-') { kernel_mode = 1; continue; }
-    const char *eq = strchr(a, '=');
-    size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-    const char *v = eq ? eq + 1 : NULL;
-    if (!v) {
-      if (i + 1 >= argc) return cli_usage_error("predict", "%s needs a value", a);
-      v = argv[++i];
+  /* predict's own options, and the launch options of the kernel mode (an
+     input FILE), which cli_launch.c parses */
+  enum { P_MODEL = CLI_OPT_OWN, P_FEATURES, P_GPU, P_GPU_COLUMN, P_MEASURED, P_MEASURED_UNIT,
+         P_COVERAGE, P_FORMAT };
+  static const struct option own[] = {
+    {"model", required_argument, NULL, P_MODEL},
+    {"features", required_argument, NULL, P_FEATURES},
+    {"gpu", required_argument, NULL, P_GPU},
+    {"gpu-column", required_argument, NULL, P_GPU_COLUMN},
+    {"measured", required_argument, NULL, P_MEASURED},
+    {"measured-unit", required_argument, NULL, P_MEASURED_UNIT},
+    {"coverage", required_argument, NULL, P_COVERAGE},
+    {"format", required_argument, NULL, P_FORMAT},
+    {NULL, 0, NULL, 0},
+  };
+  cli_launch L;
+  if (cli_launch_init(&L, "predict", argc)) return KCAST_EXIT_USER;
+  cli_opts op;
+  cli_opts_init(&op, "predict", argc, argv, "", 0);
+  cli_opts_add(&op, own);
+  cli_opts_add(&op, cli_launch_longopts);
+  for (int c; (c = cli_opts_next(&op)) != CLI_OPT_END;) {
+    const char *v = op.arg;
+    char *e;
+    switch (c) {
+      case CLI_OPT_ERR: return usage_fail(&L);
+      case P_MODEL: model = v; break;
+      case P_FEATURES: csv = v; break;
+      case P_GPU: gpu = v; break;
+      case P_GPU_COLUMN: gpu_column = v; break;
+      case P_MEASURED: measured = v; break;
+      case P_MEASURED_UNIT:
+        if (isnan(mscale = unit_s(v))) {
+          cli_usage_error("predict", "--measured-unit is s, ms, us or ns, not '%s'", v);
+          return usage_fail(&L);
+        }
+        break;
+      case P_COVERAGE:
+        coverage = strtod(v, &e);
+        if (*e || e == v || !(coverage > 0 && coverage < 1)) {
+          cli_usage_error("predict", "--coverage '%s' is not in (0,1)", v);
+          return usage_fail(&L);
+        }
+        break;
+      case P_FORMAT:
+        fmt = cli_parse_format(v);
+        if (fmt < 0) {
+          cli_usage_error("predict", "--format is csv, table or json, not '%s'", v);
+          return usage_fail(&L);
+        }
+        have_fmt = 1;
+        break;
+      default:
+        if (cli_launch_option(&L, &op, c) < 0) return usage_fail(&L);
+        kernel_mode = 1;
+        break;
     }
-#define IS(name) (nl == strlen(name) && !strncmp(a, name, nl))
-    if (IS("--model")) model = v;
-    else if (IS("--features")) csv = v;
-    else if (IS("--gpu")) gpu = v;
-    else if (IS("--gpu-column")) gpu_column = v;
-    else if (IS("--measured")) measured = v;
-    else if (IS("--measured-unit")) {
-      if (isnan(mscale = unit_s(v)))
-        return cli_usage_error("predict", "--measured-unit is s, ms, us or ns, not '%s'", v);
-    }
-    else if (IS("--coverage")) {
-      char *e;
-      coverage = strtod(v, &e);
-      if (*e || e == v || !(coverage > 0 && coverage < 1))
-        return cli_usage_error("predict", "--coverage '%s' is not in (0,1)", v);
-    } else if (IS("--format")) {
-      fmt = cli_parse_format(v);
-      if (fmt < 0) return cli_usage_error("predict", "--format is csv, table or json, not '%s'", v);
-      have_fmt = 1;
-    } else if (a[1] == '-' && !csv) {
-      kernel_mode = 1;
-    } else {
-      return cli_usage_error("predict", "unexpected argument '%s'", a);
-    }
-#undef IS
   }
+  if (cli_launch_operands(&L, &op)) return usage_fail(&L);
+  if (L.path) kernel_mode = 1;
   if (kernel_mode && !csv)
-    return predict_kernel(argc, argv, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);
-  if (kernel_mode) return cli_usage_error("predict", "--features CSV goes without an input FILE");
+    return predict_kernel(&L, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);
+  cli_launch_free(&L);
+  if (kernel_mode)
+    return cli_usage_error("predict", "--features CSV goes without an input FILE or its launch "
+                           "options (--kernel, --grid, --block, --arg...)");
   if (!model && gpu_column && !csv) return cli_usage_error("predict", "--gpu-column needs --features CSV");
   if (measured && !csv) return cli_usage_error("predict", "--measured needs --features CSV");
   if (!isnan(mscale) && !measured) return cli_usage_error("predict", "--measured-unit needs --measured");

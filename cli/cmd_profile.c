@@ -189,43 +189,52 @@ int cmd_profile(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *gpu = NULL,
              *bench = NULL;
   int power = 0, repeat = 1, rep_offset = 0, window_ms = -1, window_max = -1, i;
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--")) { i++; break; }
-    if (a[0] != '-') break;
-    const char **dst = NULL;
-    if (!strcmp(a, "-o")) dst = &db_path;
-    else if (!strcmp(a, "--app")) dst = &app;
-    else if (!strcmp(a, "--dataset")) dst = &dataset;
-    else if (!strcmp(a, "--gpu")) dst = &gpu;
-    else if (!strcmp(a, "--bench")) dst = &bench;
-    else if (!strcmp(a, "--power")) { power = 1; continue; }
-    else if (!strcmp(a, "--repeat")) {
-      if (i + 1 >= argc || parse_int(argv[i + 1], 1, 10000, &repeat))
-        return cli_usage_error("profile", "--repeat needs an integer 1..10000");
-      i++;
-      continue;
-    } else if (!strcmp(a, "--power-window")) {
-      if (i + 1 >= argc || parse_int(argv[i + 1], 0, 60000, &window_ms))
-        return cli_usage_error("profile", "--power-window needs milliseconds 0..60000");
-      i++;
-      continue;
-    } else if (!strcmp(a, "--windows-per-config")) {
-      if (i + 1 >= argc || parse_int(argv[i + 1], 0, 1000000, &window_max))
-        return cli_usage_error("profile", "--windows-per-config needs a count 0..1000000");
-      i++;
-      continue;
-    } else if (!strcmp(a, "--rep-offset")) {
-      if (i + 1 >= argc || parse_int(argv[i + 1], 1, 10000, &rep_offset))
-        return cli_usage_error("profile", "--rep-offset needs an integer 1..10000");
-      i++;
-      continue;
-    } else {
-      return cli_usage_error("profile", "unknown option '%s'", a);
+  enum { F_APP = CLI_OPT_OWN, F_DATASET, F_GPU, F_BENCH, F_POWER, F_REPEAT, F_WINDOW,
+         F_WINDOWS_PER_CONFIG, F_REP_OFFSET };
+  static const struct option lo[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"app", required_argument, NULL, F_APP},
+    {"dataset", required_argument, NULL, F_DATASET},
+    {"gpu", required_argument, NULL, F_GPU},
+    {"bench", required_argument, NULL, F_BENCH},
+    {"power", no_argument, NULL, F_POWER},
+    {"repeat", required_argument, NULL, F_REPEAT},
+    {"power-window", required_argument, NULL, F_WINDOW},
+    {"windows-per-config", required_argument, NULL, F_WINDOWS_PER_CONFIG},
+    {"rep-offset", required_argument, NULL, F_REP_OFFSET},
+    {NULL, 0, NULL, 0},
+  };
+  cli_opts o;
+  cli_opts_init(&o, "profile", argc, argv, "o:", 1);
+  cli_opts_add(&o, lo);
+  for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
+    switch (c) {
+      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case 'o': db_path = o.arg; break;
+      case F_APP: app = o.arg; break;
+      case F_DATASET: dataset = o.arg; break;
+      case F_GPU: gpu = o.arg; break;
+      case F_BENCH: bench = o.arg; break;
+      case F_POWER: power = 1; break;
+      case F_REPEAT:
+        if (parse_int(o.arg, 1, 10000, &repeat))
+          return cli_usage_error("profile", "--repeat needs an integer 1..10000");
+        break;
+      case F_WINDOW:
+        if (parse_int(o.arg, 0, 60000, &window_ms))
+          return cli_usage_error("profile", "--power-window needs milliseconds 0..60000");
+        break;
+      case F_WINDOWS_PER_CONFIG:
+        if (parse_int(o.arg, 0, 1000000, &window_max))
+          return cli_usage_error("profile", "--windows-per-config needs a count 0..1000000");
+        break;
+      case F_REP_OFFSET:
+        if (parse_int(o.arg, 1, 10000, &rep_offset))
+          return cli_usage_error("profile", "--rep-offset needs an integer 1..10000");
+        break;
     }
-    if (i + 1 >= argc) return cli_usage_error("profile", "%s needs a value", a);
-    *dst = argv[++i];
   }
+  i = o.first_operand;
   if ((window_ms >= 0 || window_max >= 0) && !power)
     return cli_usage_error("profile", "%s needs --power",
                            window_ms >= 0 ? "--power-window" : "--windows-per-config");

@@ -688,35 +688,43 @@ int cmd_run(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *bench = NULL, *oob = "warn";
   long long sample = 0, threads = 0, timeout = 0, lock_wait = 600;
   int keep_going = 0;
-  int i;
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--")) {
-      i++;
-      break;
-    }
-    if (a[0] != '-') break;
-    if (!strcmp(a, "--keep-going")) {
-      keep_going = 1;
-      continue;
-    }
+  enum { R_APP = CLI_OPT_OWN, R_DATASET, R_BENCH, R_OOB, R_SAMPLE, R_THREADS, R_TIMEOUT,
+         R_LOCK_WAIT, R_KEEP_GOING };
+  static const struct option lo[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"app", required_argument, NULL, R_APP},
+    {"dataset", required_argument, NULL, R_DATASET},
+    {"bench", required_argument, NULL, R_BENCH},
+    {"oob", required_argument, NULL, R_OOB},
+    {"sample", required_argument, NULL, R_SAMPLE},
+    {"threads", required_argument, NULL, R_THREADS},
+    {"timeout", required_argument, NULL, R_TIMEOUT},
+    {"lock-wait", required_argument, NULL, R_LOCK_WAIT},
+    {"keep-going", no_argument, NULL, R_KEEP_GOING},
+    {NULL, 0, NULL, 0},
+  };
+  cli_opts o;
+  cli_opts_init(&o, "run", argc, argv, "o:", 1);
+  cli_opts_add(&o, lo);
+  for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     long long *num = NULL, hi = 0;
-    const char **dst = NULL;
-    if (!strcmp(a, "-o")) dst = &db_path;
-    else if (!strcmp(a, "--app")) dst = &app;
-    else if (!strcmp(a, "--dataset")) dst = &dataset;
-    else if (!strcmp(a, "--bench")) dst = &bench;
-    else if (!strcmp(a, "--oob")) dst = &oob;
-    else if (!strcmp(a, "--sample")) num = &sample, hi = LLONG_MAX;
-    else if (!strcmp(a, "--threads")) num = &threads, hi = 4096;
-    else if (!strcmp(a, "--timeout")) num = &timeout, hi = 86400 * 365;
-    else if (!strcmp(a, "--lock-wait")) num = &lock_wait, hi = 86400;
-    else return cli_usage_error("run", "unknown option '%s'", a);
-    if (i + 1 >= argc) return cli_usage_error("run", "%s needs a value", a);
-    if (dst) *dst = argv[++i];
-    else if (parse_count(argv[++i], 1, hi, num))
-      return cli_usage_error("run", "%s needs a positive integer, not '%s'", a, argv[i]);
+    switch (c) {
+      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case 'o': db_path = o.arg; break;
+      case R_APP: app = o.arg; break;
+      case R_DATASET: dataset = o.arg; break;
+      case R_BENCH: bench = o.arg; break;
+      case R_OOB: oob = o.arg; break;
+      case R_KEEP_GOING: keep_going = 1; break;
+      case R_SAMPLE: num = &sample, hi = LLONG_MAX; break;
+      case R_THREADS: num = &threads, hi = 4096; break;
+      case R_TIMEOUT: num = &timeout, hi = 86400 * 365; break;
+      case R_LOCK_WAIT: num = &lock_wait, hi = 86400; break;
+    }
+    if (num && parse_count(o.arg, 1, hi, num))
+      return cli_usage_error("run", "%s needs a positive integer, not '%s'", o.name, o.arg);
   }
+  int i = o.first_operand;
   if (i >= argc) return cli_usage_error("run", "no program given (kcast run [OPTIONS] -- PROGRAM [ARGS])");
   if ((app && !*app) || !*db_path) return cli_usage_error("run", "--app and -o need non-empty values");
   if (strcmp(oob, "warn") && strcmp(oob, "error"))

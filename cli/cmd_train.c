@@ -95,28 +95,34 @@ int cmd_train(int argc, char **argv) {
   cli_rf_defaults(&p, &in);
   const char *out = "model.kcm";
   unsigned long cv_folds = 0;
-  for (int i = 1; i < argc; i++) {
-    int r = cli_rf_option("train", argc, argv, &i, &p, &in);
+  enum { T_CV = CLI_OPT_OWN, T_PERM };
+  static const struct option own[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"cv", required_argument, NULL, T_CV},
+    {"perm-importance", no_argument, NULL, T_PERM},
+    {NULL, 0, NULL, 0},
+  };
+  cli_opts o;
+  cli_opts_init(&o, "train", argc, argv, "o:", 0);
+  cli_opts_add(&o, own);
+  cli_opts_add(&o, cli_rf_longopts);
+  for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
+    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    int r = cli_rf_option(&o, c, &p, &in);
     if (r < 0) return KCAST_EXIT_USAGE;
     if (r) continue;
-    const char *a = argv[i];
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (i + 1 >= argc) return cli_usage_error("train", "%s needs a value", a);
-      out = argv[++i];
-    } else if (!strcmp(a, "--cv")) {
-      if (i + 1 >= argc || cli_parse_uint(argv[i + 1], 1000, &cv_folds) || cv_folds < 2)
+    if (c == 'o') {
+      out = o.arg;
+    } else if (c == T_CV) {
+      if (cli_parse_uint(o.arg, 1000, &cv_folds) || cv_folds < 2)
         return cli_usage_error("train", "--cv needs a fold count of at least 2");
-      i++;
-    } else if (!strcmp(a, "--perm-importance")) {
+    } else if (c == T_PERM) {
       p.perm_importance = 1;
-    } else if (a[0] == '-') {
-      return cli_usage_error("train", "unknown option '%s'", a);
-    } else if (!in.db) {
-      in.db = a;
-    } else {
-      return cli_usage_error("train", "unexpected argument '%s'", a);
     }
   }
+  if (CLI_NOPERANDS(&o) > 1)
+    return cli_usage_error("train", "unexpected argument '%s'", CLI_OPERANDS(&o)[1]);
+  if (CLI_NOPERANDS(&o)) in.db = CLI_OPERANDS(&o)[0];
   rf_data d;
   if (cli_rf_load("train", &in, &d, &p)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;
   int rc = KCAST_EXIT_USER;

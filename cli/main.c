@@ -81,6 +81,11 @@ static void print_overview(FILE *f) {
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "  %-10s %s\n", "help", "show help for a command");
   fprintf(f, "  %-10s %s\n", "version", "print the version");
+  fputs("\noptions: --opt VALUE, --opt=VALUE, -o VALUE, -oVALUE and -o=VALUE are the same\n"
+        "for every command; long names are written out whole; options and operands\n"
+        "mix freely, and after -- every word is an operand (run and profile: the\n"
+        "options end at PROGRAM).  'kcast help COMMAND' or 'kcast COMMAND --help'\n"
+        "shows a command's options.\n", f);
 }
 
 static const cmd_entry *find_command(const char *name) {

@@ -22,7 +22,7 @@ command line.
 HEAD
 "$kcast" help
 echo '```'
-for c in $("$kcast" help | awk '/^commands:/{on=1; next} on && NF {print $1}'); do
+for c in $("$kcast" help | awk '/^commands:/{on=1; next} on && !NF {exit} on {print $1}'); do
   case $c in help|version) continue ;; esac
   printf '\n## kcast %s\n\n```\n' "$c"
   "$kcast" help "$c"

@@ -1,0 +1,153 @@
+/*
+ * cli_opt.c -- the one option parser of every kcast command: getopt_long
+ * over the command's table (its own options plus the shared groups of
+ * cli_rfdata.c and cli_launch.c), with the rules users bring from GNU tools:
+ *
+ *   --opt VALUE   --opt=VALUE   -o VALUE   -oVALUE   -o=VALUE
+ *
+ * and a few of kcast's own, each one usage error naming the option:
+ *  - a long name is written out whole: getopt_long would take a unique
+ *    prefix (--fold for --folds), which changes meaning the day an option
+ *    with the same prefix is added, so scripts written today would break;
+ *  - a required value is not empty (--csv= is a mistake, not a file name);
+ *  - a flag takes no value (--search=1 is refused, not silently read).
+ *
+ * Operands (files, subcommand arguments) may come anywhere among the
+ * options, whatever POSIXLY_CORRECT says ("-" mode of getopt: they are
+ * returned in order and collected at the front of argv); after "--" every
+ * word is an operand.  A command that runs a program (run, profile) asks
+ * for in-order parsing: the first operand ends the options and the program
+ * and its arguments are left as they are.
+ */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const char *shortopts,
+                   int in_order) {
+  memset(o, 0, sizeof *o);
+  o->cmd = cmd;
+  o->argc = argc;
+  o->argv = argv;
+  o->in_order = in_order;
+  /* '-' or '+' fixes the mode whatever the environment says; ':' makes a
+     missing value its own return, so the message can say so */
+  snprintf(o->so, sizeof o->so, "%s:%s", in_order ? "+" : "-", shortopts ? shortopts : "");
+  o->first_operand = 1;
+  o->end = 1;
+}
+
+int cli_opts_add(cli_opts *o, const struct option *table) {
+  for (const struct option *t = table; t && t->name; t++) {
+    if (o->nlo + 1 >= CLI_OPTS_MAX) return -1;
+    o->lo[o->nlo++] = *t;
+  }
+  o->lo[o->nlo] = (struct option){0, 0, 0, 0};
+  return 0;
+}
+
+/* The table entry of long option text s ("name" or "name=value"). */
+static const struct option *find_long(const cli_opts *o, const char *s) {
+  size_t n = strcspn(s, "=");
+  for (size_t k = 0; k < o->nlo; k++)
+    if (strlen(o->lo[k].name) == n && !strncmp(o->lo[k].name, s, n)) return &o->lo[k];
+  return NULL;
+}
+
+/* A long option whose name starts with s (for "did you mean"). */
+static const char *prefix_of(const cli_opts *o, const char *s) {
+  size_t n = strcspn(s, "=");
+  for (size_t k = 0; k < o->nlo && n; k++)
+    if (!strncmp(o->lo[k].name, s, n)) return o->lo[k].name;
+  return NULL;
+}
+
+static void set_name(cli_opts *o, const char *text, size_t n, int is_long) {
+  if (n > sizeof o->namebuf - 3) n = sizeof o->namebuf - 3;
+  snprintf(o->namebuf, sizeof o->namebuf, "%s%.*s", is_long ? "--" : "-", (int)n, text);
+  o->name = o->namebuf;
+}
+
+int cli_opts_next(cli_opts *o) {
+  if (o->done) return CLI_OPT_END;
+  if (!o->started) {
+    o->started = 1;
+    optind = 0; /* glibc: start afresh (a test may parse twice) */
+  }
+  opterr = 0;
+  int li = -1;
+  /* optind of 0 means "initialise" to glibc; the first word is argv[1] */
+  int before = optind ? optind : 1;
+  int c = getopt_long(o->argc, o->argv, o->so, o->lo, &li);
+  o->arg = NULL;
+  o->name = NULL;
+  if (c == -1) {
+    /* after "--" (or, in order, at the first operand): the rest are operands */
+    o->done = 1;
+    if (o->in_order) {
+      o->first_operand = optind;
+      o->end = o->argc;
+    } else {
+      for (int k = optind; k < o->argc; k++) o->argv[o->end++] = o->argv[k];
+    }
+    return CLI_OPT_END;
+  }
+  if (c == 1) {
+    /* an operand (return-in-order mode): collect it at the front; every
+       word before it is consumed, so nothing getopt still reads moves */
+    o->argv[o->end++] = optarg;
+    return cli_opts_next(o);
+  }
+  const char *tok = o->argv[optind - 1];
+  if (c == '?' || c == ':') {
+    /* the word that failed: for a missing value the last one */
+    tok = o->argv[optind - 1 >= before ? optind - 1 : before];
+    if (tok[0] == '-' && tok[1] == '-') {
+      const struct option *lo = find_long(o, tok + 2);
+      set_name(o, tok + 2, strcspn(tok + 2, "="), 1);
+      if (c == ':') {
+        cli_usage_error(o->cmd, "%s needs a value", o->name);
+      } else if (lo && lo->has_arg == no_argument && strchr(tok, '=')) {
+        cli_usage_error(o->cmd, "%s takes no value (got '%s')", o->name, tok);
+      } else {
+        const char *p = prefix_of(o, tok + 2);
+        if (p) cli_usage_error(o->cmd, "unknown option '%s' (did you mean --%s?)", o->namebuf, p);
+        else cli_usage_error(o->cmd, "unknown option '%s'", o->namebuf);
+      }
+    } else {
+      char sh = (char)(optopt ? optopt : '?');
+      set_name(o, &sh, 1, 0);
+      if (c == ':') cli_usage_error(o->cmd, "%s needs a value", o->name);
+      else cli_usage_error(o->cmd, "unknown option '%s'", o->name);
+    }
+    o->done = 1;
+    return CLI_OPT_ERR;
+  }
+  o->arg = optarg;
+  /* the option's own word: the one before a separate value */
+  int separate = optarg && optind >= 2 && optarg == o->argv[optind - 1];
+  tok = o->argv[optind - 1 - separate];
+  if (li >= 0) {
+    const char *lname = o->lo[li].name;
+    set_name(o, lname, strlen(lname), 1);
+    size_t n = strcspn(tok + 2, "=");
+    if (strncmp(tok, "--", 2) || n != strlen(lname) || strncmp(tok + 2, lname, n)) {
+      cli_usage_error(o->cmd, "unknown option '--%.*s' (did you mean %s?)", (int)n, tok + 2,
+                      o->name);
+      o->done = 1;
+      return CLI_OPT_ERR;
+    }
+  } else {
+    char sh = (char)c;
+    set_name(o, &sh, 1, 0);
+    /* -o=FILE: the '=' joins option and value, as in the long form */
+    if (optarg && !separate && optarg[0] == '=') o->arg = optarg + 1;
+  }
+  if (o->arg && !*o->arg) {
+    cli_usage_error(o->cmd, "%s needs a value (got an empty one)", o->name);
+    o->done = 1;
+    return CLI_OPT_ERR;
+  }
+  return c;
+}
