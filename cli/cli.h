@@ -145,6 +145,10 @@ int cli_ptxas_features(const char *ptx, size_t len, const char *src, const char 
                        const struct ptx_func *const *k, struct feat_vec *const *v, size_t nk,
                        int lenient);
 
+/* kcast featmodel fit|info|validate (cmd_featmodel.c). */
+int cmd_featmodel(int argc, char **argv);
+extern const char cmd_featmodel_usage[];
+
 /* kcast emulate (cmd_emulate.c). */
 int cmd_emulate(int argc, char **argv);
 extern const char cmd_emulate_usage[];

@@ -33,6 +33,7 @@ static const cmd_entry commands[] = {
   {"cv", cmd_cv, "cross-validate a forest: MAPE, median APE, R^2, coverage", cmd_cv_usage},
   {"predict", cmd_predict, "predict with a model, with intervals", cmd_predict_usage},
   {"model", cmd_model, "show a model file (info, importance)", cmd_model_usage},
+  {"featmodel", cmd_featmodel, "feature models: a kernel's features at unseen sizes without emulation (fit, info, validate)", cmd_featmodel_usage},
   {"gpus", cmd_gpus, "list the GPUs of the analytic estimate with their datasheet figures", cmd_gpus_usage},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

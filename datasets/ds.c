@@ -1161,7 +1161,7 @@ void ds_matrix_free(ds_matrix *m) {
 
 /* Family of a name: the bytes before its first dot. */
 static int in_families(const ds_query *q, const char *name) {
-  if (!q->families) return strncmp(name, "emu.", 4) != 0;
+  if (!q->families) return strncmp(name, "emu.", 4) != 0 && strncmp(name, "arg.", 4) != 0;
   size_t len = strcspn(name, ".");
   for (size_t i = 0; i < q->nfamilies; i++)
     if (q->families[i] && strlen(q->families[i]) == len &&

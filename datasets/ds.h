@@ -241,7 +241,9 @@ typedef struct ds_query {
   const char *const *families; /* feature families to keep; NULL = all but
                                   emu.* (how the emulator obtained a launch's
                                   features: CTAs emulated, out-of-bounds
-                                  accesses; not features of the kernel) */
+                                  accesses; not features of the kernel) and
+                                  arg.* (the scalar arguments: their meaning
+                                  differs from kernel to kernel) */
   size_t nfamilies;
   int drop_constant;     /* drop columns with one value in every row */
   int missing;           /* DS_MISSING_DEFAULT or DS_MISSING_NAN */

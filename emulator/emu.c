@@ -3191,6 +3191,67 @@ static double foot_estimate(const emu_foot *f, uint64_t size, uint64_t ntotal, u
   return est > (double)f->bytes ? est : (double)f->bytes;
 }
 
+/* 1 in rd[i] for each parameter i of kernel f that an instruction names
+   (ld.param [p], mov %rd, p): the parameters the kernel reads.  rd has
+   room for f->nparams entries. */
+static void param_reads(const ptx_func *f, uint8_t *rd) {
+  memset(rd, 0, f->nparams);
+  for (uint32_t i = 0; i < f->nopnds; i++) {
+    const ptx_operand *o = &f->opnds[i];
+    if (o->kind == PTX_OPND_ADDR && o->u.addr.base_kind == PTX_OPND_SYM && o->u.addr.sym_local &&
+        o->u.addr.base < f->nparams)
+      rd[o->u.addr.base] = 1;
+    else if (o->kind == PTX_OPND_SYM && o->sym_local && o->u.sym < f->nparams)
+      rd[o->u.sym] = 1;
+  }
+}
+
+/*
+ * The scalar arguments kernel f reads, as features arg.I = value (I the
+ * parameter's index): every parameter an instruction names that is one
+ * integer or floating-point value of at most 8 bytes, except a 64-bit
+ * integer holding a device address (a pointer: its value says where, not
+ * how much).  Feature models (model/featmodel.c) fit counts as functions
+ * of these; training matrices leave the family out (ds_query).
+ */
+static int arg_features(const emu_module *em, const ptx_func *f, const uint8_t *params,
+                        const size_t *po, feat_vec *v) {
+  if (!f->nparams) return 0;
+  uint8_t *rd = malloc(f->nparams);
+  if (!rd) return -1;
+  param_reads(f, rd);
+  int bad = 0;
+  for (uint32_t i = 0; i < f->nparams && !bad; i++) {
+    const ptx_var *p = &f->params[i];
+    if (!rd[i] || p->count != 1 || p->vec != 1) continue;
+    const uint8_t *b = params + po[i];
+    uint64_t u = 0;
+    double val;
+    switch (p->type) {
+      case PTX_T_U8: case PTX_T_B8: val = b[0]; break;
+      case PTX_T_S8: val = (int8_t)b[0]; break;
+      case PTX_T_U16: case PTX_T_B16: { uint16_t x; memcpy(&x, b, 2); val = x; break; }
+      case PTX_T_S16: { int16_t x; memcpy(&x, b, 2); val = x; break; }
+      case PTX_T_U32: case PTX_T_B32: { uint32_t x; memcpy(&x, b, 4); val = x; break; }
+      case PTX_T_S32: { int32_t x; memcpy(&x, b, 4); val = x; break; }
+      case PTX_T_F32: { float x; memcpy(&x, b, 4); val = x; break; }
+      case PTX_T_F64: { double x; memcpy(&x, b, 8); val = x; break; }
+      case PTX_T_U64: case PTX_T_B64: case PTX_T_S64:
+        memcpy(&u, b, 8);
+        if (emu_is_device_addr(em->d, u)) continue;
+        val = p->type == PTX_T_S64 ? (double)(int64_t)u : (double)u;
+        break;
+      default: continue;
+    }
+    if (!isfinite(val)) continue;
+    char name[32];
+    snprintf(name, sizeof name, "arg.%u", i);
+    bad |= feat_set(v, name, val);
+  }
+  free(rd);
+  return bad ? -1 : 0;
+}
+
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap) {
   if (!em || !kernel || !cfg) return emu_errf(err, cap, "emu_launch: null argument");
@@ -3233,12 +3294,22 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   if (!po) return emu_errf(err, cap, "out of memory");
   emu_param_layout(kf, po, &ptotal);
   size_t pend = kf->nparams ? po[kf->nparams - 1] + kf->params[kf->nparams - 1].size : 0;
-  free(po);
   if (cfg->params_size < pend || (pend && !cfg->params)) {
+    free(po);
     if (st) st->fault = EMU_FAULT_CONFIG;
     return emu_errf(err, cap, "kernel %s: argument buffer of %zu bytes, the parameters need %zu",
                 kernel, cfg->params_size, pend);
   }
+  /* the arguments as the launch passed them (the kernel cannot change its
+     parameter space); recorded with the features */
+  feat_vec argv;
+  feat_init(&argv);
+  if (features && arg_features(em, kf, cfg->params, po, &argv)) {
+    free(po);
+    feat_free(&argv);
+    return emu_errf(err, cap, "out of memory");
+  }
+  free(po);
 
   launch L;
   memset(&L, 0, sizeof L);
@@ -3405,6 +3476,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                     winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);
     /* warp instructions over the executed blocks' critical paths */
     bad |= feat_set(&v, "ctrl.ilp", wchain ? (double)winsn / (double)wchain : 0.0);
+    for (size_t i = 0; i < argv.n; i++) bad |= feat_set(&v, argv.names[i], argv.vals[i]);
     for (size_t i = 0; i < v.n && !bad; i++) bad |= feat_set(features, v.names[i], v.vals[i]);
     feat_free(&v);
     if (bad) { emu_errf(err, cap, "out of memory"); goto fpout; }
@@ -3416,6 +3488,7 @@ fpout:
   for (size_t i = 0; i < L.npo; i++)
     fwrite(L.po[i].b.p, 1, L.po[i].b.len, cfg->printf_out ? cfg->printf_out : stdout);
 out:
+  feat_free(&argv);
   for (size_t i = 0; i < L.npo; i++) free(L.po[i].b.p);
   free(L.po);
   free(L.list);

@@ -550,6 +550,127 @@ typedef struct md_cache {
 int md_value(md_cache *c, const char *name, const char *gpu, const char *const *names,
              const double *vals, size_t n, double *v);
 
+/* ------------------------------------------------ feature models (fm_) -- */
+
+/*
+ * A feature model (model/fm_fit.c, file model/fm_io.c, docs/formats.md
+ * "Feature model file (.kcf)") gives the dynamic features of one kernel's
+ * launch from the launch alone -- grid, block, dynamic shared memory and
+ * the scalar arguments the kernel reads (arg.* features) -- learned from
+ * the launches of that kernel at several sizes.  Each count is an exact
+ * polynomial of the launch's quantities when one fits every training
+ * launch, otherwise a product of powers fitted in log space.  A loaded or
+ * fitted model is immutable: fm_eval may run on any number of threads.
+ */
+#define FM_FORMAT_VERSION 1
+/* Kernel parameters an argument may come from: arg.0 .. arg.(FM_MAX_PARAM-1). */
+#define FM_MAX_PARAM 4096
+
+/* fm_eval flags. */
+enum {
+  FM_EXTRAPOLATED = 1u << 0, /* a quantity the model uses lies outside the
+                                range of its training launches */
+  FM_UNRELIABLE = 1u << 1    /* the kernel's held-out error is above the
+                                model's limit, or it could not be measured
+                                (fewer than 3 sizes): its work depends on
+                                more than the launch (data, a loop count
+                                it does not read as an argument) */
+};
+
+typedef struct fm_model fm_model;
+
+/* Training launches of one kernel (fm_fit). */
+typedef struct fm_rows {
+  size_t n;                  /* launches */
+  const uint32_t *grid;      /* n*3 */
+  const uint32_t *block;     /* n*3 */
+  const uint64_t *shmem;     /* n, dynamic shared bytes */
+  const char *const *size;   /* n labels of the size (the input: the
+                                dataset label); held-out validation leaves
+                                one label out at a time */
+  size_t nf;                 /* feature columns */
+  const char *const *names;  /* nf names (launch.*, op.*, class.*, mem.*,
+                                ctrl.*, arg.*; emu.* and static.* ignored) */
+  const double *x;           /* n*nf row-major; NaN where a launch lacks it */
+} fm_rows;
+
+/* One launch to evaluate. */
+typedef struct fm_launch {
+  uint32_t grid[3], block[3];
+  uint64_t shmem;
+  const double *args;        /* args[i]: value of kernel parameter i (what
+                                arg.i would hold); entries the model does
+                                not read are ignored */
+  size_t nargs;              /* entries of args */
+} fm_launch;
+
+/*
+ * Fit the feature model of kernel (its mangled name; app may be NULL) from
+ * the rows of r with use[i] != 0 (use NULL: all).  At least 2 distinct
+ * launch configurations are needed.  No held-out error is set (see
+ * fm_validate).  [out] *out: free with fm_free.
+ */
+int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char *app,
+           fm_model **out);
+void fm_free(fm_model *m);
+
+/* Called by fm_validate for every held-out launch: row is r's row index,
+   pred the model's outputs (fm_nout(m) values in fm_out_name order). */
+typedef void (*fm_heldout_fn)(void *ctx, size_t row, const fm_model *m, const double *pred,
+                              unsigned flags);
+/*
+ * Leave one size out: for each distinct size label of r, fit on the other
+ * sizes and evaluate that size's launches.  *err receives the median
+ * relative error (fm_rel_error) of the class.* and mem.* features of every
+ * held-out launch (those that are non-zero in the launch or the
+ * prediction), NaN when fewer than 2 folds could be fitted; *nsizes the
+ * sizes held out.
+ * A fold that cannot be fitted (its training sizes share one
+ * configuration) is skipped.  cb may be NULL.
+ */
+int fm_validate(const fm_rows *r, double *err, unsigned *nsizes, fm_heldout_fn cb, void *ctx);
+/* |pred - truth| / max(|truth|, 1): relative, and absolute near zero. */
+double fm_rel_error(double pred, double truth);
+/* Record the held-out error of a fitted model and the limit above which
+   fm_eval flags FM_UNRELIABLE. */
+void fm_set_heldout(fm_model *m, double err, unsigned nsizes, double limit);
+
+/*
+ * Features of launch l into out[0..fm_nout(m)) (fm_out_name order): no
+ * allocation, thread-safe.  [out] *flags (may be NULL): FM_* bits.  -1 when
+ * l passes fewer arguments than the model reads (naming the parameter) or
+ * a zero grid/block dimension.
+ */
+int fm_eval(const fm_model *m, const fm_launch *l, double *out, unsigned *flags);
+
+/* What a model holds (fm_info). */
+typedef struct fm_info {
+  const char *kernel, *app;  /* owned by the model; app "" when not given */
+  size_t nout;               /* output features */
+  size_t n_exact, n_power, n_linear, n_const, n_derived;
+                             /* outputs per form: exact polynomial, product
+                                of powers (log space), least-squares monomial
+                                (counts with zeros), constant, computed from
+                                the launch (launch.*, arg.*, ratios) */
+  size_t nargs;              /* arguments read */
+  const uint32_t *arg_param; /* their parameter indices, ascending */
+  size_t nsizes, nlaunches;  /* training sizes and launches */
+  double heldout_error;      /* NaN when not measured */
+  unsigned heldout_sizes;
+  double limit;              /* FM_UNRELIABLE above this held-out error */
+  int64_t created;           /* Unix time */
+} fm_info;
+void fm_get_info(const fm_model *m, fm_info *out);
+size_t fm_nout(const fm_model *m);
+const char *fm_out_name(const fm_model *m, size_t i);
+/* Text form of output i ("exact: 2*threads*arg.0 + 1*ctas"), into buf. */
+void fm_out_form(const fm_model *m, size_t i, char *buf, size_t cap);
+
+/* Write atomically (PATH.tmp.PID, then rename); load checked (each failure
+   names the file and what is wrong). */
+int fm_save(const fm_model *m, const char *path);
+int fm_load(const char *path, fm_model **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -84,11 +84,12 @@ static void test_dump_and_json(void) {
     if (!cJSON_IsNumber(it)) all_numbers = 0;
     const char *nm = it->string;
     if (strncmp(nm, "launch.", 7) && strncmp(nm, "op.", 3) && strncmp(nm, "class.", 6) &&
-        strncmp(nm, "mem.", 4) && strncmp(nm, "ctrl.", 5) && strncmp(nm, "emu.", 4))
+        strncmp(nm, "mem.", 4) && strncmp(nm, "ctrl.", 5) && strncmp(nm, "emu.", 4) &&
+        strncmp(nm, "arg.", 4))
       families = 0;
   }
   ASSERT_MSG("every feature is a number", all_numbers);
-  ASSERT_MSG("every feature is launch.*, op.*, class.*, mem.*, ctrl.* or emu.*", families);
+  ASSERT_MSG("every feature is launch.*, op.*, class.*, mem.*, ctrl.*, arg.* or emu.*", families);
   cJSON *thr = cJSON_GetObjectItemCaseSensitive(fs, "launch.threads");
   ASSERT_MSG("launch.threads is grid*block = 1280", cJSON_IsNumber(thr) && thr->valuedouble == 1280);
   cJSON *ldg = cJSON_GetObjectItemCaseSensitive(fs, "class.ld_global");

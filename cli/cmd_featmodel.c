@@ -1,0 +1,688 @@
+/*
+ * cmd_featmodel.c -- `kcast featmodel fit|info|validate`: feature models
+ * (model/fm_fit.c), the features of a kernel's launch at a size nobody ran,
+ * from the launches of that kernel a dataset holds at other sizes.
+ *
+ *  - fit: the launches of one kernel (--kernel, by mangled or source name;
+ *    --app when several programs launch it) into a .kcf file, with the
+ *    held-out error of leaving each size out in turn, which decides whether
+ *    libkcast and `kcast predict --featmodel` call the model reliable;
+ *  - info: what a .kcf holds, with each feature's form (--forms);
+ *  - validate: leave one size out for every kernel of a dataset (or one):
+ *    per kernel the median relative error of the class.* and mem.*
+ *    features and of the time predicted from them against the time
+ *    predicted from the emulated features (the analytic estimate on --gpu,
+ *    or a forest with --model), and which kernels it cannot model.
+ *
+ * A "size" is a launch's dataset label: the program's input.  Launches are
+ * grouped by (app, kernel).
+ */
+#include "cli/cli.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "datasets/ds.h"
+#include "extractor/features.h"
+#include "model/model.h"
+
+const char cmd_featmodel_usage[] =
+    "usage: kcast featmodel fit DB --kernel K [--app APP] [--max-error E] -o FILE.kcf\n"
+    "       kcast featmodel info FILE.kcf [--forms]\n"
+    "       kcast featmodel validate DB [--kernel K] [--app APP] [--gpu G]\n"
+    "                                [--model MODEL] [--max-error E] [--format table|csv]\n"
+    "\n"
+    "A feature model gives the dynamic features of a kernel's launch (op.*,\n"
+    "class.*, mem.*, ctrl.*, launch.*) from its grid, block, dynamic shared\n"
+    "memory and the scalar arguments the kernel reads (arg.*, recorded by\n"
+    "'kcast run'), learned from the kernel's launches at several sizes (the\n"
+    "dataset labels of DB): each count as an exact polynomial when one fits\n"
+    "every launch, else a product of powers fitted in log space.  'kcast\n"
+    "predict --featmodel' and libkcast (kcast_featmodel_*) answer from it\n"
+    "without emulation.\n"
+    "\n"
+    "fit: the launches of kernel K (mangled or source name; --app APP when\n"
+    "     several programs launch one of that name) into FILE.kcf.  Each size is\n"
+    "     left out in turn to measure the held-out error (median relative error\n"
+    "     of the class.* and mem.* features); a model whose error is above E\n"
+    "     (--max-error, 0.05) or cannot be measured (fewer than 3 sizes) is\n"
+    "     flagged unreliable in every answer.\n"
+    "info: kernel, arguments read, training sizes, held-out error and the\n"
+    "     ranges of the launch quantities; --forms adds each feature's formula.\n"
+    "validate: leave one size out for every kernel of DB (or K): per kernel\n"
+    "     the median error of its class.* and mem.* features and of the time\n"
+    "     predicted from them against the time predicted from the emulated\n"
+    "     features -- the analytic estimate on --gpu G (H200), or the forest\n"
+    "     MODEL on its GPU -- and a summary: kernels modelled within E, and\n"
+    "     those it cannot model with the reason.\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input (no such kernel, too few launches, a bad\n"
+    "file), 2 bad command line.\n";
+
+/* ------------------------------------------------------------ loading -- */
+
+/* The launches of one (app, kernel). */
+typedef struct kgroup {
+  char *app, *kernel;
+  size_t n, cap;
+  int64_t *id;
+  char **size;         /* dataset labels (owned) */
+  uint32_t *grid, *block;
+  uint64_t *shmem;
+  feat_vec *feats;     /* loaded by group_features */
+  /* the fm_rows view (group_rows) */
+  size_t nf;
+  char **names;        /* borrowed from feats */
+  double *x;
+} kgroup;
+
+static void group_free(kgroup *g) {
+  for (size_t i = 0; i < g->n; i++) {
+    free(g->size[i]);
+    if (g->feats) feat_free(&g->feats[i]);
+  }
+  free(g->app);
+  free(g->kernel);
+  free(g->id);
+  free(g->size);
+  free(g->grid);
+  free(g->block);
+  free(g->shmem);
+  free(g->feats);
+  free(g->names);
+  free(g->x);
+  memset(g, 0, sizeof *g);
+}
+
+static int group_add(kgroup *g, int64_t id, const ds_launch *l) {
+  if (g->n == g->cap) {
+    size_t nc = g->cap ? 2 * g->cap : 16;
+    int64_t *a = realloc(g->id, nc * sizeof *a);
+    if (a) g->id = a;
+    char **b = realloc(g->size, nc * sizeof *b);
+    if (b) g->size = b;
+    uint32_t *c = realloc(g->grid, nc * 3 * sizeof *c);
+    if (c) g->grid = c;
+    uint32_t *d = realloc(g->block, nc * 3 * sizeof *d);
+    if (d) g->block = d;
+    uint64_t *e = realloc(g->shmem, nc * sizeof *e);
+    if (e) g->shmem = e;
+    if (!a || !b || !c || !d || !e) return -1;
+    g->cap = nc;
+  }
+  size_t i = g->n;
+  if (!(g->size[i] = strdup(l->dataset))) return -1;
+  g->id[i] = id;
+  memcpy(g->grid + 3 * i, l->grid, 3 * sizeof *g->grid);
+  memcpy(g->block + 3 * i, l->block, 3 * sizeof *g->block);
+  g->shmem[i] = l->shmem > 0 ? (uint64_t)l->shmem : 0;
+  g->n++;
+  return 0;
+}
+
+/* Source base name of an Itanium-mangled name (the last component of a
+   nested name, before template arguments) into buf; 0 when not mangled. */
+static int base_name(const char *mangled, char *buf, size_t cap) {
+  const char *p = mangled;
+  if (strncmp(p, "_Z", 2)) return 0;
+  p += 2;
+  int nested = *p == 'N';
+  if (nested) {
+    p++;
+    while (*p == 'K' || *p == 'V' || *p == 'r') p++;
+  }
+  const char *last = NULL;
+  size_t lastlen = 0;
+  while (isdigit((unsigned char)*p)) {
+    char *e;
+    unsigned long n = strtoul(p, &e, 10);
+    if (n == 0 || strlen(e) < n) return 0;
+    last = e;
+    lastlen = n;
+    p = e + n;
+    if (!nested || *p == 'I') break;
+  }
+  if (!last || lastlen + 1 > cap) return 0;
+  memcpy(buf, last, lastlen);
+  buf[lastlen] = 0;
+  return 1;
+}
+
+static int kernel_matches(const char *mangled, const char *want) {
+  if (!want) return 1;
+  if (!strcmp(mangled, want)) return 1;
+  char b[512];
+  return base_name(mangled, b, sizeof b) && !strcmp(b, want);
+}
+
+/* Every (app, kernel) of db (only app / kernel when given) into *out. */
+static int load_groups(ds_db *db, const char *path, const char *app, const char *kernel,
+                       kgroup **out, size_t *nout) {
+  *out = NULL;
+  *nout = 0;
+  ds_iter *it = NULL;
+  if (ds_iter_launches(db, app, NULL, &it)) {
+    cli_error("%s", ds_errmsg(db));
+    return -1;
+  }
+  kgroup *g = NULL;
+  size_t ng = 0, cap = 0;
+  int64_t id;
+  ds_launch l;
+  int r;
+  while ((r = ds_iter_next(it, &id, &l)) == 1) {
+    if (!kernel_matches(l.kernel, kernel)) continue;
+    size_t k;
+    for (k = 0; k < ng; k++)
+      if (!strcmp(g[k].kernel, l.kernel) && !strcmp(g[k].app, l.app)) break;
+    if (k == ng) {
+      if (ng == cap) {
+        size_t nc = cap ? 2 * cap : 16;
+        kgroup *t = realloc(g, nc * sizeof *t);
+        if (!t) goto nomem;
+        g = t;
+        cap = nc;
+      }
+      memset(&g[ng], 0, sizeof g[ng]);
+      g[ng].app = strdup(l.app);
+      g[ng].kernel = strdup(l.kernel);
+      ng++;
+      if (!g[k].app || !g[k].kernel) goto nomem;
+    }
+    if (group_add(&g[k], id, &l)) goto nomem;
+  }
+  ds_iter_free(it);
+  if (r < 0) {
+    cli_error("%s", ds_errmsg(db));
+    for (size_t k = 0; k < ng; k++) group_free(&g[k]);
+    free(g);
+    return -1;
+  }
+  (void)path;
+  *out = g;
+  *nout = ng;
+  return 0;
+nomem:
+  ds_iter_free(it);
+  for (size_t k = 0; k < ng; k++) group_free(&g[k]);
+  free(g);
+  cli_error("out of memory");
+  return -1;
+}
+
+/* Load the group's features and build its fm_rows view. */
+static int group_rows(ds_db *db, kgroup *g, fm_rows *r) {
+  g->feats = calloc(g->n, sizeof *g->feats);
+  if (!g->feats) goto nomem;
+  feat_vec all;
+  feat_init(&all);
+  for (size_t i = 0; i < g->n; i++) {
+    feat_init(&g->feats[i]);
+    if (ds_get_features(db, g->id[i], &g->feats[i])) {
+      feat_free(&all);
+      cli_error("%s", ds_errmsg(db));
+      return -1;
+    }
+    for (size_t j = 0; j < g->feats[i].n; j++)
+      if (feat_find(&all, g->feats[i].names[j]) < 0 && feat_set(&all, g->feats[i].names[j], 0)) {
+        feat_free(&all);
+        goto nomem;
+      }
+  }
+  g->nf = all.n;
+  g->names = malloc((all.n ? all.n : 1) * sizeof *g->names);
+  g->x = malloc((g->n * all.n + 1) * sizeof *g->x);
+  if (!g->names || !g->x) {
+    feat_free(&all);
+    goto nomem;
+  }
+  /* names borrowed from a launch's vector that holds them */
+  for (size_t j = 0; j < all.n; j++) {
+    g->names[j] = NULL;
+    for (size_t i = 0; i < g->n && !g->names[j]; i++) {
+      long at = feat_find(&g->feats[i], all.names[j]);
+      if (at >= 0) g->names[j] = g->feats[i].names[at];
+    }
+  }
+  for (size_t i = 0; i < g->n; i++)
+    for (size_t j = 0; j < all.n; j++) {
+      long at = feat_find(&g->feats[i], all.names[j]);
+      g->x[i * all.n + j] = at >= 0 ? g->feats[i].vals[at] : NAN;
+    }
+  feat_free(&all);
+  memset(r, 0, sizeof *r);
+  r->n = g->n;
+  r->grid = g->grid;
+  r->block = g->block;
+  r->shmem = g->shmem;
+  r->size = (const char *const *)g->size;
+  r->nf = g->nf;
+  r->names = (const char *const *)g->names;
+  r->x = g->x;
+  return 0;
+nomem:
+  cli_error("out of memory");
+  return -1;
+}
+
+static size_t distinct_sizes(const kgroup *g) {
+  size_t n = 0;
+  for (size_t i = 0; i < g->n; i++) {
+    size_t j;
+    for (j = 0; j < i; j++)
+      if (!strcmp(g->size[i], g->size[j])) break;
+    n += j == i;
+  }
+  return n;
+}
+
+static int parse_error_limit(const char *v, double *out) {
+  char *e;
+  double x = strtod(v, &e);
+  if (*e || e == v || !(x >= 0) || !isfinite(x))
+    return cli_usage_error("featmodel", "--max-error '%s' is not a number >= 0 (a fraction: 0.05 = 5 %%)", v);
+  *out = x;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- fit -- */
+
+static int featmodel_fit(int argc, char **argv) {
+  const char *db_path = NULL, *kernel = NULL, *app = NULL, *out = NULL;
+  double limit = 0.05;
+  static const struct option opts[] = {{"kernel", required_argument, 0, 'k'},
+                                       {"app", required_argument, 0, 'a'},
+                                       {"max-error", required_argument, 0, 'e'},
+                                       {"output", required_argument, 0, 'o'},
+                                       {0, 0, 0, 0}};
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
+    switch (c) {
+      case 'k': kernel = optarg; break;
+      case 'a': app = optarg; break;
+      case 'o': out = optarg; break;
+      case 'e':
+        if (parse_error_limit(optarg, &limit)) return KCAST_EXIT_USAGE;
+        break;
+      default:
+        return cli_usage_error("featmodel", "fit: unknown option or missing value '%s'",
+                               argv[optind - 1]);
+    }
+  }
+  for (; optind < argc; optind++) {
+    if (db_path) return cli_usage_error("featmodel", "fit: unexpected argument '%s'", argv[optind]);
+    db_path = argv[optind];
+  }
+  if (!db_path) return cli_usage_error("featmodel", "fit: give the dataset DB");
+  if (!kernel) return cli_usage_error("featmodel", "fit: give --kernel K");
+  if (!out) return cli_usage_error("featmodel", "fit: give -o FILE.kcf");
+  char err[1024] = "";
+  ds_db *db = NULL;
+  if (ds_open(db_path, DS_READONLY, &db, err, sizeof err)) {
+    cli_error("%s", err);
+    return KCAST_EXIT_USER;
+  }
+  kgroup *g = NULL;
+  size_t ng = 0;
+  int rc = KCAST_EXIT_USER;
+  fm_model *m = NULL;
+  if (load_groups(db, db_path, app, kernel, &g, &ng)) goto out;
+  if (ng == 0) {
+    cli_error("%s: no launches of kernel '%s'%s%s", db_path, kernel, app ? " in app " : "",
+              app ? app : "");
+    goto out;
+  }
+  if (ng > 1) {
+    fprintf(stderr, "kcast: %s: '%s' names %zu kernels; give the mangled name or --app:",
+            db_path, kernel, ng);
+    for (size_t k = 0; k < ng && k < 16; k++) fprintf(stderr, " %s (%s)", g[k].kernel, g[k].app);
+    if (ng > 16) fprintf(stderr, " ... (%zu in all)", ng);
+    fputc('\n', stderr);
+    goto out;
+  }
+  fm_rows r;
+  if (group_rows(db, &g[0], &r)) goto out;
+  if (fm_fit(&r, NULL, g[0].kernel, g[0].app, &m)) {
+    cli_error("%s: kernel %s: %s", db_path, g[0].kernel, rf_last_error());
+    goto out;
+  }
+  double herr;
+  unsigned hs;
+  if (fm_validate(&r, &herr, &hs, NULL, NULL)) {
+    cli_error("%s", rf_last_error());
+    goto out;
+  }
+  fm_set_heldout(m, herr, hs, limit);
+  if (fm_save(m, out)) {
+    cli_error("%s", rf_last_error());
+    goto out;
+  }
+  fm_info in;
+  fm_get_info(m, &in);
+  fprintf(stderr, "kcast: %s: %s from %zu launches at %zu sizes: %zu features (%zu exact, %zu "
+          "power laws, %zu least squares, %zu constant, %zu from the launch); ",
+          out, g[0].kernel, in.nlaunches, in.nsizes, in.nout, in.n_exact, in.n_power,
+          in.n_linear, in.n_const, in.n_derived);
+  if (isnan(herr))
+    fprintf(stderr, "held-out error not measurable (%u size%s could be held out): flagged "
+            "unreliable\n", hs, hs == 1 ? "" : "s");
+  else
+    fprintf(stderr, "held-out error %.2f %% over %u sizes%s\n", 100 * herr, hs,
+            herr > limit ? ": above --max-error, flagged unreliable" : "");
+  rc = KCAST_EXIT_OK;
+out:
+  fm_free(m);
+  for (size_t k = 0; k < ng; k++) group_free(&g[k]);
+  free(g);
+  ds_close(db);
+  return rc;
+}
+
+/* --------------------------------------------------------------- info -- */
+
+static int featmodel_info(int argc, char **argv) {
+  const char *path = NULL;
+  int forms = 0;
+  static const struct option opts[] = {{"forms", no_argument, 0, 'f'}, {0, 0, 0, 0}};
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+    if (c == 'f') forms = 1;
+    else return cli_usage_error("featmodel", "info: unknown option '%s'", argv[optind - 1]);
+  }
+  for (; optind < argc; optind++) {
+    if (path) return cli_usage_error("featmodel", "info: unexpected argument '%s'", argv[optind]);
+    path = argv[optind];
+  }
+  if (!path) return cli_usage_error("featmodel", "info: give the model FILE.kcf");
+  fm_model *m = NULL;
+  if (fm_load(path, &m)) {
+    cli_error("%s", rf_last_error());
+    return KCAST_EXIT_USER;
+  }
+  fm_info in;
+  fm_get_info(m, &in);
+  char date[64] = "?";
+  time_t t = (time_t)in.created;
+  struct tm tm;
+  if (gmtime_r(&t, &tm)) strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  printf("feature model  %s\n", path);
+  printf("kernel         %s\n", in.kernel);
+  if (in.app[0]) printf("app            %s\n", in.app);
+  printf("arguments      ");
+  if (!in.nargs) printf("none read");
+  for (size_t a = 0; a < in.nargs; a++) printf("%sarg.%u", a ? ", " : "", in.arg_param[a]);
+  putchar('\n');
+  printf("trained        %zu launches at %zu sizes, %s\n", in.nlaunches, in.nsizes, date);
+  printf("features       %zu: %zu exact polynomials, %zu power laws, %zu least squares, %zu "
+         "constant, %zu from the launch\n", in.nout, in.n_exact, in.n_power, in.n_linear,
+         in.n_const, in.n_derived);
+  if (isnan(in.heldout_error))
+    printf("held-out       not measured (%u size%s held out): answers are flagged unreliable\n",
+           in.heldout_sizes, in.heldout_sizes == 1 ? "" : "s");
+  else
+    printf("held-out       %.2f %% median error of class.* and mem.* over %u sizes (limit "
+           "%.2f %%)%s\n", 100 * in.heldout_error, in.heldout_sizes, 100 * in.limit,
+           in.heldout_error > in.limit ? ": answers are flagged unreliable" : "");
+  if (forms) {
+    char buf[512];
+    for (size_t i = 0; i < fm_nout(m); i++) {
+      fm_out_form(m, i, buf, sizeof buf);
+      printf("  %-36s %s\n", fm_out_name(m, i), buf);
+    }
+  }
+  fm_free(m);
+  return KCAST_EXIT_OK;
+}
+
+/* ----------------------------------------------------------- validate -- */
+
+/* Time predictor of the validation: the analytic estimate on g, or the
+   forest f on gpu. */
+typedef struct timer {
+  const an_gpu *g;
+  const rf_forest *f;
+  const char *gpu;
+  double *row;
+} timer;
+
+/* Predicted time (us) of the launch names/vals describe; NaN when it
+   cannot be computed. */
+static double predict_time(timer *t, const char *const *names, const double *vals, size_t n) {
+  if (!t->f) {
+    an_estimate est;
+    if (an_estimate_launch(t->g, names, vals, n, &est)) return NAN;
+    return est.time_us;
+  }
+  const rf_info *info = rf_get_info(t->f);
+  md_cache dc = {0};
+  for (size_t j = 0; j < info->n_features; j++) {
+    const char *want = info->features[j];
+    long at = -1;
+    for (size_t k = 0; k < n && at < 0; k++)
+      if (!strcmp(names[k], want)) at = (long)k;
+    if (at >= 0) {
+      t->row[j] = vals[at];
+      continue;
+    }
+    int got = md_value(&dc, want, t->gpu, names, vals, n, &t->row[j]);
+    if (got < 0) return NAN;
+    if (!got) t->row[j] = ds_feature_default(want);
+  }
+  return rf_predict(t->f, t->row) / 1e3;
+}
+
+typedef struct vctx {
+  kgroup *g;
+  timer *t;
+  double *terr;
+  size_t nterr;
+  size_t extrap;
+  const char **names;   /* scratch: the launch's names for the predictor */
+  double *vals;
+} vctx;
+
+static void on_heldout(void *ctx, size_t row, const fm_model *m, const double *pred,
+                       unsigned flags) {
+  vctx *v = ctx;
+  if (flags & FM_EXTRAPOLATED) v->extrap++;
+  const feat_vec *emu = &v->g->feats[row];
+  double te = predict_time(v->t, (const char *const *)emu->names, emu->vals, emu->n);
+  size_t n = fm_nout(m);
+  for (size_t k = 0; k < n; k++) v->names[k] = fm_out_name(m, k), v->vals[k] = pred[k];
+  double tf = predict_time(v->t, v->names, v->vals, n);
+  if (isfinite(te) && isfinite(tf) && te > 0) v->terr[v->nterr++] = fabs(tf - te) / te;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *x, size_t n) {
+  if (!n) return NAN;
+  qsort(x, n, sizeof *x, cmp_double);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+static int featmodel_validate(int argc, char **argv) {
+  const char *db_path = NULL, *kernel = NULL, *app = NULL, *gpu = NULL, *model = NULL;
+  double limit = 0.05;
+  int fmt = CLI_FMT_TABLE;
+  static const struct option opts[] = {{"kernel", required_argument, 0, 'k'},
+                                       {"app", required_argument, 0, 'a'},
+                                       {"gpu", required_argument, 0, 'g'},
+                                       {"model", required_argument, 0, 'm'},
+                                       {"max-error", required_argument, 0, 'e'},
+                                       {"format", required_argument, 0, 'f'},
+                                       {0, 0, 0, 0}};
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+    switch (c) {
+      case 'k': kernel = optarg; break;
+      case 'a': app = optarg; break;
+      case 'g': gpu = optarg; break;
+      case 'm': model = optarg; break;
+      case 'e':
+        if (parse_error_limit(optarg, &limit)) return KCAST_EXIT_USAGE;
+        break;
+      case 'f':
+        fmt = cli_parse_format(optarg);
+        if (fmt != CLI_FMT_TABLE && fmt != CLI_FMT_CSV)
+          return cli_usage_error("featmodel", "validate: --format is table or csv, not '%s'", optarg);
+        break;
+      default:
+        return cli_usage_error("featmodel", "validate: unknown option or missing value '%s'",
+                               argv[optind - 1]);
+    }
+  }
+  for (; optind < argc; optind++) {
+    if (db_path) return cli_usage_error("featmodel", "validate: unexpected argument '%s'", argv[optind]);
+    db_path = argv[optind];
+  }
+  if (!db_path) return cli_usage_error("featmodel", "validate: give the dataset DB");
+  timer t = {0};
+  rf_forest *f = NULL;
+  int rc = KCAST_EXIT_USER;
+  if (model) {
+    if (rf_load(model, &f)) {
+      cli_error("%s", rf_last_error());
+      return rc;
+    }
+    const char *mg = rf_get_info(f)->gpu;
+    t.gpu = gpu ? gpu : mg;
+    if (!t.gpu || !*t.gpu || strchr(t.gpu, ',')) {
+      cli_error("%s: trained on '%s': give --gpu G", model, mg ? mg : "");
+      rf_free(f);
+      return rc;
+    }
+    t.f = f;
+    t.row = malloc((rf_get_info(f)->n_features + 1) * sizeof *t.row);
+    if (!t.row) {
+      rf_free(f);
+      cli_error("out of memory");
+      return rc;
+    }
+  } else {
+    t.gpu = gpu ? gpu : "H200";
+    if (!(t.g = an_gpu_find(t.gpu))) {
+      cli_error("unknown GPU '%s' (see 'kcast gpus')", t.gpu);
+      return rc;
+    }
+  }
+  char err[1024] = "";
+  ds_db *db = NULL;
+  kgroup *g = NULL;
+  size_t ng = 0;
+  if (ds_open(db_path, DS_READONLY, &db, err, sizeof err)) {
+    cli_error("%s", err);
+    goto out;
+  }
+  if (load_groups(db, db_path, app, kernel, &g, &ng)) goto out;
+  if (ng == 0) {
+    cli_error("%s: no launches%s%s", db_path, kernel ? " of kernel " : "", kernel ? kernel : "");
+    goto out;
+  }
+  if (fmt == CLI_FMT_CSV)
+    printf("app,kernel,sizes,launches,args,feature_error,time_error,extrapolated,status\n");
+  else
+    printf("%-18s %-40s %5s %8s %4s %9s %9s  %s\n", "app", "kernel", "sizes", "launches",
+           "args", "feat.err", "time.err", "status");
+  size_t modelled = 0, measured = 0;
+  double *ferrs = calloc(ng, sizeof *ferrs);
+  if (!ferrs) {
+    cli_error("out of memory");
+    goto out;
+  }
+  char notes[4096] = "";
+  size_t nl = 0;
+  for (size_t k = 0; k < ng; k++) {
+    fm_rows r;
+    if (group_rows(db, &g[k], &r)) goto out2;
+    vctx v = {0};
+    v.g = &g[k];
+    v.t = &t;
+    v.terr = malloc((g[k].n + 1) * sizeof *v.terr);
+    v.names = malloc((g[k].nf + 16) * sizeof *v.names);
+    v.vals = malloc((g[k].nf + 16) * sizeof *v.vals);
+    if (!v.terr || !v.names || !v.vals) {
+      free(v.terr), free(v.names), free(v.vals);
+      cli_error("out of memory");
+      goto out2;
+    }
+    double fe;
+    unsigned hs;
+    size_t nargs = 0;
+    for (size_t j = 0; j < g[k].nf; j++) nargs += !strncmp(g[k].names[j], "arg.", 4);
+    if (fm_validate(&r, &fe, &hs, on_heldout, &v)) {
+      free(v.terr), free(v.names), free(v.vals);
+      cli_error("%s", rf_last_error());
+      goto out2;
+    }
+    double te = median(v.terr, v.nterr);
+    size_t ns = distinct_sizes(&g[k]);
+    const char *status;
+    if (isnan(fe)) status = ns < 3 ? "not modelled: fewer than 3 sizes"
+                                   : "not modelled: too few distinct launches to hold sizes out";
+    else if (fe > limit) status = "not modelled: held-out error above the limit";
+    else status = "modelled";
+    if (!isnan(fe)) ferrs[measured++] = fe;
+    modelled += !isnan(fe) && fe <= limit;
+    if (fmt == CLI_FMT_CSV) {
+      printf("%s,%s,%zu,%zu,%zu,", g[k].app, g[k].kernel, ns, g[k].n, nargs);
+      if (!isnan(fe)) printf("%.6g", fe);
+      putchar(',');
+      if (!isnan(te)) printf("%.6g", te);
+      printf(",%zu,%s\n", v.extrap, status);
+    } else {
+      char fs[32] = "-", ts[32] = "-";
+      if (!isnan(fe)) snprintf(fs, sizeof fs, "%.2f %%", 100 * fe);
+      if (!isnan(te)) snprintf(ts, sizeof ts, "%.2f %%", 100 * te);
+      printf("%-18s %-40s %5zu %8zu %4zu %9s %9s  %s\n", g[k].app, g[k].kernel, ns, g[k].n,
+             nargs, fs, ts, status);
+    }
+    if (fe > limit && nl < sizeof notes - 64)
+      nl += (size_t)snprintf(notes + nl, sizeof notes - nl, "%s%s", nl ? ", " : "", g[k].app);
+    free(v.terr), free(v.names), free(v.vals);
+    for (size_t i = 0; i < g[k].n; i++) feat_free(&g[k].feats[i]);
+    free(g[k].feats), g[k].feats = NULL;
+    free(g[k].names), g[k].names = NULL;
+    free(g[k].x), g[k].x = NULL;
+  }
+  double med = median(ferrs, measured);
+  fprintf(stderr, "kcast: %zu kernels; %zu could be validated (3+ sizes or varied launches), "
+          "median feature error %.2f %%; %zu within %.1f %% (%.0f %% of the validated, %.0f %% "
+          "of all); time predicted on %s by %s\n", ng, measured,
+          isnan(med) ? NAN : 100 * med, modelled, 100 * limit,
+          measured ? 100.0 * (double)modelled / (double)measured : 0.0,
+          100.0 * (double)modelled / (double)ng, t.gpu, model ? model : "the analytic estimate");
+  rc = KCAST_EXIT_OK;
+out2:
+  free(ferrs);
+out:
+  for (size_t k = 0; k < ng; k++) group_free(&g[k]);
+  free(g);
+  ds_close(db);
+  free(t.row);
+  rf_free(f);
+  return rc;
+}
+
+int cmd_featmodel(int argc, char **argv) {
+  if (argc < 2) return cli_usage_error("featmodel", "give a subcommand: fit, info or validate");
+  const char *sub = argv[1];
+  if (!strcmp(sub, "fit")) return featmodel_fit(argc - 1, argv + 1);
+  if (!strcmp(sub, "info")) return featmodel_info(argc - 1, argv + 1);
+  if (!strcmp(sub, "validate")) return featmodel_validate(argc - 1, argv + 1);
+  return cli_usage_error("featmodel", "unknown subcommand '%s' (fit, info or validate)", sub);
+}

@@ -1,0 +1,935 @@
+/*
+ * fm_fit.c -- feature models: the dynamic features of a kernel's launch as
+ * functions of the launch (grid, block, dynamic shared bytes, the scalar
+ * arguments the kernel reads), fitted from the launches of that kernel at
+ * a few sizes, evaluated in well under a microsecond per feature.
+ *
+ * Why these forms.  A kernel's instruction counts are sums over threads of
+ * per-thread trip counts; for the suite's kernels a thread's work is a
+ * polynomial of low degree in the problem size (an argument) and the
+ * launch shape, and the grid is chosen from the size: gemm's FMA count is
+ * threads * n, a stencil's threads * 9, a tree reduction's threads *
+ * log2(block).  So each count is first tried as an exact polynomial: one
+ * or two monomials of degree <= 3 in the launch's quantities (fm_int.h)
+ * whose least-squares coefficients reproduce every training launch to
+ * 1e-7 relative, with more distinct launches than terms so that the fit
+ * is a check and not an interpolation.  An exact form extrapolates
+ * exactly as far as the polynomial holds (piecewise forms break at the
+ * pieces' seams, e.g. a loop bound clamped by min(n, tile)).  A count
+ * that no such polynomial reproduces (sampled launches, data-dependent
+ * work, boundary effects) gets a product of real powers fitted by least
+ * squares on log(count) -- the usual scaling law, which is good at
+ * interpolation and moderate extrapolation -- or, when it is zero at some
+ * launches, which log space cannot take, the least-squares monomial.
+ * Among candidates the fewest terms and the lowest degree win, then the
+ * quantity order of pref[] (threads first: most counts are per thread).
+ *
+ * Quantities that are constant over the training launches are left out
+ * (their effect is in the coefficient), and so is any quantity
+ * proportional to an earlier one (square grids make grid_x and grid_y the
+ * same column).  A new launch that moves such a quantity is answered from
+ * the others and flagged FM_EXTRAPOLATED by the range check.
+ *
+ * Validation (fm_validate) leaves one size out at a time; the error of
+ * the class.* and mem.* features decides whether the kernel is modelled
+ * at all (FM_UNRELIABLE otherwise: bfs's work depends on the graph, not
+ * on the launch).
+ */
+#include "model/fm_int.h"
+#include "model/rf_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Relative tolerance of an exact fit. */
+#define FM_EXACT_TOL 1e-7
+/* Distinct launches an exact two-term candidate is screened on first. */
+#define FM_SCREEN 6
+/* Fitted quantities at most (the candidates grow with the cube). */
+#define FM_MAX_ACTIVE 10
+
+static const char *const launch_names[FM_L_N] = {
+    "launch.grid_x", "launch.grid_y", "launch.grid_z", "launch.block_x", "launch.block_y",
+    "launch.block_z", "launch.ctas", "launch.threads", "launch.shared_bytes"};
+
+double fm_rel_error(double pred, double truth) {
+  double d = fabs(truth) > 1 ? fabs(truth) : 1;
+  return fabs(pred - truth) / d;
+}
+
+void fm_free(fm_model *m) {
+  if (!m) return;
+  for (size_t i = 0; i < m->nout; i++) rf__free(m->out[i].name);
+  rf__free(m->out);
+  rf__free(m->q);
+  rf__free(m->arg_param);
+  rf__free(m->kernel);
+  rf__free(m->app);
+  rf__free(m);
+}
+
+void fm__index(fm_model *m) {
+  m->warp_out = -1;
+  for (size_t i = 0; i < m->nout; i++) {
+    m->out[i].is_class = !strncmp(m->out[i].name, "class.", 6);
+    if (!strcmp(m->out[i].name, "ctrl.warp_insns")) m->warp_out = (long)i;
+  }
+}
+
+int fm__quantities(const fm_model *m, const fm_launch *l, double *q) {
+  for (int i = 0; i < 3; i++)
+    if (!l->grid[i] || !l->block[i])
+      return rf__err("%s: a zero grid or block dimension", m->kernel);
+  double ctas = (double)l->grid[0] * l->grid[1] * l->grid[2];
+  double b = (double)l->block[0] * l->block[1] * l->block[2];
+  q[FM_Q_GX] = l->grid[0], q[FM_Q_GY] = l->grid[1], q[FM_Q_GZ] = l->grid[2];
+  q[FM_Q_BX] = l->block[0], q[FM_Q_BY] = l->block[1], q[FM_Q_BZ] = l->block[2];
+  q[FM_Q_SHMEM] = (double)l->shmem;
+  q[FM_Q_CTAS] = ctas;
+  q[FM_Q_BTHREADS] = b;
+  q[FM_Q_THREADS] = ctas * b;
+  q[FM_Q_WARPS] = ctas * ceil(b / 32);
+  q[FM_Q_LOG2B] = log2(b);
+  for (size_t a = 0; a < m->nargs; a++) {
+    uint32_t p = m->arg_param[a];
+    if (!l->args || p >= l->nargs)
+      return rf__err("%s: reads argument %u (parameter %u), the launch passes %zu", m->kernel, p,
+                     p, l->args ? l->nargs : 0);
+    if (!isfinite(l->args[p]))
+      return rf__err("%s: argument %u is not a finite number", m->kernel, p);
+    q[FM_NQ_LAUNCH + a] = l->args[p];
+  }
+  return 0;
+}
+
+/* Integer power, e in [0, 3] mostly; any integer e >= 0. */
+static double ipow(double x, int e) {
+  double r = 1;
+  while (e-- > 0) r *= x;
+  return r;
+}
+
+static double term_value(const fm_term *t, const double *q) {
+  double v = t->coef;
+  for (uint32_t k = 0; k < t->nf; k++) v *= ipow(q[t->q[k]], (int)t->e[k]);
+  return v;
+}
+
+int fm_eval(const fm_model *m, const fm_launch *l, double *out, unsigned *flags) {
+  double qq[FM_NQ_LAUNCH + FM_MAX_ARGS]; /* nq <= this: fit and load keep to it */
+  if (fm__quantities(m, l, qq)) return -1;
+  unsigned fl = 0;
+  for (size_t i = 0; i < m->nq; i++) {
+    const fm_qty *Q = &m->q[i];
+    if (!Q->used) continue;
+    double slack = 1e-9 * (fabs(Q->lo) > fabs(Q->hi) ? fabs(Q->lo) : fabs(Q->hi));
+    if (qq[i] < Q->lo - slack || qq[i] > Q->hi + slack) fl |= FM_EXTRAPOLATED;
+  }
+  double cls = 0;
+  for (size_t i = 0; i < m->nout; i++) {
+    const fm_out *o = &m->out[i];
+    double v = 0;
+    switch (o->kind) {
+      case FM_O_CONST: v = o->t[0].coef; break;
+      case FM_O_EXACT: case FM_O_LINEAR:
+        for (uint32_t k = 0; k < o->nterms; k++) v += term_value(&o->t[k], qq);
+        break;
+      case FM_O_POWER: {
+        double s = o->t[0].coef;
+        for (uint32_t k = 0; k < o->t[0].nf; k++) {
+          double x = qq[o->t[0].q[k]];
+          s = x > 0 ? s + o->t[0].e[k] * log(x) : -INFINITY;
+        }
+        v = exp(s);
+        break;
+      }
+      case FM_O_LAUNCH:
+        switch (o->aux) {
+          case FM_L_GX: case FM_L_GY: case FM_L_GZ: v = qq[FM_Q_GX + o->aux]; break;
+          case FM_L_BX: case FM_L_BY: case FM_L_BZ: v = qq[FM_Q_BX + o->aux - FM_L_BX]; break;
+          case FM_L_CTAS: v = qq[FM_Q_CTAS]; break;
+          case FM_L_THREADS: v = qq[FM_Q_THREADS]; break;
+          default: v = qq[FM_Q_SHMEM]; break;
+        }
+        break;
+      case FM_O_ARG: v = qq[FM_NQ_LAUNCH + o->aux]; break;
+      default: v = 0; break; /* FM_O_LANES: below */
+    }
+    if (o->kind <= FM_O_LINEAR) {
+      /* counts: never negative, never NaN or infinite (a power of a
+         quantity that is 0 at this launch gives 0) */
+      if (!isfinite(v)) v = 0, fl |= FM_EXTRAPOLATED;
+      else if (v < 0) v = 0;
+    }
+    if (o->is_class) cls += v;
+    out[i] = v;
+  }
+  for (size_t i = 0; i < m->nout; i++)
+    if (m->out[i].kind == FM_O_LANES) {
+      double w = m->warp_out >= 0 ? out[m->warp_out] : 0;
+      double r = w > 0 ? cls / (32 * w) : 0;
+      out[i] = r > 1 ? 1 : r;
+    }
+  if (!(m->heldout <= m->limit)) fl |= FM_UNRELIABLE;
+  if (flags) *flags = fl;
+  return 0;
+}
+
+/* ------------------------------------------------------------ fitting -- */
+
+/* Quantities in the order ties are broken in (most counts are per thread). */
+static const int pref_launch[] = {FM_Q_THREADS, FM_Q_CTAS,  FM_Q_BTHREADS, FM_Q_WARPS,
+                                  FM_Q_GX,      FM_Q_GY,    FM_Q_GZ,       FM_Q_BX,
+                                  FM_Q_BY,      FM_Q_BZ,    FM_Q_SHMEM,    FM_Q_LOG2B};
+
+typedef struct mono {
+  uint8_t n, deg;
+  uint8_t q[FM_MAX_FACTORS]; /* active-quantity indices */
+  uint8_t e[FM_MAX_FACTORS];
+} mono;
+
+/* The fitting workspace of one model: distinct training points. */
+typedef struct fitws {
+  size_t nd;          /* distinct points (launch configurations + arguments) */
+  size_t nq;
+  double *qv;         /* nd*nq quantities */
+  size_t *pt_of_row;  /* per used row: its point */
+  size_t *rows;       /* used rows */
+  size_t nrows;
+  size_t na;          /* active quantities */
+  int act[FM_MAX_ACTIVE];   /* their model quantity indices */
+  int actpos[FM_MAX_ACTIVE];/* all > 0 at every point (log space usable) */
+  size_t nm;
+  mono *m;            /* monomials over the active quantities, by degree */
+  double *mv;         /* nm*nd monomial values */
+} fitws;
+
+static double qv_at(const fitws *w, size_t p, int qi) { return w->qv[p * w->nq + (size_t)qi]; }
+
+/* Is column a (over points) constant, or proportional to column b? */
+static int col_const(const fitws *w, int a) {
+  for (size_t p = 1; p < w->nd; p++)
+    if (qv_at(w, p, a) != qv_at(w, 0, a)) return 0;
+  return 1;
+}
+static int col_prop(const fitws *w, int a, int b) {
+  /* a = k*b at every point, k fixed */
+  double k = NAN;
+  for (size_t p = 0; p < w->nd; p++) {
+    double x = qv_at(w, p, a), y = qv_at(w, p, b);
+    if (y == 0 || x == 0) {
+      if (x != y) return 0;
+      continue;
+    }
+    double r = x / y;
+    if (isnan(k)) k = r;
+    else if (fabs(r - k) > 1e-12 * fabs(k)) return 0;
+  }
+  return 1;
+}
+
+static void add_mono(fitws *w, const uint8_t *q, const uint8_t *e, int n) {
+  mono *mo = &w->m[w->nm++];
+  memset(mo, 0, sizeof *mo);
+  mo->n = (uint8_t)n;
+  for (int k = 0; k < n; k++) mo->q[k] = q[k], mo->e[k] = e[k], mo->deg = (uint8_t)(mo->deg + e[k]);
+}
+
+static int cmp_mono(const void *a, const void *b) {
+  const mono *x = a, *y = b;
+  if (x->deg != y->deg) return x->deg - y->deg;
+  for (int k = 0; k < FM_MAX_FACTORS; k++) {
+    if (x->q[k] != y->q[k]) return x->q[k] - y->q[k];
+    if (x->e[k] != y->e[k]) return y->e[k] - x->e[k];
+  }
+  return 0;
+}
+
+static void ws_free(fitws *w) {
+  rf__free(w->qv);
+  rf__free(w->pt_of_row);
+  rf__free(w->rows);
+  rf__free(w->m);
+  rf__free(w->mv);
+  memset(w, 0, sizeof *w);
+}
+
+/* Value of row i's feature column j: NaN reads 0 (a count that did not
+   happen). */
+static double yval(const fm_rows *r, size_t i, size_t j) {
+  double v = r->x[i * r->nf + j];
+  return isfinite(v) ? v : 0;
+}
+
+/* Build the workspace: quantities per used row, distinct points, active
+   quantities, monomials. */
+static int ws_build(fitws *w, const fm_model *M, const fm_rows *r, const uint8_t *use,
+                    const long *argcol) {
+  memset(w, 0, sizeof *w);
+  w->nq = M->nq;
+  size_t n = 0;
+  for (size_t i = 0; i < r->n; i++) n += !use || use[i];
+  w->rows = rf__mallocn(n ? n : 1, sizeof *w->rows);
+  w->pt_of_row = rf__mallocn(n ? n : 1, sizeof *w->pt_of_row);
+  w->qv = rf__mallocn(n ? n : 1, w->nq * sizeof(double));
+  double *qrow = rf__mallocn(w->nq, sizeof(double));
+  double *args = rf__mallocn(FM_MAX_PARAM, sizeof(double));
+  if (!w->rows || !w->pt_of_row || !w->qv || !qrow || !args) {
+    rf__free(qrow);
+    rf__free(args);
+    return rf__nomem();
+  }
+  for (size_t i = 0; i < r->n; i++) {
+    if (use && !use[i]) continue;
+    fm_launch l;
+    memset(&l, 0, sizeof l);
+    memcpy(l.grid, r->grid + 3 * i, sizeof l.grid);
+    memcpy(l.block, r->block + 3 * i, sizeof l.block);
+    l.shmem = r->shmem[i];
+    for (size_t a = 0; a < M->nargs; a++) args[M->arg_param[a]] = r->x[i * r->nf + (size_t)argcol[a]];
+    l.args = args;
+    l.nargs = FM_MAX_PARAM;
+    if (fm__quantities(M, &l, qrow)) {
+      rf__free(qrow);
+      rf__free(args);
+      return -1;
+    }
+    size_t p;
+    for (p = 0; p < w->nd; p++)
+      if (!memcmp(w->qv + p * w->nq, qrow, w->nq * sizeof(double))) break;
+    if (p == w->nd) memcpy(w->qv + w->nd++ * w->nq, qrow, w->nq * sizeof(double));
+    w->rows[w->nrows] = i;
+    w->pt_of_row[w->nrows++] = p;
+  }
+  rf__free(qrow);
+  rf__free(args);
+  /* active quantities, in preference order: launch ones first by pref,
+     arguments right after the per-thread ones */
+  int order[FM_NQ_LAUNCH + FM_MAX_PARAM];
+  size_t no = 0;
+  for (int k = 0; k < 4; k++) order[no++] = pref_launch[k];
+  for (size_t a = 0; a < M->nargs; a++) order[no++] = (int)(FM_NQ_LAUNCH + a);
+  for (int k = 4; k < FM_NQ_LAUNCH; k++) order[no++] = pref_launch[k];
+  for (size_t k = 0; k < no && w->na < FM_MAX_ACTIVE; k++) {
+    int qi = order[k];
+    if (col_const(w, qi)) continue;
+    int dup = 0;
+    for (size_t j = 0; j < w->na && !dup; j++) dup = col_prop(w, qi, w->act[j]);
+    if (dup) continue;
+    int pos = 1;
+    for (size_t p = 0; p < w->nd; p++) pos &= qv_at(w, p, qi) > 0;
+    w->actpos[w->na] = pos;
+    w->act[w->na++] = qi;
+  }
+  /* monomials of degree <= 3 over the active quantities */
+  size_t A = w->na, cap = 1 + A + A * A + A * A * A;
+  w->m = rf__mallocn(cap, sizeof *w->m);
+  if (!w->m) return rf__nomem();
+  uint8_t q[3], e[3];
+  add_mono(w, q, e, 0);
+  for (size_t i = 0; i < A; i++) {
+    for (int d = 1; d <= 3; d++) {
+      q[0] = (uint8_t)i, e[0] = (uint8_t)d;
+      add_mono(w, q, e, 1);
+    }
+    for (size_t j = i + 1; j < A; j++) {
+      q[0] = (uint8_t)i, q[1] = (uint8_t)j;
+      e[0] = 1, e[1] = 1;
+      add_mono(w, q, e, 2);
+      e[0] = 2, e[1] = 1;
+      add_mono(w, q, e, 2);
+      e[0] = 1, e[1] = 2;
+      add_mono(w, q, e, 2);
+      for (size_t k = j + 1; k < A; k++) {
+        q[2] = (uint8_t)k;
+        e[0] = e[1] = e[2] = 1;
+        add_mono(w, q, e, 3);
+      }
+    }
+  }
+  qsort(w->m, w->nm, sizeof *w->m, cmp_mono);
+  w->mv = rf__mallocn(w->nm ? w->nm : 1, w->nd * sizeof(double));
+  if (!w->mv) return rf__nomem();
+  for (size_t k = 0; k < w->nm; k++)
+    for (size_t p = 0; p < w->nd; p++) {
+      double v = 1;
+      for (int f = 0; f < w->m[k].n; f++) v *= ipow(qv_at(w, p, w->act[w->m[k].q[f]]), w->m[k].e[f]);
+      w->mv[k * w->nd + p] = v;
+    }
+  return 0;
+}
+
+static void set_term_mono(const fitws *w, const mono *mo, double c, fm_term *t) {
+  memset(t, 0, sizeof *t);
+  t->coef = c;
+  t->nf = mo->n;
+  for (int f = 0; f < mo->n; f++) t->q[f] = (uint32_t)w->act[mo->q[f]], t->e[f] = mo->e[f];
+}
+
+/* Least squares c1*a + c2*b ~ y over the points idx[0..k); 0 when singular. */
+static int solve2(const double *a, const double *b, const double *y, const size_t *idx, size_t k,
+                  double *c1, double *c2) {
+  double saa = 0, sab = 0, sbb = 0, say = 0, sby = 0;
+  for (size_t t = 0; t < k; t++) {
+    size_t p = idx[t];
+    saa += a[p] * a[p], sab += a[p] * b[p], sbb += b[p] * b[p];
+    say += a[p] * y[p], sby += b[p] * y[p];
+  }
+  double det = saa * sbb - sab * sab;
+  if (!(fabs(det) > 1e-12 * saa * sbb) || !isfinite(det)) return 0;
+  *c1 = (say * sbb - sby * sab) / det;
+  *c2 = (sby * saa - say * sab) / det;
+  return isfinite(*c1) && isfinite(*c2);
+}
+
+static int exact_at(const double *y, const double *a, double c1, const double *b, double c2,
+                    const size_t *idx, size_t k, double tol) {
+  for (size_t t = 0; t < k; t++) {
+    size_t p = idx[t];
+    double v = c1 * a[p] + (b ? c2 * b[p] : 0);
+    if (!(fabs(v - y[p]) <= tol)) return 0;
+  }
+  return 1;
+}
+
+/*
+ * Fit output o to the point values y[0..nd) (consistent: every row of a
+ * point had the same value, so an exact form is possible).
+ */
+static void fit_one(const fitws *w, const double *y, int consistent, fm_out *o) {
+  size_t nd = w->nd;
+  double ymax = 0, ymin = INFINITY, ysum = 0;
+  for (size_t p = 0; p < nd; p++) {
+    ymax = fabs(y[p]) > ymax ? fabs(y[p]) : ymax;
+    ymin = y[p] < ymin ? y[p] : ymin;
+    ysum += y[p];
+  }
+  int all_same = 1;
+  for (size_t p = 1; p < nd; p++) all_same &= y[p] == y[0];
+  o->nterms = 1;
+  memset(o->t, 0, sizeof o->t);
+  if (all_same && consistent) {
+    o->kind = FM_O_CONST;
+    o->t[0].coef = y[0];
+    return;
+  }
+  double tol = FM_EXACT_TOL * ymax + 1e-9;
+  size_t *all = rf__mallocn(nd, sizeof *all);
+  if (!all) { /* out of memory: the mean, flagged by validation */
+    o->kind = FM_O_CONST;
+    o->t[0].coef = ysum / (double)nd;
+    return;
+  }
+  for (size_t p = 0; p < nd; p++) all[p] = p;
+  if (consistent && nd >= 2) {
+    /* one monomial (not the constant: the values differ) */
+    for (size_t k = 1; k < w->nm; k++) {
+      const double *a = w->mv + k * nd;
+      double saa = 0, say = 0;
+      for (size_t p = 0; p < nd; p++) saa += a[p] * a[p], say += a[p] * y[p];
+      if (!(saa > 0)) continue;
+      double c = say / saa;
+      if (exact_at(y, a, c, NULL, 0, all, nd, tol)) {
+        o->kind = FM_O_EXACT;
+        set_term_mono(w, &w->m[k], c, &o->t[0]);
+        rf__free(all);
+        return;
+      }
+    }
+    /* two monomials, lowest (highest degree, degree sum) first */
+    if (nd >= 3) {
+      size_t scr[FM_SCREEN], ns = nd < FM_SCREEN ? nd : FM_SCREEN;
+      for (size_t t = 0; t < ns; t++) scr[t] = t * (nd - 1) / (ns > 1 ? ns - 1 : 1);
+      int best_hi = 99, best_sum = 99;
+      size_t bk1 = 0, bk2 = 0;
+      double bc1 = 0, bc2 = 0;
+      for (size_t k2 = 1; k2 < w->nm; k2++) {
+        int d2 = w->m[k2].deg;
+        if (d2 > best_hi) break;
+        for (size_t k1 = 0; k1 < k2; k1++) {
+          int sum = d2 + w->m[k1].deg;
+          if (d2 == best_hi && sum >= best_sum) break;
+          const double *a = w->mv + k1 * nd, *b = w->mv + k2 * nd;
+          double c1, c2;
+          if (ns > 2 && ns < nd) {
+            if (!solve2(a, b, y, scr, ns, &c1, &c2)) continue;
+            if (!exact_at(y, a, c1, b, c2, scr, ns, tol)) continue;
+          }
+          if (!solve2(a, b, y, all, nd, &c1, &c2)) continue;
+          if (!exact_at(y, a, c1, b, c2, all, nd, tol)) continue;
+          if (c1 == 0 || c2 == 0) continue; /* a one-term fit in disguise */
+          best_hi = d2, best_sum = sum, bk1 = k1, bk2 = k2, bc1 = c1, bc2 = c2;
+          break;
+        }
+      }
+      if (best_hi < 99) {
+        o->kind = FM_O_EXACT;
+        o->nterms = 2;
+        set_term_mono(w, &w->m[bk1], bc1, &o->t[0]);
+        set_term_mono(w, &w->m[bk2], bc2, &o->t[1]);
+        rf__free(all);
+        return;
+      }
+    }
+  }
+  rf__free(all);
+  if (ymin > 0) {
+    /* product of powers: log y = c + sum e log q over 0, 1 or 2 quantities */
+    double ly[64], *lyp = nd <= 64 ? ly : rf__mallocn(nd, sizeof(double));
+    if (!lyp) {
+      o->kind = FM_O_CONST;
+      o->t[0].coef = ysum / (double)nd;
+      return;
+    }
+    double mean = 0;
+    for (size_t p = 0; p < nd; p++) lyp[p] = log(y[p]), mean += lyp[p];
+    mean /= (double)nd;
+    double best = 0;
+    for (size_t p = 0; p < nd; p++) best += (lyp[p] - mean) * (lyp[p] - mean);
+    o->kind = FM_O_POWER;
+    o->t[0].coef = mean;
+    o->t[0].nf = 0;
+    double best1 = INFINITY;
+    int bi = -1;
+    double bc = 0, be = 0;
+    for (size_t i = 0; i < w->na; i++) {
+      if (!w->actpos[i]) continue;
+      double sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (size_t p = 0; p < nd; p++) {
+        double x = log(qv_at(w, p, w->act[i]));
+        sx += x, sy += lyp[p], sxx += x * x, sxy += x * lyp[p];
+      }
+      double den = (double)nd * sxx - sx * sx;
+      if (!(den > 1e-12)) continue;
+      double e = ((double)nd * sxy - sx * sy) / den, c = (sy - e * sx) / (double)nd;
+      if (!(fabs(e) <= FM_MAX_EXP)) continue;
+      double sse = 0;
+      for (size_t p = 0; p < nd; p++) {
+        double r = lyp[p] - c - e * log(qv_at(w, p, w->act[i]));
+        sse += r * r;
+      }
+      if (sse < best1 - 1e-12) best1 = sse, bi = (int)i, bc = c, be = e;
+    }
+    if (bi >= 0 && best1 < best) {
+      best = best1;
+      o->t[0].coef = bc;
+      o->t[0].nf = 1;
+      o->t[0].q[0] = (uint32_t)w->act[bi];
+      o->t[0].e[0] = be;
+    }
+    if (nd >= 4 && bi >= 0) {
+      /* two quantities, when they explain much more than one */
+      double b2 = INFINITY, c2[3] = {0};
+      int bj = -1, bk = -1;
+      for (size_t i = 0; i < w->na; i++)
+        for (size_t j = i + 1; j < w->na; j++) {
+          if (!w->actpos[i] || !w->actpos[j]) continue;
+          /* normal equations of [1, xi, xj] */
+          double S[3][3] = {{0}}, T[3] = {0};
+          for (size_t p = 0; p < nd; p++) {
+            double v[3] = {1, log(qv_at(w, p, w->act[i])), log(qv_at(w, p, w->act[j]))};
+            for (int a = 0; a < 3; a++) {
+              T[a] += v[a] * lyp[p];
+              for (int b = 0; b < 3; b++) S[a][b] += v[a] * v[b];
+            }
+          }
+          double det = S[0][0] * (S[1][1] * S[2][2] - S[1][2] * S[2][1]) -
+                       S[0][1] * (S[1][0] * S[2][2] - S[1][2] * S[2][0]) +
+                       S[0][2] * (S[1][0] * S[2][1] - S[1][1] * S[2][0]);
+          if (!(fabs(det) > 1e-9)) continue;
+          double c[3];
+          for (int a = 0; a < 3; a++) {
+            double Mx[3][3];
+            memcpy(Mx, S, sizeof Mx);
+            for (int r = 0; r < 3; r++) Mx[r][a] = T[r];
+            c[a] = (Mx[0][0] * (Mx[1][1] * Mx[2][2] - Mx[1][2] * Mx[2][1]) -
+                    Mx[0][1] * (Mx[1][0] * Mx[2][2] - Mx[1][2] * Mx[2][0]) +
+                    Mx[0][2] * (Mx[1][0] * Mx[2][1] - Mx[1][1] * Mx[2][0])) / det;
+          }
+          if (!(fabs(c[1]) <= FM_MAX_EXP && fabs(c[2]) <= FM_MAX_EXP)) continue;
+          double sse = 0;
+          for (size_t p = 0; p < nd; p++) {
+            double r = lyp[p] - c[0] - c[1] * log(qv_at(w, p, w->act[i])) -
+                       c[2] * log(qv_at(w, p, w->act[j]));
+            sse += r * r;
+          }
+          if (sse < b2) b2 = sse, bj = (int)i, bk = (int)j, memcpy(c2, c, sizeof c2);
+        }
+      if (bj >= 0 && b2 < 0.25 * best) {
+        o->t[0].coef = c2[0];
+        o->t[0].nf = 2;
+        o->t[0].q[0] = (uint32_t)w->act[bj], o->t[0].e[0] = c2[1];
+        o->t[0].q[1] = (uint32_t)w->act[bk], o->t[0].e[1] = c2[2];
+      }
+    }
+    if (lyp != ly) rf__free(lyp);
+    return;
+  }
+  /* zeros among the values: the least-squares monomial (or the mean) */
+  double best = INFINITY, bc = 0;
+  size_t bk = 0;
+  for (size_t k = 0; k < w->nm; k++) {
+    const double *a = w->mv + k * nd;
+    double saa = 0, say = 0;
+    for (size_t p = 0; p < nd; p++) saa += a[p] * a[p], say += a[p] * y[p];
+    if (!(saa > 0)) continue;
+    double c = say / saa, sse = 0;
+    for (size_t p = 0; p < nd; p++) sse += (y[p] - c * a[p]) * (y[p] - c * a[p]);
+    if (sse < best * (1 - 1e-9)) best = sse, bc = c, bk = k;
+  }
+  o->kind = FM_O_LINEAR;
+  set_term_mono(w, &w->m[bk], bc, &o->t[0]);
+}
+
+static int is_family(const char *name, const char *fam) {
+  size_t n = strlen(fam);
+  return !strncmp(name, fam, n) && name[n] == '.';
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char *app,
+           fm_model **out) {
+  *out = NULL;
+  if (!r || !kernel) return rf__err("fm_fit: null argument");
+  fm_model *M = rf__calloc(1, sizeof *M);
+  if (!M) return rf__nomem();
+  M->heldout = NAN;
+  M->limit = 0.05;
+  M->created = (int64_t)time(NULL);
+  M->kernel = rf__strdup(kernel);
+  M->app = rf__strdup(app ? app : "");
+  long *argcol = rf__mallocn(r->nf ? r->nf : 1, sizeof *argcol);
+  M->arg_param = rf__mallocn(r->nf ? r->nf : 1, sizeof *M->arg_param);
+  M->out = rf__calloc(r->nf + FM_L_N + 1, sizeof *M->out);
+  fitws w;
+  memset(&w, 0, sizeof w);
+  double *y = NULL;
+  uint8_t *incons = NULL;
+  int rc = -1;
+  if (!M->kernel || !M->app || !argcol || !M->arg_param || !M->out) {
+    rf__nomem();
+    goto out;
+  }
+  /* the arguments: arg.I columns with a value in every used row */
+  for (size_t j = 0; j < r->nf; j++) {
+    const char *nm = r->names[j];
+    if (!is_family(nm, "arg")) continue;
+    char *e;
+    unsigned long p = strtoul(nm + 4, &e, 10);
+    if (*e || e == nm + 4 || p >= FM_MAX_PARAM) continue;
+    int every = 1;
+    for (size_t i = 0; i < r->n && every; i++)
+      if (!use || use[i]) every = isfinite(r->x[i * r->nf + j]);
+    if (!every || M->nargs == FM_MAX_ARGS) continue;
+    M->arg_param[M->nargs++] = (uint32_t)p;
+  }
+  qsort(M->arg_param, M->nargs, sizeof *M->arg_param, cmp_u32);
+  for (size_t a = 0; a < M->nargs; a++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "arg.%u", M->arg_param[a]);
+    for (size_t j = 0; j < r->nf; j++)
+      if (!strcmp(r->names[j], nm)) argcol[a] = (long)j;
+  }
+  M->nq = FM_NQ_LAUNCH + M->nargs;
+  M->q = rf__calloc(M->nq, sizeof *M->q);
+  if (!M->q) {
+    rf__nomem();
+    goto out;
+  }
+  for (size_t i = 0; i < M->nq; i++) {
+    M->q[i].kind = i < FM_NQ_LAUNCH ? (uint32_t)i : FM_Q_ARG;
+    M->q[i].a = i < FM_NQ_LAUNCH ? 0 : (uint32_t)(i - FM_NQ_LAUNCH);
+  }
+  if (ws_build(&w, M, r, use, argcol)) goto out;
+  if (w.nrows == 0) {
+    rf__err("%s: no launches to fit", kernel);
+    goto out;
+  }
+  if (w.nd < 2) {
+    rf__err("%s: every launch has the same configuration and arguments; a feature model needs "
+            "at least 2 different ones", kernel);
+    goto out;
+  }
+  for (size_t i = 0; i < M->nq; i++) {
+    M->q[i].lo = INFINITY, M->q[i].hi = -INFINITY;
+    for (size_t p = 0; p < w.nd; p++) {
+      double v = qv_at(&w, p, (int)i);
+      if (v < M->q[i].lo) M->q[i].lo = v;
+      if (v > M->q[i].hi) M->q[i].hi = v;
+    }
+  }
+  /* sizes and launches */
+  M->nlaunches = w.nrows;
+  for (size_t t = 0; t < w.nrows; t++) {
+    size_t i = w.rows[t];
+    int seen = 0;
+    for (size_t u = 0; u < t && !seen; u++)
+      seen = !strcmp(r->size[w.rows[u]] ? r->size[w.rows[u]] : "", r->size[i] ? r->size[i] : "");
+    M->nsizes += !seen;
+  }
+  y = rf__mallocn(w.nd, sizeof *y);
+  incons = rf__mallocn(w.nd, 1);
+  size_t *cnt = rf__mallocn(w.nd, sizeof *cnt);
+  if (!y || !incons || !cnt) {
+    rf__free(cnt);
+    rf__nomem();
+    goto out;
+  }
+  for (size_t j = 0; j < r->nf; j++) {
+    const char *nm = r->names[j];
+    fm_out *o = &M->out[M->nout];
+    if (is_family(nm, "emu") || is_family(nm, "static") || is_family(nm, "arg")) continue;
+    if (is_family(nm, "launch")) {
+      int code = -1;
+      for (int k = 0; k < FM_L_N; k++)
+        if (!strcmp(nm, launch_names[k])) code = k;
+      if (code < 0) { /* launch.param_bytes and the like: per kernel */
+        o->kind = FM_O_CONST;
+        o->nterms = 1;
+        o->t[0].coef = yval(r, w.rows[0], j);
+      } else {
+        o->kind = FM_O_LAUNCH;
+        o->aux = (uint32_t)code;
+      }
+    } else if (!strcmp(nm, "ctrl.active_lane_ratio")) {
+      o->kind = FM_O_LANES;
+    } else {
+      memset(y, 0, w.nd * sizeof *y);
+      memset(cnt, 0, w.nd * sizeof *cnt);
+      memset(incons, 0, w.nd);
+      for (size_t t = 0; t < w.nrows; t++) {
+        size_t p = w.pt_of_row[t];
+        double v = yval(r, w.rows[t], j);
+        if (cnt[p] && v != y[p] / (double)cnt[p]) incons[p] = 1;
+        y[p] += v;
+        cnt[p]++;
+      }
+      int consistent = 1;
+      for (size_t p = 0; p < w.nd; p++) y[p] /= (double)cnt[p], consistent &= !incons[p];
+      fit_one(&w, y, consistent, o);
+    }
+    if (!(o->name = rf__strdup(nm))) {
+      rf__free(cnt);
+      rf__nomem();
+      goto out;
+    }
+    M->nout++;
+  }
+  rf__free(cnt);
+  /* launch.* the training rows lacked are still outputs: a launch has them */
+  for (int k = 0; k < FM_L_N; k++) {
+    int have = 0;
+    for (size_t i = 0; i < M->nout && !have; i++) have = !strcmp(M->out[i].name, launch_names[k]);
+    if (have) continue;
+    fm_out *o = &M->out[M->nout];
+    o->kind = FM_O_LAUNCH;
+    o->aux = (uint32_t)k;
+    if (!(o->name = rf__strdup(launch_names[k]))) {
+      rf__nomem();
+      goto out;
+    }
+    M->nout++;
+  }
+  for (size_t a = 0; a < M->nargs; a++) {
+    fm_out *o = &M->out[M->nout];
+    char nm[32];
+    snprintf(nm, sizeof nm, "arg.%u", M->arg_param[a]);
+    o->kind = FM_O_ARG;
+    o->aux = (uint32_t)a;
+    if (!(o->name = rf__strdup(nm))) {
+      rf__nomem();
+      goto out;
+    }
+    M->nout++;
+  }
+  for (size_t i = 0; i < M->nout; i++) {
+    const fm_out *o = &M->out[i];
+    if (o->kind > FM_O_LINEAR) continue;
+    for (uint32_t k = 0; k < o->nterms; k++)
+      for (uint32_t f = 0; f < o->t[k].nf; f++) M->q[o->t[k].q[f]].used = 1;
+  }
+  fm__index(M);
+  rc = 0;
+out:
+  ws_free(&w);
+  rf__free(y);
+  rf__free(incons);
+  rf__free(argcol);
+  if (rc) {
+    fm_free(M);
+    return -1;
+  }
+  *out = M;
+  return 0;
+}
+
+void fm_set_heldout(fm_model *m, double err, unsigned nsizes, double limit) {
+  m->heldout = err;
+  m->heldout_sizes = nsizes;
+  m->limit = limit;
+}
+
+/* ---------------------------------------------------------- validation -- */
+
+int fm_validate(const fm_rows *r, double *err, unsigned *nsizes, fm_heldout_fn cb, void *ctx) {
+  *err = NAN;
+  *nsizes = 0;
+  uint8_t *use = rf__mallocn(r->n ? r->n : 1, 1);
+  uint8_t *done = rf__calloc(r->n ? r->n : 1, 1);
+  double *errs = rf__mallocn(r->n ? r->n : 1, r->nf * sizeof(double));
+  double *pred = NULL, *args = rf__mallocn(FM_MAX_PARAM, sizeof(double));
+  size_t ne = 0;
+  int rc = -1;
+  if (!use || !done || !errs || !args) {
+    rf__nomem();
+    goto out;
+  }
+  for (size_t s = 0; s < r->n; s++) {
+    if (done[s]) continue;
+    const char *lab = r->size[s] ? r->size[s] : "";
+    for (size_t i = 0; i < r->n; i++) {
+      use[i] = strcmp(r->size[i] ? r->size[i] : "", lab) != 0;
+      if (!use[i]) done[i] = 1;
+    }
+    fm_model *m = NULL;
+    if (fm_fit(r, use, "held-out fold", NULL, &m)) continue; /* too few configurations */
+    rf__free(pred);
+    pred = rf__mallocn(m->nout, sizeof *pred);
+    long *col = rf__mallocn(m->nout, sizeof *col);
+    if (!pred || !col) {
+      rf__free(col);
+      fm_free(m);
+      rf__nomem();
+      goto out;
+    }
+    for (size_t k = 0; k < m->nout; k++) {
+      col[k] = -1;
+      for (size_t j = 0; j < r->nf; j++)
+        if (!strcmp(r->names[j], m->out[k].name)) col[k] = (long)j;
+    }
+    (*nsizes)++;
+    for (size_t i = 0; i < r->n; i++) {
+      if (use[i]) continue;
+      fm_launch l;
+      memset(&l, 0, sizeof l);
+      memcpy(l.grid, r->grid + 3 * i, sizeof l.grid);
+      memcpy(l.block, r->block + 3 * i, sizeof l.block);
+      l.shmem = r->shmem[i];
+      for (size_t a = 0; a < m->nargs; a++) {
+        args[m->arg_param[a]] = NAN;
+        for (size_t j = 0; j < r->nf; j++) {
+          char nm[32];
+          snprintf(nm, sizeof nm, "arg.%u", m->arg_param[a]);
+          if (!strcmp(r->names[j], nm)) args[m->arg_param[a]] = r->x[i * r->nf + j];
+        }
+      }
+      l.args = args;
+      l.nargs = FM_MAX_PARAM;
+      unsigned fl = 0;
+      if (fm_eval(m, &l, pred, &fl)) continue; /* the held-out size lacks an argument */
+      for (size_t k = 0; k < m->nout; k++) {
+        const char *nm = m->out[k].name;
+        if (!is_family(nm, "class") && !is_family(nm, "mem")) continue;
+        double t = col[k] >= 0 ? yval(r, i, (size_t)col[k]) : 0;
+        if (t == 0 && pred[k] == 0) continue;
+        errs[ne++] = fm_rel_error(pred[k], t);
+      }
+      if (cb) cb(ctx, i, m, pred, fl);
+    }
+    rf__free(col);
+    fm_free(m);
+  }
+  if (ne) {
+    qsort(errs, ne, sizeof *errs, rf__cmp_double);
+    *err = ne % 2 ? errs[ne / 2] : 0.5 * (errs[ne / 2 - 1] + errs[ne / 2]);
+  }
+  if (*nsizes < 2) *err = NAN;
+  rc = 0;
+out:
+  rf__free(use);
+  rf__free(done);
+  rf__free(errs);
+  rf__free(pred);
+  rf__free(args);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- info -- */
+
+void fm_get_info(const fm_model *m, fm_info *o) {
+  memset(o, 0, sizeof *o);
+  o->kernel = m->kernel;
+  o->app = m->app;
+  o->nout = m->nout;
+  for (size_t i = 0; i < m->nout; i++) switch (m->out[i].kind) {
+      case FM_O_EXACT: o->n_exact++; break;
+      case FM_O_POWER: o->n_power++; break;
+      case FM_O_LINEAR: o->n_linear++; break;
+      case FM_O_CONST: o->n_const++; break;
+      default: o->n_derived++; break;
+    }
+  o->nargs = m->nargs;
+  o->arg_param = m->arg_param;
+  o->nsizes = m->nsizes;
+  o->nlaunches = m->nlaunches;
+  o->heldout_error = m->heldout;
+  o->heldout_sizes = m->heldout_sizes;
+  o->limit = m->limit;
+  o->created = m->created;
+}
+
+size_t fm_nout(const fm_model *m) { return m ? m->nout : 0; }
+const char *fm_out_name(const fm_model *m, size_t i) {
+  return m && i < m->nout ? m->out[i].name : NULL;
+}
+
+static const char *qty_name(const fm_model *m, uint32_t qi, char *buf, size_t cap) {
+  static const char *const names[FM_NQ_LAUNCH] = {
+      "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_bytes",
+      "ctas", "block_threads", "threads", "warps", "log2_block"};
+  if (qi < FM_NQ_LAUNCH) return names[qi];
+  snprintf(buf, cap, "arg.%u", m->arg_param[m->q[qi].a]);
+  return buf;
+}
+
+void fm_out_form(const fm_model *m, size_t i, char *buf, size_t cap) {
+  const fm_out *o = &m->out[i];
+  size_t len = 0;
+  char qb[32];
+#define PUT(...) \
+  do { \
+    int k_ = snprintf(buf + len, len < cap ? cap - len : 0, __VA_ARGS__); \
+    if (k_ > 0) len += (size_t)k_; \
+  } while (0)
+  if (cap) buf[0] = 0;
+  switch (o->kind) {
+    case FM_O_CONST: PUT("constant %.10g", o->t[0].coef); break;
+    case FM_O_LAUNCH: PUT("the launch's %s", launch_names[o->aux]); break;
+    case FM_O_ARG: PUT("the argument"); break;
+    case FM_O_LANES: PUT("class.* sum / (32 * ctrl.warp_insns)"); break;
+    case FM_O_POWER:
+      PUT("power: %.6g", exp(o->t[0].coef));
+      for (uint32_t f = 0; f < o->t[0].nf; f++)
+        PUT(" * %s^%.4f", qty_name(m, o->t[0].q[f], qb, sizeof qb), o->t[0].e[f]);
+      break;
+    default:
+      PUT("%s: ", o->kind == FM_O_EXACT ? "exact" : "least squares");
+      for (uint32_t k = 0; k < o->nterms; k++) {
+        PUT("%s%.10g", k ? " + " : "", o->t[k].coef);
+        for (uint32_t f = 0; f < o->t[k].nf; f++) {
+          PUT("*%s", qty_name(m, o->t[k].q[f], qb, sizeof qb));
+          if (o->t[k].e[f] != 1) PUT("^%g", o->t[k].e[f]);
+        }
+      }
+      break;
+  }
+  if (len >= cap && cap > 4) memcpy(buf + cap - 4, "...", 4);
+#undef PUT
+}
