@@ -294,7 +294,7 @@ tsan:
 	$(MAKE) BUILD=build/tsan SANFLAGS="-fsanitize=thread" \
 	  build/tsan/kcast-tests build/tsan/libkcast.so
 	KCAST_BUILD=$(abspath build/tsan) OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 \
-	  build/tsan/kcast-tests api
+	  build/tsan/kcast-tests api featmodel
 
 # The fast suites under valgrind (memcheck): every error and every definite
 # leak fails.  The emulator-kernel and CLI suites run under `make asan`.

@@ -13,7 +13,11 @@
 
 /* A feature set: a feat_vec the handle owns. */
 struct kcast_features {
-  feat_vec v;  /* unique names, finite values; owned */
+  feat_vec v;          /* unique names, finite values; owned */
+  const void *layout;  /* the fm_model whose outputs are v's first entries,
+                          in its order (kcast_featmodel_features_new), or
+                          NULL; names are never removed from a set, so the
+                          layout holds until the set is freed */
 };
 
 /*

@@ -303,7 +303,7 @@ static int featmodel_fit(int argc, char **argv) {
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
     switch (c) {
       case 'k': kernel = optarg; break;
       case 'a': app = optarg; break;
@@ -394,7 +394,7 @@ static int featmodel_info(int argc, char **argv) {
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     if (c == 'f') forms = 1;
     else return cli_usage_error("featmodel", "info: unknown option '%s'", argv[optind - 1]);
   }
@@ -527,7 +527,7 @@ static int featmodel_validate(int argc, char **argv) {
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
       case 'k': kernel = optarg; break;
       case 'a': app = optarg; break;

@@ -40,6 +40,9 @@ const char cmd_predict_usage[] =
     "                     [--arg SPEC]... [--shared BYTES] [--sample CTAS]\n"
     "                     [--oob error|warn] (--gpu G|all | --model MODEL [--gpu G])\n"
     "                     [--coverage C] [--format table|csv|json]\n"
+    "       kcast predict --featmodel K.kcf --grid X[,Y,Z] --block X[,Y,Z]\n"
+    "                     [--shared BYTES] [--arg VALUE]... (--gpu G|all | --model MODEL\n"
+    "                     [--gpu G]) [--coverage C] [--format table|csv|json]\n"
     "\n"
     "With --model and --features: predict every row of CSV with the forest in\n"
     "MODEL.  Columns are matched to the model's features by name; extra columns\n"
@@ -80,6 +83,15 @@ const char cmd_predict_usage[] =
     "                  with its interval at coverage C; the other quantity comes\n"
     "                  from the analytic estimate on the model's GPU (or --gpu G)\n"
     "                  and is labelled \"analytic\"\n"
+    "\n"
+    "With --featmodel K.kcf (from 'kcast featmodel fit'): the same rows for a\n"
+    "launch of K's kernel without emulating it: the feature model gives the\n"
+    "launch's features from --grid, --block, --shared and the arguments, one\n"
+    "--arg VALUE per kernel parameter in order (a number; anything else, e.g.\n"
+    "buf:4M, for a pointer parameter, whose value the model ignores).  A launch\n"
+    "outside the fitted sizes is answered with a note that it is an\n"
+    "extrapolation; a kernel the model could not validate (data-dependent\n"
+    "work) with a warning to emulate it instead.\n"
     "\n"
     "Exit status: 0 ok, 1 bad input (unknown GPU, failed launch, bad model),\n"
     "2 bad command line.\n";
@@ -369,6 +381,131 @@ out:
   free(rows);
   free(label);
   rf_free(f);
+  feat_free(&feats);
+  cli_launch_free(L);
+  return rc;
+}
+
+/* ---------------------------------------------------- feature-model mode -- */
+
+/* A launch of a feature model's kernel: the model's features instead of an
+   emulation, then the rows of the kernel mode.  L holds the launch options
+   (--grid, --block, --shared, --arg); each --arg is the next parameter, a
+   number, or anything else (buf:4M) for a pointer, which the model does
+   not read. */
+static int predict_featmodel(cli_launch *L, const char *fmpath, const char *model,
+                             const char *gpu, double coverage, int fmt) {
+  int rc = KCAST_EXIT_USAGE;
+  fm_model *fm = NULL;
+  rf_forest *f = NULL;
+  pred_row *rows = NULL;
+  char *label = NULL;
+  double *args = NULL, *vals = NULL;
+  feat_vec feats;
+  feat_init(&feats);
+  if (L->path) {
+    cli_usage_error("predict", "--featmodel takes no input FILE ('%s')", L->path);
+    goto out;
+  }
+  if (!L->have_grid || !L->have_block) {
+    cli_usage_error("predict", "--featmodel needs --grid X[,Y,Z] and --block X[,Y,Z]");
+    goto out;
+  }
+  if ((uint64_t)L->cfg.block[0] * L->cfg.block[1] * L->cfg.block[2] > 1024) {
+    cli_usage_error("predict", "--block %ux%ux%u has more than 1024 threads", L->cfg.block[0],
+                    L->cfg.block[1], L->cfg.block[2]);
+    goto out;
+  }
+  if (!model && !gpu) { cli_usage_error("predict", "give --gpu G|all or --model MODEL"); goto out; }
+  rc = KCAST_EXIT_USER;
+  size_t nargs = L->nargs;
+  args = calloc(nargs + 1, sizeof *args);
+  if (!args) { cli_error("out of memory"); goto out; }
+  for (size_t i = 0; i < nargs; i++) {
+    char *e;
+    const char *t = L->args[i].text;
+    double v = L->args[i].is_buf ? NAN : strtod(t, &e);
+    args[i] = (L->args[i].is_buf || *e || e == t || !isfinite(v)) ? NAN : v;
+  }
+  if (fm_load(fmpath, &fm)) { cli_error("%s", rf_last_error()); goto out; }
+  fm_info fi;
+  fm_get_info(fm, &fi);
+  for (size_t a = 0; a < fi.nargs; a++) {
+    uint32_t p = fi.arg_param[a];
+    if (p >= nargs || isnan(args[p])) {
+      cli_error("%s: kernel %s reads parameter %u: give it as a number (--arg number %u%s)",
+                fmpath, fi.kernel, p, p + 1,
+                p >= nargs ? "; each --arg is the next parameter" : ", not a buffer");
+      goto out;
+    }
+  }
+  vals = malloc((fm_nout(fm) + 1) * sizeof *vals);
+  if (!vals) { cli_error("out of memory"); goto out; }
+  fm_launch l = {{L->cfg.grid[0], L->cfg.grid[1], L->cfg.grid[2]},
+                 {L->cfg.block[0], L->cfg.block[1], L->cfg.block[2]},
+                 L->cfg.shared_bytes, args, nargs};
+  unsigned flags = 0;
+  if (fm_eval(fm, &l, vals, &flags)) { cli_error("%s: %s", fmpath, rf_last_error()); goto out; }
+  for (size_t i = 0; i < fm_nout(fm); i++)
+    if (feat_set(&feats, fm_out_name(fm, i), vals[i])) { cli_error("out of memory"); goto out; }
+  if (flags & FM_EXTRAPOLATED)
+    fprintf(stderr, "kcast: note: %s: the launch lies outside the sizes the model was fitted on "
+            "(extrapolated)\n", fmpath);
+  if (flags & FM_UNRELIABLE) {
+    if (isnan(fi.heldout_error))
+      fprintf(stderr, "kcast: warning: %s: the model's error could not be measured (fewer than "
+              "3 sizes): its features are unreliable; emulate the launch (kcast predict FILE)\n",
+              fmpath);
+    else
+      fprintf(stderr, "kcast: warning: %s: held-out error %.1f %% is above %.1f %%: the kernel's "
+              "work does not follow from the launch; emulate it (kcast predict FILE)\n", fmpath,
+              100 * fi.heldout_error, 100 * fi.limit);
+  }
+  char names[512];
+  known_gpus(names, sizeof names);
+  const an_gpu *g = NULL;
+  int all = gpu && !strcasecmp(gpu, "all");
+  if (all && model) { rc = cli_usage_error("predict", "--gpu all goes without --model"); goto out; }
+  if (gpu && !all && !(g = an_gpu_find(gpu))) {
+    cli_error("unknown GPU '%s' (known: %s, or all)", gpu, names);
+    goto out;
+  }
+  const char *fgpu = NULL;
+  int unseen = 0;
+  if (model) {
+    if (rf_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
+    if (model_gpu(model, f, gpu, &fgpu, &unseen)) goto out;
+    if (!g && fgpu && *fgpu) g = an_gpu_find(fgpu);
+    size_t ll = strlen(model) + 8;
+    if (!(label = malloc(ll))) { cli_error("out of memory"); goto out; }
+    snprintf(label, ll, "forest:%s", model);
+  }
+  size_t want = all ? an_gpu_count() : 1, nrows = 0;
+  if (!(rows = calloc(want, sizeof *rows))) { cli_error("out of memory"); goto out; }
+  for (size_t i = 0; i < want; i++) {
+    const an_gpu *gi = all ? an_gpu_at(i) : g;
+    pred_row *r = &rows[nrows++];
+    if (gi) {
+      if (analytic_row(gi, &feats, r)) goto out;
+    } else {
+      const char *mg = rf_get_info(f)->gpu;
+      r->gpu = mg && *mg ? mg : "?";
+      r->t = r->t_lo = r->t_hi = r->p = r->p_lo = r->p_hi = r->e = NAN;
+      r->t_model = r->p_model = "-";
+      r->bound = "";
+    }
+    if (f && forest_row(model, f, fgpu, unseen, &feats, coverage, label, r)) goto out;
+  }
+  double ctas = (double)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
+  if (rows_out(fmt, fi.kernel, ctas, ctas, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
+  rc = KCAST_EXIT_OK;
+out:
+  free(rows);
+  free(label);
+  free(args);
+  free(vals);
+  rf_free(f);
+  fm_free(fm);
   feat_free(&feats);
   cli_launch_free(L);
   return rc;
@@ -665,13 +802,14 @@ static int usage_fail(cli_launch *L) {
 
 int cmd_predict(int argc, char **argv) {
   const char *model = NULL, *csv = NULL, *gpu = NULL, *gpu_column = NULL, *measured = NULL;
+  const char *featmodel = NULL;
   double mscale = NAN;
   double coverage = 0.9;
   int fmt = CLI_FMT_CSV, have_fmt = 0, kernel_mode = 0;
   /* predict's own options, and the launch options of the kernel mode (an
      input FILE), which cli_launch.c parses */
   enum { P_MODEL = CLI_OPT_OWN, P_FEATURES, P_GPU, P_GPU_COLUMN, P_MEASURED, P_MEASURED_UNIT,
-         P_COVERAGE, P_FORMAT };
+         P_COVERAGE, P_FORMAT, P_FEATMODEL };
   static const struct option own[] = {
     {"model", required_argument, NULL, P_MODEL},
     {"features", required_argument, NULL, P_FEATURES},
@@ -681,6 +819,7 @@ int cmd_predict(int argc, char **argv) {
     {"measured-unit", required_argument, NULL, P_MEASURED_UNIT},
     {"coverage", required_argument, NULL, P_COVERAGE},
     {"format", required_argument, NULL, P_FORMAT},
+    {"featmodel", required_argument, NULL, P_FEATMODEL},
     {NULL, 0, NULL, 0},
   };
   cli_launch L;
@@ -695,6 +834,7 @@ int cmd_predict(int argc, char **argv) {
     switch (c) {
       case CLI_OPT_ERR: return usage_fail(&L);
       case P_MODEL: model = v; break;
+      case P_FEATMODEL: featmodel = v; break;
       case P_FEATURES: csv = v; break;
       case P_GPU: gpu = v; break;
       case P_GPU_COLUMN: gpu_column = v; break;
@@ -727,6 +867,12 @@ int cmd_predict(int argc, char **argv) {
     }
   }
   if (cli_launch_operands(&L, &op)) return usage_fail(&L);
+  if (featmodel && csv) {
+    cli_launch_free(&L);
+    return cli_usage_error("predict", "--featmodel goes without --features");
+  }
+  if (featmodel)
+    return predict_featmodel(&L, featmodel, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);
   if (L.path) kernel_mode = 1;
   if (kernel_mode && !csv)
     return predict_kernel(&L, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);

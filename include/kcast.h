@@ -12,6 +12,9 @@
  *                   launch (kcast_features_new, _from_launch, _from_ptx /
  *                   kcast_features_free).  Names are those of
  *                   docs/features.md ("op.ld.global.f32", "launch.ctas").
+ *   kcast_featmodel a kernel's feature model loaded from a .kcf file: the
+ *                   features of a launch without emulating it
+ *                   (kcast_featmodel_load / kcast_featmodel_free).
  *
  * Errors.  Every function that can fail returns a kcast_status: KCAST_OK (0)
  * on success, a KCAST_E_* code otherwise; results go to trailing [out]
@@ -308,6 +311,77 @@ kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_n
  */
 kcast_status kcast_predict_analytic(const char *gpu_name, const kcast_features *fs,
                                     kcast_prediction *time_out, kcast_prediction *power_out);
+
+/* ------------------------------------------------------ feature models -- */
+
+/*
+ * A feature model (.kcf, written by `kcast featmodel fit`) gives the
+ * dynamic features of one kernel's launch -- what the emulator would count
+ * -- from the launch alone: grid, block, dynamic shared bytes and the
+ * scalar arguments the kernel reads.  It is learned from the kernel's
+ * launches at other sizes (docs/formats.md, docs/accuracy.md), so a
+ * scheduler can predict a launch nobody has run in microseconds:
+ *
+ *   set-up:    kcast_featmodel_load, kcast_featmodel_features_new
+ *   per call:  kcast_featmodel_fill, then kcast_predict on the same set
+ *
+ * Threads: a kcast_featmodel is read-only after loading; any number of
+ * threads may fill their own feature sets from one model at once.
+ */
+typedef struct kcast_featmodel kcast_featmodel;
+
+/* Bits of kcast_featmodel_fill's flags. */
+#define KCAST_FEATMODEL_EXTRAPOLATED 1u /* a launch quantity (threads, CTAs,
+                                           an argument, ...) lies outside the
+                                           sizes the model was fitted on */
+#define KCAST_FEATMODEL_UNRELIABLE 2u   /* the kernel's work does not follow
+                                           from the launch (its held-out error
+                                           is above the model's limit, or it
+                                           had fewer than 3 sizes): emulate it
+                                           instead (kcast_features_from_ptx) */
+
+/*
+ * Load a feature model file.  The whole file is checked.  [out] *fm: free
+ * with kcast_featmodel_free; NULL on failure.  KCAST_E_IO, KCAST_E_FORMAT
+ * (not a .kcf, damaged, unsupported version), KCAST_E_NOMEM.
+ */
+kcast_status kcast_featmodel_load(const char *path, kcast_featmodel **fm);
+/* Free a feature model.  Accepts NULL. */
+void kcast_featmodel_free(kcast_featmodel *fm);
+/* The kernel it models (mangled name); NULL for NULL.  Owned by fm. */
+const char *kcast_featmodel_kernel(const kcast_featmodel *fm);
+/* Number of scalar arguments the kernel reads (0 for NULL). */
+size_t kcast_featmodel_nargs(const kcast_featmodel *fm);
+/* Parameter index of the i-th argument read (ascending), -1 when out of
+   range: args[index] of kcast_featmodel_fill must hold its value. */
+long kcast_featmodel_arg_param(const kcast_featmodel *fm, size_t i);
+/* Median relative error of the class.* and mem.* features when each
+   training size was held out; NaN when it could not be measured. */
+double kcast_featmodel_heldout_error(const kcast_featmodel *fm);
+
+/*
+ * Set-up: a feature set holding every feature fm gives, for
+ * kcast_featmodel_fill.  [out] *fs: free with kcast_features_free.
+ */
+kcast_status kcast_featmodel_features_new(const kcast_featmodel *fm, kcast_features **fs);
+
+/*
+ * Fill fs with the features of one launch of fm's kernel: grid and block
+ * (each dimension >= 1), dynamic shared bytes, and args[i] the value of
+ * kernel parameter i as a number (ints and floats alike; entries of
+ * pointer parameters are ignored), nargs entries -- more than the largest
+ * kcast_featmodel_arg_param.  [out] *flags (may be NULL):
+ * KCAST_FEATMODEL_* bits; values are filled whatever the flags say.
+ * On a set from kcast_featmodel_features_new for fm the call allocates
+ * nothing and takes well under a microsecond; on another set it sets each
+ * feature (kcast_features_set), which may allocate.  Thread-safe on one fm
+ * with distinct sets.  KCAST_E_ARG for a NULL handle, a zero dimension or
+ * too few arguments (naming the parameter).
+ */
+kcast_status kcast_featmodel_fill(const kcast_featmodel *fm, const unsigned grid[3],
+                                  const unsigned block[3], uint64_t shared_bytes,
+                                  const double *args, size_t nargs, kcast_features *fs,
+                                  unsigned *flags);
 
 #ifdef __cplusplus
 }

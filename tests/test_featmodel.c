@@ -1,0 +1,511 @@
+/*
+ * test_featmodel.c -- feature models (model/fm_fit.c, model/fm_io.c, the
+ * kcast_featmodel_* API, kcast featmodel and predict --featmodel): exact
+ * polynomial counts are recovered exactly and answer unseen sizes exactly;
+ * data-dependent counts are flagged unreliable; launches outside the fitted
+ * range are flagged; the .kcf file round-trips and every damage is refused
+ * by name; the per-launch API call allocates nothing after set-up and gives
+ * the same answers from many threads; the emulator records the scalar
+ * arguments a kernel reads (arg.*), not its pointers.
+ *
+ * Suite "featmodel" (make tsan runs it under ThreadSanitizer beside "api").
+ */
+#include "tests.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datasets/ds.h"
+#include "extractor/features.h"
+#include "include/kcast.h"
+#include "model/model.h"
+
+/* ------------------------------------------------ allocation counting -- */
+
+/*
+ * The test binary's malloc family forwards to glibc's and counts calls on
+ * threads that ask (count_allocs), so a test can show that a call allocates
+ * nothing.  Not under the sanitizers, whose runtimes own malloc.
+ */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define COUNT_ALLOCS 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+static __thread int counting;
+static __thread long nallocs;
+void *malloc(size_t n) {
+  if (counting) nallocs++;
+  return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t s) {
+  if (counting) nallocs++;
+  return __libc_calloc(n, s);
+}
+void *realloc(void *p, size_t n) {
+  if (counting) nallocs++;
+  return __libc_realloc(p, n);
+}
+void free(void *p) { __libc_free(p); }
+#endif
+
+/* ------------------------------------------------------ the dataset -- */
+
+#define KERNEL "_Z6kernelPfi"
+#define NOISY "_Z5noisyPi"
+static const unsigned sizes[] = {1024, 4096, 16384, 65536};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+static char dir[4096], db_path[4200], kcf_path[4200], noisy_path[4200];
+
+/* What the exact kernel counts at problem size n with 256-thread blocks. */
+static void exact_counts(double n, double *thr, double *ctas, double *v) {
+  *ctas = n / 256;
+  *thr = n;
+  v[0] = 2 * n;                  /* op.ld.global.f32 */
+  v[1] = 8 * n;                  /* op.fma.rn.f32 */
+  v[2] = 8 * n;                  /* class.fp32 */
+  v[3] = 3 * n + 2 * (n / 256);  /* class.int_arith: per thread and per CTA */
+  v[4] = 12 * n;                 /* mem.global_bytes */
+  v[5] = n * n / 16;             /* op.add.s32: a loop over n in every 16th thread */
+  v[6] = 20 * (n / 32);          /* ctrl.warp_insns */
+}
+static const char *const exact_names[7] = {"op.ld.global.f32", "op.fma.rn.f32", "class.fp32",
+                                           "class.int_arith", "mem.global_bytes", "op.add.s32",
+                                           "ctrl.warp_insns"};
+
+static int add_launch(ds_db *db, const char *kernel, unsigned n, int64_t lseq, unsigned seed) {
+  char label[32];
+  snprintf(label, sizeof label, "%u", n);
+  ds_launch l = {.app = "synth", .dataset = label, .lseq = lseq, .kernel = kernel,
+                 .grid = {n / 256, 1, 1}, .block = {256, 1, 1}, .shmem = 0, .source = "test"};
+  feat_vec v;
+  feat_init(&v);
+  double thr, ctas, c[7];
+  exact_counts(n, &thr, &ctas, c);
+  int bad = feat_set(&v, "launch.grid_x", n / 256) | feat_set(&v, "launch.grid_y", 1) |
+            feat_set(&v, "launch.grid_z", 1) | feat_set(&v, "launch.block_x", 256) |
+            feat_set(&v, "launch.block_y", 1) | feat_set(&v, "launch.block_z", 1) |
+            feat_set(&v, "launch.ctas", ctas) | feat_set(&v, "launch.threads", thr) |
+            feat_set(&v, "launch.shared_bytes", 0) | feat_set(&v, "launch.param_bytes", 12) |
+            feat_set(&v, "arg.1", n) | feat_set(&v, "emu.ctas_emulated", ctas);
+  if (!strcmp(kernel, KERNEL)) {
+    for (int k = 0; k < 7; k++) bad |= feat_set(&v, exact_names[k], c[k]);
+    double cls = c[2] + c[3];
+    bad |= feat_set(&v, "ctrl.active_lane_ratio", cls / (32 * c[6]));
+  } else {
+    /* work that depends on the data: a count per thread drawn at random */
+    uint64_t s = seed * 2654435761u + 1;
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    double f = 1 + (double)(s >> 40) / (double)(1ull << 24) * 3;
+    bad |= feat_set(&v, "class.int_arith", floor(n * f));
+    bad |= feat_set(&v, "mem.global_bytes", floor(4 * n * f));
+  }
+  int rc = bad ? -1 : ds_insert_launch(db, &l, &v, NULL);
+  feat_free(&v);
+  return rc;
+}
+
+static int suite_init(void) {
+  if (!tests_tmpdir(dir, sizeof dir, "featmodel")) return -1;
+  snprintf(db_path, sizeof db_path, "%s/synth.db", dir);
+  snprintf(kcf_path, sizeof kcf_path, "%s/kernel.kcf", dir);
+  snprintf(noisy_path, sizeof noisy_path, "%s/noisy.kcf", dir);
+  char err[512];
+  ds_db *db = NULL;
+  if (ds_open(db_path, DS_CREATE, &db, err, sizeof err)) return -1;
+  int rc = ds_begin(db);
+  int64_t lseq = 0;
+  for (size_t i = 0; i < NSIZES && !rc; i++) {
+    rc |= add_launch(db, KERNEL, sizes[i], lseq++, 0);
+    rc |= add_launch(db, NOISY, sizes[i], lseq++, (unsigned)i + 1);
+  }
+  if (!rc) rc = ds_commit(db);
+  ds_close(db);
+  return rc;
+}
+
+/* The fm_rows of one kernel of the synthetic dataset (owned by *h). */
+typedef struct rows_holder {
+  fm_rows r;
+  uint32_t grid[3 * NSIZES], block[3 * NSIZES];
+  uint64_t shmem[NSIZES];
+  char label[NSIZES][16];
+  const char *size[NSIZES];
+  const char *names[16];
+  double x[NSIZES * 16];
+} rows_holder;
+
+static void exact_rows(rows_holder *h, size_t skip) {
+  memset(h, 0, sizeof *h);
+  size_t n = 0;
+  static const char *const extra[] = {"launch.ctas", "launch.threads", "arg.1",
+                                      "ctrl.active_lane_ratio"};
+  size_t nf = 0;
+  for (int k = 0; k < 7; k++) h->names[nf++] = exact_names[k];
+  for (int k = 0; k < 4; k++) h->names[nf++] = extra[k];
+  for (size_t i = 0; i < NSIZES; i++) {
+    if (i == skip) continue;
+    double thr, ctas, c[7];
+    exact_counts(sizes[i], &thr, &ctas, c);
+    h->grid[3 * n] = sizes[i] / 256, h->grid[3 * n + 1] = h->grid[3 * n + 2] = 1;
+    h->block[3 * n] = 256, h->block[3 * n + 1] = h->block[3 * n + 2] = 1;
+    snprintf(h->label[n], sizeof h->label[n], "%u", sizes[i]);
+    h->size[n] = h->label[n];
+    for (int k = 0; k < 7; k++) h->x[n * nf + (size_t)k] = c[k];
+    h->x[n * nf + 7] = ctas, h->x[n * nf + 8] = thr, h->x[n * nf + 9] = sizes[i];
+    h->x[n * nf + 10] = (c[2] + c[3]) / (32 * c[6]);
+    n++;
+  }
+  h->r.n = n;
+  h->r.grid = h->grid;
+  h->r.block = h->block;
+  h->r.shmem = h->shmem;
+  h->r.size = h->size;
+  h->r.nf = nf;
+  h->r.names = h->names;
+  h->r.x = h->x;
+}
+
+static long out_index(const fm_model *m, const char *name) {
+  for (size_t i = 0; i < fm_nout(m); i++)
+    if (!strcmp(fm_out_name(m, i), name)) return (long)i;
+  return -1;
+}
+
+/* ---------------------------------------------------------- the fitter -- */
+
+static void test_exact_forms(void) {
+  rows_holder h;
+  exact_rows(&h, 3); /* fit on 1024, 4096, 16384; answer 65536 */
+  fm_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(fm_fit(&h.r, NULL, KERNEL, "synth", &m), 0);
+  fm_info in;
+  fm_get_info(m, &in);
+  CU_ASSERT_EQUAL(in.nargs, 1);                 /* arg.1 is an input */
+  CU_ASSERT_EQUAL(in.arg_param[0], 1u);
+  CU_ASSERT_EQUAL(in.n_exact, 7);               /* every count polynomial is found exactly */
+  CU_ASSERT_EQUAL(in.nsizes, 3);
+  double args[2] = {NAN, 65536};
+  fm_launch l = {{256, 1, 1}, {256, 1, 1}, 0, args, 2};
+  double *out = malloc(fm_nout(m) * sizeof *out);
+  unsigned fl = 0;
+  CU_ASSERT_EQUAL_FATAL(fm_eval(m, &l, out, &fl), 0);
+  double thr, ctas, c[7];
+  exact_counts(65536, &thr, &ctas, c);
+  for (int k = 0; k < 7; k++) {
+    long at = out_index(m, exact_names[k]);
+    CU_ASSERT_FATAL(at >= 0);
+    CU_ASSERT(fabs(out[at] - c[k]) <= 1e-6 * c[k]); /* unseen size answered exactly */
+  }
+  CU_ASSERT(fl & FM_EXTRAPOLATED);              /* 65536 is beyond the fitted 16384 */
+  CU_ASSERT(fl & FM_UNRELIABLE);                /* no held-out error set yet */
+  long lr = out_index(m, "ctrl.active_lane_ratio");
+  CU_ASSERT(lr >= 0 && fabs(out[lr] - (c[2] + c[3]) / (32 * c[6])) < 1e-9); /* ratio derived */
+  long lt = out_index(m, "launch.threads");
+  CU_ASSERT(lt >= 0 && out[lt] == 65536);       /* launch features come from the launch */
+  /* inside the range: no extrapolation flag */
+  args[1] = 4096;
+  l.grid[0] = 16;
+  CU_ASSERT_EQUAL(fm_eval(m, &l, out, &fl), 0);
+  CU_ASSERT_FALSE(fl & FM_EXTRAPOLATED);
+  /* too few arguments: refused, naming the parameter */
+  l.nargs = 1;
+  CU_ASSERT_EQUAL(fm_eval(m, &l, out, &fl), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(rf_last_error(), "parameter 1"));
+  free(out);
+  fm_free(m);
+}
+
+static void test_validate(void) {
+  rows_holder h;
+  exact_rows(&h, NSIZES);
+  double err;
+  unsigned ns;
+  CU_ASSERT_EQUAL(fm_validate(&h.r, &err, &ns, NULL, NULL), 0);
+  CU_ASSERT_EQUAL(ns, NSIZES);                  /* every size held out once */
+  CU_ASSERT(err >= 0 && err < 1e-9);            /* exact counts: no held-out error */
+  /* one distinct configuration cannot be fitted */
+  h.r.n = 1;
+  fm_model *m = NULL;
+  CU_ASSERT_EQUAL(fm_fit(&h.r, NULL, KERNEL, NULL, &m), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(rf_last_error(), "at least 2"));
+  CU_ASSERT_EQUAL(fm_rel_error(0, 0), 0);
+  CU_ASSERT_DOUBLE_EQUAL(fm_rel_error(110, 100), 0.1, 1e-12);
+}
+
+/* ------------------------------------------------------------- the CLI -- */
+
+static void test_cli_fit_info(void) {
+  char cmd[16384], *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit '%s' --kernel kernel -o '%s'", tests_kcast(),
+           db_path, kcf_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);   /* fit by source name */
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "held-out error 0.00 %"));
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel info '%s' --forms", tests_kcast(), kcf_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "arg.1"));                 /* argument listed */
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "exact: 8*threads"));      /* form shown */
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "0.00 % median error"));
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit '%s' --kernel noisy -o '%s'", tests_kcast(),
+           db_path, noisy_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "flagged unreliable")); /* data-dependent */
+  free(out), free(err);
+  /* errors: unknown kernel (1), missing -o (2), a dataset that is not one (1) */
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit '%s' --kernel nosuch -o '%s/x.kcf'",
+           tests_kcast(), db_path, dir);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "no launches of kernel 'nosuch'"));
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit '%s' --kernel kernel", tests_kcast(), db_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel info '%s'", tests_kcast(), db_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);  /* a dataset is not a feature model */
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "not a kcast feature model"));
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel validate '%s' --format csv", tests_kcast(), db_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "synth," KERNEL ",4,4,1,0,"));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "not modelled: held-out error above the limit"));
+  free(out), free(err);
+}
+
+static void test_cli_predict(void) {
+  char cmd[16384], *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "'%s' predict --featmodel '%s' --grid 64 --block 256 --arg buf:4M "
+           "--arg 16384 --gpu H200 --format json", tests_kcast(), kcf_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "\"time_us\""));
+  CU_ASSERT_PTR_NULL(err && strstr(err, "extrapolated"));     /* a fitted size */
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --featmodel '%s' --grid 4096 --block 256 --arg buf "
+           "--arg 1048576 --gpu H200", tests_kcast(), kcf_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "extrapolated"));  /* answered and flagged */
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --featmodel '%s' --grid 4 --block 256 --arg buf "
+           "--arg 1024 --gpu H200", tests_kcast(), noisy_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "emulate it"));    /* unreliable: says so */
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --featmodel '%s' --grid 4 --block 256 --gpu H200",
+           tests_kcast(), kcf_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);              /* the argument it reads is missing */
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "reads parameter 1"));
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --featmodel '%s' --block 256 --arg 1 --gpu H200",
+           tests_kcast(), kcf_path);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 2);              /* no --grid */
+  free(out), free(err);
+}
+
+/* ---------------------------------------------------------- the file -- */
+
+static void test_file_damage(void) {
+  size_t len = 0;
+  unsigned char *buf = (unsigned char *)tests_read_file(kcf_path, &len);
+  CU_ASSERT_FATAL(buf && len > 40);
+  char path[4300];
+  snprintf(path, sizeof path, "%s/damaged.kcf", dir);
+  fm_model *m = NULL;
+  /* a flipped payload byte: the checksum */
+  buf[len / 2] ^= 0x40;
+  CU_ASSERT_EQUAL(tests_write_file(path, buf, len), 0);
+  CU_ASSERT_EQUAL(fm_load(path, &m), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(rf_last_error(), "checksum"));
+  buf[len / 2] ^= 0x40;
+  /* truncated */
+  CU_ASSERT_EQUAL(tests_write_file(path, buf, len - 9), 0);
+  CU_ASSERT_EQUAL(fm_load(path, &m), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(rf_last_error(), "truncated"));
+  /* a newer version */
+  unsigned char v = buf[8];
+  buf[8] = 99;
+  CU_ASSERT_EQUAL(tests_write_file(path, buf, len), 0);
+  CU_ASSERT_EQUAL(fm_load(path, &m), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(rf_last_error(), "unsupported feature model version 99"));
+  buf[8] = v;
+  /* the original loads, and a save of it is byte-identical */
+  CU_ASSERT_EQUAL_FATAL(fm_load(kcf_path, &m), 0);
+  CU_ASSERT_EQUAL(fm_save(m, path), 0);
+  size_t len2 = 0;
+  char *again = tests_read_file(path, &len2);
+  CU_ASSERT(again && len2 == len && !memcmp(again, buf, len));
+  free(again);
+  fm_free(m);
+  /* the API reports the format error with its code */
+  snprintf(path, sizeof path, "%s/damaged.kcf", dir);
+  buf[len / 3] ^= 1;
+  CU_ASSERT_EQUAL(tests_write_file(path, buf, len), 0);
+  kcast_featmodel *fm = NULL;
+  CU_ASSERT_EQUAL(kcast_featmodel_load(path, &fm), KCAST_E_FORMAT);
+  CU_ASSERT_PTR_NULL(fm);
+  CU_ASSERT_EQUAL(kcast_featmodel_load("/nonexistent/x.kcf", &fm), KCAST_E_IO);
+  free(buf);
+}
+
+/* ----------------------------------------------------------- the API -- */
+
+static void test_api_fill(void) {
+  kcast_featmodel *fm = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_load(kcf_path, &fm), KCAST_OK);
+  CU_ASSERT_STRING_EQUAL(kcast_featmodel_kernel(fm), KERNEL);
+  CU_ASSERT_EQUAL(kcast_featmodel_nargs(fm), 1);
+  CU_ASSERT_EQUAL(kcast_featmodel_arg_param(fm, 0), 1);
+  CU_ASSERT_EQUAL(kcast_featmodel_arg_param(fm, 1), -1);
+  CU_ASSERT(kcast_featmodel_heldout_error(fm) < 1e-9);
+  kcast_features *fs = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_features_new(fm, &fs), KCAST_OK);
+  unsigned grid[3] = {128, 1, 1}, block[3] = {256, 1, 1}, fl = 99;
+  double args[2] = {0, 32768};
+  CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, grid, block, 0, args, 2, fs, &fl), KCAST_OK);
+  CU_ASSERT_EQUAL(fl, 0u);                     /* inside the range, reliable */
+  double v = 0;
+  CU_ASSERT_EQUAL(kcast_features_get(fs, "op.add.s32", &v), KCAST_OK);
+  CU_ASSERT_DOUBLE_EQUAL(v, 32768.0 * 32768 / 16, 1e-3); /* an unseen size, exactly */
+#ifdef COUNT_ALLOCS
+  counting = 1;
+  nallocs = 0;
+  for (int i = 0; i < 1000; i++) {
+    args[1] = 1024 + i;
+    kcast_featmodel_fill(fm, grid, block, 0, args, 2, fs, &fl);
+  }
+  counting = 0;
+  CU_ASSERT_EQUAL(nallocs, 0);                 /* no allocation after set-up */
+#endif
+  /* a plain set is filled too (it gets every name, which allocates: the
+     counter above sees allocations) */
+  kcast_features *plain = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_features_new(&plain), KCAST_OK);
+#ifdef COUNT_ALLOCS
+  counting = 1;
+  nallocs = 0;
+#endif
+  CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, grid, block, 0, args, 2, plain, NULL), KCAST_OK);
+#ifdef COUNT_ALLOCS
+  counting = 0;
+  CU_ASSERT(nallocs > 0);
+#endif
+  CU_ASSERT_EQUAL(kcast_features_count(plain), kcast_features_count(fs));
+  /* misuse: codes, not crashes */
+  unsigned zero[3] = {0, 1, 1};
+  CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, zero, block, 0, args, 2, fs, &fl), KCAST_E_ARG);
+  CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, grid, block, 0, args, 1, fs, &fl), KCAST_E_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "parameter 1"));
+  CU_ASSERT_EQUAL(kcast_featmodel_fill(NULL, grid, block, 0, args, 2, fs, &fl), KCAST_E_ARG);
+  CU_ASSERT_EQUAL(kcast_featmodel_features_new(NULL, &plain), KCAST_E_ARG);
+  /* the filled set predicts: the analytic estimate reads its launch.* and counts */
+  kcast_prediction t;
+  CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, grid, block, 0, args, 2, fs, &fl), KCAST_OK);
+  CU_ASSERT_EQUAL(kcast_predict_analytic("H200", fs, &t, NULL), KCAST_OK);
+  CU_ASSERT(t.value > 0);
+  kcast_features_free(plain);
+  kcast_features_free(fs);
+  kcast_featmodel_free(fm);
+  kcast_featmodel_free(NULL);
+  /* the noisy kernel's answers carry the unreliable flag */
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_load(noisy_path, &fm), KCAST_OK);
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_features_new(fm, &fs), KCAST_OK);
+  unsigned g4[3] = {4, 1, 1};
+  double a4[2] = {0, 1024};
+  CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, g4, block, 0, a4, 2, fs, &fl), KCAST_OK);
+  CU_ASSERT(fl & KCAST_FEATMODEL_UNRELIABLE);
+  kcast_features_free(fs);
+  kcast_featmodel_free(fm);
+}
+
+#define NTHREADS 4
+#define NCALLS 20000
+typedef struct worker {
+  const kcast_featmodel *fm;
+  int bad;        /* answers that differ from the expected counts */
+  long allocs;    /* allocations in the loop */
+} worker;
+
+static void *work(void *p) {
+  worker *w = p;
+  kcast_features *fs = NULL;
+  if (kcast_featmodel_features_new(w->fm, &fs)) {
+    w->bad = -1;
+    return NULL;
+  }
+  unsigned block[3] = {256, 1, 1};
+#ifdef COUNT_ALLOCS
+  counting = 1;
+#endif
+  for (int i = 0; i < NCALLS; i++) {
+    unsigned n = 256u * (1 + (unsigned)(i % 64));
+    unsigned grid[3] = {n / 256, 1, 1}, fl;
+    double args[2] = {0, n}, v = -1;
+    if (kcast_featmodel_fill(w->fm, grid, block, 0, args, 2, fs, &fl) ||
+        kcast_features_get(fs, "class.int_arith", &v) || v != 3.0 * n + 2.0 * (n / 256))
+      w->bad++;
+  }
+#ifdef COUNT_ALLOCS
+  counting = 0;
+  w->allocs = nallocs;
+#endif
+  kcast_features_free(fs);
+  return NULL;
+}
+
+static void test_api_threads(void) {
+  kcast_featmodel *fm = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_load(kcf_path, &fm), KCAST_OK);
+  pthread_t t[NTHREADS];
+  worker w[NTHREADS];
+  for (int i = 0; i < NTHREADS; i++) {
+    w[i].fm = fm, w[i].bad = 0, w[i].allocs = 0;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, work, &w[i]), 0);
+  }
+  for (int i = 0; i < NTHREADS; i++) {
+    pthread_join(t[i], NULL);
+    CU_ASSERT_EQUAL(w[i].bad, 0);     /* every thread's answers are exact */
+    CU_ASSERT_EQUAL(w[i].allocs, 0);  /* and none of them allocated */
+  }
+  kcast_featmodel_free(fm);
+}
+
+/* ------------------------------------------------------- the emulator -- */
+
+static void test_emulator_args(void) {
+  char cmd[8192], *out = NULL;
+  snprintf(cmd, sizeof cmd, "'%s' emulate tests/kernels/saxpy.cu --kernel saxpy --grid 4 "
+           "--block 256 --arg 1000 --arg 2.5 --arg buf:4K:randf --arg buf:4K:randf --format json",
+           tests_kcast());
+  int rc = tests_run(cmd, &out, NULL);
+  if (rc != 0) { /* no nvcc: the PTX of the corpus */
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s' emulate '%s/corpus/saxpy.nvcc.ptx' --kernel saxpy --grid 4 "
+             "--block 256 --arg 1000 --arg 2.5 --arg buf:4K:randf --arg buf:4K:randf "
+             "--format json", tests_kcast(), tests_build());
+    rc = tests_run(cmd, &out, NULL);
+  }
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"arg.0\":\t1000"));  /* the int the kernel reads */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"arg.1\":\t2.5"));   /* the float */
+  CU_ASSERT_PTR_NULL(strstr(out, "\"arg.2\""));           /* pointers are not arguments */
+  CU_ASSERT_PTR_NULL(strstr(out, "\"arg.3\""));
+  free(out);
+}
+
+TEST_SUITES(register_featmodel) {
+  CU_pSuite s = CU_add_suite("featmodel", suite_init, NULL);
+  if (!s) return;
+  TEST_ADD(s, test_exact_forms);
+  TEST_ADD(s, test_validate);
+  TEST_ADD(s, test_cli_fit_info);
+  TEST_ADD(s, test_cli_predict);
+  TEST_ADD(s, test_file_damage);
+  TEST_ADD(s, test_api_fill);
+  TEST_ADD(s, test_api_threads);
+  TEST_ADD(s, test_emulator_args);
+}
