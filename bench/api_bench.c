@@ -21,6 +21,13 @@
  *               runs per kernel, with the sampled and total CTA counts.
  *               The PTX comes from nvcc -ptx -arch=sm_90 (NVCC overrides
  *               the compiler); without nvcc this part is skipped.
+ *   featmodel   the same launches without emulation: a feature model
+ *               fitted by `kcast featmodel fit` on the suite dataset
+ *               (datasets/data/suite-features.db), then
+ *               kcast_featmodel_fill + kcast_predict_analytic (+
+ *               kcast_predict with the Mangrove model), 10,000 timed calls
+ *               on one thread after 1,000 warm-up calls: p10 / median /
+ *               p90 in us beside the emulated path's total ms.
  *
  * Why here and not in rf_bench: rf_bench measures the forest (rf_*) against
  * its peers; this measures the library surface a scheduler links --
@@ -240,7 +247,55 @@ typedef struct kernel_case {
   unsigned grid[3], block[3];
   kcast_arg args[6];
   size_t nargs;
+  double argv[6];     /* the scalar arguments as numbers (feature model) */
+  double emu_ms;      /* PTX to prediction, median (set by bench_ptx) */
 } kernel_case;
+
+static char kcast_cli[4200]; /* the CLI that fits the feature models */
+
+/* The feature-model path of one launch: fit K's model from the suite
+   dataset (the CLI, as a user would), then, single thread and warm,
+   FM_CALLS timed calls after FM_WARMUP of: kcast_featmodel_fill alone
+   (med[0]), fill + kcast_predict_analytic (med[1]) and, with m, fill +
+   kcast_predict (med[2]); medians in us.  *pred_us the analytic time;
+   -1 when no model can be fitted. */
+#define FM_CALLS 10000
+#define FM_WARMUP 1000
+static int bench_featmodel(const char *work, const char *log, const kernel_case *k,
+                           const kcast_model *m, const char *gpu, double med[3],
+                           double *pred_us, unsigned *flags) {
+  char kcf[8192];
+  snprintf(kcf, sizeof kcf, "%s/%s.kcf", work, k->source);
+  if (sh(log, "'%s' featmodel fit datasets/data/suite-features.db --kernel '%s' -o '%s'",
+         kcast_cli, k->kernel, kcf))
+    return -1;
+  kcast_featmodel *fm = NULL;
+  kcast_features *fs = NULL;
+  static double t[FM_CALLS];
+  int rc = -1;
+  if (kcast_featmodel_load(kcf, &fm) || kcast_featmodel_features_new(fm, &fs)) goto out;
+  kcast_prediction pt, pf;
+  med[2] = NAN;
+  for (int mode = 0; mode < (m ? 3 : 2); mode++) {
+    for (int i = 0; i < FM_WARMUP + FM_CALLS; i++) {
+      double t0 = now_s();
+      if (kcast_featmodel_fill(fm, k->grid, k->block, 0, k->argv, k->nargs, fs, flags) ||
+          (mode == 1 && kcast_predict_analytic(gpu, fs, &pt, NULL)) ||
+          (mode == 2 && kcast_predict(m, fs, COVERAGE, &pf)))
+        goto out;
+      if (i >= FM_WARMUP) t[i - FM_WARMUP] = (now_s() - t0) * 1e6;
+    }
+    qsort(t, FM_CALLS, sizeof t[0], cmp_double);
+    med[mode] = quantile(t, FM_CALLS, 0.50);
+  }
+  *pred_us = pt.value / 1e3;
+  rc = 0;
+out:
+  if (rc && fm) fprintf(stderr, "api_bench: %s: %s\n", kcf, kcast_last_error());
+  kcast_features_free(fs);
+  kcast_featmodel_free(fm);
+  return rc;
+}
 
 static uint64_t fbits(float f) {
   uint32_t u;
@@ -270,10 +325,10 @@ static void bench_ptx(const char *work, const kcast_model *m, const char *log) {
   const char *nvcc = getenv("NVCC");
   if (!nvcc || !*nvcc) nvcc = "nvcc";
   enum { TRIAD_N = 8388608, GEMM_N = 1024 };
-  kernel_case cases[2];
+  kernel_case cases[3];
   memset(cases, 0, sizeof cases);
   cases[0] = (kernel_case){"triad n=8M", "triad", "triad", {TRIAD_N / 256, 1, 1}, {256, 1, 1},
-                           {{0}}, 5};
+                           {{0}}, 5, {0}, 0};
   cases[0].args[0] = buffer((uint64_t)TRIAD_N * 4, KCAST_FILL_ZERO);
   cases[0].args[1] = buffer((uint64_t)TRIAD_N * 4, KCAST_FILL_RANDF);
   cases[0].args[2] = buffer((uint64_t)TRIAD_N * 4, KCAST_FILL_RANDF);
@@ -281,13 +336,23 @@ static void bench_ptx(const char *work, const kcast_model *m, const char *log) {
   cases[0].args[4] = scalar(TRIAD_N);
   cases[1] = (kernel_case){"gemm_tiled n=1024 t16", "gemm_tiled",
                            "_Z17gemm_tiled_kernelILi16EEviffPKfS1_Pf",
-                           {GEMM_N / 16, GEMM_N / 16, 1}, {16, 16, 1}, {{0}}, 6};
+                           {GEMM_N / 16, GEMM_N / 16, 1}, {16, 16, 1}, {{0}}, 6, {0}, 0};
   cases[1].args[0] = scalar(GEMM_N);
   cases[1].args[1] = scalar(fbits(1.5f));
   cases[1].args[2] = scalar(fbits(0.5f));
   cases[1].args[3] = buffer((uint64_t)GEMM_N * GEMM_N * 4, KCAST_FILL_RANDF);
   cases[1].args[4] = buffer((uint64_t)GEMM_N * GEMM_N * 4, KCAST_FILL_RANDF);
   cases[1].args[5] = buffer((uint64_t)GEMM_N * GEMM_N * 4, KCAST_FILL_RANDF);
+  enum { ST_N = 2048 };
+  cases[2] = (kernel_case){"stencil2d n=2048 b16", "stencil2d", "_Z16stencil2d_kerneliPKfPf",
+                           {ST_N / 16, ST_N / 16, 1}, {16, 16, 1}, {{0}}, 3, {0}, 0};
+  cases[2].args[0] = scalar(ST_N);
+  cases[2].args[1] = buffer((uint64_t)ST_N * ST_N * 4, KCAST_FILL_RANDF);
+  cases[2].args[2] = buffer((uint64_t)ST_N * ST_N * 4, KCAST_FILL_ZERO);
+  cases[0].kernel = "_Z5triadPfPKfS1_fi";
+  cases[0].argv[3] = 3.0, cases[0].argv[4] = TRIAD_N;
+  cases[1].argv[0] = GEMM_N, cases[1].argv[1] = 1.5, cases[1].argv[2] = 0.5;
+  cases[2].argv[0] = ST_N;
 
   const char *gpu = m && *kcast_model_gpu(m) ? kcast_model_gpu(m) : "H200";
   printf("\nfrom PTX to a prediction (median of %d runs; analytic on %s%s)\n", PTX_RUNS, gpu,
@@ -343,6 +408,28 @@ static void bench_ptx(const char *work, const kcast_model *m, const char *log) {
     snprintf(sc, sizeof sc, "%.0f/%.0f", sampled, ctas);
     printf("%-22s %12s %11.1f %11.1f %9.1f %8.1f  %.1f, %.1f\n", k->label, sc, tf[PTX_RUNS / 2],
            ta[PTX_RUNS / 2], m ? tp[PTX_RUNS / 2] : 0.0, tt[PTX_RUNS / 2], an / 1e3, rf / 1e3);
+    k->emu_ms = tt[PTX_RUNS / 2];
+  }
+  printf("\nthe same launches from a feature model (kcast featmodel fit on the suite dataset),\n"
+         "median us of %d calls after %d, one thread: kcast_featmodel_fill alone, + the\n"
+         "analytic estimate, + kcast_predict%s; emulated: PTX to prediction above\n",
+         FM_CALLS, FM_WARMUP, m ? " (the Mangrove forest)" : " (no forest)");
+  printf("%-22s %8s %10s %9s %12s %10s  %s\n", "kernel", "fill", "+analytic", "+forest",
+         "emulated_ms", "emu/fm", "analytic time us (flags)");
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    kernel_case *k = &cases[c];
+    double med[3], pu;
+    unsigned fl = 0;
+    if (bench_featmodel(work, log, k, m, gpu, med, &pu, &fl)) {
+      printf("%-22s no feature model: the dataset holds fewer than 2 configurations of it\n",
+             k->label);
+      continue;
+    }
+    double best = m ? med[2] : med[1];
+    printf("%-22s %8.2f %10.2f %9.2f %12.1f %10.0f  %.1f%s%s\n", k->label, med[0], med[1],
+           m ? med[2] : 0.0, k->emu_ms, k->emu_ms > 0 ? k->emu_ms * 1e3 / best : 0.0, pu,
+           fl & KCAST_FEATMODEL_EXTRAPOLATED ? " extrapolated" : "",
+           fl & KCAST_FEATMODEL_UNRELIABLE ? " unreliable" : "");
   }
 }
 
@@ -361,6 +448,7 @@ int main(int argc, char **argv) {
   char work[4096], log[4200], kcast[4200], csv[4200], syn[4200], db[4200], mkcm[4200];
   snprintf(work, sizeof work, "%s/bench/api", build);
   snprintf(kcast, sizeof kcast, "%s/kcast", build);
+  snprintf(kcast_cli, sizeof kcast_cli, "%s", kcast);
   snprintf(log, sizeof log, "%s/prep.log", work);
   snprintf(csv, sizeof csv, "%s/synthetic.csv", work);
   snprintf(syn, sizeof syn, "%s/synthetic.kcm", work);
