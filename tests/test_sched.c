@@ -356,11 +356,46 @@ static void test_mangrove_oracle(void) {
   CU_ASSERT_EQUAL(check_accounting(&r, 19), 5);            /* 19 launches of sizes s2, s4 */
 }
 
+/* Launches of sizes nobody ran, their features from a feature model. */
+static void test_unseen_sizes(void) {
+  char dir[2048], kcf[2300], cmd[8192];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "sched-unseen"));
+  snprintf(kcf, sizeof kcf, "%s/triad.kcf", dir);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit " SUITE_DB " --kernel triad -o '%s'",
+           tests_kcast(), kcf);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  /* triad's suite sizes are 1,024 to 8,388,608 elements; 2^24 is beyond */
+  CU_ASSERT_EQUAL(sched_csv(&r, "-n 0 --gpu T4 --gpu H100 --unseen '%s:65536:256:p,p,p,3,16777216' "
+                            "--unseen '%s:1024:256:p,p,p,3,262144' --unseen "
+                            "'%s:8192:256:p,p,p,3,2097152' " SUITE_DB, kcf, kcf, kcf), 0);
+  CU_ASSERT_FATAL(r.parsed);
+  CU_ASSERT(check_accounting(&r, 3) == 3);        /* the three unseen launches placed */
+  CU_ASSERT(strstr(r.err, "features from") && strstr(r.err, "no emulation"));
+  CU_ASSERT(strstr(r.err, "grid 65536,1,1 block 256,1,1") &&
+            strstr(r.err, "extrapolated"));     /* the size beyond the fitted ones says so */
+  const row *e = find(&r, "eft", "all"), *rr = find(&r, "round-robin", "all");
+  CU_ASSERT(e && rr && e->t <= rr->t);          /* prediction-placed: no worse than round-robin */
+  /* beside the dataset's launches */
+  CU_ASSERT_EQUAL(sched_csv(&r, "-n 5 --gpu A100 --unseen '%s:4096:256:p,p,p,3,1048576' " SUITE_DB,
+                            kcf), 0);
+  CU_ASSERT(r.parsed && check_accounting(&r, 6) == 3);
+  /* bad specs: usage errors; a missing model: one error line naming it */
+  char *o = NULL, *err = NULL;
+  CU_ASSERT_EQUAL(sched(&o, &err, "--unseen '%s:0:256:1' " SUITE_DB, kcf), 2);
+  free(o); free(err);
+  CU_ASSERT_EQUAL(sched(&o, &err, "--unseen '%s:64:256:1,x' " SUITE_DB, kcf), 2);
+  free(o); free(err);
+  CU_ASSERT_EQUAL(sched(&o, &err, "--gpu T4 --unseen '%s/none.kcf:64:256:p,p,p,3,1' " SUITE_DB, dir), 1);
+  CU_ASSERT(one_line(err) && strstr(err, "none.kcf"));
+  free(o); free(err);
+}
+
 TEST_SUITES(register_sched) {
   CU_pSuite s = tests_suite("sched");
   TEST_ADD(s, test_suite_analytic);
   TEST_ADD(s, test_single_gpu_policies_agree);
   TEST_ADD(s, test_queue_order_filters_repeats);
   TEST_ADD(s, test_bad_input);
+  TEST_ADD(s, test_unseen_sizes);
   TEST_ADD(s, test_mangrove_oracle);
 }

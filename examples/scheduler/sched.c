@@ -20,7 +20,9 @@
  * links against libkcast.so, whose exports are kcast_* alone.  The dataset
  * file format is public (docs/formats.md), so the launch list and the
  * measurements are read with plain SQLite; features come through
- * kcast_features_from_launch.
+ * kcast_features_from_launch.  Launches of sizes nobody ran (--unseen) get
+ * their features from a feature model (kcast_featmodel_fill), which is how
+ * a scheduler predicts work before anyone has run it.
  *
  * Model.  Launches are independent jobs, all ready at time 0, run one at a
  * time per GPU without preemption; a GPU's finish time is the sum of the
@@ -55,6 +57,8 @@
 #define MAX_GPUS 32
 #define MAX_MODELS 64
 #define MAX_FILTERS 64
+#define MAX_UNSEEN 64
+#define MAX_ARGS 32
 #define KCAST_APP_ID 0x4B435354 /* PRAGMA application_id of a dataset ("KCST") */
 
 static const char usage_text[] =
@@ -77,6 +81,11 @@ static const char usage_text[] =
     "                    DB order)\n"
     "  --app A[,A...]    only launches of these programs (repeatable)\n"
     "  --dataset L[,L...]  only launches with these input labels (repeatable)\n"
+    "  --unseen KCF:GRID:BLOCK:ARGS  add a launch of a size nobody ran: its\n"
+    "                    features from feature model KCF (kcast featmodel fit),\n"
+    "                    GRID and BLOCK as X[,Y,Z], ARGS one value per kernel\n"
+    "                    parameter, comma-separated (p for a pointer); repeat it.\n"
+    "                    -n 0 leaves only these in the queue\n"
     "  --format F        table (default) or csv\n"
     "  -h, --help        this text\n"
     "\n"
@@ -139,10 +148,24 @@ typedef struct model_arg {
 
 /* One launch of the queue. */
 typedef struct launch {
-  int64_t id;                /* launches.id in DB */
+  int64_t id;                /* launches.id in DB; -1 for an unseen launch */
   char *app, *dataset;       /* owned */
   int64_t lseq;
+  long unseen;               /* index into options.unseen, -1 for a DB launch */
 } launch;
+
+/* One --unseen launch: a size nobody ran, its features from a feature
+   model (kcast featmodel fit) instead of a dataset. */
+typedef struct unseen_launch {
+  const char *spec;          /* as given (borrowed from argv) */
+  char path[1024];           /* the .kcf */
+  unsigned grid[3], block[3];
+  double args[MAX_ARGS];     /* per kernel parameter; NAN for a pointer */
+  size_t nargs;
+  kcast_featmodel *fm;       /* owned */
+  kcast_features *fs;        /* owned: laid out by kcast_featmodel_features_new */
+  unsigned flags;            /* KCAST_FEATMODEL_* of its fill */
+} unseen_launch;
 
 /* Figures of one launch on one GPU: cell (i, g) of an n x G table. */
 typedef struct cell {
@@ -160,6 +183,8 @@ typedef struct options {
   size_t napps;
   const char *datasets[MAX_FILTERS];
   size_t ndatasets;
+  unseen_launch unseen[MAX_UNSEEN];   /* --unseen, appended to the queue */
+  size_t nunseen;
   long long limit;                    /* -n; < 0: all */
   unsigned long long seed;            /* 0: DB order */
   int csv;
@@ -208,6 +233,62 @@ static const char *known_gpus(char *buf, size_t cap) {
   return buf;
 }
 
+/* X[,Y,Z] of positive integers into d (missing ones 1). */
+static int parse_dim3(const char *s, size_t len, unsigned d[3]) {
+  d[0] = d[1] = d[2] = 1;
+  size_t k = 0;
+  const char *p = s, *end = s + len;
+  while (p < end) {
+    if (k == 3) return -1;
+    char *e;
+    errno = 0;
+    unsigned long v = strtoul(p, &e, 10);
+    if (errno || e == p || v == 0 || v > 0x7fffffffUL || e > end) return -1;
+    d[k++] = (unsigned)v;
+    p = e;
+    if (p < end && *p++ != ',') return -1;
+  }
+  return k ? 0 : -1;
+}
+
+/* KCF:GRID:BLOCK:ARGS into u (the last three fields split at ':' from the
+   right, so the path may hold ':'). */
+static int parse_unseen(const char *v, unseen_launch *u) {
+  memset(u, 0, sizeof *u);
+  u->spec = v;
+  const char *c3 = strrchr(v, ':');
+  if (!c3) return -1;
+  const char *c2 = c3;
+  while (c2 > v && *--c2 != ':') {}
+  if (c2 == v) return -1;
+  const char *c1 = c2;
+  while (c1 > v && *--c1 != ':') {}
+  if (c1 == v || *c1 != ':' || (size_t)(c1 - v) >= sizeof u->path) return -1;
+  memcpy(u->path, v, (size_t)(c1 - v));
+  u->path[c1 - v] = 0;
+  if (parse_dim3(c1 + 1, (size_t)(c2 - c1 - 1), u->grid) ||
+      parse_dim3(c2 + 1, (size_t)(c3 - c2 - 1), u->block))
+    return -1;
+  const char *p = c3 + 1;
+  while (*p) {
+    if (u->nargs == MAX_ARGS) return -1;
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    char tok[64];
+    if (len >= sizeof tok) return -1;
+    memcpy(tok, p, len);
+    tok[len] = 0;
+    char *te;
+    double x = strtod(tok, &te);
+    if (!strcmp(tok, "p")) x = NAN;
+    else if (!len || *te || !isfinite(x)) return -1;
+    u->args[u->nargs++] = x;
+    p += len;
+    if (*p == ',') p++;
+  }
+  return 0;
+}
+
 /* Parse argv into o; returns 0, or an exit status after printing why. */
 static int parse_args(int argc, char **argv, options *o) {
   o->limit = -1;
@@ -253,6 +334,14 @@ static int parse_args(int argc, char **argv, options *o) {
       size_t *n = is_app ? &o->napps : &o->ndatasets;
       if (*n == MAX_FILTERS) return usage_error("too many %s options", a);
       (is_app ? o->apps : o->datasets)[(*n)++] = v;
+      i++;
+    } else if (!strcmp(a, "--unseen")) {
+      if (!v) return usage_error("--unseen needs KCF:GRID:BLOCK:ARGS");
+      if (o->nunseen == MAX_UNSEEN) return usage_error("at most %d --unseen launches", MAX_UNSEEN);
+      if (parse_unseen(v, &o->unseen[o->nunseen]))
+        return usage_error("--unseen '%s' is not KCF:X[,Y,Z]:X[,Y,Z]:ARG,... (numbers, p for a "
+                           "pointer)", v);
+      o->nunseen++;
       i++;
     } else if (!strcmp(a, "--format")) {
       if (!v || (strcmp(v, "table") && strcmp(v, "csv")))
@@ -423,6 +512,7 @@ static int load_queue(sqlite3 *db, const options *o, launch **q, size_t *n, size
     launch *l = &v[len];
     l->id = sqlite3_column_int64(st, 0);
     l->lseq = sqlite3_column_int64(st, 3);
+    l->unseen = -1;
     l->app = strdup(app);
     l->dataset = strdup(ds);
     len++;
@@ -434,7 +524,7 @@ static int load_queue(sqlite3 *db, const options *o, launch **q, size_t *n, size
     free_queue(v, len);
     return EXIT_USER;
   }
-  if (len == 0) {
+  if (len == 0 && !o->nunseen) {
     errorf("%s: no launch with features%s", o->db,
            o->napps || o->ndatasets ? " matches --app/--dataset" : "");
     free_queue(v, len);
@@ -457,13 +547,47 @@ static int load_queue(sqlite3 *db, const options *o, launch **q, size_t *n, size
     }
     len = (size_t)o->limit;
   }
-  if (len == 0) {
+  if (len == 0 && !o->nunseen) {
     errorf("-n 0: the queue is empty");
     free_queue(v, len);
     return EXIT_USER;
   }
   *q = v;
   *n = len;
+  return 0;
+}
+
+/* Load the --unseen feature models (set-up: one feature set each) and
+   append their launches to the queue.  0 or EXIT_USER. */
+static int add_unseen(options *o, launch **q, size_t *n) {
+  if (!o->nunseen) return 0;
+  launch *v = realloc(*q, (*n + o->nunseen) * sizeof *v);
+  if (!v) {
+    errorf("out of memory");
+    return EXIT_USER;
+  }
+  *q = v;
+  for (size_t k = 0; k < o->nunseen; k++) {
+    unseen_launch *u = &o->unseen[k];
+    if (kcast_featmodel_load(u->path, &u->fm) || kcast_featmodel_features_new(u->fm, &u->fs)) {
+      errorf("--unseen %s: %s", u->spec, kcast_last_error());
+      return EXIT_USER;
+    }
+    char label[96];
+    snprintf(label, sizeof label, "unseen %u,%u,%u x %u,%u,%u", u->grid[0], u->grid[1],
+             u->grid[2], u->block[0], u->block[1], u->block[2]);
+    launch *l = &v[*n];
+    l->id = -1;
+    l->lseq = (int64_t)k;
+    l->unseen = (long)k;
+    l->app = strdup(kcast_featmodel_kernel(u->fm));
+    l->dataset = strdup(label);
+    (*n)++;
+    if (!l->app || !l->dataset) {
+      errorf("out of memory");
+      return EXIT_USER;
+    }
+  }
   return 0;
 }
 
@@ -763,6 +887,7 @@ int main(int argc, char **argv) {
   if ((status = setup_gpus(&o)) || (status = open_dataset(o.db, &db)) ||
       (status = load_queue(db, &o, &q, &n, &nfiltered)))
     goto out;
+  if ((status = add_unseen(&o, &q, &n))) goto out;
   size_t G = o.ngpus;
   cells = malloc(n * G * sizeof *cells);
   if (!cells) {
@@ -775,6 +900,20 @@ int main(int argc, char **argv) {
   /* Predictions: each launch's stored features, then every GPU. */
   for (size_t i = 0; i < n; i++) {
     kcast_features *fs = NULL;
+    if (q[i].unseen >= 0) {
+      /* a size nobody ran: the feature model answers, no emulation */
+      unseen_launch *u = &o.unseen[q[i].unseen];
+      if (kcast_featmodel_fill(u->fm, u->grid, u->block, 0, u->args, u->nargs, u->fs,
+                               &u->flags)) {
+        errorf("--unseen %s: %s", u->spec, kcast_last_error());
+        status = EXIT_USER;
+        goto out;
+      }
+      for (size_t g = 0; g < G && !status; g++)
+        status = predict_cell(o.db, &q[i], u->fs, &o.gpus[g], &cells[i * G + g]);
+      if (status) goto out;
+      continue;
+    }
     if (kcast_features_from_launch(o.db, q[i].id, &fs)) {
       errorf("%s", kcast_last_error());
       status = EXIT_USER;
@@ -798,8 +937,17 @@ int main(int argc, char **argv) {
   char order[96];
   if (o.seed) snprintf(order, sizeof order, "shuffled with seed %llu", o.seed);
   else snprintf(order, sizeof order, "in dataset order");
-  notef("queue: %zu of %zu launches of %s%s (%s), %zu GPU%s", n, nfiltered, o.db,
+  notef("queue: %zu of %zu launches of %s%s (%s), %zu GPU%s", n - o.nunseen, nfiltered, o.db,
         o.napps || o.ndatasets ? " matching --app/--dataset" : "", order, G, G == 1 ? "" : "s");
+  for (size_t k = 0; k < o.nunseen; k++) {
+    const unseen_launch *u = &o.unseen[k];
+    notef("  unseen: %s grid %u,%u,%u block %u,%u,%u: features from %s, no emulation%s%s",
+          kcast_featmodel_kernel(u->fm), u->grid[0], u->grid[1], u->grid[2], u->block[0],
+          u->block[1], u->block[2], u->path,
+          u->flags & KCAST_FEATMODEL_EXTRAPOLATED ? " (outside the fitted sizes: extrapolated)" : "",
+          u->flags & KCAST_FEATMODEL_UNRELIABLE ? " (unreliable: the kernel's work does not follow "
+                                                  "from the launch)" : "");
+  }
   size_t measured_t = 0, measured_p = 0;
   for (size_t g = 0; g < G; g++) {
     const gpu *u = &o.gpus[g];
@@ -865,5 +1013,9 @@ out:
   free_queue(q, n);
   sqlite3_close(db);
   for (size_t k = 0; k < o.nmodels; k++) kcast_model_free(o.models[k].m);
+  for (size_t k = 0; k < o.nunseen; k++) {
+    kcast_features_free(o.unseen[k].fs);
+    kcast_featmodel_free(o.unseen[k].fm);
+  }
   return status;
 }
