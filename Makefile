@@ -11,6 +11,7 @@
 #   make demo       the main job on the embedded default
 #   make models     train datasets/models from the measured datasets
 #   make docs       regenerate docs/cli.md from the help texts
+#   make featmodel-check  feature models, leave one size out over the suite (build/featmodel)
 #
 # Every module folder contributes its *.c files; no file lists to keep in sync.
 # BUILD=dir puts all outputs in another folder (e.g. for a sanitizer build).
@@ -310,6 +311,13 @@ bench: $(BUILD)/kcast
 	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD)) CC="$(CC)" \
 	  CSTD="$(CSTD)" WARN="$(WARN)" OPT="$(OPT)" SANFLAGS="$(SANFLAGS)" LDLIBS_ALL="$(LDLIBS_ALL)" \
 	  $(BENCHES)
+
+# Feature models, leave one size out (tools/featmodel-check.sh): the shipped
+# suite dataset (launch configuration only) and the fast subset re-run under
+# kcast run (with the scalar arguments it records), into build/featmodel.
+.PHONY: featmodel-check
+featmodel-check: all $(SUITE_FAST:%=$(BUILD)/suite/%)
+	tools/featmodel-check.sh $(BUILD)/kcast $(BUILD)/suite $(BUILD)/featmodel $(SUITE_FAST)
 
 # docs/cli.md from the help texts (a test checks it is current).
 docs: $(BUILD)/kcast

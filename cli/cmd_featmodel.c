@@ -596,7 +596,7 @@ static int featmodel_validate(int argc, char **argv) {
   if (fmt == CLI_FMT_CSV)
     printf("app,kernel,sizes,launches,args,feature_error,time_error,extrapolated,status\n");
   else
-    printf("%-18s %-40s %5s %8s %4s %9s %9s  %s\n", "app", "kernel", "sizes", "launches",
+    printf("%-18s %-44s %5s %8s %4s %9s %9s  %s\n", "app", "kernel", "sizes", "launches",
            "args", "feat.err", "time.err", "status");
   size_t modelled = 0, measured = 0;
   double *ferrs = calloc(ng, sizeof *ferrs);
@@ -648,7 +648,7 @@ static int featmodel_validate(int argc, char **argv) {
       char fs[32] = "-", ts[32] = "-";
       if (!isnan(fe)) snprintf(fs, sizeof fs, "%.2f %%", 100 * fe);
       if (!isnan(te)) snprintf(ts, sizeof ts, "%.2f %%", 100 * te);
-      printf("%-18s %-40s %5zu %8zu %4zu %9s %9s  %s\n", g[k].app, g[k].kernel, ns, g[k].n,
+      printf("%-18s %-44s %5zu %8zu %4zu %9s %9s  %s\n", g[k].app, g[k].kernel, ns, g[k].n,
              nargs, fs, ts, status);
     }
     if (fe > limit && nl < sizeof notes - 64)
@@ -660,9 +660,11 @@ static int featmodel_validate(int argc, char **argv) {
     free(g[k].x), g[k].x = NULL;
   }
   double med = median(ferrs, measured);
-  fprintf(stderr, "kcast: %zu kernels; %zu could be validated (3+ sizes or varied launches), "
+  /* the summary ends the table; beside a csv it goes to stderr */
+  fprintf(fmt == CLI_FMT_CSV ? stderr : stdout, "%s%zu kernels; %zu could be validated (3+ sizes or varied launches), "
           "median feature error %.2f %%; %zu within %.1f %% (%.0f %% of the validated, %.0f %% "
-          "of all); time predicted on %s by %s\n", ng, measured,
+          "of all); time predicted on %s by %s\n", fmt == CLI_FMT_CSV ? "kcast: " : "\n", ng,
+          measured,
           isnan(med) ? NAN : 100 * med, modelled, 100 * limit,
           measured ? 100.0 * (double)modelled / (double)measured : 0.0,
           100.0 * (double)modelled / (double)ng, t.gpu, model ? model : "the analytic estimate");
