@@ -259,6 +259,8 @@ fuzz: $(FUZZ_BINS) $(BUILD)/kcast $(SUITE_FAST:%=$(BUILD)/suite/%)
 	printf 'a,b,y\n1,2,3\n2,0.5,4\n3,1e3,5\n4,-2,6\n' > $(BUILD)/fuzz/corpus-csv/seed.csv
 	$(BUILD)/kcast train --csv $(BUILD)/fuzz/corpus-csv/seed.csv --target y --trees 3 \
 	  --min-leaf 1 -o $(BUILD)/fuzz/corpus-model/seed.kcm > /dev/null
+	$(BUILD)/kcast featmodel fit datasets/data/suite-features.db --kernel triad \
+	  -o $(BUILD)/fuzz/corpus-model/seed.kcf 2> /dev/null
 	for p in $(SUITE_FAST); do objcopy -O binary --only-section=.nv_fatbin \
 	  $(BUILD)/suite/$$p $(BUILD)/fuzz/corpus-fatbin/$$p.fatbin || exit 1; done
 	for f in $(FUZZERS); do \

@@ -874,6 +874,8 @@ static void test_fuzzers_build_and_run(void) {
   snprintf(p, sizeof p, "%s/model/log.kcm", dir);
   CU_ASSERT_FATAL(f && rf_save(f, p) == 0);
   rf_free(f);
+  sh(NULL, NULL, "'%s' featmodel fit datasets/data/suite-features.db --kernel triad -o "
+     "'%s/model/seed.kcf'", tests_kcast(), dir); /* a feature model beside it */
   static const char csv[] = "\xEF\xBB\xBF" "a,b,y\n1,2,3\n2,0.5,4\n3,1e3,5\n";
   snprintf(p, sizeof p, "%s/csv/seed.csv", dir);
   CU_ASSERT_EQUAL_FATAL(tests_write_file(p, csv, sizeof csv - 1), 0);
