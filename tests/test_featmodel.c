@@ -51,6 +51,16 @@ void *realloc(void *p, size_t n) {
   return __libc_realloc(p, n);
 }
 void free(void *p) { __libc_free(p); }
+/* Does the counter see this thread's allocations?  Not under valgrind,
+   which replaces malloc in the executable too. */
+static int counter_live(void) {
+  counting = 1;
+  nallocs = 0;
+  void *volatile p = malloc(16);
+  counting = 0;
+  free(p);
+  return nallocs > 0;
+}
 #endif
 
 /* ------------------------------------------------------ the dataset -- */
@@ -372,6 +382,8 @@ static void test_api_fill(void) {
   CU_ASSERT_EQUAL(kcast_features_get(fs, "op.add.s32", &v), KCAST_OK);
   CU_ASSERT_DOUBLE_EQUAL(v, 32768.0 * 32768 / 16, 1e-3); /* an unseen size, exactly */
 #ifdef COUNT_ALLOCS
+  int live = counter_live();
+  if (!live) fprintf(stderr, "(malloc not countable here: allocation checks skipped) ");
   counting = 1;
   nallocs = 0;
   for (int i = 0; i < 1000; i++) {
@@ -392,7 +404,7 @@ static void test_api_fill(void) {
   CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, grid, block, 0, args, 2, plain, NULL), KCAST_OK);
 #ifdef COUNT_ALLOCS
   counting = 0;
-  CU_ASSERT(nallocs > 0);
+  if (live) CU_ASSERT(nallocs > 0);
 #endif
   CU_ASSERT_EQUAL(kcast_features_count(plain), kcast_features_count(fs));
   /* misuse: codes, not crashes */
@@ -401,7 +413,9 @@ static void test_api_fill(void) {
   CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, grid, block, 0, args, 1, fs, &fl), KCAST_E_ARG);
   CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "parameter 1"));
   CU_ASSERT_EQUAL(kcast_featmodel_fill(NULL, grid, block, 0, args, 2, fs, &fl), KCAST_E_ARG);
-  CU_ASSERT_EQUAL(kcast_featmodel_features_new(NULL, &plain), KCAST_E_ARG);
+  kcast_features *none = (kcast_features *)&fl;
+  CU_ASSERT_EQUAL(kcast_featmodel_features_new(NULL, &none), KCAST_E_ARG);
+  CU_ASSERT_PTR_NULL(none);                    /* the out-parameter is cleared */
   /* the filled set predicts: the analytic estimate reads its launch.* and counts */
   kcast_prediction t;
   CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, grid, block, 0, args, 2, fs, &fl), KCAST_OK);
