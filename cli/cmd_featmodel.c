@@ -20,7 +20,6 @@
 #include "cli/cli.h"
 
 #include <ctype.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,31 +294,29 @@ static int parse_error_limit(const char *v, double *out) {
 static int featmodel_fit(int argc, char **argv) {
   const char *db_path = NULL, *kernel = NULL, *app = NULL, *out = NULL;
   double limit = 0.05;
-  static const struct option opts[] = {{"kernel", required_argument, 0, 'k'},
-                                       {"app", required_argument, 0, 'a'},
-                                       {"max-error", required_argument, 0, 'e'},
-                                       {"output", required_argument, 0, 'o'},
-                                       {0, 0, 0, 0}};
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+  enum { F_KERNEL = CLI_OPT_OWN, F_APP, F_MAXERR };
+  static const struct option opts[] = {{"kernel", required_argument, NULL, F_KERNEL},
+                                       {"app", required_argument, NULL, F_APP},
+                                       {"max-error", required_argument, NULL, F_MAXERR},
+                                       {"output", required_argument, NULL, 'o'},
+                                       {NULL, 0, NULL, 0}};
+  cli_opts o;
+  cli_opts_init(&o, "featmodel", argc, argv, "o:", 0);
+  cli_opts_add(&o, opts);
+  for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     switch (c) {
-      case 'k': kernel = optarg; break;
-      case 'a': app = optarg; break;
-      case 'o': out = optarg; break;
-      case 'e':
-        if (parse_error_limit(optarg, &limit)) return KCAST_EXIT_USAGE;
-        break;
+      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case F_KERNEL: kernel = o.arg; break;
+      case F_APP: app = o.arg; break;
+      case 'o': out = o.arg; break;
       default:
-        return cli_usage_error("featmodel", "fit: unknown option or missing value '%s'",
-                               argv[optind - 1]);
+        if (parse_error_limit(o.arg, &limit)) return KCAST_EXIT_USAGE;
+        break;
     }
   }
-  for (; optind < argc; optind++) {
-    if (db_path) return cli_usage_error("featmodel", "fit: unexpected argument '%s'", argv[optind]);
-    db_path = argv[optind];
-  }
+  if (CLI_NOPERANDS(&o) > 1)
+    return cli_usage_error("featmodel", "fit: unexpected argument '%s'", CLI_OPERANDS(&o)[1]);
+  if (CLI_NOPERANDS(&o) == 1) db_path = CLI_OPERANDS(&o)[0];
   if (!db_path) return cli_usage_error("featmodel", "fit: give the dataset DB");
   if (!kernel) return cli_usage_error("featmodel", "fit: give --kernel K");
   if (!out) return cli_usage_error("featmodel", "fit: give -o FILE.kcf");
@@ -390,18 +387,18 @@ out:
 static int featmodel_info(int argc, char **argv) {
   const char *path = NULL;
   int forms = 0;
-  static const struct option opts[] = {{"forms", no_argument, 0, 'f'}, {0, 0, 0, 0}};
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (c == 'f') forms = 1;
-    else return cli_usage_error("featmodel", "info: unknown option '%s'", argv[optind - 1]);
+  static const struct option opts[] = {{"forms", no_argument, NULL, CLI_OPT_OWN},
+                                       {NULL, 0, NULL, 0}};
+  cli_opts o;
+  cli_opts_init(&o, "featmodel", argc, argv, "", 0);
+  cli_opts_add(&o, opts);
+  for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
+    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    forms = 1;
   }
-  for (; optind < argc; optind++) {
-    if (path) return cli_usage_error("featmodel", "info: unexpected argument '%s'", argv[optind]);
-    path = argv[optind];
-  }
+  if (CLI_NOPERANDS(&o) > 1)
+    return cli_usage_error("featmodel", "info: unexpected argument '%s'", CLI_OPERANDS(&o)[1]);
+  if (CLI_NOPERANDS(&o) == 1) path = CLI_OPERANDS(&o)[0];
   if (!path) return cli_usage_error("featmodel", "info: give the model FILE.kcf");
   fm_model *m = NULL;
   if (fm_load(path, &m)) {
@@ -517,39 +514,37 @@ static int featmodel_validate(int argc, char **argv) {
   const char *db_path = NULL, *kernel = NULL, *app = NULL, *gpu = NULL, *model = NULL;
   double limit = 0.05;
   int fmt = CLI_FMT_TABLE;
-  static const struct option opts[] = {{"kernel", required_argument, 0, 'k'},
-                                       {"app", required_argument, 0, 'a'},
-                                       {"gpu", required_argument, 0, 'g'},
-                                       {"model", required_argument, 0, 'm'},
-                                       {"max-error", required_argument, 0, 'e'},
-                                       {"format", required_argument, 0, 'f'},
-                                       {0, 0, 0, 0}};
-  int c;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  enum { V_KERNEL = CLI_OPT_OWN, V_APP, V_GPU, V_MODEL, V_MAXERR, V_FORMAT };
+  static const struct option opts[] = {{"kernel", required_argument, NULL, V_KERNEL},
+                                       {"app", required_argument, NULL, V_APP},
+                                       {"gpu", required_argument, NULL, V_GPU},
+                                       {"model", required_argument, NULL, V_MODEL},
+                                       {"max-error", required_argument, NULL, V_MAXERR},
+                                       {"format", required_argument, NULL, V_FORMAT},
+                                       {NULL, 0, NULL, 0}};
+  cli_opts o;
+  cli_opts_init(&o, "featmodel", argc, argv, "", 0);
+  cli_opts_add(&o, opts);
+  for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     switch (c) {
-      case 'k': kernel = optarg; break;
-      case 'a': app = optarg; break;
-      case 'g': gpu = optarg; break;
-      case 'm': model = optarg; break;
-      case 'e':
-        if (parse_error_limit(optarg, &limit)) return KCAST_EXIT_USAGE;
-        break;
-      case 'f':
-        fmt = cli_parse_format(optarg);
-        if (fmt != CLI_FMT_TABLE && fmt != CLI_FMT_CSV)
-          return cli_usage_error("featmodel", "validate: --format is table or csv, not '%s'", optarg);
+      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case V_KERNEL: kernel = o.arg; break;
+      case V_APP: app = o.arg; break;
+      case V_GPU: gpu = o.arg; break;
+      case V_MODEL: model = o.arg; break;
+      case V_MAXERR:
+        if (parse_error_limit(o.arg, &limit)) return KCAST_EXIT_USAGE;
         break;
       default:
-        return cli_usage_error("featmodel", "validate: unknown option or missing value '%s'",
-                               argv[optind - 1]);
+        fmt = cli_parse_format(o.arg);
+        if (fmt != CLI_FMT_TABLE && fmt != CLI_FMT_CSV)
+          return cli_usage_error("featmodel", "validate: --format is table or csv, not '%s'", o.arg);
+        break;
     }
   }
-  for (; optind < argc; optind++) {
-    if (db_path) return cli_usage_error("featmodel", "validate: unexpected argument '%s'", argv[optind]);
-    db_path = argv[optind];
-  }
+  if (CLI_NOPERANDS(&o) > 1)
+    return cli_usage_error("featmodel", "validate: unexpected argument '%s'", CLI_OPERANDS(&o)[1]);
+  if (CLI_NOPERANDS(&o) == 1) db_path = CLI_OPERANDS(&o)[0];
   if (!db_path) return cli_usage_error("featmodel", "validate: give the dataset DB");
   timer t = {0};
   rf_forest *f = NULL;
