@@ -160,8 +160,8 @@ static int kernel_matches(const char *mangled, const char *want) {
 }
 
 /* Every (app, kernel) of db (only app / kernel when given) into *out. */
-static int load_groups(ds_db *db, const char *path, const char *app, const char *kernel,
-                       kgroup **out, size_t *nout) {
+static int load_groups(ds_db *db, const char *app, const char *kernel, kgroup **out,
+                       size_t *nout) {
   *out = NULL;
   *nout = 0;
   ds_iter *it = NULL;
@@ -202,7 +202,6 @@ static int load_groups(ds_db *db, const char *path, const char *app, const char 
     free(g);
     return -1;
   }
-  (void)path;
   *out = g;
   *nout = ng;
   return 0;
@@ -330,7 +329,7 @@ static int featmodel_fit(int argc, char **argv) {
   size_t ng = 0;
   int rc = KCAST_EXIT_USER;
   fm_model *m = NULL;
-  if (load_groups(db, db_path, app, kernel, &g, &ng)) goto out;
+  if (load_groups(db, app, kernel, &g, &ng)) goto out;
   if (ng == 0) {
     cli_error("%s: no launches of kernel '%s'%s%s", db_path, kernel, app ? " in app " : "",
               app ? app : "");
@@ -583,7 +582,7 @@ static int featmodel_validate(int argc, char **argv) {
     cli_error("%s", err);
     goto out;
   }
-  if (load_groups(db, db_path, app, kernel, &g, &ng)) goto out;
+  if (load_groups(db, app, kernel, &g, &ng)) goto out;
   if (ng == 0) {
     cli_error("%s: no launches%s%s", db_path, kernel ? " of kernel " : "", kernel ? kernel : "");
     goto out;
