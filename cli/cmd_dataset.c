@@ -36,7 +36,7 @@
 const char cmd_dataset_usage[] =
     "usage: kcast dataset stats DB [--format table|csv|json]\n"
     "       kcast dataset export DB [--format csv] [-o FILE]\n"
-    "       kcast dataset merge OUT IN...\n"
+    "       kcast dataset merge [--replace] OUT IN...\n"
     "       kcast dataset import-mangrove --features FLUX.db [--time T.db]\n"
     "                     [--power P.db] [--gpu NAME] -o DB\n"
     "\n"
@@ -47,9 +47,14 @@ const char cmd_dataset_usage[] =
     "  export   one CSV row per launch: id, bench, app, dataset, lseq, kernel,\n"
     "           grid, block, shmem, a column per feature, then the median of\n"
     "           each measured metric per GPU as METRIC@GPU (e.g. time_ns@H200)\n"
-    "  merge    add the launches, features, measurements and GPUs of each IN\n"
-    "           to OUT (created if missing); a launch present in both is\n"
-    "           matched by (app, dataset, lseq) and IN's values win\n"
+    "  merge    add the launches, features, measurements, GPUs, runs and\n"
+    "           suite entries of each IN to OUT (created if missing), one\n"
+    "           transaction per IN; a launch present in both is matched by\n"
+    "           (app, dataset, lseq).  Where both hold features of a launch\n"
+    "           (or a measurement of the same GPU, metric and rep), they must\n"
+    "           agree: a conflict is an error naming its keys, and nothing of\n"
+    "           that IN is merged.  Merging a file again changes nothing\n"
+    "           (runs already in OUT are not added twice)\n"
     "  import-mangrove\n"
     "           add GPU Mangrove databases to DB (created if missing): the\n"
     "           launches and opcode counts of FLUX.db (table fluxmetrics) and\n"
@@ -58,6 +63,8 @@ const char cmd_dataset_usage[] =
     "\n"
     "  --format F   output format (stats: table, csv, json; export: csv)\n"
     "  -o FILE      write the export to FILE instead of standard output\n"
+    "  --replace    merge: IN's launch columns, features and measurements win\n"
+    "               over OUT's conflicting ones instead of failing\n"
     "\n"
     "Exit status: 0 ok, 1 unreadable or foreign file, 2 bad command line.\n";
 
@@ -65,6 +72,7 @@ const char cmd_dataset_usage[] =
 typedef struct opts {
   int format;          /* cli_format, -1 = default */
   const char *output;  /* -o FILE or NULL */
+  int replace;         /* --replace (merge) */
   int npos;
   char **pos;
 } opts;
@@ -74,10 +82,12 @@ static int parse_opts(int argc, char **argv, opts *o) {
   static const struct option lo[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
+    {"replace", no_argument, NULL, 'r'},
     {NULL, 0, NULL, 0},
   };
   o->format = -1;
   o->output = NULL;
+  o->replace = 0;
   cli_opts g;
   cli_opts_init(&g, "dataset", argc, argv, "o:", 0);
   cli_opts_add(&g, lo);
@@ -86,6 +96,8 @@ static int parse_opts(int argc, char **argv, opts *o) {
     if (c == 'f') {
       o->format = cli_parse_format(g.arg);
       if (o->format < 0) return cli_usage_error("dataset", "unknown format '%s'", g.arg);
+    } else if (c == 'r') {
+      o->replace = 1;
     } else if (c == 'o') {
       o->output = g.arg;
     }
@@ -391,6 +403,7 @@ static int sub_merge(opts *o) {
     return cli_usage_error("dataset", "merge needs OUT and at least one IN");
   if (o->format >= 0 || o->output)
     return cli_usage_error("dataset", "merge takes no --format or -o");
+
   /* Check every input first, so a bad one merges nothing. */
   for (int i = 1; i < o->npos; i++) {
     ds_db *in;
@@ -402,7 +415,7 @@ static int sub_merge(opts *o) {
   int rc = open_db(o->pos[0], DS_CREATE, &db);
   if (rc) return rc;
   for (int i = 1; i < o->npos && !rc; i++) {
-    if (ds_merge(db, o->pos[i]) < 0) {
+    if (ds_merge(db, o->pos[i], o->replace ? DS_MERGE_REPLACE : 0) < 0) {
       cli_error("%s", ds_errmsg(db));
       rc = KCAST_EXIT_USER;
     }
@@ -517,6 +530,8 @@ int cmd_dataset(int argc, char **argv) {
                            " merge, import-mangrove)", sub);
   opts o;
   int rc = parse_opts(argc - 1, argv + 1, &o);
+  if (rc == KCAST_EXIT_OK && o.replace && fn != sub_merge)
+    rc = cli_usage_error("dataset", "--replace is an option of merge");
   if (rc == KCAST_EXIT_OK) rc = fn(&o);
   return rc;
 }

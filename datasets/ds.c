@@ -93,6 +93,8 @@ struct ds_db {
   feat_vec names;               /* name -> feature_names.id cache */
   int64_t run_id;               /* current provenance row, 0 = none */
   int run_in_txn;               /* run_id was made inside the open txn */
+  char *suite_str[5];           /* [2..4]: gpu, build, command of the last
+                                   ds_suite_find, owned */
   char err[1024];               /* last failure, "" when none */
 };
 
@@ -106,6 +108,17 @@ struct ds_iter {
 #define PARTIAL_RUNS_SQL                                                       \
   "CREATE TABLE IF NOT EXISTS partial_runs(run_id INTEGER PRIMARY KEY"         \
   " REFERENCES runs(id) ON DELETE CASCADE, reason TEXT NOT NULL)"
+/* Suite manifest entries that ran (kcast suite); created on first use, as
+   partial_runs is in older files (docs/formats.md). */
+#define SUITE_ENTRIES_SQL                                                      \
+  "CREATE TABLE IF NOT EXISTS suite_entries(kind TEXT NOT NULL"                \
+  " CHECK(kind IN ('run', 'profile')), app TEXT NOT NULL,"                     \
+  " dataset TEXT NOT NULL, gpu TEXT NOT NULL DEFAULT '',"                      \
+  " build TEXT NOT NULL, command TEXT NOT NULL,"                               \
+  " seconds REAL NOT NULL CHECK(seconds >= 0),"                                \
+  " launches INTEGER NOT NULL CHECK(launches >= 0),"                           \
+  " run_id INTEGER REFERENCES runs(id),"                                       \
+  " PRIMARY KEY(kind, app, dataset, gpu))"
 
 static const char schema_sql[] =
   "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
@@ -384,6 +397,7 @@ void ds_close(ds_db *db) {
     sqlite3_close(db->h);
   }
   feat_free(&db->names);
+  for (int i = 0; i < 5; i++) free(db->suite_str[i]);
   free(db->path);
   free(db);
 }
@@ -862,8 +876,12 @@ static const char *const merge_sql[] = {
 static int merge_runs(ds_db *db) {
   sqlite3_stmt *sel = NULL, *ins = NULL, *map = NULL;
   int ret = -1;
+  sqlite3_stmt *same = NULL;
   if (sqlite3_prepare_v2(db->h, "SELECT id, command, date, host, kcast_version"
                          " FROM ds_src.runs ORDER BY id", -1, &sel, NULL) ||
+      sqlite3_prepare_v2(db->h, "SELECT id FROM main.runs WHERE command IS ?1"
+                         " AND date IS ?2 AND host IS ?3 AND kcast_version IS ?4"
+                         " ORDER BY id LIMIT 1", -1, &same, NULL) ||
       sqlite3_prepare_v2(db->h, "INSERT INTO main.runs(command, date, host,"
                          " kcast_version) VALUES(?1, ?2, ?3, ?4)", -1, &ins,
                          NULL) ||
@@ -874,15 +892,29 @@ static int merge_runs(ds_db *db) {
   }
   int rc;
   while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
-    for (int c = 1; c <= 4; c++)
-      sqlite3_bind_value(ins, c, sqlite3_column_value(sel, c));
-    if (sqlite3_step(ins) != SQLITE_DONE) {
+    /* The same run merged before (or reached through another file) maps
+       to its row: merging is idempotent. */
+    for (int c = 1; c <= 4; c++) sqlite3_bind_value(same, c, sqlite3_column_value(sel, c));
+    int64_t dst = 0;
+    int src = sqlite3_step(same);
+    if (src == SQLITE_ROW) dst = sqlite3_column_int64(same, 0);
+    sqlite3_reset(same);
+    if (src != SQLITE_ROW && src != SQLITE_DONE) {
       sql_err(db, "cannot merge runs");
       goto out;
     }
-    sqlite3_reset(ins);
+    if (!dst) {
+      for (int c = 1; c <= 4; c++)
+        sqlite3_bind_value(ins, c, sqlite3_column_value(sel, c));
+      if (sqlite3_step(ins) != SQLITE_DONE) {
+        sql_err(db, "cannot merge runs");
+        goto out;
+      }
+      sqlite3_reset(ins);
+      dst = sqlite3_last_insert_rowid(db->h);
+    }
     sqlite3_bind_int64(map, 1, sqlite3_column_int64(sel, 0));
-    sqlite3_bind_int64(map, 2, sqlite3_last_insert_rowid(db->h));
+    sqlite3_bind_int64(map, 2, dst);
     if (sqlite3_step(map) != SQLITE_DONE) {
       sql_err(db, "cannot merge runs");
       goto out;
@@ -896,6 +928,7 @@ static int merge_runs(ds_db *db) {
   ret = 0;
 out:
   sqlite3_finalize(sel);
+  sqlite3_finalize(same);
   sqlite3_finalize(ins);
   sqlite3_finalize(map);
   return ret;
@@ -915,7 +948,152 @@ static int merge_partial(ds_db *db) {
              ? -1 : 0;
 }
 
-int ds_merge(ds_db *db, const char *src_path) {
+/* Does the attached input have table name? */
+static int src_has(ds_db *db, const char *name, int64_t *has) {
+  char sql[256];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM ds_src.sqlite_schema WHERE type = 'table'"
+           " AND name = '%s'", name);
+  return query_int(db, sql, has);
+}
+
+/* Suite entries of the merged runs, by key (the input's win). */
+static int merge_suite(ds_db *db) {
+  int64_t has;
+  if (src_has(db, "suite_entries", &has) < 0) return -1;
+  if (!has) return 0;
+  return exec(db, SUITE_ENTRIES_SQL, "cannot merge suite entries") < 0 ||
+                 exec(db, "INSERT OR REPLACE INTO main.suite_entries(kind, app, dataset, gpu,"
+                          " build, command, seconds, launches, run_id) SELECT s.kind, s.app,"
+                          " s.dataset, s.gpu, s.build, s.command, s.seconds, s.launches,"
+                          " (SELECT dst FROM temp.ds_runmap WHERE src = s.run_id)"
+                          " FROM ds_src.suite_entries s", "cannot merge suite entries") < 0
+             ? -1 : 0;
+}
+
+/* Launches with features on both sides that differ, and measurements on
+   both sides that differ: the first few keys, and how many. */
+static const char conflict_launch_sql[] =
+  "SELECT s.app, s.dataset, s.lseq, s.id, d.id, s.kernel <> d.kernel"
+  " OR s.grid_x <> d.grid_x OR s.grid_y <> d.grid_y OR s.grid_z <> d.grid_z"
+  " OR s.block_x <> d.block_x OR s.block_y <> d.block_y"
+  " OR s.block_z <> d.block_z OR s.shmem <> d.shmem"
+  " FROM ds_src.launches s JOIN main.launches d ON d.app = s.app"
+  " AND d.dataset = s.dataset AND d.lseq = s.lseq"
+  " WHERE EXISTS (SELECT 1 FROM ds_src.features WHERE launch_id = s.id)"
+  " AND EXISTS (SELECT 1 FROM main.features WHERE launch_id = d.id)"
+  " AND (s.kernel <> d.kernel OR s.grid_x <> d.grid_x OR s.grid_y <> d.grid_y"
+  " OR s.grid_z <> d.grid_z OR s.block_x <> d.block_x OR s.block_y <> d.block_y"
+  " OR s.block_z <> d.block_z OR s.shmem <> d.shmem"
+  " OR (SELECT count(*) FROM ds_src.features WHERE launch_id = s.id)"
+  " <> (SELECT count(*) FROM main.features WHERE launch_id = d.id)"
+  " OR EXISTS (SELECT 1 FROM ds_src.features f JOIN ds_src.feature_names n"
+  " ON n.id = f.name_id WHERE f.launch_id = s.id AND NOT EXISTS (SELECT 1"
+  " FROM main.feature_names m JOIN main.features g ON g.launch_id = d.id"
+  " AND g.name_id = m.id WHERE m.name = n.name AND g.value = f.value)))"
+  " ORDER BY s.id";
+/* The first feature of src launch ?1 that dst launch ?2 lacks or holds
+   another value of, or the first dst has and src lacks. */
+static const char conflict_feature_sql[] =
+  "SELECT n.name, f.value, (SELECT g.value FROM main.feature_names m"
+  " JOIN main.features g ON g.name_id = m.id AND g.launch_id = ?2"
+  " WHERE m.name = n.name) AS dv FROM ds_src.features f"
+  " JOIN ds_src.feature_names n ON n.id = f.name_id WHERE f.launch_id = ?1"
+  " AND dv IS NOT f.value"
+  " UNION ALL SELECT m.name, NULL, g.value FROM main.features g"
+  " JOIN main.feature_names m ON m.id = g.name_id WHERE g.launch_id = ?2"
+  " AND NOT EXISTS (SELECT 1 FROM ds_src.features f JOIN ds_src.feature_names n"
+  " ON n.id = f.name_id WHERE f.launch_id = ?1 AND n.name = m.name) LIMIT 1";
+static const char conflict_meas_sql[] =
+  "SELECT l.app, l.dataset, l.lseq, s.gpu, s.metric, s.rep, s.value, d.value"
+  " FROM ds_src.measurements s JOIN ds_src.launches l ON l.id = s.launch_id"
+  " JOIN main.launches dl ON dl.app = l.app AND dl.dataset = l.dataset"
+  " AND dl.lseq = l.lseq JOIN main.measurements d ON d.launch_id = dl.id"
+  " AND d.gpu = s.gpu AND d.metric = s.metric AND d.rep = s.rep"
+  " WHERE d.value <> s.value ORDER BY s.id";
+
+#define CONFLICTS_NAMED 3
+
+static void append(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t cap, const char *fmt, ...) {
+  size_t n = strlen(buf);
+  if (n + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + n, cap - n, fmt, ap);
+  va_end(ap);
+}
+
+static const char *col_text(sqlite3_stmt *s, int c) {
+  const unsigned char *t = sqlite3_column_text(s, c);
+  return t ? (const char *)t : "";
+}
+
+/* 1 when the input disagrees with db (message set), 0 when not, -1 on
+   error. */
+static int merge_conflicts(ds_db *db, const char *src_path) {
+  sqlite3_stmt *q = NULL, *fq = NULL;
+  char what[768] = "";
+  int64_t nl = 0, nm = 0;
+  int rc;
+  if (sqlite3_prepare_v2(db->h, conflict_launch_sql, -1, &q, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db->h, conflict_feature_sql, -1, &fq, NULL) != SQLITE_OK)
+    goto sqlfail;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    if (nl++ >= CONFLICTS_NAMED) continue;
+    append(what, sizeof what, "%s(app '%s', dataset '%s', lseq %lld): ", nl > 1 ? "; " : "",
+           col_text(q, 0), col_text(q, 1), (long long)sqlite3_column_int64(q, 2));
+    if (sqlite3_column_int(q, 5)) {
+      append(what, sizeof what, "kernel, grid, block or shared memory differ");
+      continue;
+    }
+    sqlite3_bind_int64(fq, 1, sqlite3_column_int64(q, 3));
+    sqlite3_bind_int64(fq, 2, sqlite3_column_int64(q, 4));
+    if (sqlite3_step(fq) == SQLITE_ROW) {
+      append(what, sizeof what, "%s is ", col_text(fq, 0));
+      if (sqlite3_column_type(fq, 1) == SQLITE_NULL) append(what, sizeof what, "missing");
+      else append(what, sizeof what, "%.17g", sqlite3_column_double(fq, 1));
+      append(what, sizeof what, " here and ");
+      if (sqlite3_column_type(fq, 2) == SQLITE_NULL) append(what, sizeof what, "missing");
+      else append(what, sizeof what, "%.17g", sqlite3_column_double(fq, 2));
+      append(what, sizeof what, " there");
+    } else {
+      append(what, sizeof what, "features differ");
+    }
+    sqlite3_reset(fq);
+  }
+  if (rc != SQLITE_DONE) goto sqlfail;
+  sqlite3_finalize(q);
+  q = NULL;
+  if (sqlite3_prepare_v2(db->h, conflict_meas_sql, -1, &q, NULL) != SQLITE_OK) goto sqlfail;
+  while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    if (nl + nm++ >= CONFLICTS_NAMED) continue;
+    append(what, sizeof what, "%s(app '%s', dataset '%s', lseq %lld) %s on %s rep %lld: %.17g here"
+           " and %.17g there", nl + nm > 1 ? "; " : "", col_text(q, 0), col_text(q, 1),
+           (long long)sqlite3_column_int64(q, 2), col_text(q, 4), col_text(q, 3),
+           (long long)sqlite3_column_int64(q, 5), sqlite3_column_double(q, 6),
+           sqlite3_column_double(q, 7));
+  }
+  if (rc != SQLITE_DONE) goto sqlfail;
+  sqlite3_finalize(q);
+  sqlite3_finalize(fq);
+  if (!nl && !nm) return 0;
+  char counts[160] = "";
+  if (nl) append(counts, sizeof counts, "%lld launch%s", (long long)nl, nl == 1 ? "" : "es");
+  if (nm) append(counts, sizeof counts, "%s%lld measurement%s", nl ? " and " : "", (long long)nm,
+                 nm == 1 ? "" : "s");
+  ds_set_errmsg(db, "%s: %s disagree with %s (same key, other values; nothing merged): %s%s",
+                src_path, counts, db->path, what,
+                nl + nm > CONFLICTS_NAMED ? "; ..." : "");
+  return 1;
+sqlfail:
+  sql_err(db, "cannot compare the merge input");
+  sqlite3_finalize(q);
+  sqlite3_finalize(fq);
+  return -1;
+}
+
+int ds_merge(ds_db *db, const char *src_path, unsigned flags) {
   db->err[0] = 0;
   if (!sqlite3_get_autocommit(db->h)) {
     set_err(db, "merge must run outside a transaction");
@@ -944,9 +1122,12 @@ int ds_merge(ds_db *db, const char *src_path) {
   if (rc != SQLITE_DONE) return sql_err(db, "cannot attach merge input");
   int ret = -1;
   if (exec(db, "BEGIN IMMEDIATE", "cannot merge") < 0) goto detach;
+  if (!(flags & DS_MERGE_REPLACE) && merge_conflicts(db, src_path) != 0) goto rollback;
   size_t nsql = sizeof merge_sql / sizeof merge_sql[0];
   for (size_t i = 0; i < nsql; i++) {
     if (i == 3 && (merge_runs(db) < 0 || merge_partial(db) < 0)) goto rollback;
+    /* before the run map is dropped */
+    if (i == nsql - 1 && merge_suite(db) < 0) goto rollback;
     if (exec(db, merge_sql[i], "cannot merge") < 0) goto rollback;
   }
   if (exec(db, "COMMIT", "cannot merge") < 0) goto rollback;
@@ -957,6 +1138,89 @@ rollback:
   drop_name_cache(db);
 detach:
   sqlite3_exec(db->h, "DETACH ds_src", NULL, NULL, NULL);
+  return ret;
+}
+
+/* ---------------------------------------------------------- suite entries -- */
+
+int ds_suite_record(ds_db *db, const ds_suite_entry *e) {
+  db->err[0] = 0;
+  if (!e->kind || (strcmp(e->kind, "run") && strcmp(e->kind, "profile")) || !e->app ||
+      !e->dataset || !e->build || !e->command || !(e->seconds >= 0) || e->launches < 0) {
+    set_err(db, "bad suite entry");
+    return -1;
+  }
+  if (exec(db, SUITE_ENTRIES_SQL, "cannot record the suite entry") < 0) return -1;
+  sqlite3_stmt *s;
+  /* The run that wrote the entry's launches (run) or measurements (profile). */
+  if (sqlite3_prepare_v2(db->h, "INSERT OR REPLACE INTO suite_entries(kind, app, dataset, gpu,"
+                         " build, command, seconds, launches, run_id) VALUES(?1, ?2, ?3, ?4,"
+                         " ?5, ?6, ?7, ?8, CASE ?1 WHEN 'run' THEN (SELECT max(run_id) FROM"
+                         " launches WHERE app = ?2 AND dataset = ?3) ELSE (SELECT"
+                         " max(m.run_id) FROM measurements m JOIN launches l ON l.id ="
+                         " m.launch_id WHERE l.app = ?2 AND l.dataset = ?3 AND m.gpu = ?4)"
+                         " END)", -1, &s, NULL) != SQLITE_OK)
+    return sql_err(db, "cannot record the suite entry");
+  sqlite3_bind_text(s, 1, e->kind, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 2, e->app, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 3, e->dataset, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 4, e->gpu ? e->gpu : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 5, e->build, -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 6, e->command, -1, SQLITE_STATIC);
+  sqlite3_bind_double(s, 7, e->seconds);
+  sqlite3_bind_int64(s, 8, e->launches);
+  int rc = sqlite3_step(s);
+  sqlite3_finalize(s);
+  return rc == SQLITE_DONE ? 0 : sql_err(db, "cannot record the suite entry");
+}
+
+int ds_suite_find(ds_db *db, const char *kind, const char *app, const char *dataset,
+                  const char *gpu, ds_suite_entry *out) {
+  db->err[0] = 0;
+  int64_t has;
+  if (query_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+                    " AND name = 'suite_entries'", &has) < 0)
+    return -1;
+  if (!has) return 0;
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db->h, "SELECT kind, app, dataset, gpu, build, command, seconds,"
+                         " launches FROM suite_entries WHERE kind = ?1 AND app = ?2 AND"
+                         " dataset = ?3 AND (?4 IS NULL OR gpu = ?4) ORDER BY seconds DESC"
+                         " LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+    return sql_err(db, "cannot read the suite entries");
+  sqlite3_bind_text(s, 1, kind ? kind : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 2, app ? app : "", -1, SQLITE_STATIC);
+  sqlite3_bind_text(s, 3, dataset ? dataset : "", -1, SQLITE_STATIC);
+  if (gpu) sqlite3_bind_text(s, 4, gpu, -1, SQLITE_STATIC);
+  int rc = sqlite3_step(s), ret = 0;
+  if (rc == SQLITE_ROW) {
+    /* suite_str[2..4]: gpu, build, command (columns 3..5) */
+    for (int i = 2; i < 5; i++) {
+      free(db->suite_str[i]);
+      db->suite_str[i] = strdup(col_text(s, i + 1));
+    }
+    ret = 1;
+  }
+  if (ret) {
+    /* kind/app/dataset as asked; gpu, build, command from the row */
+    memset(out, 0, sizeof *out);
+    out->kind = kind;
+    out->app = app;
+    out->dataset = dataset;
+    out->gpu = db->suite_str[2];
+    out->build = db->suite_str[3];
+    out->command = db->suite_str[4];
+    out->seconds = sqlite3_column_double(s, 6);
+    out->launches = sqlite3_column_int64(s, 7);
+    for (int i = 2; i < 5; i++)
+      if (!db->suite_str[i]) ret = -2;
+  }
+  sqlite3_finalize(s);
+  if (ret == -2) {
+    set_err(db, "out of memory");
+    return -1;
+  }
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sql_err(db, "cannot read the suite entries");
   return ret;
 }
 

@@ -162,13 +162,49 @@ int ds_upsert_gpu(ds_db *db, const ds_gpu *g);
 /* Fill *out from the gpus row of name; returns 1 found, 0 not, -1 error. */
 int ds_get_gpu(ds_db *db, const char *name, ds_gpu *out);
 
+/* ds_merge flags. */
+enum {
+  DS_MERGE_REPLACE = 1 << 0  /* src wins over a conflicting launch or
+                                measurement instead of failing */
+};
+
 /*
- * Merge the dataset at src_path into db: gpus (src wins), runs (appended),
- * launches by key (src columns win; a src launch with features replaces the
- * feature set), measurements by (launch, gpu, metric, rep) (src wins).  Must
- * be called outside a transaction; it runs in one of its own.
+ * Merge the dataset at src_path into db: gpus (src wins), runs (appended;
+ * a run db already holds -- same command, date, host and version -- is not
+ * added twice), launches by key, measurements by (launch, gpu, metric,
+ * rep), suite entries by key.  A launch that has features on both sides
+ * must agree (kernel, grid, block, shared memory, every feature name and
+ * value), and so must a measurement on both sides; otherwise the merge
+ * fails naming the first conflicting keys and writes nothing, unless flags
+ * has DS_MERGE_REPLACE (src's columns and feature set win).  Merging the
+ * same file again changes nothing.  Must be called outside a transaction;
+ * it runs in one of its own.
  */
-int ds_merge(ds_db *db, const char *src_path);
+int ds_merge(ds_db *db, const char *src_path, unsigned flags);
+
+/* A suite manifest entry that ran (kcast suite): what makes it skippable
+   on a resumed run, and its cost for balancing shards. */
+typedef struct ds_suite_entry {
+  const char *kind;      /* "run" (emulator features) or "profile" (GPU) */
+  const char *app;       /* launch key app of the entry */
+  const char *dataset;   /* launch key dataset of the entry */
+  const char *gpu;       /* profile: GPU key of its measurements; "" for run */
+  const char *build;     /* identity of the program file (content hash) */
+  const char *command;   /* program, arguments and options that shape the
+                            results, one canonical string */
+  double seconds;        /* wall time of the entry */
+  int64_t launches;      /* launches it recorded */
+} ds_suite_entry;
+
+/* Record e (replacing the row of its (kind, app, dataset, gpu)); the
+   table suite_entries is created in a file that lacks it. */
+int ds_suite_record(ds_db *db, const ds_suite_entry *e);
+/* The row of (kind, app, dataset, gpu) into *out, gpu NULL matching any
+   GPU (the slowest such row); strings owned by db until the next call on
+   it.  Returns 1 found, 0 not (also in a file without the table), -1 on
+   error. */
+int ds_suite_find(ds_db *db, const char *kind, const char *app, const char *dataset,
+                  const char *gpu, ds_suite_entry *out);
 
 /* What to import from GPU Mangrove's databases (ds_import_mangrove). */
 typedef struct ds_mangrove_opts {

@@ -493,7 +493,10 @@ static void test_merge_and_stats(void) {
   CU_ASSERT_EQUAL(ds_upsert_gpu(b, &g), 0);
   ds_close(b);
 
-  CU_ASSERT_EQUAL(ds_merge(a, pb), 0);
+  CU_ASSERT_EQUAL(ds_merge(a, pb, 0), -1);  /* the shared launch's features disagree */
+  CU_ASSERT_PTR_NOT_NULL(strstr(ds_errmsg(a), "(app 'a', dataset 'd', lseq 0)")); /* named by key */
+  CU_ASSERT_EQUAL(raw_count(pa, "launches"), 4);  /* and nothing was merged */
+  CU_ASSERT_EQUAL(ds_merge(a, pb, DS_MERGE_REPLACE), 0);
   CU_ASSERT_EQUAL(raw_count(pa, "launches"), 5);  /* 4 + 1 new, the shared key merged */
   CU_ASSERT_EQUAL(raw_count(pa, "gpus"), 1);
   CU_ASSERT_EQUAL(raw_count(pa, "runs"), 1);
@@ -511,10 +514,11 @@ static void test_merge_and_stats(void) {
   CU_ASSERT_EQUAL(t.n, 1);
   CU_ASSERT_EQUAL(t.launch_id[0], ids[0]);  /* measurement re-keyed to the merged launch */
   ds_target_free(&t);
-  CU_ASSERT_EQUAL(ds_merge(a, pb), 0);  /* merging again changes nothing but runs */
+  CU_ASSERT_EQUAL(ds_merge(a, pb, 0), 0);  /* merging again changes nothing, runs included */
+  CU_ASSERT_EQUAL(raw_count(pa, "runs"), 1);
   CU_ASSERT_EQUAL(raw_count(pa, "launches"), 5);
   CU_ASSERT_EQUAL(raw_count(pa, "measurements"), 8);
-  CU_ASSERT_EQUAL(ds_merge(a, pa), -1);  /* not into itself */
+  CU_ASSERT_EQUAL(ds_merge(a, pa, 0), -1);  /* not into itself */
   CU_ASSERT_EQUAL(ds_integrity_check(a), 0);
 
   ds_stats st;
@@ -602,7 +606,7 @@ static void test_partial_runs_and_emu_family(void) {
   CU_ASSERT_EQUAL_FATAL(ds_get_stats(old, &st), 0);
   CU_ASSERT_EQUAL(st.partial_runs, 0);
   ds_stats_free(&st);
-  CU_ASSERT_EQUAL(ds_merge(old, path), 0);
+  CU_ASSERT_EQUAL(ds_merge(old, path, 0), 0);
   CU_ASSERT_EQUAL(raw_count(path2, "partial_runs"), 1); /* the merged run stays partial */
   CU_ASSERT_EQUAL(ds_record_run(old, "again", &run), 0);
   CU_ASSERT_EQUAL(ds_mark_partial(old, run, "x"), 0);
