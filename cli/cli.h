@@ -160,6 +160,14 @@ extern const char cmd_gpus_usage[];
 /* kcast profile (cmd_profile.c). */
 int cmd_profile(int argc, char **argv);
 extern const char cmd_profile_usage[];
+/* The GPU key `kcast profile` gives this machine's first CUDA device
+   (prof_gpu_key of its name) into key; -1 with the reason in why when no
+   GPU is usable. */
+int cli_gpu_key(char *key, size_t cap, char *why, size_t wcap);
+
+/* kcast suite (cmd_suite.c): a manifest's entries under run or profile. */
+int cmd_suite(int argc, char **argv);
+extern const char cmd_suite_usage[];
 
 /* kcast run and kcast nvcc (cmd_run.c). */
 int cmd_run(int argc, char **argv);

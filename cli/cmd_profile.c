@@ -125,6 +125,30 @@ static int gpu_present(char *why, size_t cap) {
   return rc == 0 && n >= 1 ? 0 : -1;
 }
 
+int cli_gpu_key(char *key, size_t cap, char *why, size_t wcap) {
+  if (gpu_present(why, wcap) < 0) return -1;
+  void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  int (*init)(unsigned) = NULL;
+  int (*get)(int *, int) = NULL;
+  int (*name)(char *, int, int) = NULL;
+  if (h) {
+    *(void **)&init = dlsym(h, "cuInit");
+    *(void **)&get = dlsym(h, "cuDeviceGet");
+    *(void **)&name = dlsym(h, "cuDeviceGetName");
+  }
+  char dev_name[256] = "";
+  int dev = 0, rc = -1;
+  if (!init || !get || !name) snprintf(why, wcap, "libcuda.so.1 lacks cuDeviceGetName");
+  else if ((rc = init(0)) != 0) snprintf(why, wcap, "cuInit failed with CUDA error %d", rc);
+  else if ((rc = get(&dev, 0)) != 0) snprintf(why, wcap, "cuDeviceGet failed with CUDA error %d", rc);
+  else if ((rc = name(dev_name, (int)sizeof dev_name, dev)) != 0)
+    snprintf(why, wcap, "cuDeviceGetName failed with CUDA error %d", rc);
+  if (h) dlclose(h);
+  if (rc != 0) return -1;
+  prof_gpu_key(dev_name, key, cap);
+  return 0;
+}
+
 /* A decimal integer in [lo, hi]. */
 static int parse_int(const char *s, long lo, long hi, int *out) {
   char *end;

@@ -28,6 +28,7 @@ static const cmd_entry commands[] = {
   {"dataset", cmd_dataset, "inspect, export, merge and import SQLite datasets (stats, export, merge, import-mangrove)", cmd_dataset_usage},
   {"run", cmd_run, "run an unmodified CUDA program on the CPU: features of every launch", cmd_run_usage},
   {"nvcc", cmd_nvcc, "build a CUDA program for kcast run (nvcc -cudart shared, PTX kept)", cmd_nvcc_usage},
+  {"suite", cmd_suite, "run a suite manifest under kcast run or profile: shards, resume, one dataset", cmd_suite_usage},
   {"profile", cmd_profile, "run a CUDA program under CUPTI/NVML: time and power per launch", cmd_profile_usage},
   {"train", cmd_train, "train a random forest (CSV or dataset) into a .kcm model", cmd_train_usage},
   {"cv", cmd_cv, "cross-validate a forest: MAPE, median APE, R^2, coverage", cmd_cv_usage},

@@ -1,0 +1,544 @@
+/*
+ * test_cli_suite.c -- `kcast suite run|profile` (manifests, shards, output
+ * names, resume, failures), `kcast dataset merge`'s agreement check and
+ * idempotence, and the Slurm path: a one-node cluster brought up from
+ * Debian's packages (tests/slurm/one-node.sh) collecting a manifest as a
+ * 4-task array whose merged shards must equal a local run launch for
+ * launch.  Suite programs come from `make` (SUITE_FAST); a test whose
+ * programs or daemons are missing says so and skips.
+ */
+#include "tests.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "datasets/ds.h"
+#include "extractor/features.h"
+
+static const char *const fast_lines[] = {
+  "gemm_tiled 64 8",
+  "reduce_shuffle 4096 64",
+  "histogram_shared 65536 256",
+  "scan 100000 128",
+  "stencil2d 64 8 10",
+  "bfs 2000 128",
+};
+#define NFAST (sizeof fast_lines / sizeof fast_lines[0])
+
+static int have_suite(void) {
+  char p[4200];
+  struct stat sb;
+  for (size_t i = 0; i < NFAST; i++) {
+    char prog[64];
+    sscanf(fast_lines[i], "%63s", prog);
+    snprintf(p, sizeof p, "%s/suite/%s", tests_build(), prog);
+    if (stat(p, &sb) != 0) {
+      printf("\n    [skip: %s not built (nvcc missing?)] ", p);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int write_text(const char *path, const char *text) {
+  return tests_write_file(path, text, strlen(text));
+}
+
+/* The fast subset as a manifest at path (with extra text appended). */
+static void write_fast(const char *path, const char *extra) {
+  char text[4096] = "# the fast subset\n";
+  for (size_t i = 0; i < NFAST; i++) {
+    strcat(text, fast_lines[i]);
+    strcat(text, "\n");
+  }
+  if (extra) strcat(text, extra);
+  CU_ASSERT_EQUAL_FATAL(write_text(path, text), 0);
+}
+
+static int sh(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int sh(char **out, char **err, const char *fmt, ...) {
+  char cmd[16384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  return tests_run(cmd, out, err);
+}
+
+/* A dataset's launches as sorted text lines: key, kernel, grid, block,
+   shared memory and every feature (name=value, %.17g); NULL on failure. */
+typedef struct sig { char **l; size_t n; } sig;
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+static int signature(const char *path, sig *s) {
+  memset(s, 0, sizeof s[0]);
+  ds_db *db;
+  char e[1100];
+  if (ds_open(path, DS_READONLY, &db, e, sizeof e) < 0) {
+    printf("\n    %s ", e);
+    return -1;
+  }
+  ds_iter *it;
+  if (ds_iter_launches(db, NULL, NULL, &it) < 0) {
+    ds_close(db);
+    return -1;
+  }
+  int64_t id;
+  ds_launch l;
+  size_t cap = 0;
+  int rc;
+  while ((rc = ds_iter_next(it, &id, &l)) == 1) {
+    feat_vec v;
+    feat_init(&v);
+    ds_get_features(db, id, &v);
+    size_t len = 4096;
+    for (size_t i = 0; i < v.n; i++) len += strlen(v.names[i]) + 32;
+    char *t = malloc(len);
+    int n = snprintf(t, len, "%s|%s|%lld|%s|%u,%u,%u|%u,%u,%u|%lld", l.app, l.dataset,
+                     (long long)l.lseq, l.kernel, l.grid[0], l.grid[1], l.grid[2], l.block[0],
+                     l.block[1], l.block[2], (long long)l.shmem);
+    /* names sorted: feat_vec keeps insertion order, so sort a copy */
+    char **names = calloc(v.n + 1, sizeof *names);
+    for (size_t i = 0; i < v.n; i++) {
+      names[i] = malloc(strlen(v.names[i]) + 40);
+      sprintf(names[i], "%s=%.17g", v.names[i], v.vals[i]);
+    }
+    qsort(names, v.n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < v.n; i++) {
+      n += snprintf(t + n, len - (size_t)n, "|%s", names[i]);
+      free(names[i]);
+    }
+    free(names);
+    feat_free(&v);
+    if (s->n == cap) {
+      cap = cap ? cap * 2 : 64;
+      s->l = realloc(s->l, cap * sizeof *s->l);
+    }
+    s->l[s->n++] = t;
+  }
+  ds_iter_free(it);
+  ds_close(db);
+  if (rc < 0) return -1;
+  qsort(s->l, s->n, sizeof *s->l, cmp_str);
+  return 0;
+}
+static void sig_free(sig *s) {
+  for (size_t i = 0; i < s->n; i++) free(s->l[i]);
+  free(s->l);
+}
+/* Equal launch for launch; prints the first difference. */
+static int sig_equal(const sig *a, const sig *b) {
+  if (a->n != b->n) {
+    printf("\n    %zu launches against %zu ", a->n, b->n);
+    return 0;
+  }
+  for (size_t i = 0; i < a->n; i++)
+    if (strcmp(a->l[i], b->l[i])) {
+      printf("\n    first difference:\n    %.300s\n    %.300s ", a->l[i], b->l[i]);
+      return 0;
+    }
+  return 1;
+}
+
+static int64_t count_rows(const char *db, const char *table) {
+  char *out = NULL;
+  int rc = sh(&out, NULL, "sqlite3 '%s' 'SELECT count(*) FROM %s'", db, table);
+  int64_t n = rc == 0 && out ? strtoll(out, NULL, 10) : -1;
+  free(out);
+  return n;
+}
+
+/* ---------------------------------------------------- manifest errors -- */
+
+static void test_manifest_errors(void) {
+  char dir[4096], m[4200], db[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "suite-bad"));
+  snprintf(m, sizeof m, "%s/m.txt", dir);
+  snprintf(db, sizeof db, "%s/out.db", dir);
+  /* a program that exists, so that only the line's problem is reported */
+  static const struct { const char *text, *msg; } cases[] = {
+    {"gemm_tiled 64 8\nsampel=4 gemm_tiled 32 8\n", "m.txt:2:1: unknown option 'sampel'"},
+    {"gemm_tiled 64 8\n  sample=x gemm_tiled 32 8\n", "m.txt:2:3: sample= needs a whole number"},
+    {"gemm_tiled \"64 8\n", "m.txt:1:12: unterminated \" quote"},
+    {"gemm_tiled 64 8\n# fine\ngemm_tiled 64 8\n", "m.txt:3: same app 'gemm_tiled' and dataset '64 8' as line 1"},
+    {"timeout=5\n", "m.txt:1:10: options but no program"},
+    {"no_such_program 1\n", "m.txt:1: program"},
+    {"# only comments\n\n", "no entry"},
+    {"cost=-1 gemm_tiled 64 8\n", "m.txt:1:1: cost= needs seconds"},
+    {"oob=maybe gemm_tiled 64 8\n", "m.txt:1:1: oob= takes warn or error"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    CU_ASSERT_EQUAL_FATAL(write_text(m, cases[k].text), 0);
+    char *err = NULL;
+    int rc = sh(NULL, &err, "'%s' suite run '%s' --bindir '%s/suite' -o '%s'", tests_kcast(), m,
+                tests_build(), db);
+    int ok = rc == 1 && err && strstr(err, cases[k].msg) && !strchr(strchr(err, '\n') + 1, '\n');
+    if (!ok) printf("\n    case %zu: exit %d: %s ", k, rc, err ? err : "");
+    CU_ASSERT_TRUE(ok); /* one error line naming file, line (and column), exit 1 */
+    free(err);
+    CU_ASSERT_NOT_EQUAL(access(db, F_OK), 0); /* and nothing was run or written */
+  }
+  /* Usage errors exit 2. */
+  write_fast(m, NULL);
+  const char *usage[] = {"--shard 2/2", "--shard 1", "-j 0", "--gpu H200", "-o 'x-%q.db'",
+                         "-o 'x-%j.db'"};
+  for (size_t k = 0; k < sizeof usage / sizeof usage[0]; k++) {
+    int rc = sh(NULL, NULL, "env -u SLURM_JOB_ID -u SLURM_ARRAY_JOB_ID '%s' suite run '%s' %s "
+                "--dry-run", tests_kcast(), m, usage[k]);
+    if (rc != 2) printf("\n    %s: exit %d ", usage[k], rc);
+    CU_ASSERT_EQUAL(rc, 2);
+  }
+}
+
+/* --------------------------------------------------------- shards -- */
+
+/* The line numbers of shard i/n (--dry-run) into lines[], their count. */
+static int shard_lines(const char *m, const char *extra, int *lines, int cap, char **head) {
+  char *out = NULL;
+  int rc = sh(&out, NULL, "'%s' suite run '%s' --bindir '%s/suite' --dry-run %s", tests_kcast(),
+              m, tests_build(), extra);
+  int n = 0;
+  if (rc != 0 || !out) {
+    free(out);
+    return -1;
+  }
+  for (char *p = out; (p = strstr(p, "\nline ")); p++)
+    if (n < cap) lines[n++] = atoi(p + 6);
+  if (head) *head = out;
+  else free(out);
+  return n;
+}
+
+static void test_shards(void) {
+  if (!have_suite()) return;
+  char dir[4096], m[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "suite-shard"));
+  snprintf(m, sizeof m, "%s/m.txt", dir);
+  /* Costs given: 8, 4, 4, 2, 2, 1 over lines 2..7 (the header is line 1). */
+  CU_ASSERT_EQUAL_FATAL(write_text(m, "# costs\ncost=8 gemm_tiled 64 8\ncost=4 reduce_shuffle 4096 64\n"
+                                      "cost=4 histogram_shared 65536 256\ncost=2 scan 100000 128\n"
+                                      "cost=2 stencil2d 64 8 10\ncost=1 bfs 2000 128\n"), 0);
+  int seen[16] = {0}, lines[16];
+  double load[3] = {0};
+  static const double cost_of[8] = {0, 0, 8, 4, 4, 2, 2, 1};
+  for (int i = 0; i < 3; i++) {
+    char opt[32];
+    snprintf(opt, sizeof opt, "--shard %d/3", i);
+    int n = shard_lines(m, opt, lines, 16, NULL);
+    CU_ASSERT_TRUE_FATAL(n >= 1);
+    for (int k = 0; k < n; k++) {
+      if (lines[k] >= 2 && lines[k] <= 7) seen[lines[k]]++, load[i] += cost_of[lines[k]];
+    }
+    int again[16];
+    CU_ASSERT_EQUAL(shard_lines(m, opt, again, 16, NULL), n); /* deterministic */
+    CU_ASSERT_EQUAL(memcmp(again, lines, (size_t)n * sizeof *lines), 0);
+  }
+  for (int l = 2; l <= 7; l++) CU_ASSERT_EQUAL(seen[l], 1); /* every entry in exactly one shard */
+  /* longest first onto the least loaded: {8}, {4, 2, 1}, {4, 2} */
+  CU_ASSERT_DOUBLE_EQUAL(load[0], 8, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(load[1], 7, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(load[2], 6, 1e-9);
+  /* Under a Slurm array the task is the default shard (ids from MIN, by STEP). */
+  int a[16], b[16];
+  int na = shard_lines(m, "--shard 1/3", a, 16, NULL);
+  int nb;
+  {
+    char *out = NULL;
+    int rc = sh(&out, NULL, "SLURM_ARRAY_TASK_ID=12 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_STEP=2 "
+                "SLURM_ARRAY_TASK_COUNT=3 '%s' suite run '%s' --bindir '%s/suite' --dry-run",
+                tests_kcast(), m, tests_build());
+    nb = 0;
+    for (char *p = out; rc == 0 && p && (p = strstr(p, "\nline ")); p++) b[nb++] = atoi(p + 6);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "shard 1/3")); /* (12 - 10) / 2 = 1 of 3 */
+    free(out);
+  }
+  CU_ASSERT_EQUAL(na, nb);
+  CU_ASSERT_EQUAL(memcmp(a, b, (size_t)na * sizeof *a), 0);
+  char *err = NULL;
+  CU_ASSERT_EQUAL(sh(NULL, &err, "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=3 '%s' suite run '%s' "
+                     "--dry-run", tests_kcast(), m), 1); /* task 5 of 3 from 0: not a shard */
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "give --shard I/N"));
+  free(err);
+  /* Output names: %a the array task, %j the job, %h the host, %p the pid. */
+  char host[256], *out = NULL;
+  gethostname(host, sizeof host);
+  CU_ASSERT_EQUAL(sh(&out, NULL, "SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_JOB_ID=77 "
+                     "'%s' suite run '%s' --bindir '%s/suite' --dry-run -o '%s/f-%%j_%%a-%%h-%%%%.db'",
+                     tests_kcast(), m, tests_build(), dir), 0);
+  char want[4600];
+  snprintf(want, sizeof want, "-> %s/f-77_2-%s-%%.db", dir, host);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, want));
+  if (!out || !strstr(out, want)) printf("\n    want '%s' in: %s ", want, out ? out : "");
+  free(out);
+}
+
+/* ------------------------------------------------------------ runs -- */
+
+static void test_run_parallel_resume_fail(void) {
+  if (!have_suite()) return;
+  char dir[4096], m[4200], a[4200], b[4200], bindir[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "suite-run"));
+  snprintf(m, sizeof m, "%s/m.txt", dir);
+  snprintf(a, sizeof a, "%s/a.db", dir);
+  snprintf(b, sizeof b, "%s/b.db", dir);
+  /* Private copies of the programs: one is "rebuilt" below. */
+  snprintf(bindir, sizeof bindir, "%s/bin", dir);
+  CU_ASSERT_EQUAL_FATAL(sh(NULL, NULL, "mkdir '%s' && cp '%s'/suite/gemm_tiled '%s'/suite/reduce_shuffle "
+                           "'%s'/suite/histogram_shared '%s'/suite/scan '%s'/suite/stencil2d "
+                           "'%s'/suite/bfs '%s'/", bindir, tests_build(), tests_build(),
+                           tests_build(), tests_build(), tests_build(), tests_build(), bindir), 0);
+  write_fast(m, NULL);
+  char *out = NULL;
+  int rc = sh(&out, NULL, "'%s' suite run '%s' --bindir '%s' -o '%s'", tests_kcast(), m, bindir, a);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, ": 6 passed, 0 failed, 0 skipped"));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "[6/6] ")); /* one line per entry */
+  if (rc) printf("\n%s ", out ? out : "");
+  free(out);
+  rc = sh(&out, NULL, "'%s' suite run '%s' --bindir '%s' -j 2 -o '%s'", tests_kcast(), m, bindir, b);
+  CU_ASSERT_EQUAL(rc, 0);
+  free(out);
+  sig sa, sb;
+  CU_ASSERT_EQUAL_FATAL(signature(a, &sa), 0);
+  CU_ASSERT_EQUAL_FATAL(signature(b, &sb), 0);
+  CU_ASSERT_TRUE(sa.n >= NFAST);      /* every entry's launches */
+  CU_ASSERT_TRUE(sig_equal(&sa, &sb)); /* -j 2 records what -j 1 does, launch for launch */
+  sig_free(&sb);
+  CU_ASSERT_EQUAL(count_rows(a, "suite_entries"), 6);
+  int64_t runs = count_rows(a, "runs");
+  CU_ASSERT_EQUAL(runs, 6); /* one provenance row per entry */
+  /* Resumed: nothing runs again. */
+  rc = sh(&out, NULL, "'%s' suite run '%s' --bindir '%s' -o '%s'", tests_kcast(), m, bindir, a);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, ": 0 passed, 0 failed, 6 skipped"));
+  free(out);
+  CU_ASSERT_EQUAL(count_rows(a, "runs"), runs);
+  /* A rebuilt program (other bytes) runs again; the rest is skipped. */
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "printf x >> '%s/bfs'", bindir), 0);
+  rc = sh(&out, NULL, "'%s' suite run '%s' --bindir '%s' -o '%s'", tests_kcast(), m, bindir, a);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, ": 1 passed, 0 failed, 5 skipped"));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "bfs 2000 128") && strstr(strstr(out, "bfs 2000 128"), "passed"));
+  free(out);
+  /* Other arguments or options are another entry or a changed one. */
+  write_fast(m, "sample=2 stencil2d 256 16 2\ngemm_tiled abc\n");
+  rc = sh(&out, NULL, "'%s' suite run '%s' --bindir '%s' -o '%s'", tests_kcast(), m, bindir, a);
+  CU_ASSERT_EQUAL(rc, 1); /* an entry failed */
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, ": 1 passed, 1 failed, 6 skipped"));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "failed: ") && strstr(out, ":9 gemm_tiled abc: exit status 2"));
+  if (!out || !strstr(out, "1 failed")) printf("\n%s ", out ? out : "");
+  free(out);
+  CU_ASSERT_EQUAL(count_rows(a, "suite_entries"), 7); /* the failed one is not recorded */
+  /* Its output is in the log, in one block. */
+  char log[4300];
+  snprintf(log, sizeof log, "%s.log", a);
+  char *text = tests_read_file(log, NULL);
+  CU_ASSERT_PTR_NOT_NULL(text && strstr(text, "gemm_tiled: bad argument 'abc'"));
+  free(text);
+  /* No scratch left beside the output. */
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  int scratch = 0;
+  while (d && (de = readdir(d)))
+    if (strstr(de->d_name, ".kcast-suite")) scratch++;
+  if (d) closedir(d);
+  CU_ASSERT_EQUAL(scratch, 0);
+  /* And the launches already there are those of a fresh run. */
+  sig sc;
+  CU_ASSERT_EQUAL_FATAL(signature(a, &sc), 0);
+  CU_ASSERT_TRUE(sc.n > sa.n); /* plus the sampled stencil2d's */
+  sig_free(&sa);
+  sig_free(&sc);
+}
+
+static void test_profile_without_gpu(void) {
+  if (!have_suite()) return;
+  if (access("/proc/driver/nvidia/gpus", F_OK) == 0) {
+    printf("\n    [skip: a GPU is present; make gpu-check covers profiling] ");
+    return;
+  }
+  char dir[4096], m[4200], db[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "suite-prof"));
+  snprintf(m, sizeof m, "%s/m.txt", dir);
+  snprintf(db, sizeof db, "%s/g.db", dir);
+  write_fast(m, "repeat=3 scan 1000 64\n");
+  char *err = NULL, *out = NULL;
+  int rc = sh(NULL, &err, "'%s' suite profile '%s' --bindir '%s/suite' -o '%s'", tests_kcast(), m,
+              tests_build(), db);
+  CU_ASSERT_EQUAL(rc, 1);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "no GPU to profile on") && strstr(err, "nothing run"));
+  CU_ASSERT_NOT_EQUAL(access(db, F_OK), 0);
+  free(err);
+  /* With the GPU named, the plan is made without one. */
+  rc = sh(&out, NULL, "'%s' suite profile '%s' --bindir '%s/suite' --gpu H200 --shard 0/2 -o '%s' "
+          "--dry-run", tests_kcast(), m, tests_build(), db);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "shard 0/2") && strstr(out, "of 7 entries"));
+  free(out);
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "'%s' suite profile '%s' -j 2 --gpu H200 --dry-run", tests_kcast(),
+                     m), 2); /* one GPU: one entry at a time */
+}
+
+/* ----------------------------------------------------------- merge -- */
+
+static void test_merge_agreement(void) {
+  if (!have_suite()) return;
+  char dir[4096], a[4200], b[4200], out_db[4200], ma[4200], mb[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "suite-merge"));
+  snprintf(ma, sizeof ma, "%s/a.txt", dir);
+  snprintf(mb, sizeof mb, "%s/b.txt", dir);
+  snprintf(a, sizeof a, "%s/a.db", dir);
+  snprintf(b, sizeof b, "%s/b.db", dir);
+  snprintf(out_db, sizeof out_db, "%s/out.db", dir);
+  /* The same launch key with other features: scan's arguments under one label. */
+  CU_ASSERT_EQUAL_FATAL(write_text(ma, "dataset=x scan 1000 64\n"), 0);
+  CU_ASSERT_EQUAL_FATAL(write_text(mb, "dataset=x scan 2000 64\n"), 0);
+  CU_ASSERT_EQUAL_FATAL(sh(NULL, NULL, "'%s' suite run '%s' --bindir '%s/suite' -o '%s' >/dev/null && "
+                           "'%s' suite run '%s' --bindir '%s/suite' -o '%s' >/dev/null", tests_kcast(),
+                           ma, tests_build(), a, tests_kcast(), mb, tests_build(), b), 0);
+  char *err = NULL, *e1 = NULL, *e2 = NULL;
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "'%s' dataset merge '%s' '%s'", tests_kcast(), out_db, a), 0);
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "'%s' dataset export '%s' -o '%s/e1.csv'", tests_kcast(), out_db, dir), 0);
+  int64_t runs = count_rows(out_db, "runs");
+  /* Idempotent: again, the runs included. */
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "'%s' dataset merge '%s' '%s' '%s'", tests_kcast(), out_db, a, a), 0);
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "'%s' dataset export '%s' -o '%s/e2.csv'", tests_kcast(), out_db, dir), 0);
+  char p1[4300], p2[4300];
+  snprintf(p1, sizeof p1, "%s/e1.csv", dir);
+  snprintf(p2, sizeof p2, "%s/e2.csv", dir);
+  e1 = tests_read_file(p1, NULL);
+  e2 = tests_read_file(p2, NULL);
+  CU_ASSERT_TRUE(e1 && e2 && !strcmp(e1, e2));
+  CU_ASSERT_EQUAL(count_rows(out_db, "runs"), runs);
+  CU_ASSERT_EQUAL(count_rows(out_db, "suite_entries"), 1);
+  /* A disagreeing input: one line naming the key; nothing of it merged. */
+  int rc = sh(NULL, &err, "'%s' dataset merge '%s' '%s'", tests_kcast(), out_db, b);
+  CU_ASSERT_EQUAL(rc, 1);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "(app 'scan', dataset 'x', lseq 0)") &&
+                         strstr(err, "disagree") && !strchr(strchr(err, '\n') + 1, '\n'));
+  if (rc != 1 || !err || !strstr(err, "lseq 0")) printf("\n    %s ", err ? err : "");
+  free(err);
+  free(e2);
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "'%s' dataset export '%s' -o '%s/e2.csv'", tests_kcast(), out_db, dir), 0);
+  e2 = tests_read_file(p2, NULL);
+  CU_ASSERT_TRUE(e1 && e2 && !strcmp(e1, e2)); /* unchanged */
+  CU_ASSERT_EQUAL(count_rows(out_db, "runs"), runs);
+  /* --replace lets the input win. */
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "'%s' dataset merge --replace '%s' '%s'", tests_kcast(), out_db, b), 0);
+  sig sb, so;
+  CU_ASSERT_EQUAL_FATAL(signature(b, &sb), 0);
+  CU_ASSERT_EQUAL_FATAL(signature(out_db, &so), 0);
+  CU_ASSERT_TRUE(sig_equal(&sb, &so));
+  CU_ASSERT_EQUAL(count_rows(out_db, "runs"), runs + 1); /* both runs' provenance kept */
+  sig_free(&sb);
+  sig_free(&so);
+  free(e1);
+  free(e2);
+}
+
+/* ----------------------------------------------------------- Slurm -- */
+
+/* Live (not zombie) processes whose command line or environment names s. */
+static int live_with(const char *s) {
+  DIR *d = opendir("/proc");
+  struct dirent *de;
+  int n = 0;
+  while (d && (de = readdir(d))) {
+    if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+    char p[300], *t;
+    size_t len;
+    snprintf(p, sizeof p, "/proc/%s/stat", de->d_name);
+    t = tests_read_file(p, NULL);
+    char *rp = t ? strrchr(t, ')') : NULL;
+    int zombie = rp && rp[1] == ' ' && rp[2] == 'Z';
+    free(t);
+    if (zombie) continue;
+    const char *files[] = {"cmdline", "environ"};
+    for (int k = 0; k < 2; k++) {
+      snprintf(p, sizeof p, "/proc/%s/%s", de->d_name, files[k]);
+      t = tests_read_file(p, &len);
+      for (size_t i = 0; t && i < len; i++)
+        if (!t[i]) t[i] = ' ';
+      if (t && strstr(t, s)) n++;
+      free(t);
+    }
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+static void test_slurm_array_equals_local(void) {
+  if (!have_suite()) return;
+  char dir[4096], m[4200], single[4200], merged[4300];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "suite-slurm"));
+  char abs[4096];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(dir, abs));
+  snprintf(m, sizeof m, "%s/m.txt", abs);
+  write_fast(m, NULL);
+  char kcast[4096], bindir[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(tests_kcast(), kcast));
+  snprintf(bindir, sizeof bindir, "%s/suite", tests_build());
+  char bindir_abs[4096];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(bindir, bindir_abs));
+  char *out = NULL;
+  /* Bounded: the script's own limits, and a kill after 420 s at worst. */
+  int rc = sh(&out, NULL, "JOB_WAIT=240 timeout -k 10 420 tests/slurm/one-node.sh '%s' '%s' '%s' '%s' 2>&1",
+              kcast, bindir_abs, m, abs);
+  const char *st = out ? strstr(out, ", state ") : NULL;
+  char state[512] = "";
+  if (st) sscanf(st + 8, "%511s", state);
+  if (rc == 77) {
+    printf("\n    [skip: no one-node Slurm here: %s] ", out ? out : "");
+    free(out);
+    return;
+  }
+  if (rc != 0) printf("\n%s ", out ? out : "");
+  CU_ASSERT_EQUAL_FATAL(rc, 0); /* the array and its merge step completed */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "JobState=COMPLETED"));
+  /* Nothing of the cluster outlives the test. */
+  CU_ASSERT_TRUE(state[0] != 0);
+  if (state[0]) CU_ASSERT_EQUAL(live_with(state), 0);
+  free(out);
+  snprintf(single, sizeof single, "%s/single.db", abs);
+  snprintf(merged, sizeof merged, "%s/array/features.db", abs);
+  sig ss, sm;
+  CU_ASSERT_EQUAL_FATAL(signature(single, &ss), 0);
+  CU_ASSERT_EQUAL_FATAL(signature(merged, &sm), 0);
+  CU_ASSERT_TRUE(ss.n >= NFAST);
+  CU_ASSERT_TRUE(sig_equal(&ss, &sm)); /* the merged shards equal the local run, launch for launch */
+  /* Four shards, each entry in exactly one of them. */
+  size_t total = 0;
+  int nonempty = 0;
+  for (int i = 0; i < 4; i++) {
+    char p[4400];
+    snprintf(p, sizeof p, "%s/array/features-%d.db", abs, i);
+    sig sh_;
+    CU_ASSERT_EQUAL_FATAL(signature(p, &sh_), 0);
+    total += sh_.n;
+    nonempty += sh_.n > 0;
+    sig_free(&sh_);
+  }
+  CU_ASSERT_EQUAL(total, sm.n);
+  CU_ASSERT_EQUAL(nonempty, 4); /* 6 entries over 4 tasks: none idle */
+  CU_ASSERT_EQUAL(count_rows(merged, "suite_entries"), (int64_t)NFAST);
+  sig_free(&ss);
+  sig_free(&sm);
+}
+
+TEST_SUITES(register_cli_suite) {
+  CU_pSuite s = tests_suite("cli_suite");
+  TEST_ADD(s, test_manifest_errors);
+  TEST_ADD(s, test_shards);
+  TEST_ADD(s, test_run_parallel_resume_fail);
+  TEST_ADD(s, test_profile_without_gpu);
+  TEST_ADD(s, test_merge_agreement);
+  CU_pSuite t = tests_suite("slurm");
+  TEST_ADD(t, test_slurm_array_equals_local);
+}
