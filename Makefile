@@ -23,10 +23,13 @@ CLANG      ?= clang-22
 NVCC       ?= nvcc
 
 # Debian packages the build and the tests need.  The one list: README and
-# .ci/run both go through `make deps`.
+# .ci/run both go through `make deps`.  Slurm and munge are for the test
+# that brings up its own one-node cluster (tests/slurm/one-node.sh: its
+# own key, configuration and daemons, stopped when it ends).
 DEPS_PKGS := make gcc libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
              zlib1g-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
-             libomp-22-dev valgrind sqlite3
+             libomp-22-dev valgrind sqlite3 \
+             slurmctld slurmd slurm-client munge
 
 LLVM_INC   := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)
 LLVM_LIB   := $(shell $(LLVM_CONFIG) --libdir 2>/dev/null)

@@ -1147,8 +1147,9 @@ int cmd_suite(int argc, char **argv) {
     char lb[512];
     done++;
     skipped++;
-    printf("[%zu/%zu] %-40s skipped (in %s from the same build, %" PRId64 " launches)\n", done,
-           mine, entry_label(e, lb, sizeof lb), out, e->launches);
+    printf("[%zu/%zu] %-40s skipped (in %s from the same build, %" PRId64 " launch%s)\n",
+           done, mine, entry_label(e, lb, sizeof lb), out, e->launches,
+           e->launches == 1 ? "" : "es");
   }
   fflush(stdout);
   while (!got_signal) {
@@ -1191,9 +1192,9 @@ int cmd_suite(int argc, char **argv) {
       char lb[512];
       if (e->state == ST_PASS) {
         passed++;
-        printf("[%zu/%zu] %-40s passed, %" PRId64 " launches, %.1f s%s%s\n", done, mine,
-               entry_label(e, lb, sizeof lb), e->launches, e->secs, e->reason[0] ? "; " : "",
-               e->reason);
+        printf("[%zu/%zu] %-40s passed, %" PRId64 " launch%s, %.1f s%s%s\n", done, mine,
+               entry_label(e, lb, sizeof lb), e->launches, e->launches == 1 ? "" : "es",
+               e->secs, e->reason[0] ? "; " : "", e->reason);
       } else {
         failed++;
         printf("[%zu/%zu] %-40s FAILED after %.1f s: %s\n", done, mine,

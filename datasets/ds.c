@@ -1053,10 +1053,10 @@ static int merge_conflicts(ds_db *db, const char *src_path) {
       append(what, sizeof what, "%s is ", col_text(fq, 0));
       if (sqlite3_column_type(fq, 1) == SQLITE_NULL) append(what, sizeof what, "missing");
       else append(what, sizeof what, "%.17g", sqlite3_column_double(fq, 1));
-      append(what, sizeof what, " here and ");
+      append(what, sizeof what, " in the input, ");
       if (sqlite3_column_type(fq, 2) == SQLITE_NULL) append(what, sizeof what, "missing");
       else append(what, sizeof what, "%.17g", sqlite3_column_double(fq, 2));
-      append(what, sizeof what, " there");
+      append(what, sizeof what, " in the output");
     } else {
       append(what, sizeof what, "features differ");
     }
@@ -1068,8 +1068,8 @@ static int merge_conflicts(ds_db *db, const char *src_path) {
   if (sqlite3_prepare_v2(db->h, conflict_meas_sql, -1, &q, NULL) != SQLITE_OK) goto sqlfail;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
     if (nl + nm++ >= CONFLICTS_NAMED) continue;
-    append(what, sizeof what, "%s(app '%s', dataset '%s', lseq %lld) %s on %s rep %lld: %.17g here"
-           " and %.17g there", nl + nm > 1 ? "; " : "", col_text(q, 0), col_text(q, 1),
+    append(what, sizeof what, "%s(app '%s', dataset '%s', lseq %lld) %s on %s rep %lld: %.17g in"
+           " the input, %.17g in the output", nl + nm > 1 ? "; " : "", col_text(q, 0), col_text(q, 1),
            (long long)sqlite3_column_int64(q, 2), col_text(q, 4), col_text(q, 3),
            (long long)sqlite3_column_int64(q, 5), sqlite3_column_double(q, 6),
            sqlite3_column_double(q, 7));

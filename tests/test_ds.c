@@ -468,6 +468,62 @@ static void test_matrix_query(void) {
 
 /* ------------------------------------------------------------ merge/stats -- */
 
+/* Shards that disagree: a measurement with the same key and another value,
+   a launch with the same key and other columns; suite entries merge by key. */
+static void test_merge_conflicts_and_suite_entries(void) {
+  char pa[2200], pb[2200];
+  ds_db *a = create_db(pa, sizeof pa), *b = create_db(pb, sizeof pb);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  feat_vec fv;
+  feat_init(&fv);
+  feat_set(&fv, "op.add.s32", 7);
+  ds_launch l = mk_launch("p", "1 2", 0, "k");
+  int64_t ia, ib;
+  CU_ASSERT_EQUAL(ds_record_run(a, "kcast run a", NULL), 0);
+  CU_ASSERT_EQUAL(ds_insert_launch(a, &l, &fv, &ia), 0);
+  CU_ASSERT_EQUAL(ds_insert_measurement(a, ia, "H200", "time_ns", 10, 0, "cupti"), 0);
+  CU_ASSERT_EQUAL(ds_record_run(b, "kcast run b", NULL), 0);
+  CU_ASSERT_EQUAL(ds_insert_launch(b, &l, &fv, &ib), 0);
+  CU_ASSERT_EQUAL(ds_insert_measurement(b, ib, "H200", "time_ns", 11, 0, "cupti"), 0);
+  ds_suite_entry e = {"run", "p", "1 2", "", "fnv1a64:0:1", "p 1 2", 2.5, 1};
+  CU_ASSERT_EQUAL(ds_suite_record(b, &e), 0);
+  ds_close(b);
+  CU_ASSERT_EQUAL(ds_merge(a, pb, 0), -1); /* the same measurement key, another value */
+  CU_ASSERT_PTR_NOT_NULL(strstr(ds_errmsg(a), "1 measurement disagree"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(ds_errmsg(a), "time_ns on H200 rep 0: 11 in the input, 10 in the output"));
+  ds_suite_entry f;
+  CU_ASSERT_EQUAL(ds_suite_find(a, "run", "p", "1 2", NULL, &f), 0); /* nothing merged */
+  CU_ASSERT_EQUAL(raw_count(pa, "runs"), 1);
+  CU_ASSERT_EQUAL(ds_merge(a, pb, DS_MERGE_REPLACE), 0);
+  CU_ASSERT_EQUAL(ds_suite_find(a, "run", "p", "1 2", NULL, &f), 1); /* the entry came along */
+  CU_ASSERT_STRING_EQUAL(f.build, "fnv1a64:0:1");
+  CU_ASSERT_DOUBLE_EQUAL(f.seconds, 2.5, 1e-12);
+  CU_ASSERT_EQUAL(ds_suite_find(a, "profile", "p", "1 2", NULL, &f), 0); /* another kind */
+  CU_ASSERT_EQUAL(ds_suite_find(a, "run", "p", "1 2", "H200", &f), 0);   /* another GPU key */
+  /* The same key with another grid is a conflict too. */
+  l.grid[0] = 65;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b = create_db(pb, sizeof pb));
+  CU_ASSERT_EQUAL(ds_insert_launch(b, &l, &fv, &ib), 0);
+  ds_close(b);
+  CU_ASSERT_EQUAL(ds_merge(a, pb, 0), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(ds_errmsg(a), "(app 'p', dataset '1 2', lseq 0): kernel, grid"));
+  /* A launch without features on one side (a profile) is no conflict. */
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b = create_db(pb, sizeof pb));
+  l.grid[0] = 64;
+  CU_ASSERT_EQUAL(ds_insert_launch(b, &l, NULL, &ib), 0);
+  CU_ASSERT_EQUAL(ds_insert_measurement(b, ib, "T4", "time_ns", 40, 0, "cupti"), 0);
+  ds_close(b);
+  CU_ASSERT_EQUAL(ds_merge(a, pb, 0), 0);
+  feat_vec got;
+  feat_init(&got);
+  CU_ASSERT_EQUAL(ds_get_features(a, ia, &got), 0);
+  CU_ASSERT_EQUAL(feat_get(&got, "op.add.s32", -1), 7); /* features kept */
+  feat_free(&got);
+  feat_free(&fv);
+  ds_close(a);
+}
+
 static void test_merge_and_stats(void) {
   char pa[2200], pb[2200];
   int64_t ids[4];
@@ -684,6 +740,7 @@ TEST_SUITES(register_ds) {
   TEST_ADD(s, test_target_aggregates);
   TEST_ADD(s, test_matrix_query);
   TEST_ADD(s, test_merge_and_stats);
+  TEST_ADD(s, test_merge_conflicts_and_suite_entries);
   TEST_ADD(s, test_partial_runs_and_emu_family);
   TEST_ADD(s, test_kill9_leaves_previous_contents);
 }

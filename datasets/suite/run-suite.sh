@@ -1,54 +1,45 @@
 #!/bin/sh
-# run-suite.sh -- run every line of a suite list under `kcast run` and
-# collect the features of every launch into one dataset (make datasets).
+# run-suite.sh -- run every entry of a suite manifest under `kcast suite
+# run` and collect the features of every launch into one dataset, with a
+# provenance note (make datasets).
 #
-# usage: run-suite.sh KCAST BINDIR LIST OUT.db
+# usage: run-suite.sh KCAST BINDIR MANIFEST OUT.db
 #
-# LIST has one run per line, `program arg...` ('#' starts a comment).  A
-# line may begin with `sample=N`: that run emulates N CTAs per launch and
-# scales the counts (its results are incomplete, so its own check may fail:
-# that is expected and reported, not an error).  Launches are keyed by
-# kcast run's defaults (app = program name, dataset = the arguments), the
-# same keys `kcast profile` uses, so GPU measurements join.
+# MANIFEST is a suite manifest (docs/formats.md, "Suite manifest"): one
+# `[KEY=VALUE...] program arg...` per line.  A line with `sample=N` emulates
+# N CTAs per launch and scales the counts (its results are incomplete, so
+# its own check may fail: that is expected and reported, not an error).
+# Launches are keyed by kcast run's defaults (app = program name, dataset =
+# the arguments), the same keys `kcast profile` uses, so GPU measurements
+# join.  SUITE_JOBS (default 1) entries run at a time.
 #
-# The dataset is built in OUT.db.tmp and renamed at the end: an interrupted
-# run leaves OUT.db as it was.  A provenance note goes to OUT.md, the
-# programs' own output to OUT.db.log (not kept in the repository).
+# The dataset is built in OUT.db.tmp (started afresh) and renamed at the
+# end: an interrupted run leaves OUT.db as it was.  A provenance note goes
+# to OUT.md, the programs' own output to OUT.db.log (not kept in the
+# repository).
 set -eu
 kcast=$1 bindir=$2 list=$3 out=$4
 tmp="$out.tmp"
 note="${out%.db}.md"
 log="$out.log"
-rm -f "$tmp" "$log"
+summary="$out.summary"
+rm -f "$tmp" "$tmp.log" "$log" "$summary"
 start=$(date +%s)
-runs=0 passed=0 sampled=0 failed=0 failures=""
-while IFS= read -r line || [ -n "$line" ]; do
-  line=${line%%#*}
-  set -f; set -- $line; set +f
-  [ $# -gt 0 ] || continue
-  sample=""
-  case $1 in sample=*) sample=${1#sample=}; shift ;; esac
-  prog=$1; shift
-  runs=$((runs + 1))
-  printf '%-40s ' "$prog $*" >&2
-  t0=$(date +%s)
-  if [ -n "$sample" ]; then
-    set +e; "$kcast" run -o "$tmp" --sample "$sample" --timeout 600 -- "$bindir/$prog" "$@" >>"$log" 2>&1; rc=$?; set -e
-  else
-    set +e; "$kcast" run -o "$tmp" --timeout 600 -- "$bindir/$prog" "$@" >>"$log" 2>&1; rc=$?; set -e
-  fi
-  t1=$(date +%s)
-  if [ -n "$sample" ]; then
-    sampled=$((sampled + 1)); echo "sampled ($sample CTAs/launch), exit $rc, $((t1 - t0)) s" >&2
-  elif [ $rc -eq 0 ]; then
-    passed=$((passed + 1)); echo "PASS, $((t1 - t0)) s" >&2
-  else
-    failed=$((failed + 1)); failures="$failures
-- \`$prog $*\`: exit $rc"; echo "FAIL (exit $rc)" >&2
-  fi
-done < "$list"
+set +e
+"$kcast" suite run "$list" --bindir "$bindir" -o "$tmp" --log "$log" --timeout 600 \
+  -j "${SUITE_JOBS:-1}" > "$summary"
+rc=$?
+set -e
 end=$(date +%s)
-if [ ! -f "$tmp" ]; then echo "run-suite: no launch was recorded" >&2; exit 1; fi
+cat "$summary" >&2
+runs=$(grep -c '^\[' "$summary" || true)
+sampled=$(grep '^\[' "$summary" | grep -c ' passed, .*; sampled' || true)
+passed=$(grep '^\[' "$summary" | grep -c ' passed, ' || true)
+passed=$((passed - sampled))
+failed=$(grep -c '^\[.* FAILED' "$summary" || true)
+failures=$(sed -n 's/^  failed: /- /p' "$summary")
+rm -f "$summary"
+if [ ! -f "$tmp" ]; then echo "run-suite: no launch was recorded (kcast suite run exit $rc)" >&2; exit 1; fi
 mv "$tmp" "$out"
 stats=$("$kcast" dataset stats "$out")
 # Work per launch: the sum of the class.* counts (every thread-instruction
@@ -60,7 +51,7 @@ span=$("$kcast" dataset export "$out" | awk -F, '
 {
   echo "# $(basename "$out"): features of the kernel suite under the CPU emulator"
   echo
-  echo "- command: \`make datasets\` (datasets/suite/run-suite.sh over $(basename "$list"))"
+  echo "- command: \`make datasets\` (datasets/suite/run-suite.sh: kcast suite run over $(basename "$list"), ${SUITE_JOBS:-1} at a time)"
   echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- kcast: $("$kcast" version)"
   echo "- compiler: $(nvcc --version | tail -2 | head -1)"
@@ -70,7 +61,7 @@ span=$("$kcast" dataset export "$out" | awk -F, '
   echo "- wall time: $((end - start)) s"
   echo "- work: $span"
   echo "- sampling: lines marked \`sample=N\` in the list emulate N CTAs per launch; their counts are scaled to the grid (docs/features.md) and their program output is not checked"
-  if [ -n "$failures" ]; then echo; echo "Failed runs:$failures"; fi
+  if [ -n "$failures" ]; then echo; echo "Failed runs:"; echo "$failures"; fi
   echo
   echo '```'
   echo "$stats"

@@ -10,7 +10,9 @@
 #
 # Writes WORKDIR/single.db (the local run), WORKDIR/array/features-{0..3}.db
 # and WORKDIR/array/features.db (the merged shards), prints "wall <what> <s>"
-# lines, and exits 0; 77 (with the reason on stdout) when Slurm cannot be
+# lines, and exits 0 (TIMES=1 adds local runs with the default threads at
+# -j 1 and -j 2 for comparison; COSTS=DB balances the shards by the times
+# recorded in DB); 77 (with the reason on stdout) when Slurm cannot be
 # brought up here (not root, packages missing, daemons do not start); 1 on
 # a failure.  Every daemon it starts is stopped on every way out (trap),
 # and whatever still carries the cluster's configuration is killed; a run
@@ -134,11 +136,21 @@ echo "slurm: node $host up ($cpus CPUs), ports $ctld_port/$slurmd_port, state $s
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 mkdir -p "$work/array"
+# The reference runs each launch on one thread, as each array task does
+# (features.sbatch: OMP_NUM_THREADS = its one CPU): a kernel whose threads
+# race on a memory word (bfs marking visited nodes) counts work that
+# depends on how CTAs interleave, so only equal threading compares bit for
+# bit.
 t=$(now)
-"$kcast" suite run "$manifest" --bindir "$bindir" -o "$work/single.db" > "$work/single.out" 2>&1 ||
+OMP_NUM_THREADS=1 "$kcast" suite run "$manifest" --bindir "$bindir" -o "$work/single.db" \
+  > "$work/single.out" 2>&1 ||
   { echo "local suite run failed:"; tail -n 5 "$work/single.out"; exit 1; }
-echo "wall local-j1 $(since "$t")"
+echo "wall local-j1-1thread $(since "$t")"
 if [ -n "${TIMES:-}" ]; then
+  t=$(now)
+  "$kcast" suite run "$manifest" --bindir "$bindir" -o "$work/single-j1.db" > "$work/single-j1.out" 2>&1 ||
+    { echo "local suite run failed:"; tail -n 5 "$work/single-j1.out"; exit 1; }
+  echo "wall local-j1 $(since "$t")"
   t=$(now)
   "$kcast" suite run "$manifest" --bindir "$bindir" -j 2 -o "$work/single-j2.db" > "$work/single-j2.out" 2>&1 ||
     { echo "local suite run -j 2 failed:"; tail -n 5 "$work/single-j2.out"; exit 1; }
@@ -147,7 +159,7 @@ fi
 
 t=$(now)
 ids=$(KCAST="$kcast" "$here/tools/slurm/submit.sh" features "$manifest" "$work/array" 4 \
-      --bindir "$bindir") || { echo "submit.sh failed"; exit 1; }
+      --bindir "$bindir" ${COSTS:+--costs "$COSTS"}) || { echo "submit.sh failed"; exit 1; }
 set -- $ids
 array=$1 merge=$2
 echo "slurm: array job $array, merge job $merge"
