@@ -30,7 +30,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -952,7 +951,8 @@ int cmd_suite(int argc, char **argv) {
   const char *out_pat = "kcast.db", *log_pat = NULL, *shard_arg = NULL, *costs = NULL;
   long long jobs = 1;
   int force = 0, dry = 0;
-  enum { O_SHARD = 256, O_COSTS, O_BINDIR, O_TIMEOUT, O_LOG, O_FORCE, O_GPU, O_POWER, O_REPEAT };
+  enum { O_SHARD = CLI_OPT_OWN, O_COSTS, O_BINDIR, O_TIMEOUT, O_LOG, O_FORCE, O_GPU, O_POWER,
+         O_REPEAT };
   static const struct option longopts[] = {
     {"output", required_argument, NULL, 'o'},   {"jobs", required_argument, NULL, 'j'},
     {"shard", required_argument, NULL, O_SHARD}, {"costs", required_argument, NULL, O_COSTS},
@@ -961,16 +961,18 @@ int cmd_suite(int argc, char **argv) {
     {"force", no_argument, NULL, O_FORCE},       {"dry-run", no_argument, NULL, 'n'},
     {"gpu", required_argument, NULL, O_GPU},     {"power", no_argument, NULL, O_POWER},
     {"repeat", required_argument, NULL, O_REPEAT}, {NULL, 0, NULL, 0}};
-  opterr = 0;
-  optind = 0;
-  int c;
-  while ((c = getopt_long(argc - 1, argv + 1, ":o:j:n", longopts, NULL)) != -1) {
-    const char *v = optarg;
+  cli_opts g;
+  /* argv[0] is the subcommand: options and the manifest follow it */
+  cli_opts_init(&g, "suite", argc - 1, argv + 1, "o:j:n", 0);
+  cli_opts_add(&g, longopts);
+  for (int c; (c = cli_opts_next(&g)) != CLI_OPT_END;) {
+    const char *v = g.arg;
     switch (c) {
+      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
       case 'o': out_pat = v; break;
       case 'j':
         if (parse_ll(v, 1, 1024, &jobs))
-          return cli_usage_error("suite", "-j needs a whole number in 1..1024, not '%s'", v);
+          return cli_usage_error("suite", "%s needs a whole number in 1..1024, not '%s'", g.name, v);
         break;
       case O_SHARD: shard_arg = v; break;
       case O_COSTS: costs = v; break;
@@ -988,17 +990,13 @@ int cmd_suite(int argc, char **argv) {
         if (parse_ll(v, 1, 10000, &o.repeat))
           return cli_usage_error("suite", "--repeat needs a whole number in 1..10000, not '%s'", v);
         break;
-      case ':':
-        return cli_usage_error("suite", "%s needs a value", argv[optind]);
-      default:
-        return cli_usage_error("suite", "unknown option '%s'", argv[optind]);
+      default: break;
     }
-    if (v && !*v) return cli_usage_error("suite", "%s needs a non-empty value", argv[optind - 1]);
   }
-  if (optind >= argc - 1) return cli_usage_error("suite", "%s needs a MANIFEST", sub);
-  if (optind + 1 < argc - 1)
-    return cli_usage_error("suite", "one MANIFEST only ('%s' is extra)", argv[optind + 2]);
-  const char *manifest = argv[optind + 1];
+  if (CLI_NOPERANDS(&g) < 1) return cli_usage_error("suite", "%s needs a MANIFEST", sub);
+  if (CLI_NOPERANDS(&g) > 1)
+    return cli_usage_error("suite", "one MANIFEST only ('%s' is extra)", CLI_OPERANDS(&g)[1]);
+  const char *manifest = CLI_OPERANDS(&g)[0];
   if (!o.profile && (o.gpu || o.power || o.repeat != 1))
     return cli_usage_error("suite", "--gpu, --power and --repeat are options of suite profile");
   if (o.profile && jobs > 1)
