@@ -360,6 +360,29 @@ static void test_run_parallel_resume_fail(void) {
   sig_free(&sc);
 }
 
+/* An entry over its timeout fails, named so, and nothing of it is kept. */
+static void test_entry_timeout(void) {
+  if (!have_suite()) return;
+  char dir[4096], db[4200], m[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "suite-to"));
+  snprintf(db, sizeof db, "%s/x.db", dir);
+  snprintf(m, sizeof m, "%s/m.txt", dir);
+  CU_ASSERT_EQUAL_FATAL(write_text(m, "gemm_tiled 64 8\ntimeout=1 scan 16777216 512\n"), 0);
+  char *out = NULL;
+  int rc = sh(&out, NULL, "'%s' suite run '%s' --bindir '%s/suite' -o '%s'", tests_kcast(), m,
+              tests_build(), db);
+  CU_ASSERT_EQUAL(rc, 1);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, ":2 scan 16777216 512: timed out after 1 s"));
+  if (!out || !strstr(out, "timed out")) printf("\n%s ", out ? out : "");
+  free(out);
+  CU_ASSERT_EQUAL(count_rows(db, "suite_entries"), 1);
+  char *o2 = NULL;
+  CU_ASSERT_EQUAL(sh(&o2, NULL, "sqlite3 '%s' \"SELECT count(*) FROM launches WHERE app = 'scan'\"",
+                     db), 0);
+  CU_ASSERT_PTR_NOT_NULL(o2 && !strcmp(o2, "0\n")); /* the partial run is not merged */
+  free(o2);
+}
+
 /* SIGTERM in mid-suite: the running entries end, nothing more is merged,
    no scratch is left, kcast dies of the signal; a rerun resumes. */
 static void test_interrupted_suite_resumes(void) {
@@ -581,6 +604,7 @@ TEST_SUITES(register_cli_suite) {
   TEST_ADD(s, test_manifest_errors);
   TEST_ADD(s, test_shards);
   TEST_ADD(s, test_run_parallel_resume_fail);
+  TEST_ADD(s, test_entry_timeout);
   TEST_ADD(s, test_interrupted_suite_resumes);
   TEST_ADD(s, test_profile_without_gpu);
   TEST_ADD(s, test_merge_agreement);
