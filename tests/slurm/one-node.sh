@@ -70,13 +70,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-# Two free TCP ports for slurmctld and slurmd.
-ports=$(python3 -c 'import socket
-s=[socket.socket() for _ in range(2)]
-[x.bind(("127.0.0.1", 0)) for x in s]
-print(" ".join(str(x.getsockname()[1]) for x in s))' 2>/dev/null) || skip "python3 cannot pick free ports"
-set -- $ports
-ctld_port=$1 slurmd_port=$2
+# Two free TCP ports for slurmctld and slurmd: random ones in 20000-49999
+# that nothing listens on or uses (/proc/net/tcp*, hex port numbers).
+used=$(awk 'FNR > 1 { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+pick_port() {
+  while :; do
+    p=$(( $(od -An -N2 -tu2 /dev/urandom) % 30000 + 20000 ))
+    echo "$used" | grep -qx "$(printf '%04X' "$p")" || { echo "$p"; return; }
+  done
+}
+ctld_port=$(pick_port)
+slurmd_port=$ctld_port
+while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(pick_port); done
 host=$(hostname -s)
 cpus=$(nproc)
 
