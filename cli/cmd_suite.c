@@ -20,7 +20,8 @@
  *    the output, with its output in a private file; up to -j children at a
  *    time.  The parent alone writes the output: a passed entry's dataset is
  *    merged (ds_merge, the entry's results replace what the output held of
- *    its key) and its suite entry recorded; a failed one's is dropped.
+ *    its key; for run, launches of the key it no longer has are deleted)
+ *    and its suite entry recorded; a failed one's is dropped.
  *    Each entry's output is appended to the log file in one block;
  *  - one line per finished entry and a summary on stdout; exit 1 when an
  *    entry failed.  SIGINT/SIGTERM/SIGHUP end the children, merge nothing
@@ -878,7 +879,11 @@ static void finish_entry(runner *r, entry *e, int st, int timed_out) {
       ds_suite_entry se = {r->o->profile ? "profile" : "run", e->app, e->dataset,
                            r->o->profile ? gpu : "", e->build, e->command, e->secs,
                            e->launches};
-      if (ds_merge(out, e->tmpdb, DS_MERGE_REPLACE) < 0 || ds_suite_record(out, &se) < 0) {
+      /* run: the entry's launches are its whole run (a rebuilt program
+         with fewer launches leaves none of the old ones behind); profile
+         measures what ran and leaves the rest to the features' owner */
+      unsigned mf = DS_MERGE_REPLACE | (r->o->profile ? 0 : DS_MERGE_WHOLE_RUNS);
+      if (ds_merge(out, e->tmpdb, mf) < 0 || ds_suite_record(out, &se) < 0) {
         snprintf(e->reason, sizeof e->reason, "%.590s", ds_errmsg(out));
         e->state = ST_FAIL;
       }

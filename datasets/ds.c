@@ -1123,6 +1123,15 @@ int ds_merge(ds_db *db, const char *src_path, unsigned flags) {
   int ret = -1;
   if (exec(db, "BEGIN IMMEDIATE", "cannot merge") < 0) goto detach;
   if (!(flags & DS_MERGE_REPLACE) && merge_conflicts(db, src_path) != 0) goto rollback;
+  /* Launches (with their features and measurements) of src's runs that
+     src no longer has. */
+  if ((flags & DS_MERGE_WHOLE_RUNS) &&
+      exec(db, "DELETE FROM main.launches WHERE id IN (SELECT d.id FROM main.launches d"
+               " WHERE EXISTS (SELECT 1 FROM ds_src.launches s WHERE s.app = d.app AND"
+               " s.dataset = d.dataset) AND NOT EXISTS (SELECT 1 FROM ds_src.launches s"
+               " WHERE s.app = d.app AND s.dataset = d.dataset AND s.lseq = d.lseq))",
+           "cannot merge") < 0)
+    goto rollback;
   size_t nsql = sizeof merge_sql / sizeof merge_sql[0];
   for (size_t i = 0; i < nsql; i++) {
     if (i == 3 && (merge_runs(db) < 0 || merge_partial(db) < 0)) goto rollback;

@@ -164,8 +164,12 @@ int ds_get_gpu(ds_db *db, const char *name, ds_gpu *out);
 
 /* ds_merge flags. */
 enum {
-  DS_MERGE_REPLACE = 1 << 0  /* src wins over a conflicting launch or
-                                measurement instead of failing */
+  DS_MERGE_REPLACE = 1 << 0,  /* src wins over a conflicting launch or
+                                 measurement instead of failing */
+  DS_MERGE_WHOLE_RUNS = 1 << 1 /* src holds whole runs: a launch of db whose
+                                 (app, dataset) src has but whose lseq src
+                                 lacks is deleted (an earlier, longer run of
+                                 the same key) */
 };
 
 /*

@@ -352,6 +352,23 @@ static void test_run_parallel_resume_fail(void) {
     if (strstr(de->d_name, ".kcast-suite")) scratch++;
   if (d) closedir(d);
   CU_ASSERT_EQUAL(scratch, 0);
+  /* The same key rerun with fewer launches keeps none of the old ones. */
+  write_fast(m, "app=st dataset=d stencil2d 64 8 10\n");
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "'%s' suite run '%s' --bindir '%s' -o '%s'", tests_kcast(), m,
+                     bindir, a), 0);
+  char *cnt = NULL;
+  CU_ASSERT_EQUAL(sh(&cnt, NULL, "sqlite3 '%s' \"SELECT count(*) FROM launches WHERE app = 'st'\"", a), 0);
+  CU_ASSERT_PTR_NOT_NULL(cnt && !strcmp(cnt, "10\n"));
+  free(cnt);
+  write_fast(m, "app=st dataset=d stencil2d 64 8 4\n");
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "'%s' suite run '%s' --bindir '%s' -o '%s'", tests_kcast(), m,
+                     bindir, a), 0);
+  CU_ASSERT_EQUAL(sh(&cnt, NULL, "sqlite3 '%s' \"SELECT count(*) FROM launches WHERE app = 'st'\"", a), 0);
+  CU_ASSERT_PTR_NOT_NULL(cnt && !strcmp(cnt, "4\n")); /* lseq 4..9 of the longer run are gone */
+  if (!cnt || strcmp(cnt, "4\n")) printf("\n    st launches: %s ", cnt ? cnt : "");
+  free(cnt);
+  CU_ASSERT_EQUAL(sh(NULL, NULL, "sqlite3 '%s' \"DELETE FROM launches WHERE app = 'st';"
+                     " DELETE FROM suite_entries WHERE app = 'st'\"", a), 0);
   /* And the launches already there are those of a fresh run. */
   sig sc;
   CU_ASSERT_EQUAL_FATAL(signature(a, &sc), 0);
