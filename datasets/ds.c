@@ -1082,7 +1082,7 @@ static int merge_conflicts(ds_db *db, const char *src_path) {
   if (nl) append(counts, sizeof counts, "%lld launch%s", (long long)nl, nl == 1 ? "" : "es");
   if (nm) append(counts, sizeof counts, "%s%lld measurement%s", nl ? " and " : "", (long long)nm,
                  nm == 1 ? "" : "s");
-  ds_set_errmsg(db, "%s: %s disagree with %s (same key, other values; nothing merged): %s%s",
+  ds_set_errmsg(db, "%s: %s disagree with %s (same key, other values; nothing of it merged): %s%s",
                 src_path, counts, db->path, what,
                 nl + nm > CONFLICTS_NAMED ? "; ..." : "");
   return 1;
