@@ -149,6 +149,11 @@ int cli_ptxas_features(const char *ptx, size_t len, const char *src, const char 
 int cmd_featmodel(int argc, char **argv);
 extern const char cmd_featmodel_usage[];
 
+/* kcast dataset import-kerneltuner (cmd_import_kt.c); argv[0] is the
+   subcommand's name. */
+int cmd_import_kerneltuner(int argc, char **argv);
+extern const char cmd_import_kt_usage[];
+
 /* kcast emulate (cmd_emulate.c). */
 int cmd_emulate(int argc, char **argv);
 extern const char cmd_emulate_usage[];
@@ -228,6 +233,26 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
 /* Write the buffer of buf: parameter param to path (atomically). */
 int cli_launch_dump(cli_launch *L, unsigned long param, const char *path);
 void cli_launch_free(cli_launch *L);
+
+/* A constant-memory fill, NAME=FILL (FILL as for buf:, e.g. randf:2). */
+typedef struct cli_const_spec {
+  const char *text;      /* as given (not owned) */
+  char name[256];        /* the symbol's source name */
+  cli_arg_spec fill;     /* its fill (is_buf 0) */
+} cli_const_spec;
+/* Parse NAME=FILL; 0, or -1 after printing a usage error. */
+int cli_parse_const(const char *cmd, const char *text, cli_const_spec *out);
+/* Launch kernel k of em (loaded on dev) with L's --arg specs, typed
+   against k, and cfg's grid, block, shared memory, sample and limits.  The
+   buffers are made on dev for this launch and freed after it; the constant
+   symbols consts[0..n) are filled first (ns: the C++ namespace they were
+   declared in, or NULL).  Prints nothing (worker threads call it): errors
+   go to err.  Returns 0; 1 when an argument or symbol does not fit the
+   kernel (every launch of it would fail alike); -1 for a failed launch. */
+int cli_launch_kernel(const cli_launch *L, emu_device *dev, emu_module *em,
+                      const struct ptx_func *k, const cli_const_spec *consts, size_t nconsts,
+                      const char *ns, const emu_launch_cfg *cfg, feat_vec *features,
+                      emu_stats *st, char *err, size_t cap);
 
 /* A file written whole or not at all (cli_file.c): cli_out_open creates a
    temporary file beside path (write to o->f); cli_out_close(o, 1) renames

@@ -78,6 +78,40 @@ static int parse_u64_full(const char *s, uint64_t *out) {
   return 0;
 }
 
+/* FILL of a buffer (zero, seq, seqf, rand[:SEED], randf[:SEED],
+   file=PATH) into a; 0, or -1 with why set. */
+static int parse_fill(const char *f, cli_arg_spec *a, const char **why) {
+  a->fill = CLI_FILL_ZERO;
+  a->seed = 1;
+  a->file = NULL;
+  if (!strncmp(f, "file=", 5)) {
+    a->fill = CLI_FILL_FILE;
+    a->file = f + 5;
+    if (!*a->file) { *why = "file= needs a path"; return -1; }
+    return 0;
+  }
+  const char *c2 = strchr(f, ':'), *seed = NULL;
+  size_t fl = c2 ? (size_t)(c2 - f) : strlen(f);
+  if (c2) seed = c2 + 1;
+  if (fl == 4 && !strncmp(f, "zero", 4)) a->fill = CLI_FILL_ZERO;
+  else if (fl == 3 && !strncmp(f, "seq", 3)) a->fill = CLI_FILL_SEQ;
+  else if (fl == 4 && !strncmp(f, "seqf", 4)) a->fill = CLI_FILL_SEQF;
+  else if (fl == 4 && !strncmp(f, "rand", 4)) a->fill = CLI_FILL_RAND;
+  else if (fl == 5 && !strncmp(f, "randf", 5)) a->fill = CLI_FILL_RANDF;
+  else {
+    *why = "unknown fill (zero, seq, seqf, rand[:SEED], randf[:SEED], file=PATH)";
+    return -1;
+  }
+  if (seed) {
+    if (a->fill != CLI_FILL_RAND && a->fill != CLI_FILL_RANDF) {
+      *why = "only rand and randf take a seed";
+      return -1;
+    }
+    if (parse_u64_full(seed, &a->seed)) { *why = "bad seed (an unsigned integer)"; return -1; }
+  }
+  return 0;
+}
+
 /*
  * Syntax of one --arg (the parameter type is checked later).  Returns 0, or
  * -1 after printing a usage error naming the argument.
@@ -99,38 +133,10 @@ static int parse_arg_syntax(const char *cmd, cli_arg_spec *a, unsigned idx) {
     return -1;
   }
   if (!c) return 0;
-  const char *f = c + 1, *seed = NULL;
-  if (!strncmp(f, "file=", 5)) {
-    a->fill = CLI_FILL_FILE;
-    a->file = f + 5;
-    if (!*a->file) {
-      cli_usage_error(cmd, "--arg %u '%s': file= needs a path", idx, t);
-      return -1;
-    }
-    return 0;
-  }
-  const char *c2 = strchr(f, ':');
-  size_t fl = c2 ? (size_t)(c2 - f) : strlen(f);
-  if (c2) seed = c2 + 1;
-  if (fl == 4 && !strncmp(f, "zero", 4)) a->fill = CLI_FILL_ZERO;
-  else if (fl == 3 && !strncmp(f, "seq", 3)) a->fill = CLI_FILL_SEQ;
-  else if (fl == 4 && !strncmp(f, "seqf", 4)) a->fill = CLI_FILL_SEQF;
-  else if (fl == 4 && !strncmp(f, "rand", 4)) a->fill = CLI_FILL_RAND;
-  else if (fl == 5 && !strncmp(f, "randf", 5)) a->fill = CLI_FILL_RANDF;
-  else {
-    cli_usage_error(cmd, "--arg %u '%s': unknown fill '%.*s' (zero, seq, seqf, rand[:SEED], "
-                    "randf[:SEED], file=PATH)", idx, t, (int)fl, f);
+  const char *why = NULL;
+  if (parse_fill(c + 1, a, &why)) {
+    cli_usage_error(cmd, "--arg %u '%s': %s", idx, t, why);
     return -1;
-  }
-  if (seed) {
-    if (a->fill != CLI_FILL_RAND && a->fill != CLI_FILL_RANDF) {
-      cli_usage_error(cmd, "--arg %u '%s': only rand and randf take a seed", idx, t);
-      return -1;
-    }
-    if (parse_u64_full(seed, &a->seed)) {
-      cli_usage_error(cmd, "--arg %u '%s': bad seed '%s' (an unsigned integer)", idx, t, seed);
-      return -1;
-    }
   }
   return 0;
 }
@@ -258,51 +264,76 @@ static void fill_bytes(const cli_arg_spec *a, unsigned char *b, size_t n) {
   }
 }
 
-/* Allocate and fill the buffer of a; 0, or -1 after printing the error. */
-static int make_buffer(emu_device *d, cli_arg_spec *a, unsigned idx) {
-  char err[512] = "";
-  if (a->bytes > SIZE_MAX / 2) {
-    cli_error("--arg %u '%s': buffer too large", idx, a->text);
-    return -1;
-  }
-  size_t n = (size_t)a->bytes;
-  if (emu_malloc(d, n, &a->addr, err, sizeof err)) {
-    cli_error("--arg %u '%s': %s", idx, a->text, err);
-    return -1;
-  }
-  if (a->fill == CLI_FILL_ZERO) return 0; /* emu_malloc zero-fills */
-  unsigned char *host = emu_host_ptr(d, a->addr, n), *tmp = NULL;
+/* Fill n device bytes at addr as a says; 0, or -1 with the reason in err
+   (what names the argument in messages: "--arg 2"). */
+static int fill_region(emu_device *d, const cli_arg_spec *a, uint64_t addr, size_t n,
+                       const char *what, char *err, size_t cap) {
+  if (a->fill == CLI_FILL_ZERO && a->is_buf) return 0; /* emu_malloc zero-fills */
+  char e2[512] = "";
+  unsigned char *host = emu_host_ptr(d, addr, n), *tmp = NULL;
   if (!host) {
-    host = tmp = calloc(1, n);
-    if (!tmp) { cli_error("--arg %u: out of memory", idx); return -1; }
+    host = tmp = calloc(1, n ? n : 1);
+    if (!tmp) { snprintf(err, cap, "%s: out of memory", what); return -1; }
   }
   int rc = 0;
   if (a->fill == CLI_FILL_FILE) {
     FILE *f = fopen(a->file, "rb");
     if (!f) {
-      cli_error("%s: cannot open (--arg %u): %s", a->file, idx, strerror(errno));
+      snprintf(err, cap, "%s: cannot open (%s): %s", a->file, what, strerror(errno));
       rc = -1;
     } else {
       size_t got = fread(host, 1, n, f);
       int more = got == n && fgetc(f) != EOF;
       if (ferror(f)) {
-        cli_error("%s: read error (--arg %u)", a->file, idx);
+        snprintf(err, cap, "%s: read error (%s)", a->file, what);
         rc = -1;
       } else if (more) {
-        cli_error("%s: file is larger than the buffer of --arg %u (%zu bytes)", a->file, idx, n);
+        snprintf(err, cap, "%s: file is larger than the memory of %s (%zu bytes)", a->file, what,
+                 n);
         rc = -1;
+      } else if (got < n) {
+        memset(host + got, 0, n - got);
       }
       fclose(f);
     }
+  } else if (a->fill == CLI_FILL_ZERO) {
+    memset(host, 0, n);
   } else {
     fill_bytes(a, host, n);
   }
-  if (!rc && tmp && emu_memcpy_htod(d, a->addr, tmp, n, err, sizeof err)) {
-    cli_error("--arg %u: %s", idx, err);
+  if (!rc && tmp && emu_memcpy_htod(d, addr, tmp, n, e2, sizeof e2)) {
+    snprintf(err, cap, "%s: %s", what, e2);
     rc = -1;
   }
   free(tmp);
   return rc;
+}
+
+/* Allocate and fill the buffer of a at *addr; 0, or -1 with err set. */
+static int make_buffer_err(emu_device *d, const cli_arg_spec *a, unsigned idx, uint64_t *addr,
+                           char *err, size_t cap) {
+  char e2[512] = "", what[32];
+  if (a->bytes > SIZE_MAX / 2) {
+    snprintf(err, cap, "--arg %u '%s': buffer too large", idx, a->text);
+    return -1;
+  }
+  size_t n = (size_t)a->bytes;
+  if (emu_malloc(d, n, addr, e2, sizeof e2)) {
+    snprintf(err, cap, "--arg %u '%s': %s", idx, a->text, e2);
+    return -1;
+  }
+  snprintf(what, sizeof what, "--arg %u", idx);
+  return fill_region(d, a, *addr, n, what, err, cap);
+}
+
+/* Allocate and fill the buffer of a; 0, or -1 after printing the error. */
+static int make_buffer(emu_device *d, cli_arg_spec *a, unsigned idx) {
+  char err[1024] = "";
+  if (make_buffer_err(d, a, idx, &a->addr, err, sizeof err)) {
+    cli_error("%s", err);
+    return -1;
+  }
+  return 0;
 }
 
 /* --------------------------------------------------------------- dumps -- */
@@ -675,4 +706,108 @@ void cli_launch_free(cli_launch *L) {
   free(L->text);
   free(L->args);
   memset(L, 0, sizeof *L);
+}
+
+/* ------------------------------------------- launches on worker threads -- */
+
+int cli_parse_const(const char *cmd, const char *text, cli_const_spec *out) {
+  memset(out, 0, sizeof *out);
+  out->text = text;
+  const char *eq = strchr(text, '=');
+  size_t n = eq ? (size_t)(eq - text) : 0;
+  const char *why = NULL;
+  if (!eq || n == 0 || n >= sizeof out->name || !eq[1]) {
+    cli_usage_error(cmd, "bad --const '%s' (expected NAME=FILL)", text);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (!isalnum((unsigned char)text[i]) && text[i] != '_' && text[i] != '$') {
+      cli_usage_error(cmd, "bad --const '%s': '%.*s' is not a symbol name", text, (int)n, text);
+      return -1;
+    }
+  memcpy(out->name, text, n);
+  out->name[n] = 0;
+  out->fill.text = text;
+  if (parse_fill(eq + 1, &out->fill, &why)) {
+    cli_usage_error(cmd, "bad --const '%s': %s", text, why);
+    return -1;
+  }
+  return 0;
+}
+
+/* Address and size of the module variable name, declared in C++ namespace
+   ns when ns is set (then its PTX name is mangled: _ZN<ns><name>E). */
+static int find_const(emu_module *em, const char *name, const char *ns, uint64_t *addr,
+                      size_t *size, char *err, size_t cap) {
+  char mangled[600];
+  if (ns) snprintf(mangled, sizeof mangled, "_ZN%zu%s%zu%sE", strlen(ns), ns, strlen(name), name);
+  char e2[512] = "";
+  if (emu_symbol(em, ns ? mangled : name, addr, size, e2, sizeof e2) == 0) return 0;
+  snprintf(err, cap, "--const %s: the kernel's module has no .const or .global variable %s", name,
+           name);
+  return -1;
+}
+
+int cli_launch_kernel(const cli_launch *L, emu_device *dev, emu_module *em, const ptx_func *k,
+                      const cli_const_spec *consts, size_t nconsts, const char *ns,
+                      const emu_launch_cfg *cfg, feat_vec *features, emu_stats *st, char *err,
+                      size_t cap) {
+  char e2[1024] = "";
+  int rc = -1;
+  if (L->nargs != k->nparams) {
+    snprintf(err, cap, "kernel %s takes %u parameter%s, got %u --arg", k->name, k->nparams,
+             k->nparams == 1 ? "" : "s", L->nargs);
+    return 1;
+  }
+  size_t *offs = calloc(k->nparams + 1, sizeof *offs), total = 0;
+  uint64_t *addrs = calloc(k->nparams + 1, sizeof *addrs);
+  unsigned char *pbuf = NULL;
+  if (!offs || !addrs || emu_param_layout(k, offs, &total) ||
+      !(pbuf = calloc(total ? total : 1, 1))) {
+    snprintf(err, cap, "out of memory");
+    goto out;
+  }
+  for (unsigned i = 0; i < L->nargs; i++) {
+    const ptx_var *p = &k->params[i];
+    const cli_arg_spec *a = &L->args[i];
+    const char *why = NULL;
+    if (a->is_buf) {
+      if (p->size != 8 || p->count != 1) {
+        snprintf(err, cap, "--arg %u '%s': parameter %u (.%s) cannot hold a device address", i,
+                 a->text, i, param_type_name(p));
+        rc = 1;
+        goto out;
+      }
+      if (make_buffer_err(dev, a, i, &addrs[i], err, cap)) goto out;
+      for (int b = 0; b < 8; b++) pbuf[offs[i] + (size_t)b] = (unsigned char)(addrs[i] >> (8 * b));
+    } else if (encode_literal(p, a->text, pbuf + offs[i], &why)) {
+      snprintf(err, cap, "--arg %u '%s': %s (parameter %u is .%s)", i, a->text, why, i,
+               param_type_name(p));
+      rc = 1;
+      goto out;
+    }
+  }
+  for (size_t c = 0; c < nconsts; c++) {
+    uint64_t addr = 0;
+    size_t size = 0;
+    char what[300];
+    if (find_const(em, consts[c].name, ns, &addr, &size, err, cap)) { rc = 1; goto out; }
+    snprintf(what, sizeof what, "--const %s", consts[c].name);
+    if (fill_region(dev, &consts[c].fill, addr, size, what, err, cap)) goto out;
+  }
+  emu_launch_cfg run = *cfg;
+  run.params = pbuf;
+  run.params_size = total;
+  if (emu_launch(em, k->name, &run, features, st, e2, sizeof e2)) {
+    snprintf(err, cap, "%s", e2[0] ? e2 : "launch failed");
+    goto out;
+  }
+  rc = 0;
+out:
+  for (unsigned i = 0; addrs && i < L->nargs; i++)
+    if (addrs[i]) emu_free(dev, addrs[i], e2, sizeof e2);
+  free(pbuf);
+  free(addrs);
+  free(offs);
+  return rc;
 }

@@ -247,6 +247,43 @@ typedef struct ds_import_report {
 int ds_import_mangrove(ds_db *db, const ds_mangrove_opts *o,
                        ds_import_report *rep);
 
+/* One configuration of a Kernel Tuner cachefile. */
+typedef struct ds_kt_config {
+  char *key;          /* the cache key ("16,1,1,1,0,0,0,1,15,15") */
+  char **values;      /* the file's nparams parameter values as #define text
+                         (integers without a fraction, true/false as 1/0) */
+  double *times_ms;   /* ntimes measured runs, milliseconds; the mean alone
+                         for an entry without `times`; NULL when failed */
+  size_t ntimes;
+  char *failed;       /* the string an entry holds instead of a time
+                         ("RuntimeFailedConfig"), else NULL */
+} ds_kt_config;
+
+/* A whole cachefile (ds_kt_read); every string is owned by it. */
+typedef struct ds_kt_file {
+  char *device_name;        /* as the driver reported it */
+  char *kernel_name;
+  size_t ndims;             /* 1..3, or 0 when problem_size is not numeric */
+  int64_t problem_size[3];
+  size_t nparams;
+  char **params;            /* tune_params_keys, in order */
+  size_t nconfigs;
+  ds_kt_config *configs;    /* in file order */
+  int unterminated;         /* the JSON lacked its closing braces (a tuning
+                               run still writing, or interrupted): the
+                               complete entries were read */
+} ds_kt_file;
+
+/*
+ * Read the Kernel Tuner cachefile at path (JSON, plain or gzip) into *out
+ * (docs/formats.md).  Refused with one line in err: unreadable, not JSON
+ * ("FILE:LINE:COL: ..."), not a cachefile, an entry without a parameter or
+ * with a time that is neither a number >= 0 nor a failure string ("FILE:
+ * cache entry 'KEY': ...").  Free with ds_kt_free (accepts a zeroed one).
+ */
+int ds_kt_read(const char *path, ds_kt_file *out, char *err, size_t cap);
+void ds_kt_free(ds_kt_file *f);
+
 /* ---------------------------------------------------------------- readers -- */
 
 typedef struct ds_iter ds_iter;

@@ -357,11 +357,18 @@ static void put_c_string(FILE *f, const char *s) {
  * behind `#line 1 "path"`, and dir/src, a link to the source's folder.  The
  * folder's name for messages goes to srcdir.
  */
-static int nvcc_stage(const char *path, const char *dir, char *in, size_t incap, char *link,
-                      size_t linkcap, char *srcdir, size_t srccap, char *err, size_t errcap) {
+static int nvcc_stage(const char *path, const char *src, size_t srclen, const char *dir,
+                      char *in, size_t incap, char *link, size_t linkcap, char *srcdir,
+                      size_t srccap, char *err, size_t errcap) {
   char *text = NULL;
   size_t n = 0;
-  if (read_all(path, &text, &n, err, errcap)) return -1;
+  if (src) {
+    if (!(text = malloc(srclen + 1))) return fe__fail(err, errcap, "%s: out of memory", path);
+    memcpy(text, src, srclen);
+    n = srclen;
+  } else if (read_all(path, &text, &n, err, errcap)) {
+    return -1;
+  }
   snprintf(in, incap, "%s/in.cu", dir);
   snprintf(link, linkcap, "%s/src", dir);
   FILE *f = fopen(in, "wb");
@@ -414,9 +421,10 @@ static char **env_with_tmpdir(const char *dir, char **tmpvar) {
   return env;
 }
 
-/* .cu -> PTX through nvcc or clang. */
-static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
-                     size_t *len, char *err, size_t errcap) {
+/* .cu -> PTX through nvcc or clang; src (srclen bytes) is compiled in
+   place of path's contents when non-NULL. */
+static int cu_to_ptx(const char *path, const char *src, size_t srclen, const fe_options *o,
+                     char **ptx, size_t *len, char *err, size_t errcap) {
   const char *arch = fe__arch(o, path, err, errcap);
   if (!arch) return -1;
   int use_clang = o && o->compiler == FE_CLANG;
@@ -450,9 +458,17 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
   snprintf(file, sizeof file, "%s%s", path[0] == '-' ? "./" : "", path);
   name_map map = {{NULL, NULL}, {NULL, NULL}};
   char **env = environ, *tmpvar = NULL;
-  if (!use_clang) {
-    if (nvcc_stage(path, dir, file, sizeof file, link, sizeof link, srcdir, sizeof srcdir, err,
-                   errcap) ||
+  if (use_clang && src) {
+    /* clang reads the text from the private folder; quoted includes still
+       find the source's folder (clang runs no shell: any name is fine). */
+    if (nvcc_stage(path, src, srclen, dir, file, sizeof file, link, sizeof link, srcdir,
+                   sizeof srcdir, err, errcap)) {
+      fe__remove_tmpdir(dir);
+      return -1;
+    }
+  } else if (!use_clang) {
+    if (nvcc_stage(path, src, srclen, dir, file, sizeof file, link, sizeof link, srcdir,
+                   sizeof srcdir, err, errcap) ||
         !(env = env_with_tmpdir(dir, &tmpvar))) {
       if (env == NULL) fe__fail(err, errcap, "%s: out of memory", path);
       fe__remove_tmpdir(dir);
@@ -482,6 +498,10 @@ static int cu_to_ptx(const char *path, const fe_options *o, char **ptx,
     argv[a++] = archopt;
     argv[a++] = cudaopt;
     argv[a++] = "-Wno-unknown-cuda-version";
+    if (src) {
+      argv[a++] = "-iquote";
+      argv[a++] = link;
+    }
   } else {
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     argv[a++] = "-ptx";
@@ -542,9 +562,19 @@ int fe_to_ptx(const char *path, const fe_options *o, char **ptx, size_t *len,
   const char *dot = strrchr(slash ? slash + 1 : path, '.');
   const char *ext = dot ? dot + 1 : "";
   if (!strcasecmp(ext, "ptx")) return read_all(path, ptx, len, err, errcap);
-  if (!strcasecmp(ext, "cu")) return cu_to_ptx(path, o, ptx, len, err, errcap);
+  if (!strcasecmp(ext, "cu")) return cu_to_ptx(path, NULL, 0, o, ptx, len, err, errcap);
   if (!strcasecmp(ext, "ll") || !strcasecmp(ext, "bc"))
     return fe__llvm_to_ptx(path, o, ptx, len, err, errcap);
   return fe__fail(err, errcap, "%s: unknown input type '%s%s' (expected .cu, .ptx, .ll or .bc)",
                   path, dot ? "." : "", ext);
+}
+
+int fe_cu_text_to_ptx(const char *text, size_t textlen, const char *path, const fe_options *o,
+                      char **ptx, size_t *len, char *err, size_t errcap) {
+  if (err && errcap) err[0] = 0;
+  if (!text || !path || !*path || !ptx)
+    return fe__fail(err, errcap, "fe_cu_text_to_ptx: no source given");
+  *ptx = NULL;
+  if (len) *len = 0;
+  return cu_to_ptx(path, text, textlen, o, ptx, len, err, errcap);
 }

@@ -36,6 +36,17 @@ typedef struct fe_options {
 int fe_to_ptx(const char *path, const fe_options *o, char **ptx, size_t *len,
               char *err, size_t errcap);
 
+/*
+ * PTX of CUDA source text (textlen bytes) compiled as if it were the file
+ * at path (which need not exist): messages and __FILE__ name path, quoted
+ * includes are found in path's folder.  Same compilers, options and
+ * safety as fe_to_ptx (no shell sees a name; nvcc runs in a private
+ * folder).  The text should begin with `#line 1 "path"` after any lines
+ * prepended to the user's source, so line numbers stay the user's.
+ */
+int fe_cu_text_to_ptx(const char *text, size_t textlen, const char *path, const fe_options *o,
+                      char **ptx, size_t *len, char *err, size_t errcap);
+
 typedef struct fe_param {
   char *name;   /* as written; "" when unnamed */
   char *type;   /* spelled as clang prints it, e.g. "const float *" */
