@@ -154,6 +154,15 @@ extern const char cmd_featmodel_usage[];
 int cmd_import_kerneltuner(int argc, char **argv);
 extern const char cmd_import_kt_usage[];
 
+/* kcast dataset import-nsys / import-ncu (cmd_import_nsight.c). */
+int cmd_import_nsight(int argc, char **argv);
+extern const char cmd_import_nsight_usage[];
+/* The gpus row of GPU key (measurements.gpu) for a device the driver
+   called device: the name, and the GPU table's descriptors when the table
+   knows device or key (cmd_import_kt.c). */
+struct ds_gpu;
+void cli_gpu_row(const char *key, const char *device, struct ds_gpu *g);
+
 /* kcast emulate (cmd_emulate.c). */
 int cmd_emulate(int argc, char **argv);
 extern const char cmd_emulate_usage[];

@@ -522,6 +522,8 @@ int cmd_dataset(int argc, char **argv) {
   const char *sub = argv[1];
   if (!strcmp(sub, "import-mangrove")) return sub_import_mangrove(argc, argv);
   if (!strcmp(sub, "import-kerneltuner")) return cmd_import_kerneltuner(argc - 1, argv + 1);
+  if (!strcmp(sub, "import-nsys") || !strcmp(sub, "import-ncu"))
+    return cmd_import_nsight(argc - 1, argv + 1);
   int (*fn)(opts *) = !strcmp(sub, "stats")    ? sub_stats
                       : !strcmp(sub, "export") ? sub_export
                       : !strcmp(sub, "merge")  ? sub_merge

@@ -601,9 +601,7 @@ static uint64_t hash_str(const char *s) {
   return h;
 }
 
-/* The GPU of file f: --gpu, else the key kcast profile derives from the
-   device name; its gpus row from the GPU table when the table knows it. */
-static void gpu_row(const char *key, const char *device, ds_gpu *g) {
+void cli_gpu_row(const char *key, const char *device, ds_gpu *g) {
   memset(g, 0, sizeof *g);
   snprintf(g->name, sizeof g->name, "%s", key);
   const an_gpu *t = an_gpu_find(device);
@@ -920,7 +918,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
   if (ds_begin(db) || ds_record_run(db, cmdline, NULL)) goto dberr_chosen;
   for (size_t i = 0; i < nfiles; i++) {
     ds_gpu g;
-    gpu_row(gpus[i], files[i].device_name, &g);
+    cli_gpu_row(gpus[i], files[i].device_name, &g);
     if (ds_upsert_gpu(db, &g)) goto dberr_chosen;
   }
   for (size_t q = 0; q < nch; q++) {

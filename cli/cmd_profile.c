@@ -333,7 +333,7 @@ int cmd_profile(int argc, char **argv) {
   }
   /* 4. Write. */
   char *cmdline = join_args(argc + 1, argv - 1);
-  prof_keys k = {app, dataset, gpu, bench, cmdline, power, rep_offset};
+  prof_keys k = {app, dataset, gpu, bench, cmdline, power, rep_offset, NULL, NULL};
   prof_summary sum;
   ds_db *db = NULL;
   if (ds_open(db_path, DS_CREATE, &db, err, sizeof err) < 0) {

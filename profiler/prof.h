@@ -146,6 +146,10 @@ typedef struct prof_keys {
   const char *command;   /* runs.command, may be NULL */
   int power;             /* write power_w/energy_j rows */
   int rep_offset;        /* added to every rep number written (>= 0) */
+  const char *source;    /* launches.source of created rows and the
+                            messages' prefix; NULL = PROF_SOURCE */
+  const char *time_tool; /* measurements.tool of time_ns; NULL =
+                            PROF_TOOL_TIME */
 } prof_keys;
 
 typedef struct prof_summary {
@@ -165,8 +169,9 @@ typedef struct prof_summary {
 /*
  * Write r into db in one transaction (begun and committed here; db must not
  * be inside one): a runs row, the gpus row, per lseq the launch (created
- * with source PROF_SOURCE when missing; an existing launch must name the
- * same kernel), time_ns per execution (rep numbers from the file plus
+ * with source PROF_SOURCE when missing; an existing launch must be the
+ * same kernel (prof_kernel_names_match) with the same grid and block),
+ * time_ns per execution (rep numbers from the file plus
  * k->rep_offset) and, with k->power, power_w and energy_j of one execution
  * (rep k->rep_offset) over the launch's power window when the file has
  * one, else over its repeats (else its own execution).  On any failure
@@ -174,6 +179,24 @@ typedef struct prof_summary {
  */
 int prof_ingest(ds_db *db, const prof_records *r, const prof_keys *k,
                 prof_summary *sum, char *err, size_t cap);
+
+/*
+ * Kernel durations of an Nsight export as records (prof_nsight.c;
+ * docs/formats.md "Nsight imports"): one execution (rep 0) per launch,
+ * lseq = position in launch order, names as the file spells them, the
+ * device's name in gpu.name when the file has it.
+ *   prof_nsys_read: `nsys stats --report cuda_gpu_trace --format csv`
+ *                   output, or an `nsys export --type sqlite` file;
+ *   prof_ncu_read:  `ncu --csv --page raw` output (gpu__time_duration.sum).
+ * Refused with "FILE:LINE: problem": a missing column, a bad number or
+ * dimension, no kernels.
+ */
+int prof_nsys_read(const char *path, prof_records *r, char *err, size_t cap);
+int prof_ncu_read(const char *path, prof_records *r, char *err, size_t cap);
+/* Do a stored (mangled) kernel name and a reported one (mangled, or
+   demangled as Nsight prints it: "void k<int>(float *)") name the same
+   kernel?  Equal names, else equal base names when one is demangled. */
+int prof_kernel_names_match(const char *stored, const char *reported);
 
 /* GPU key from a device name: "NVIDIA H200" -> "H200", spaces and odd
    characters -> '-' ("NVIDIA H100 80GB HBM3" -> "H100-80GB-HBM3"). */

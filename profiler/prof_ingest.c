@@ -498,6 +498,7 @@ static const char *lowconf_reason(const prof_records *r, int64_t lseq) {
 typedef struct stored_launch {
   int64_t lseq, id;
   char *kernel;
+  uint32_t grid[3], block[3];
 } stored_launch;
 
 static void free_stored(stored_launch *s, size_t n) {
@@ -525,6 +526,8 @@ static int load_stored(ds_db *db, const prof_keys *k, stored_launch **out,
     (*out)[*n].lseq = l.lseq;
     (*out)[*n].id = id;
     (*out)[*n].kernel = strdup(l.kernel);
+    memcpy((*out)[*n].grid, l.grid, sizeof l.grid);
+    memcpy((*out)[*n].block, l.block, sizeof l.block);
     if (!(*out)[*n].kernel) { st = -1; break; }
     (*n)++;
   }
@@ -536,7 +539,7 @@ static int load_stored(ds_db *db, const prof_keys *k, stored_launch **out,
 
 static const stored_launch *find_stored(const stored_launch *s, size_t n,
                                         int64_t lseq) {
-  stored_launch key = {lseq, 0, NULL};
+  stored_launch key = {lseq, 0, NULL, {0, 0, 0}, {0, 0, 0}};
   return n ? bsearch(&key, s, n, sizeof *s, cmp_stored) : NULL;
 }
 
@@ -590,6 +593,7 @@ int prof_ingest(ds_db *db, const prof_records *r, const prof_keys *k,
   }
 
   char tool[96];
+  const char *what = k->source ? k->source : "profile";
   stored_launch *stored = NULL;
   size_t nstored = 0;
   if (ds_begin(db) < 0) goto dberr;
@@ -611,10 +615,20 @@ int prof_ingest(ds_db *db, const prof_records *r, const prof_keys *k,
     if (sl) {
       /* The stored kernel must agree: otherwise the launch sequences of
          `kcast run` and this run disagree and the join would be wrong. */
-      if (strcmp(sl->kernel, first->name)) {
-        seterr(err, cap, "profile: launch (%s, '%s', %" PRId64 ") is kernel %s "
+      if (!prof_kernel_names_match(sl->kernel, first->name)) {
+        seterr(err, cap, "%s: launch (%s, '%s', %" PRId64 ") is kernel %s "
                "in the dataset but %s here: the launch sequences disagree",
-               k->app, k->dataset, first->lseq, sl->kernel, first->name);
+               what, k->app, k->dataset, first->lseq, sl->kernel, first->name);
+        goto fail;
+      }
+      if (memcmp(sl->grid, first->grid, sizeof sl->grid) ||
+          memcmp(sl->block, first->block, sizeof sl->block)) {
+        seterr(err, cap, "%s: launch (%s, '%s', %" PRId64 ") of %s has grid %u,%u,%u "
+               "block %u,%u,%u in the dataset but grid %u,%u,%u block %u,%u,%u here: the "
+               "launch sequences disagree", what, k->app, k->dataset, first->lseq, sl->kernel,
+               sl->grid[0], sl->grid[1], sl->grid[2], sl->block[0], sl->block[1], sl->block[2],
+               first->grid[0], first->grid[1], first->grid[2], first->block[0],
+               first->block[1], first->block[2]);
         goto fail;
       }
       id = sl->id;
@@ -628,14 +642,14 @@ int prof_ingest(ds_db *db, const prof_records *r, const prof_keys *k,
       memcpy(l.grid, first->grid, sizeof l.grid);
       memcpy(l.block, first->block, sizeof l.block);
       l.shmem = first->dyn_shmem;
-      l.source = PROF_SOURCE;
+      l.source = k->source ? k->source : PROF_SOURCE;
       if (ds_insert_launch(db, &l, NULL, &id) < 0) goto dberr;
       sum->created++;
     }
     sum->launches++;
     int low = lowconf_reason(r, first->lseq) != NULL;
     for (size_t q = i; q < j; q++) {
-      tool_name(tool, sizeof tool, PROF_TOOL_TIME, low);
+      tool_name(tool, sizeof tool, k->time_tool ? k->time_tool : PROF_TOOL_TIME, low);
       if (ds_insert_measurement(db, id, sum->gpu, "time_ns",
                                 (double)(v[q]->end - v[q]->start), v[q]->rep + k->rep_offset,
                                 tool) < 0)

@@ -84,6 +84,19 @@ static int run(char **out, char **err, const char *fmt, ...) {
   return tests_run(cmd, out, err);
 }
 
+/* Run `kcast ARGS` (printf-style). */
+static int tests_run_fmt(char **out, char **err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int tests_run_fmt(char **out, char **err, const char *fmt, ...) {
+  char args[8192], cmd[9000];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(cmd, sizeof cmd, "'%s' %s", tests_kcast(), args);
+  return tests_run(cmd, out, err);
+}
+
 /* The launch options of scale_add over 100000 elements. */
 #define KT_OPTS "--grid-div-x block_size_x,tile_size_x --arg buf:400k --arg buf:400k:randf " \
                 "--arg 100000 --const scale=randf:3"
@@ -385,10 +398,229 @@ static void test_real_cachefile(void) {
   ds_close(d);
 }
 
+
+/* ------------------------------------------------------- Nsight imports -- */
+
+/* A dataset as kcast run leaves it for program "app" run with "-n 2":
+   saxpy (4096x256), then reduce<float> (128x128) at lseq 0 and 1. */
+static int make_run_db(const char *path) {
+  char err[512];
+  ds_db *d;
+  if (ds_open(path, DS_CREATE, &d, err, sizeof err)) return -1;
+  feat_vec v;
+  feat_init(&v);
+  feat_set(&v, "op.add.s32", 7);
+  ds_launch l = {0};
+  l.app = "app";
+  l.dataset = "-n 2";
+  l.kernel = "_Z5saxpyifPKfPf";
+  l.grid[0] = 4096; l.grid[1] = l.grid[2] = 1;
+  l.block[0] = 256; l.block[1] = l.block[2] = 1;
+  l.source = "kcast run";
+  int rc = ds_insert_launch(d, &l, &v, NULL);
+  l.lseq = 1;
+  l.kernel = "_Z6reduceIfEvPKfPfi";
+  l.grid[0] = 128;
+  l.block[0] = 128;
+  rc |= ds_insert_launch(d, &l, &v, NULL);
+  feat_free(&v);
+  ds_close(d);
+  return rc;
+}
+
+static const char NSYS_CSV[] =
+    "Generating SQLite file app.sqlite from app.nsys-rep\n"
+    "Start (%s),Duration (%s),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),"
+    "DymSMem (MB),Bytes (MB),Throughput (MBps),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name\n"
+    "1000,2.5,118,,,,,,,,,,4.194,1677.722,Pageable,Device,NVIDIA H200 (0),1,,7,"
+    "[CUDA memcpy Host-to-Device]\n"
+    "5000,12.25,121,4096,1,1,256,1,1,16,0.000,0.000,,,,,NVIDIA H200 (0),1,,7,"
+    "\"saxpy(int, float, const float *, float *)\"\n"
+    "4000,1.5,125,128,1,1,%d,1,1,32,0.000,0.000,,,,,NVIDIA H200 (0),1,,8,"
+    "\"void reduce<float>(const float *, float *, int)\"\n";
+
+static int64_t stat_count(const char *db, int what) {
+  int64_t n = 0, f = 0, m = 0;
+  if (count_rows(db, NULL, &n, &f, &m)) return -1;
+  return what == 0 ? n : what == 1 ? f : m;
+}
+
+static double median_of(const char *db, const char *gpu, const char *dataset, int64_t lseq) {
+  char err[512];
+  ds_db *d;
+  double v = NAN;
+  int64_t id = 0;
+  if (ds_open(db, DS_READONLY, &d, err, sizeof err)) return NAN;
+  ds_target t;
+  if (ds_find_launch(d, "app", dataset, lseq, &id) == 1 &&
+      ds_query_target(d, gpu, "time_ns", DS_AGG_MEDIAN, &t) == 0) {
+    for (size_t i = 0; i < t.n; i++)
+      if (t.launch_id[i] == id) v = t.value[i];
+    ds_target_free(&t);
+  }
+  ds_close(d);
+  return v;
+}
+
+static void test_nsys(void) {
+  char dir[2048], db[2200], csv[2200], text[4096];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "nsys"));
+  snprintf(db, sizeof db, "%s/run.db", dir);
+  snprintf(csv, sizeof csv, "%s/trace.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(make_run_db(db), 0);
+  int n = snprintf(text, sizeof text, NSYS_CSV, "us", "us", 128);
+  tests_write_file(csv, text, (size_t)n);
+  char *out = NULL, *err = NULL;
+  int rc = tests_run_fmt(&out, &err, "dataset import-nsys '%s' -o '%s' -- ./app -n 2", csv, db);
+  ASSERT_MSG("nsys cuda_gpu_trace CSV imports onto the kcast run", rc == 0 && out &&
+             strstr(out, "2 launches") && strstr(out, "H200") && !strstr(out, "created"));
+  free(out); free(err);
+  ASSERT_MSG("joined by launch order (CorrId), demangled names matched, us -> ns",
+             median_of(db, "H200", "-n 2", 0) == 12250 && median_of(db, "H200", "-n 2", 1) == 1500);
+  ASSERT_MSG("no launch added, features kept", stat_count(db, 0) == 2 && stat_count(db, 1) == 2);
+
+  /* a geometry that disagrees: named by launch, nothing written */
+  n = snprintf(text, sizeof text, NSYS_CSV, "ns", "ns", 64);
+  tests_write_file(csv, text, (size_t)n);
+  int64_t before = stat_count(db, 2);
+  rc = tests_run_fmt(NULL, &err, "dataset import-nsys '%s' -o '%s' --app app --dataset '-n 2' "
+                     "--rep-offset 1", csv, db);
+  ASSERT_MSG("a launch whose block differs is refused", rc == 1 && err &&
+             strstr(err, "launch (app, '-n 2', 1)") && strstr(err, "block 128,1,1"));
+  free(err);
+  ASSERT_MSG("... and nothing is written", stat_count(db, 2) == before);
+
+  /* another program's trace: the kernel names disagree */
+  n = snprintf(text, sizeof text, NSYS_CSV, "ns", "ns", 128);
+  char *sw = strstr(text, "\"saxpy(");
+  memcpy(sw + 1, "daxpy", 5);
+  tests_write_file(csv, text, (size_t)n);
+  rc = tests_run_fmt(NULL, &err, "dataset import-nsys '%s' -o '%s' --app app --dataset '-n 2'",
+                     csv, db);
+  ASSERT_MSG("a kernel that is not the stored one is refused", rc == 1 && err &&
+             strstr(err, "daxpy") && strstr(err, "launch sequences disagree"));
+  free(err);
+
+  /* bad input: one line with the line number */
+  tests_write_file(csv, "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Name\n"
+                        "1,2,3,4,1,1,x,1,1,k\n", 86);
+  rc = tests_run_fmt(NULL, &err, "dataset import-nsys '%s' -o '%s' --app app --gpu H200", csv, db);
+  ASSERT_MSG("a bad block dimension is named with its line", rc == 1 && err &&
+             strstr(err, "trace.csv:2:") && strstr(err, "BlkX"));
+  free(err);
+  ASSERT_MSG("no program and no --app is a usage error",
+             tests_run_fmt(NULL, NULL, "dataset import-nsys '%s' -o '%s'", csv, db) == 2);
+}
+
+static void test_nsys_sqlite(void) {
+  char dir[2048], db[2200], ex[2200], err[512];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "nsyssql"));
+  snprintf(db, sizeof db, "%s/run.db", dir);
+  snprintf(ex, sizeof ex, "%s/app.sqlite", dir);
+  CU_ASSERT_EQUAL_FATAL(make_run_db(db), 0);
+  /* the tables of an nsys SQLite export that the reader uses */
+  char cmd[5000];
+  snprintf(cmd, sizeof cmd, "sqlite3 '%s' \"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+           "INSERT INTO StringIds VALUES(1,'saxpy(int, float, const float *, float *)'),"
+           "(2,'_Z5saxpyifPKfPf'),(3,'void reduce<float>(const float *, float *, int)'),"
+           "(4,'_Z6reduceIfEvPKfPfi');"
+           "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, deviceId INTEGER,"
+           " streamId INTEGER, correlationId INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER,"
+           " blockX INTEGER, blockY INTEGER, blockZ INTEGER, dynamicSharedMemory INTEGER,"
+           " demangledName INTEGER, shortName INTEGER, mangledName INTEGER);"
+           "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(900,1900,0,8,30,128,1,1,128,1,1,0,3,3,4),"
+           "(100,600,0,7,20,4096,1,1,256,1,1,0,1,1,2);"
+           "CREATE TABLE TARGET_INFO_GPU(id INTEGER, name TEXT);"
+           "INSERT INTO TARGET_INFO_GPU VALUES(0,'NVIDIA A100-PCIE-40GB');\"", ex);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  char *out = NULL;
+  int rc = tests_run_fmt(&out, NULL, "dataset import-nsys '%s' -o '%s' -- app -n 2", ex, db);
+  ASSERT_MSG("an nsys SQLite export imports", rc == 0 && out && strstr(out, "A100-PCIE-40GB"));
+  free(out);
+  ASSERT_MSG("end - start per launch, in correlation order",
+             median_of(db, "A100-PCIE-40GB", "-n 2", 0) == 500 &&
+             median_of(db, "A100-PCIE-40GB", "-n 2", 1) == 1000);
+  ds_db *d;
+  ds_gpu g;
+  CU_ASSERT_EQUAL_FATAL(ds_open(db, DS_READONLY, &d, err, sizeof err), 0);
+  ASSERT_MSG("the gpus row has the GPU table's figures", ds_get_gpu(d, "A100-PCIE-40GB", &g) == 1 &&
+             g.sm_count == 108);
+  ds_close(d);
+}
+
+static void test_ncu(void) {
+  char dir[2048], db[2200], csv[2200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ncu"));
+  snprintf(db, sizeof db, "%s/run.db", dir);
+  snprintf(csv, sizeof csv, "%s/raw.csv", dir);
+  CU_ASSERT_EQUAL_FATAL(make_run_db(db), 0);
+  static const char raw[] =
+      "==PROF== Connected to process 4242 (app)\n"
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
+      "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"device__attribute_display_name\","
+      "\"gpu__time_duration.sum\",\"sm__cycles_elapsed.avg\"\n"
+      "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"usecond\",\"cycle\"\n"
+      "\"0\",\"4242\",\"app\",\"host\",\"saxpy(int, float, const float *, float *)\",\"1\",\"7\","
+      "\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\",\"NVIDIA H200\",\"1,024.50\",\"12,000\"\n"
+      "\"1\",\"4242\",\"app\",\"host\",\"_Z6reduceIfEvPKfPfi\",\"1\",\"7\","
+      "\"(128, 1, 1)\",\"(128, 1, 1)\",\"0\",\"9.0\",\"NVIDIA H200\",\"3.25\",\"900\"\n";
+  tests_write_file(csv, raw, sizeof raw - 1);
+  char *out = NULL, *err = NULL;
+  int rc = tests_run_fmt(&out, &err, "dataset import-ncu '%s' -o '%s' -- app -n 2", csv, db);
+  ASSERT_MSG("ncu --csv --page raw imports onto the kcast run", rc == 0 && out && strstr(out, "H200"));
+  if (rc) printf("\n  %s", err ? err : "");
+  free(out); free(err);
+  ASSERT_MSG("gpu__time_duration.sum in its unit (usecond, thousands separators) -> ns",
+             median_of(db, "H200", "-n 2", 0) == 1024500 && median_of(db, "H200", "-n 2", 1) == 3250);
+  /* without the duration metric: say which option adds it */
+  static const char nodur[] = "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\"\n"
+                              "\"0\",\"k\",\"(1, 1, 1)\",\"(1, 1, 1)\"\n";
+  tests_write_file(csv, nodur, sizeof nodur - 1);
+  rc = tests_run_fmt(NULL, &err, "dataset import-ncu '%s' -o '%s' --app app --gpu H200", csv, db);
+  ASSERT_MSG("a report without gpu__time_duration.sum is refused, naming it", rc == 1 && err &&
+             strstr(err, "gpu__time_duration.sum"));
+  free(err);
+}
+
+/* kcast run of a suite program, then an nsys trace of the same launches
+   (mangled names, as `cuda_gpu_trace:mangled` prints them): joined onto
+   the run's launches, features kept. */
+static void test_nsys_after_run(void) {
+  char bin[2300], dir[2048], db[2200], csv[2200], cmd[8000];
+  snprintf(bin, sizeof bin, "%s/suite/reduce_shuffle", tests_build());
+  FILE *f = fopen(bin, "rb");
+  if (!f) { printf("\n  [skip: %s not built] ", bin); return; }
+  fclose(f);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "nsysrun"));
+  snprintf(db, sizeof db, "%s/run.db", dir);
+  snprintf(csv, sizeof csv, "%s/trace.csv", dir);
+  snprintf(cmd, sizeof cmd, "'%s' run -o '%s' --timeout 300 -- '%s' 4096 64 > /dev/null", tests_kcast(),
+           db, bin);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  /* the trace: one row per launch of the run, in order */
+  snprintf(cmd, sizeof cmd, "{ echo 'Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,"
+           "Device,Name'; '%s' dataset export '%s' | awk -F, 'NR > 1 {printf \"%%d,%%d,%%d,%%s,%%s,%%s,"
+           "%%s,%%s,%%s,NVIDIA H200 (0),%%s\\n\", 100 * NR, 1000 + NR, NR, $7, $8, $9, $10, $11, "
+           "$12, $6}'; } > '%s'", tests_kcast(), db, csv);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  int64_t launches = stat_count(db, 0), feats = stat_count(db, 1);
+  char *out = NULL;
+  int rc = tests_run_fmt(&out, NULL, "dataset import-nsys '%s' -o '%s' -- '%s' 4096 64", csv, db, bin);
+  ASSERT_MSG("the trace of a kcast run's program joins onto its launches", rc == 0 && out &&
+             !strstr(out, "created"));
+  free(out);
+  ASSERT_MSG("every launch timed, none added, features kept", stat_count(db, 0) == launches &&
+             stat_count(db, 1) == feats && stat_count(db, 2) == launches);
+}
+
 TEST_SUITES(register_import) {
   CU_pSuite s = tests_suite("import");
   TEST_ADD(s, test_reader);
   TEST_ADD(s, test_times_only);
   TEST_ADD(s, test_features);
   TEST_ADD(s, test_real_cachefile);
+  TEST_ADD(s, test_nsys);
+  TEST_ADD(s, test_nsys_sqlite);
+  TEST_ADD(s, test_ncu);
+  TEST_ADD(s, test_nsys_after_run);
 }

@@ -407,7 +407,7 @@ static void test_ingest_rows(void) {
   int64_t id0 = 0;
   CU_ASSERT_EQUAL(ds_insert_launch(db, &l, &fv, &id0), 0);
   feat_free(&fv);
-  prof_keys k = {"app", "-n 1", NULL, NULL, "kcast profile -- app -n 1", 1, 0};
+  prof_keys k = {"app", "-n 1", NULL, NULL, "kcast profile -- app -n 1", 1, 0, NULL, NULL};
   prof_summary sum;
   CU_ASSERT_EQUAL_FATAL(prof_ingest(db, &r, &k, &sum, err, sizeof err), 0);
   ds_close(db);
@@ -519,7 +519,7 @@ static void test_ingest_windows(void) {
   CU_ASSERT_EQUAL(r.windows[1].count, 500);
   ds_db *db;
   CU_ASSERT_EQUAL_FATAL(ds_open(dbp, DS_CREATE, &db, err, sizeof err), 0);
-  prof_keys k = {"w", "", NULL, NULL, NULL, 1, 0};
+  prof_keys k = {"w", "", NULL, NULL, NULL, 1, 0, NULL, NULL};
   prof_summary sum;
   CU_ASSERT_EQUAL_FATAL(prof_ingest(db, &r, &k, &sum, err, sizeof err), 0);
   ds_close(db);
@@ -572,7 +572,7 @@ static void test_ingest_refusals(void) {
 
   /* A stored launch with another kernel at the same key: refused. */
   CU_ASSERT_EQUAL_FATAL(ds_open(dbp, 0, &db, err, sizeof err), 0);
-  prof_keys k = {"app", "", "H200", NULL, NULL, 1, 0};
+  prof_keys k = {"app", "", "H200", NULL, NULL, 1, 0, NULL, NULL};
   CU_ASSERT_EQUAL(prof_ingest(db, &r, &k, NULL, err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "launch sequences disagree"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "_Z5otherv"));
