@@ -1,0 +1,91 @@
+#!/bin/sh
+# import_bench.sh BUILD [QUICK] -- features of a Kernel Tuner search space:
+# `kcast dataset import-kerneltuner -j` against one nvcc + one kcast emulate
+# per configuration, one after another (what a user would script without
+# the importer).
+#
+# The space: tests/tuning/scale_add.cu with block_size_x 32..800 (step 32),
+# tile_size_x 1..14 and use_bias 0/1, 700 configurations, in a cachefile
+# this script writes (synthetic times; the features do not depend on them).
+# Both sides compute the same features: Kernel Tuner's #define lines, nvcc
+# -ptx for the default architecture, 64 sampled CTAs, the same --arg list.
+#
+# Figures, side by side in one run:
+#   import       seconds for the whole 700-configuration space (-j JOBS)
+#   sample       seconds of the importer on a seeded sample of N
+#                configurations (--configs N, default 60; 20 with QUICK)
+#   one by one   seconds of nvcc + kcast emulate per configuration over the
+#                same sample, one after another
+#   ratio        one by one / sample (the target is >= 4)
+# KT_CONFIGS=N changes the sample; JOBS (default: the CPUs) the workers.
+set -eu
+build=${1:?usage: import_bench.sh BUILD [QUICK]}
+quick=${2:-0}
+kcast=${KCAST:-$build/kcast}
+here=$(cd "$(dirname "$0")" && pwd)
+src=$here/../tests/tuning/scale_add.cu
+n=${KT_CONFIGS:-60}
+[ "$quick" = 1 ] && n=${KT_CONFIGS:-20}
+jobs=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
+command -v nvcc >/dev/null 2>&1 || { echo "import bench: nvcc not on PATH, skipped"; exit 0; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcast-import-bench-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+cp "$here/../tests/tuning/scale_add.h" "$tmp/"
+
+# The cachefile (Kernel Tuner's format) and the list of configurations.
+awk 'BEGIN {
+  printf "{\"device_name\": \"NVIDIA A100-PCIE-40GB\", \"kernel_name\": \"scale_add\",\n"
+  printf " \"problem_size\": [1000000], \"tune_params_keys\": [\"block_size_x\", \"tile_size_x\", \"use_bias\"],\n"
+  printf " \"tune_params\": {}, \"objective\": \"time\", \"cache\": {\n"
+  sep = ""
+  for (bx = 32; bx <= 800; bx += 32) for (tx = 1; tx <= 14; tx++) for (ub = 0; ub <= 1; ub++) {
+    t = bx / tx * 0.0001 + ub * 0.00001
+    printf "%s\"%d,%d,%d\": {\"block_size_x\": %d, \"tile_size_x\": %d, \"use_bias\": %d, \"time\": %.6f, \"times\": [%.6f, %.6f]}",
+      sep, bx, tx, ub, bx, tx, ub, t, t, t
+    sep = ",\n"
+  }
+  printf "}}\n"
+}' > "$tmp/space.json"
+args="--arg buf:4M --arg buf:4M:randf --arg 1000000"
+opts="--grid-div-x block_size_x,tile_size_x --sample 64 $args --const scale=randf"
+
+now() { date +%s.%N; }
+secs() { echo "$1 $2" | awk '{printf "%.2f", $2 - $1}'; }
+
+t0=$(now)
+"$kcast" dataset import-kerneltuner "$tmp/space.json" -o "$tmp/all.db" --source "$src" $opts \
+  -j "$jobs" > "$tmp/all.out" 2>&1 || { cat "$tmp/all.out"; exit 1; }
+t1=$(now)
+full=$(secs "$t0" "$t1")
+
+t0=$(now)
+"$kcast" dataset import-kerneltuner "$tmp/space.json" -o "$tmp/sample.db" --source "$src" $opts \
+  -j "$jobs" --configs "$n" > "$tmp/sample.out" 2>&1 || { cat "$tmp/sample.out"; exit 1; }
+t1=$(now)
+sample=$(secs "$t0" "$t1")
+
+# The same sample, one configuration after another: its keys from the dataset.
+"$kcast" dataset export "$tmp/sample.db" | awk -F'"' 'NR > 1 {print $2}' > "$tmp/keys"
+count=$(wc -l < "$tmp/keys")
+t0=$(now)
+while IFS=, read -r bx tx ub; do
+  g=$(( (1000000 + bx * tx - 1) / (bx * tx) ))
+  {
+    printf '#define grid_size_x %d\n#define grid_size_y 1\n#define grid_size_z 1\n' "$g"
+    printf '#define block_size_x %d\n#define block_size_y 1\n#define block_size_z 1\n' "$bx"
+    printf '#define tile_size_x %d\n#define use_bias %d\n#define kernel_tuner 1\n' "$tx" "$ub"
+    printf '#line 1 "scale_add.cu"\n'
+    cat "$src"
+  } > "$tmp/one.cu"
+  nvcc -ptx -arch=sm_90 "$tmp/one.cu" -o "$tmp/one.ptx"
+  "$kcast" emulate "$tmp/one.ptx" --grid "$g" --block "$bx" --sample 64 $args --format csv \
+    > /dev/null
+done < "$tmp/keys"
+t1=$(now)
+seq=$(secs "$t0" "$t1")
+
+echo "import bench: scale_add, 700 configurations, -j $jobs, 64 sampled CTAs"
+printf '  import (all 700)       %8s s   %s\n' "$full" "$(cut -c1-160 "$tmp/all.out" | tail -1)"
+printf '  import (sample of %3d) %8s s\n' "$count" "$sample"
+printf '  one by one (%3d)       %8s s   (nvcc -ptx + kcast emulate each)\n' "$count" "$seq"
+echo "$seq $sample $full $count" | awk '{printf "  ratio                  %8.1fx  (one by one / import, same %d configurations; target >= 4)\n  per configuration      %8.3f s one by one, %.3f s in the whole import\n", $1 / $2, $4, $1 / $4, $3 / 700}'
