@@ -310,7 +310,7 @@ valgrind: $(BUILD)/kcast $(BUILD)/kcast-tests corpus
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  $(BUILD)/kcast-tests $(VALGRIND_SUITES)
 
-# BENCHES picks some of ptx emu rf api run (default: all of them).
+# BENCHES picks some of ptx emu rf api run import (default: all of them).
 BENCHES ?= all
 bench: $(BUILD)/kcast
 	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD)) CC="$(CC)" \

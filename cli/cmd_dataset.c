@@ -39,6 +39,10 @@ const char cmd_dataset_usage[] =
     "       kcast dataset merge [--replace] OUT IN...\n"
     "       kcast dataset import-mangrove --features FLUX.db [--time T.db]\n"
     "                     [--power P.db] [--gpu NAME] -o DB\n"
+    "       kcast dataset import-kerneltuner CACHEFILE... -o DB [--source FILE.cu] [options]\n"
+    "       kcast dataset import-nsys FILE -o DB [--app NAME] [--dataset LABEL]\n"
+    "                     [--gpu NAME] [--rep-offset N] [-- PROGRAM [ARGS]]\n"
+    "       kcast dataset import-ncu FILE -o DB [the options of import-nsys]\n"
     "\n"
     "Inspect and combine kcast datasets (SQLite files; see docs/formats.md).\n"
     "\n"
@@ -60,6 +64,59 @@ const char cmd_dataset_usage[] =
     "           launches and opcode counts of FLUX.db (table fluxmetrics) and\n"
     "           the times (kerneltime, us) and powers (kernelpower, W) that\n"
     "           T.db/P.db recorded on GPU NAME (--gpu is needed with them)\n"
+    "  import-kerneltuner\n"
+    "           Kernel Tuner cachefiles (.json or .json.gz) into DB (created if\n"
+    "           missing): one launch per configuration (app = --app or the\n"
+    "           kernel's name, dataset = the configuration's key, lseq 0), one\n"
+    "           time_ns per entry of its `times`, on the GPU the file names (the\n"
+    "           key kcast profile derives: \"NVIDIA A100-PCIE-40GB\" -> A100-PCIE-40GB;\n"
+    "           a gpus row from the GPU table when it knows the device); with\n"
+    "           --source, the features kcast emulate gives for the kernel\n"
+    "           compiled with the configuration's parameters prepended as\n"
+    "           #define lines (grid_size_x..z, the block sizes, every parameter,\n"
+    "           kernel_tuner 1, as Kernel Tuner does).  Times are written first,\n"
+    "           in one transaction; features after, each group of\n"
+    "           configurations in its own, so an interrupted import resumes\n"
+    "           where it stopped, and cachefiles of the same kernel on other GPUs\n"
+    "           reuse the features.  Failed configurations of the file are\n"
+    "           reported by key and skipped; configurations whose features fail\n"
+    "           here are reported by key and keep their times\n"
+    "    --source FILE.cu      the kernel's source (without it: times only)\n"
+    "    --kernel NAME         the kernel (default: the file's kernel_name)\n"
+    "    --app NAME            the launches' app (default: the kernel's name)\n"
+    "    --gpu NAME            measurements.gpu (one cachefile only)\n"
+    "    --problem-size X[,Y[,Z]]  default: the file's problem_size\n"
+    "    --grid-div-x LIST     comma list of parameter names or integers whose\n"
+    "    --grid-div-y LIST     product divides the problem size (rounded up):\n"
+    "    --grid-div-z LIST     Kernel Tuner's grid_div_*; default block_size_x,\n"
+    "                          block_size_y, block_size_z (a block size that is not\n"
+    "                          a parameter is 1)\n"
+    "    --block-size-names X[,Y[,Z]]  the block's parameters (default\n"
+    "                          block_size_x,block_size_y,block_size_z)\n"
+    "    --arg SPEC            a kernel argument, as for kcast emulate\n"
+    "    --const NAME=FILL     fill constant-memory symbol NAME (FILL as buf:'s:\n"
+    "                          zero, seq, seqf, rand[:S], randf[:S], file=PATH)\n"
+    "    --copt OPTION         a compiler option (-O3, -DN=4, -I...; repeat)\n"
+    "    --compiler, --arch, --shared, --budget, --timeout, --oob   as for emulate\n"
+    "    --sample CTAS         CTAs emulated per configuration (default 64)\n"
+    "    --configs N --seed S  a seeded sample of N valid configurations\n"
+    "    -j JOBS               worker threads (default: the CPUs)\n"
+    "    --batch N             configurations per compiler run (default: the\n"
+    "                          work split over 2 x JOBS groups, at most 48; 1: one\n"
+    "                          run per configuration)\n"
+    "  import-nsys, import-ncu\n"
+    "           kernel durations Nsight measured for a program, as time_ns of\n"
+    "           the launches a kcast run of it recorded: FILE is the CSV of\n"
+    "           `nsys stats --report cuda_gpu_trace --format csv` or an `nsys\n"
+    "           export --type sqlite` file, or the CSV of `ncu --csv --page raw`\n"
+    "           (gpu__time_duration.sum).  Launches are matched by their order\n"
+    "           (nsys: correlation id; ncu: ID) to (app, dataset, lseq) and\n"
+    "           checked by kernel name, grid and block as kcast profile checks;\n"
+    "           a mismatch names the launch and writes nothing.  app and\n"
+    "           dataset are --app/--dataset, or come from the program and its\n"
+    "           arguments after -- (kcast run's rule)\n"
+    "    --gpu NAME            measurements.gpu (default: from the file's device)\n"
+    "    --rep-offset N        first rep number (several runs of one program)\n"
     "\n"
     "  --format F   output format (stats: table, csv, json; export: csv)\n"
     "  -o FILE      write the export to FILE instead of standard output\n"
@@ -518,7 +575,7 @@ static int sub_import_mangrove(int argc, char **argv) {
 int cmd_dataset(int argc, char **argv) {
   if (argc < 2)
     return cli_usage_error("dataset", "missing subcommand (stats, export, merge,"
-                           " import-mangrove)");
+                           " import-mangrove, import-kerneltuner, import-nsys, import-ncu)");
   const char *sub = argv[1];
   if (!strcmp(sub, "import-mangrove")) return sub_import_mangrove(argc, argv);
   if (!strcmp(sub, "import-kerneltuner")) return cmd_import_kerneltuner(argc - 1, argv + 1);
@@ -530,7 +587,8 @@ int cmd_dataset(int argc, char **argv) {
                                                : NULL;
   if (!fn)
     return cli_usage_error("dataset", "unknown subcommand '%s' (stats, export,"
-                           " merge, import-mangrove)", sub);
+                           " merge, import-mangrove, import-kerneltuner, import-nsys,"
+                           " import-ncu)", sub);
   opts o;
   int rc = parse_opts(argc - 1, argv + 1, &o);
   if (rc == KCAST_EXIT_OK && o.replace && fn != sub_merge)

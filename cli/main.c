@@ -25,7 +25,7 @@
 static const cmd_entry commands[] = {
   {"extract", cmd_extract, "static features of the kernels in a .ptx/.cu/.ll/.bc file", cmd_extract_usage},
   {"emulate", cmd_emulate, "run one kernel launch on the CPU emulator: dynamic features", cmd_emulate_usage},
-  {"dataset", cmd_dataset, "inspect, export, merge and import SQLite datasets (stats, export, merge, import-mangrove)", cmd_dataset_usage},
+  {"dataset", cmd_dataset, "inspect, export, merge and import SQLite datasets (stats, export, merge; imports from GPU Mangrove, Kernel Tuner, Nsight)", cmd_dataset_usage},
   {"run", cmd_run, "run an unmodified CUDA program on the CPU: features of every launch", cmd_run_usage},
   {"nvcc", cmd_nvcc, "build a CUDA program for kcast run (nvcc -cudart shared, PTX kept)", cmd_nvcc_usage},
   {"suite", cmd_suite, "run a suite manifest under kcast run or profile: shards, resume, one dataset", cmd_suite_usage},
