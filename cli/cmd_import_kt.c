@@ -435,7 +435,7 @@ static int emulate(kt_work *w, kt_cfg *c, emu_device *dev, emu_module *em, const
 
 /* Compile, load and emulate c alone.  Returns 0, or the failure's code
    (1: arguments that fit no configuration; -1 otherwise). */
-static int run_single(kt_work *w, kt_cfg *c, const ptx_func **kout, char **kname_out) {
+static int run_single(kt_work *w, kt_cfg *c, char **kname_out) {
   char err[1100] = "";
   size_t tl = 0, pl = 0;
   char *src = single_text(w, c, &tl), *ptx = NULL;
@@ -470,7 +470,6 @@ static int run_single(kt_work *w, kt_cfg *c, const ptx_func **kout, char **kname
   } else {
     rc = emulate(w, c, dev, em, k, NULL);
     if (kname_out && !(*kname_out = strdup(k->name))) rc = -1;
-    if (kout) *kout = NULL;
   }
   emu_module_free(em);
   emu_device_free(dev);
@@ -522,7 +521,7 @@ static void run_group(kt_work *w, kt_cfg **cs, size_t n) {
       pthread_mutex_unlock(&w->mu);
     }
   }
-  for (size_t i = 0; !grouped && i < n; i++) run_single(w, cs[i], NULL, NULL);
+  for (size_t i = 0; !grouped && i < n; i++) run_single(w, cs[i], NULL);
 }
 
 static void *worker(void *arg) {
@@ -1020,18 +1019,27 @@ int cmd_import_kerneltuner(int argc, char **argv) {
     pthread_cond_init(&w.cv, NULL);
     w.sync = 1;
     /* The first configuration alone: source, options and arguments are
-       checked once, and the kernel's own name is learnt. */
-    kt_cfg *first = w.todo[0];
-    int frc = run_single(&w, first, NULL, &kname_alone);
-    first->status = first->res;
-    if (first->status < 0) {
-      cli_error("configuration %s: %s", first->key, first->err);
-      rc = frc == 1 ? KCAST_EXIT_USAGE : KCAST_EXIT_USER;
+       checked once, and the kernel's own name is learnt.  A configuration
+       that does not compile may be one the others do not share: up to
+       three are tried before the source is called bad. */
+    size_t probe = 0;
+    for (; probe < w.ntodo && probe < 3 && !kname_alone; probe++) {
+      kt_cfg *first = w.todo[probe];
+      int frc = run_single(&w, first, &kname_alone);
+      first->status = first->res;
+      if (frc == 1) {
+        cli_error("configuration %s: %s", first->key, first->err);
+        rc = KCAST_EXIT_USAGE;
+        goto out;
+      }
+    }
+    if (!kname_alone) {
+      cli_error("configuration %s: %s", w.todo[0]->key, w.todo[0]->err);
       goto out;
     }
-    w.next = 1;
-    w.done = 1;
-    size_t rest = w.ntodo - 1;
+    w.next = probe;
+    w.done = probe;
+    size_t rest = w.ntodo - probe;
     w.batch = o.batch ? o.batch : (rest + 2 * o.jobs - 1) / (2 * o.jobs);
     if (w.batch > KT_BATCH_MAX && !o.batch) w.batch = KT_BATCH_MAX;
     if (w.batch < 1) w.batch = 1;

@@ -365,6 +365,52 @@ static void test_features(void) {
   free(err);
 }
 
+/* Configurations that fail here: 32,1,0 (the first: compiled alone) and
+   128,4,0 do not compile, 64,2,1 reads out of bounds.  The rest import; the
+   failed ones are named and keep their times. */
+static void test_failures(void) {
+  if (!have_nvcc()) return;
+  char dir[2048], cf[2200], db[2200], src[2200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ktfail"));
+  snprintf(cf, sizeof cf, "%s/scale_A100.json", dir);
+  snprintf(db, sizeof db, "%s/f.db", dir);
+  snprintf(src, sizeof src, "%s/scale_add.cu", dir);
+  CU_ASSERT_EQUAL_FATAL(write_cachefile(cf, "NVIDIA A100-PCIE-40GB", 0), 0);
+  static const char text[] =
+      "#if (block_size_x == 32 && tile_size_x == 1 && use_bias == 0) || \\\n"
+      "    (block_size_x == 128 && tile_size_x == 4 && use_bias == 0)\n"
+      "#error this configuration does not build\n"
+      "#endif\n"
+      "__global__ void scale_add(float *out, const float *in, int n) {\n"
+      "  int i = blockIdx.x * block_size_x * tile_size_x + threadIdx.x;\n"
+      "  if (block_size_x == 64 && tile_size_x == 2 && use_bias == 1) out[i + 4 * n] = 1;\n"
+      "  if (i < n) out[i] = in[i];\n"
+      "}\n";
+  tests_write_file(src, text, sizeof text - 1);
+  char *out = NULL, *err = NULL;
+  int rc = run(&out, &err, "'%s' -o '%s' --source '%s' --grid-div-x block_size_x,tile_size_x "
+               "--arg buf:400k --arg buf:400k --arg 100000 -j 2", cf, db, src);
+  ASSERT_MSG("an import with failing configurations completes", rc == 0);
+  ASSERT_MSG("20 computed, 3 failed, one group compiled one by one", out &&
+             strstr(out, "20 computed, 0 kept, 3 failed") && strstr(out, "1 group compiled one by one"));
+  ASSERT_MSG("the configurations are named with the reason", err &&
+             strstr(err, "configuration 32,1,0: features failed") &&
+             strstr(err, "configuration 128,4,0: features failed") &&
+             strstr(err, "does not build") && strstr(err, "configuration 64,2,1: features failed"));
+  if (rc || !out || !strstr(out, "3 failed")) printf("\n  %s\n  %s", out ? out : "", err ? err : "");
+  free(out); free(err);
+  int64_t n = 0, f = 0, m = 0;
+  CU_ASSERT_EQUAL(count_rows(db, NULL, &n, &f, &m), 0);
+  ASSERT_MSG("every configuration keeps its times", n == 23 && m == 69);
+  /* a rerun computes only the failed ones again (and they fail again) */
+  rc = run(&out, NULL, "'%s' -o '%s' --source '%s' --grid-div-x block_size_x,tile_size_x "
+           "--arg buf:400k --arg buf:400k --arg 100000 -j 2", cf, db, src);
+  ASSERT_MSG("a rerun resumes: only the three without features are tried (all fail: exit 1)",
+             rc == 1 && out &&
+             strstr(out, "0 computed, 20 kept, 3 failed"));
+  free(out);
+}
+
 static void test_real_cachefile(void) {
   FILE *f = fopen(KT_REAL, "rb");
   if (!f) { printf("\n  [skip: %s not there] ", KT_REAL); return; }
@@ -618,6 +664,7 @@ TEST_SUITES(register_import) {
   TEST_ADD(s, test_reader);
   TEST_ADD(s, test_times_only);
   TEST_ADD(s, test_features);
+  TEST_ADD(s, test_failures);
   TEST_ADD(s, test_real_cachefile);
   TEST_ADD(s, test_nsys);
   TEST_ADD(s, test_nsys_sqlite);
