@@ -296,9 +296,10 @@ static int nsys_csv(const char *path, prof_records *r, char *err, size_t cap) {
   for (; h < t.nrec; h++)
     if ((cd = col_of(&t.rec[h], "Duration", 1)) >= 0 && col_of(&t.rec[h], "Name", 0) >= 0) break;
   if (h == t.nrec) {
-    ct_free(&t);
-    return nfail(err, cap, "%s: no cuda_gpu_trace header (needs \"Duration (ns)\" and \"Name\" "
+    nfail(err, cap, "%s: no cuda_gpu_trace header (needs \"Duration (ns)\" and \"Name\" "
                  "columns: nsys stats --report cuda_gpu_trace --format csv)", path);
+    ct_free(&t);
+    return -1;
   }
   const struct crec *H = &t.rec[h];
   long cs = col_of(H, "Start", 1), cc = col_of(H, "CorrId", 0), cn = col_of(H, "Name", 0);
@@ -307,14 +308,16 @@ static int nsys_csv(const char *path, prof_records *r, char *err, size_t cap) {
   long cg[6];
   for (int i = 0; i < 6; i++)
     if ((cg[i] = col_of(H, gn[i], 0)) < 0) {
-      ct_free(&t);
-      return nfail(err, cap, "%s:%ld: cuda_gpu_trace header without a %s column", path, H->line,
+      nfail(err, cap, "%s:%ld: cuda_gpu_trace header without a %s column", path, H->line,
                    gn[i]);
+      ct_free(&t);
+      return -1;
     }
   double dunit = unit_ns(H->f[cd]), sunit = cs >= 0 ? unit_ns(H->f[cs]) : 1;
   if (!dunit || !sunit) {
+    nfail(err, cap, "%s:%ld: unknown time unit in '%s'", path, H->line, H->f[cd]);
     ct_free(&t);
-    return nfail(err, cap, "%s:%ld: unknown time unit in '%s'", path, H->line, H->f[cd]);
+    return -1;
   }
   size_t kcap = 0;
   int rc = 0;
@@ -488,20 +491,22 @@ int prof_ncu_read(const char *path, prof_records *r, char *err, size_t cap) {
   for (; h < t.nrec; h++)
     if (col_of(&t.rec[h], "ID", 0) == 0 && col_of(&t.rec[h], "Kernel Name", 0) >= 0) break;
   if (h == t.nrec) {
-    ct_free(&t);
-    return nfail(err, cap, "%s: no ncu raw-page header (\"ID\", \"Kernel Name\", ...: ncu --csv "
+    nfail(err, cap, "%s: no ncu raw-page header (\"ID\", \"Kernel Name\", ...: ncu --csv "
                  "--page raw)", path);
+    ct_free(&t);
+    return -1;
   }
   const struct crec *H = &t.rec[h];
   long cn = col_of(H, "Kernel Name", 0), cb = col_of(H, "Block Size", 0),
        cg = col_of(H, "Grid Size", 0), ct = col_of(H, "gpu__time_duration.sum", 0),
        cdev = col_of(H, "device__attribute_display_name", 0);
   if (cb < 0 || cg < 0 || ct < 0) {
-    ct_free(&t);
-    return nfail(err, cap, "%s:%ld: the header lacks %s", path, H->line,
+    nfail(err, cap, "%s:%ld: the header lacks %s", path, H->line,
                  cb < 0 ? "\"Block Size\"" : cg < 0 ? "\"Grid Size\""
                                                     : "gpu__time_duration.sum (add --metrics "
                                                       "gpu__time_duration.sum)");
+    ct_free(&t);
+    return -1;
   }
   /* the units row follows the header: its ID cell is empty */
   size_t first = h + 1;
@@ -512,8 +517,9 @@ int prof_ncu_read(const char *path, prof_records *r, char *err, size_t cap) {
       long line = t.rec[first].line;
       char u[64];
       snprintf(u, sizeof u, "%s", t.rec[first].f[ct]);
+      nfail(err, cap, "%s:%ld: unknown unit '%s' of gpu__time_duration.sum", path, line, u);
       ct_free(&t);
-      return nfail(err, cap, "%s:%ld: unknown unit '%s' of gpu__time_duration.sum", path, line, u);
+      return -1;
     }
     first++;
   }
