@@ -46,7 +46,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -89,7 +88,7 @@ typedef struct kt_cfg {
 } kt_cfg;
 
 typedef struct kt_opts {
-  const char *out, *source, *kernel, *app, *gpu;
+  const char *out, *source, *app, *gpu;
   const char *div[3], *bnames;
   int64_t psize[3];
   size_t pdims;
@@ -571,14 +570,6 @@ static int kt_usage_error(const char *fmt, ...) {
   return KCAST_EXIT_USAGE;
 }
 
-/* Pass one launch option to the shared parser (cli_launch.c), so --arg,
-   --sample and the rest mean exactly what they mean to kcast emulate. */
-static int launch_opt(cli_launch *L, const char *name, const char *val) {
-  char *argv[2] = {(char *)name, (char *)val};
-  int i = 0;
-  return cli_launch_option(L, 2, argv, &i) == 1 ? 0 : -1;
-}
-
 /* splitmix64 for the seeded sample. */
 static uint64_t mix(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
@@ -630,26 +621,23 @@ static char *join_args(int argc, char **argv) {
 }
 
 int cmd_import_kerneltuner(int argc, char **argv) {
-  enum { O_SOURCE = 256, O_KERNEL, O_APP, O_GPU, O_PSIZE, O_DIVX, O_DIVY, O_DIVZ, O_BNAMES,
-         O_ARG, O_CONST, O_COPT, O_COMPILER, O_ARCH, O_SHARED, O_SAMPLE, O_CONFIGS, O_SEED,
-         O_BATCH, O_BUDGET, O_TIMEOUT, O_OOB };
+  /* Own options; the launch options (--arg, --sample, --arch, ...) are
+     cli_launch.c's, so they mean what they mean to kcast emulate. */
+  enum { O_SOURCE = CLI_OPT_OWN, O_APP, O_GPU, O_PSIZE, O_DIVX, O_DIVY, O_DIVZ, O_BNAMES,
+         O_CONST, O_COPT, O_CONFIGS, O_SEED, O_BATCH, O_JOBS, O_OUT, O_HELP };
   static const struct option lopts[] = {
-      {"output", required_argument, NULL, 'o'},   {"source", required_argument, NULL, O_SOURCE},
-      {"kernel", required_argument, NULL, O_KERNEL}, {"app", required_argument, NULL, O_APP},
-      {"gpu", required_argument, NULL, O_GPU},   {"problem-size", required_argument, NULL, O_PSIZE},
+      {"output", required_argument, NULL, O_OUT},  {"source", required_argument, NULL, O_SOURCE},
+      {"app", required_argument, NULL, O_APP},     {"gpu", required_argument, NULL, O_GPU},
+      {"problem-size", required_argument, NULL, O_PSIZE},
       {"grid-div-x", required_argument, NULL, O_DIVX},
       {"grid-div-y", required_argument, NULL, O_DIVY},
       {"grid-div-z", required_argument, NULL, O_DIVZ},
       {"block-size-names", required_argument, NULL, O_BNAMES},
-      {"arg", required_argument, NULL, O_ARG},   {"const", required_argument, NULL, O_CONST},
-      {"copt", required_argument, NULL, O_COPT}, {"compiler", required_argument, NULL, O_COMPILER},
-      {"arch", required_argument, NULL, O_ARCH}, {"shared", required_argument, NULL, O_SHARED},
-      {"sample", required_argument, NULL, O_SAMPLE},
+      {"const", required_argument, NULL, O_CONST}, {"copt", required_argument, NULL, O_COPT},
       {"configs", required_argument, NULL, O_CONFIGS},
-      {"seed", required_argument, NULL, O_SEED}, {"jobs", required_argument, NULL, 'j'},
-      {"batch", required_argument, NULL, O_BATCH}, {"budget", required_argument, NULL, O_BUDGET},
-      {"timeout", required_argument, NULL, O_TIMEOUT}, {"oob", required_argument, NULL, O_OOB},
-      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+      {"seed", required_argument, NULL, O_SEED},   {"jobs", required_argument, NULL, O_JOBS},
+      {"batch", required_argument, NULL, O_BATCH}, {"help", no_argument, NULL, O_HELP},
+      {NULL, 0, NULL, 0}};
   kt_opts o;
   memset(&o, 0, sizeof o);
   o.div[0] = "block_size_x";
@@ -677,75 +665,62 @@ int cmd_import_kerneltuner(int argc, char **argv) {
   o.copts = calloc((size_t)argc + 1, sizeof *o.copts);
   if (!o.consts || !o.copts) { cli_error("out of memory"); rc = KCAST_EXIT_USER; goto out; }
   rc = KCAST_EXIT_USAGE;
-  optind = 1;
-  opterr = 0;
+  cli_opts po;
+  cli_opts_init(&po, "dataset", argc, argv, "o:j:h", 0);
+  if (cli_opts_add(&po, lopts) || cli_opts_add(&po, cli_launch_longopts)) {
+    cli_error("internal: too many options");
+    goto out;
+  }
   int c;
-  while ((c = getopt_long(argc, argv, ":o:j:h", lopts, NULL)) != -1) {
+  while ((c = cli_opts_next(&po)) != CLI_OPT_END) {
     unsigned long u = 0;
+    const char *val = po.arg;
+    if (c == CLI_OPT_ERR) goto out;
+    if (c >= CLI_OPT_LAUNCH) {
+      if (!strcmp(po.name, "--grid") || !strcmp(po.name, "--block")) {
+        kt_usage_error("%s: the launch geometry follows from the cachefile (--problem-size, "
+                       "--grid-div-x/y/z, --block-size-names)", po.name);
+        goto out;
+      }
+      if (!strcmp(po.name, "--sample")) sample_set = 1;
+      if (cli_launch_option(&L, &po, c) != 1) goto out;
+      continue;
+    }
     switch (c) {
-      case 'o': o.out = optarg; break;
-      case 'h': kt_usage(stdout); rc = KCAST_EXIT_OK; goto out;
-      case O_SOURCE: o.source = optarg; break;
-      case O_KERNEL: o.kernel = optarg; break;
-      case O_APP: o.app = optarg; break;
-      case O_GPU: o.gpu = optarg; break;
+      case 'o': case O_OUT: o.out = val; break;
+      case 'h': case O_HELP: kt_usage(stdout); rc = KCAST_EXIT_OK; goto out;
+      case O_SOURCE: o.source = val; break;
+      case O_APP: o.app = val; break;
+      case O_GPU: o.gpu = val; break;
       case O_PSIZE:
-        if (parse_dims64(optarg, o.psize, &o.pdims)) {
-          kt_usage_error("bad --problem-size '%s' (X[,Y[,Z]], positive integers)", optarg);
+        if (parse_dims64(val, o.psize, &o.pdims)) {
+          kt_usage_error("bad --problem-size '%s' (X[,Y[,Z]], positive integers)", val);
           goto out;
         }
         break;
-      case O_DIVX: case O_DIVY: case O_DIVZ: o.div[c - O_DIVX] = optarg; break;
-      case O_BNAMES: o.bnames = optarg; break;
-      case O_ARG:
-        if (launch_opt(&L, "--arg", optarg)) goto out;
-        break;
+      case O_DIVX: case O_DIVY: case O_DIVZ: o.div[c - O_DIVX] = val; break;
+      case O_BNAMES: o.bnames = val; break;
       case O_CONST:
-        if (cli_parse_const(KT_CMD, optarg, &o.consts[o.nconsts])) goto out;
+        if (cli_parse_const("dataset", val, &o.consts[o.nconsts])) goto out;
         o.nconsts++;
         break;
-      case O_COPT: o.copts[o.ncopts++] = optarg; break;
-      case O_COMPILER:
-        if (launch_opt(&L, "--compiler", optarg)) goto out;
-        break;
-      case O_ARCH:
-        if (launch_opt(&L, "--arch", optarg)) goto out;
-        break;
-      case O_SHARED:
-        if (launch_opt(&L, "--shared", optarg)) goto out;
-        break;
-      case O_SAMPLE:
-        if (launch_opt(&L, "--sample", optarg)) goto out;
-        sample_set = 1;
-        break;
-      case O_BUDGET:
-        if (launch_opt(&L, "--budget", optarg)) goto out;
-        break;
-      case O_TIMEOUT:
-        if (launch_opt(&L, "--timeout", optarg)) goto out;
-        break;
-      case O_OOB:
-        if (launch_opt(&L, "--oob", optarg)) goto out;
-        break;
-      case O_CONFIGS: case O_SEED: case 'j': case O_BATCH:
-        if (cli_parse_uint(optarg, c == O_SEED ? ULONG_MAX : 1000000000ul, &u) ||
+      case O_COPT: o.copts[o.ncopts++] = val; break;
+      case O_CONFIGS: case O_SEED: case 'j': case O_JOBS: case O_BATCH:
+        if (cli_parse_uint(val, c == O_SEED ? ULONG_MAX : 1000000000ul, &u) ||
             (c != O_SEED && u == 0)) {
-          kt_usage_error("bad %s '%s' (expected a positive integer)",
-                         c == 'j' ? "-j" : c == O_CONFIGS ? "--configs" : c == O_SEED ? "--seed"
-                                                                                      : "--batch",
-                         optarg);
+          kt_usage_error("bad %s '%s' (expected a positive integer)", po.name, val);
           goto out;
         }
         if (c == O_CONFIGS) o.configs = u;
         else if (c == O_SEED) o.seed = u;
-        else if (c == 'j') o.jobs = u > 256 ? 256 : u;
+        else if (c == 'j' || c == O_JOBS) o.jobs = u > 256 ? 256 : u;
         else o.batch = u;
         break;
-      case ':': kt_usage_error("option %s needs a value", argv[optind - 1]); goto out;
-      default: kt_usage_error("unknown option '%s'", argv[optind - 1]); goto out;
+      default: kt_usage_error("unknown option '%s'", po.name ? po.name : "?"); goto out;
     }
   }
-  nfiles = (size_t)(argc - optind);
+  char **operands = CLI_OPERANDS(&po);
+  nfiles = (size_t)CLI_NOPERANDS(&po);
   if (!nfiles) { kt_usage_error("no cachefile given"); goto out; }
   if (!o.out || !*o.out) { kt_usage_error("needs -o DB"); goto out; }
   if (o.gpu && nfiles > 1) { kt_usage_error("--gpu names one GPU: give one cachefile with it"); goto out; }
@@ -770,16 +745,16 @@ int cmd_import_kerneltuner(int argc, char **argv) {
   if (!files || !gpus) { cli_error("out of memory"); goto out; }
   for (size_t i = 0; i < nfiles; i++) {
     char err[1200];
-    if (ds_kt_read(argv[optind + (int)i], &files[i], err, sizeof err)) {
+    if (ds_kt_read(operands[i], &files[i], err, sizeof err)) {
       cli_error("%s", err);
       goto out;
     }
     if (files[i].unterminated)
       fprintf(stderr, "kcast: %s: unterminated (a tuning run still writing, or interrupted);"
-              " its %zu complete entries are read\n", argv[optind + (int)i], files[i].nconfigs);
-    if (i && strcmp(files[i].kernel_name, files[0].kernel_name) && !o.kernel) {
+              " its %zu complete entries are read\n", operands[i], files[i].nconfigs);
+    if (i && strcmp(files[i].kernel_name, files[0].kernel_name) && !L.kernel) {
       cli_error("%s: kernel %s, but %s holds kernel %s (one kernel per import, or --kernel)",
-                argv[optind + (int)i], files[i].kernel_name, argv[optind], files[0].kernel_name);
+                operands[i], files[i].kernel_name, operands[0], files[0].kernel_name);
       goto out;
     }
     char key[128];
@@ -789,11 +764,11 @@ int cmd_import_kerneltuner(int argc, char **argv) {
     for (size_t j = 0; j < i; j++)
       if (!strcmp(gpus[j], gpus[i])) {
         cli_error("%s and %s were both measured on %s: import one of them, or name the GPUs",
-                  argv[optind + (int)j], argv[optind + (int)i], gpus[i]);
+                  operands[j], operands[i], gpus[i]);
         goto out;
       }
   }
-  const char *kname = o.kernel ? o.kernel : files[0].kernel_name;
+  const char *kname = L.kernel ? L.kernel : files[0].kernel_name;
   const char *app = o.app ? o.app : kname;
   int64_t ps[3] = {1, 1, 1};
   if (o.pdims) {
@@ -803,14 +778,14 @@ int cmd_import_kerneltuner(int argc, char **argv) {
     for (size_t i = 0; i < nfiles; i++) {
       if (!files[i].ndims) {
         cli_error("%s: problem_size is not a list of numbers; give --problem-size",
-                  argv[optind + (int)i]);
+                  operands[i]);
         goto out;
       }
       int64_t q[3] = {1, 1, 1};
       memcpy(q, files[i].problem_size, files[i].ndims * sizeof *q);
       if (i && memcmp(q, ps, sizeof q)) {
         cli_error("%s: problem size differs from %s's; import them separately (--app)",
-                  argv[optind + (int)i], argv[optind]);
+                  operands[i], operands[0]);
         goto out;
       }
       memcpy(ps, q, sizeof ps);
@@ -867,7 +842,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
       size_t cnt = 0;
       for (size_t q = j; q < files[i].nconfigs; q++)
         cnt += files[i].configs[q].failed && !strcmp(files[i].configs[q].failed, e->failed);
-      fprintf(stderr, "kcast: %s: %zu configuration%s skipped (%s on %s):", argv[optind + (int)i],
+      fprintf(stderr, "kcast: %s: %zu configuration%s skipped (%s on %s):", operands[i],
               cnt, cnt == 1 ? "" : "s", e->failed, gpus[i]);
       for (size_t q = j; q < files[i].nconfigs; q++)
         if (files[i].configs[q].failed && !strcmp(files[i].configs[q].failed, e->failed))
@@ -895,7 +870,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
     kt_cfg *k = &cfgs[chosen[q]];
     char why[400];
     if (geometry(&o, ps, k->def, k->defc, k->grid, k->block, why, sizeof why)) {
-      cli_error("%s: configuration %s: %s", argv[optind], k->key, why);
+      cli_error("%s: configuration %s: %s", operands[0], k->key, why);
       free(chosen);
       goto out;
     }

@@ -18,7 +18,6 @@
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,52 +33,43 @@ const char cmd_import_nsight_usage[] =
 int cmd_import_nsight(int argc, char **argv) {
   const int ncu = !strcmp(argv[0], "import-ncu");
   const char *cmd = ncu ? "dataset import-ncu" : "dataset import-nsys";
-  enum { O_APP = 256, O_DATASET, O_GPU, O_REP };
+  enum { O_APP = CLI_OPT_OWN, O_DATASET, O_GPU, O_REP, O_OUT, O_HELP };
   static const struct option lopts[] = {
-      {"output", required_argument, NULL, 'o'},  {"app", required_argument, NULL, O_APP},
+      {"output", required_argument, NULL, O_OUT},  {"app", required_argument, NULL, O_APP},
       {"dataset", required_argument, NULL, O_DATASET}, {"gpu", required_argument, NULL, O_GPU},
-      {"rep-offset", required_argument, NULL, O_REP}, {"help", no_argument, NULL, 'h'},
+      {"rep-offset", required_argument, NULL, O_REP}, {"help", no_argument, NULL, O_HELP},
       {NULL, 0, NULL, 0}};
   const char *out = NULL, *app = NULL, *dataset = NULL, *gpu = NULL;
   unsigned long rep = 0;
-  optind = 1;
-  opterr = 0;
+  /* Operands: FILE, then (after --) the program and its arguments. */
+  cli_opts po;
+  cli_opts_init(&po, "dataset", argc, argv, "o:h", 0);
+  if (cli_opts_add(&po, lopts)) return KCAST_EXIT_USAGE;
   int c;
-  /* "+": getopt stops at FILE (taken, then options go on) and at "--",
-     after which the program and its own arguments follow. */
-  const char *file = NULL;
-  int prog = -1;
-  for (;;) {
-    c = getopt_long(argc, argv, "+:o:h", lopts, NULL);
-    if (c == -1) {
-      if (optind > 1 && !strcmp(argv[optind - 1], "--")) { prog = optind; break; }
-      if (optind >= argc) break;
-      if (file)
-        return cli_usage_error("dataset", "%s: unexpected argument '%s' (the program goes "
-                               "after --)", cmd, argv[optind]);
-      file = argv[optind++];
-      continue;
-    }
+  while ((c = cli_opts_next(&po)) != CLI_OPT_END) {
     switch (c) {
-      case 'o': out = optarg; break;
-      case 'h': fputs(cmd_import_nsight_usage, stdout); return KCAST_EXIT_OK;
-      case O_APP: app = optarg; break;
-      case O_DATASET: dataset = optarg; break;
-      case O_GPU: gpu = optarg; break;
+      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case 'o': case O_OUT: out = po.arg; break;
+      case 'h': case O_HELP: fputs(cmd_import_nsight_usage, stdout); return KCAST_EXIT_OK;
+      case O_APP: app = po.arg; break;
+      case O_DATASET: dataset = po.arg; break;
+      case O_GPU: gpu = po.arg; break;
       case O_REP:
-        if (cli_parse_uint(optarg, 1000000, &rep))
-          return cli_usage_error("dataset", "%s: bad --rep-offset '%s'", cmd, optarg);
+        if (cli_parse_uint(po.arg, 1000000, &rep))
+          return cli_usage_error("dataset", "%s: bad --rep-offset '%s'", cmd, po.arg);
         break;
-      case ':': return cli_usage_error("dataset", "%s: %s needs a value", cmd, argv[optind - 1]);
-      default: return cli_usage_error("dataset", "%s: unknown option '%s'", cmd, argv[optind - 1]);
+      default: return cli_usage_error("dataset", "%s: unknown option '%s'", cmd, po.name);
     }
   }
-  int nprog = prog >= 0 ? argc - prog : 0;
+  char **ops = CLI_OPERANDS(&po);
+  int nops = CLI_NOPERANDS(&po);
+  const char *file = nops > 0 ? ops[0] : NULL;
+  int nprog = nops > 1 ? nops - 1 : 0;
   if (!file) return cli_usage_error("dataset", "%s: no input file", cmd);
   if (!out || !*out) return cli_usage_error("dataset", "%s needs -o DB", cmd);
   char dapp[512], ddata[4096];
   if (nprog > 0) {
-    prof_default_keys(nprog, argv + prog, dapp, sizeof dapp, ddata, sizeof ddata);
+    prof_default_keys(nprog, ops + 1, dapp, sizeof dapp, ddata, sizeof ddata);
     if (!app) app = dapp;
     if (!dataset) dataset = ddata;
   }

@@ -254,6 +254,9 @@ static void test_times_only(void) {
   ASSERT_MSG("--arg without --source is a usage error",
              run(NULL, NULL, "'%s' -o '%s' --arg 1", cf, db) == 2);
   ASSERT_MSG("a bad -j is a usage error", run(NULL, NULL, "'%s' -o '%s' -j 0", cf, db) == 2);
+  ASSERT_MSG("--grid is refused: the geometry follows from the cachefile",
+             run(NULL, NULL, "'%s' -o '%s' --grid 4", cf, db) == 2);
+  ASSERT_MSG("--jobs=2 and -o=DB forms parse", run(NULL, NULL, "'%s' -o='%s' --jobs=2", cf, db) == 0);
   rc = run(NULL, &err, "'%s/missing.json' -o '%s'", dir, db);
   ASSERT_MSG("a missing cachefile is a user error naming it", rc == 1 && err && strstr(err, "missing.json"));
   free(err);
