@@ -17,6 +17,9 @@
 #   one by one   seconds of nvcc + kcast emulate per configuration over the
 #                same sample, one after another
 #   ratio        one by one / sample (the target is >= 4)
+#   real A100    seconds to import the times of the real A100 convolution
+#                cachefile (4,362 entries, 32 runs each) when it is beside the
+#                project (SHARED_DATA, default ../shared/data; target < 10 s)
 # KT_CONFIGS=N changes the sample; JOBS (default: the CPUs) the workers.
 set -eu
 build=${1:?usage: import_bench.sh BUILD [QUICK]}
@@ -84,8 +87,24 @@ done < "$tmp/keys"
 t1=$(now)
 seq=$(secs "$t0" "$t1")
 
+real=${SHARED_DATA:-$here/../../shared/data}/tuning-features/cachefiles/convolution_A100.json.gz
+realt=""
+if [ -f "$real" ]; then
+  t0=$(now)
+  "$kcast" dataset import-kerneltuner "$real" -o "$tmp/real.db" --grid-div-x block_size_x,tile_size_x \
+    --grid-div-y block_size_y,tile_size_y > "$tmp/real.out" 2> /dev/null || { cat "$tmp/real.out"; exit 1; }
+  t1=$(now)
+  realt=$(secs "$t0" "$t1")
+fi
+
 echo "import bench: scale_add, 700 configurations, -j $jobs, 64 sampled CTAs"
-printf '  import (all 700)       %8s s   %s\n' "$full" "$(cut -c1-160 "$tmp/all.out" | tail -1)"
+printf '  import (all 700)       %8s s   (%s)\n' "$full" "$(sed -n 's/.*features: \([^;]*\).*/\1/p' "$tmp/all.out")"
 printf '  import (sample of %3d) %8s s\n' "$count" "$sample"
 printf '  one by one (%3d)       %8s s   (nvcc -ptx + kcast emulate each)\n' "$count" "$seq"
 echo "$seq $sample $full $count" | awk '{printf "  ratio                  %8.1fx  (one by one / import, same %d configurations; target >= 4)\n  per configuration      %8.3f s one by one, %.3f s in the whole import\n", $1 / $2, $4, $1 / $4, $3 / 700}'
+if [ -n "$realt" ]; then
+  printf '  real A100 cachefile    %8s s   (times only: %s; target < 10 s)\n' "$realt" \
+    "$(sed -n 's/.*: \([0-9]* configurations\).*: \([0-9]* time_ns values\).*/\1, \2/p' "$tmp/real.out")"
+else
+  echo "  real A100 cachefile    (not found: $real)"
+fi
