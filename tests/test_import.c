@@ -168,8 +168,8 @@ static void test_reader(void) {
 
 /* ---------------------------------------------------------- the command -- */
 
-static int count_rows(const char *db, const char *sql_gpu, int64_t *launches, int64_t *feats,
-                      int64_t *meas) {
+/* Launches, feature values and measurements of dataset db. */
+static int count_rows(const char *db, int64_t *launches, int64_t *feats, int64_t *meas) {
   char err[512];
   ds_db *d;
   if (ds_open(db, DS_READONLY, &d, err, sizeof err)) return -1;
@@ -179,7 +179,6 @@ static int count_rows(const char *db, const char *sql_gpu, int64_t *launches, in
     *launches = s.launches;
     *feats = s.feature_rows;
     *meas = s.measurements;
-    (void)sql_gpu;
     ds_stats_free(&s);
   }
   ds_close(d);
@@ -229,9 +228,9 @@ static void test_times_only(void) {
 
   /* the same file again rewrites the same rows */
   int64_t n1, f1, m1, n2, f2, m2;
-  CU_ASSERT_EQUAL(count_rows(db, NULL, &n1, &f1, &m1), 0);
+  CU_ASSERT_EQUAL(count_rows(db, &n1, &f1, &m1), 0);
   CU_ASSERT_EQUAL(run(NULL, NULL, "'%s' -o '%s' --grid-div-x block_size_x,tile_size_x", cf, db), 0);
-  CU_ASSERT_EQUAL(count_rows(db, NULL, &n2, &f2, &m2), 0);
+  CU_ASSERT_EQUAL(count_rows(db, &n2, &f2, &m2), 0);
   ASSERT_MSG("importing again adds nothing", n1 == 23 && m1 == 69 && n2 == n1 && m2 == m1);
 
   /* other divisors give other grids for stored launches: refused, unchanged */
@@ -239,13 +238,13 @@ static void test_times_only(void) {
   ASSERT_MSG("a launch stored with another grid is refused", rc == 1 && err &&
              strstr(err, "is stored with grid") && strstr(err, "--app"));
   free(err);
-  CU_ASSERT_EQUAL(count_rows(db, NULL, &n2, &f2, &m2), 0);
+  CU_ASSERT_EQUAL(count_rows(db, &n2, &f2, &m2), 0);
   ASSERT_MSG("... and the dataset is as it was", n2 == n1 && m2 == m1);
 
   /* the sample */
   snprintf(db, sizeof db, "%s/s.db", dir);
   CU_ASSERT_EQUAL(run(&out, NULL, "'%s' -o '%s' --configs 5 --seed 7", cf, db), 0);
-  CU_ASSERT_EQUAL(count_rows(db, NULL, &n2, &f2, &m2), 0);
+  CU_ASSERT_EQUAL(count_rows(db, &n2, &f2, &m2), 0);
   ASSERT_MSG("--configs 5 imports five configurations", n2 == 5 && m2 == 15);
   free(out);
 
@@ -332,13 +331,13 @@ static void test_features(void) {
 
   /* resume / second GPU: nothing recomputed, times added */
   int64_t n1, f1, m1;
-  CU_ASSERT_EQUAL(count_rows(db, NULL, &n1, &f1, &m1), 0);
+  CU_ASSERT_EQUAL(count_rows(db, &n1, &f1, &m1), 0);
   rc = run(&out, NULL, "'%s' -o '%s' --source %s " KT_OPTS " --configs 8 -j 2", cf2, db, KT_SRC);
   ASSERT_MSG("the A4000 cachefile finds the features there", rc == 0 && out &&
              strstr(out, "0 computed, 8 kept"));
   free(out);
   int64_t n2, f2, m2;
-  CU_ASSERT_EQUAL(count_rows(db, NULL, &n2, &f2, &m2), 0);
+  CU_ASSERT_EQUAL(count_rows(db, &n2, &f2, &m2), 0);
   ASSERT_MSG("... and adds only its times", n2 == n1 && f2 == f1 && m2 == 2 * m1);
 
   /* one nvcc per configuration gives the same features */
@@ -403,7 +402,7 @@ static void test_failures(void) {
   if (rc || !out || !strstr(out, "3 failed")) printf("\n  %s\n  %s", out ? out : "", err ? err : "");
   free(out); free(err);
   int64_t n = 0, f = 0, m = 0;
-  CU_ASSERT_EQUAL(count_rows(db, NULL, &n, &f, &m), 0);
+  CU_ASSERT_EQUAL(count_rows(db, &n, &f, &m), 0);
   ASSERT_MSG("every configuration keeps its times", n == 23 && m == 69);
   /* a rerun computes only the failed ones again (and they fail again) */
   rc = run(&out, NULL, "'%s' -o '%s' --source '%s' --grid-div-x block_size_x,tile_size_x "
@@ -490,7 +489,7 @@ static const char NSYS_CSV[] =
 
 static int64_t stat_count(const char *db, int what) {
   int64_t n = 0, f = 0, m = 0;
-  if (count_rows(db, NULL, &n, &f, &m)) return -1;
+  if (count_rows(db, &n, &f, &m)) return -1;
   return what == 0 ? n : what == 1 ? f : m;
 }
 
