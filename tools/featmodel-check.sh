@@ -5,33 +5,31 @@
 # time against the time predicted from the emulated features
 # (docs/accuracy.md, "Feature models").
 #
-# usage: featmodel-check.sh KCAST SUITE_BINDIR OUTDIR PROGRAM...
+# usage: featmodel-check.sh KCAST OUTDIR [MANGROVE_DIR]
 #
-#  1. the shipped suite dataset (datasets/data/suite-features.db), recorded
-#     before kcast run stored arguments: models of the launch configuration
-#     alone;
-#  2. PROGRAM... (the fast subset) re-run under kcast run into
-#     OUTDIR/suite-fast.db, which records the scalar arguments (arg.*):
-#     models of the configuration and the arguments.
-#
-# Tables go to stdout and to OUTDIR/validate-{suite,fast}.{txt,csv}.
+# Validates the shipped suite dataset (datasets/data/suite-features.db,
+# recorded by kcast run with the scalar arguments, arg.*), with the time
+# from the analytic estimate on H200 and, when MANGROVE_DIR holds the GPU
+# Mangrove tutorial data, from a T4 time forest trained on it (launch,class
+# features, as make bench trains it).  Tables go to stdout and to
+# OUTDIR/validate-{analytic,forest}.{txt,csv}.
 set -eu
-kcast=$1 bindir=$2 out=$3
-shift 3
+kcast=$1 out=$2 mg=${3:-}
+db=datasets/data/suite-features.db
 mkdir -p "$out"
-list="$out/fast.txt"
-: > "$list"
-for p in "$@"; do
-  grep -E "^(sample=[0-9]+ )?$p( |\$)" datasets/suite/suite.txt >> "$list" || true
-done
-if [ ! -s "$list" ]; then echo "featmodel-check: no runs of $* in datasets/suite/suite.txt" >&2; exit 1; fi
-datasets/suite/run-suite.sh "$kcast" "$bindir" "$list" "$out/suite-fast.db" 2> "$out/run.log" || {
-  echo "featmodel-check: the fast subset did not run cleanly (see $out/run.log)" >&2; exit 1; }
-for which in suite fast; do
-  db=datasets/data/suite-features.db
-  [ $which = fast ] && db="$out/suite-fast.db"
-  echo "== $db"
-  "$kcast" featmodel validate "$db" 2>&1 | tee "$out/validate-$which.txt"
-  "$kcast" featmodel validate "$db" --format csv > "$out/validate-$which.csv"
+echo "== $db, time by the analytic estimate (H200)"
+"$kcast" featmodel validate "$db" 2>&1 | tee "$out/validate-analytic.txt"
+"$kcast" featmodel validate "$db" --format csv > "$out/validate-analytic.csv"
+if [ -n "$mg" ] && [ -f "$mg/cuda_flux_metrics.db" ] && [ -f "$mg/kernel_time_T4.db" ]; then
+  rm -f "$out/t4.db"
+  "$kcast" dataset import-mangrove --features "$mg/cuda_flux_metrics.db" \
+    --time "$mg/kernel_time_T4.db" --gpu T4 -o "$out/t4.db" > "$out/t4.log" 2>&1
+  "$kcast" train "$out/t4.db" --gpu T4 --target time --trees 100 --log-target \
+    --extra-trees --min-leaf 1 --features launch,class -o "$out/t4.kcm" >> "$out/t4.log" 2>&1
   echo
-done
+  echo "== $db, time by the T4 forest ($out/t4.kcm)"
+  "$kcast" featmodel validate "$db" --model "$out/t4.kcm" 2>&1 | tee "$out/validate-forest.txt"
+  "$kcast" featmodel validate "$db" --model "$out/t4.kcm" --format csv > "$out/validate-forest.csv"
+else
+  echo "featmodel-check: no GPU Mangrove tutorial data at '${mg:-}': the forest column skipped"
+fi
