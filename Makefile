@@ -26,7 +26,7 @@ NVCC       ?= nvcc
 # .ci/run both go through `make deps`.  Slurm and munge are for the test
 # that brings up its own one-node cluster (tests/slurm/one-node.sh: its
 # own key, configuration and daemons, stopped when it ends).
-DEPS_PKGS := make gcc libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
+DEPS_PKGS := make gcc g++ libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
              zlib1g-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
              libomp-22-dev valgrind sqlite3 \
              slurmctld slurmd slurm-client munge
@@ -41,7 +41,7 @@ OPT        ?= -O2 -g
 SANFLAGS   ?=
 CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) -fPIC -fopenmp -pthread \
               -I. -Iinclude -isystem $(LLVM_INC) $(EXTRA_CFLAGS)
-LDLIBS_ALL := -lsqlite3 -lcjson -lcsv -lz -lm -ldl -fopenmp -pthread $(SANFLAGS)
+LDLIBS_ALL := -lsqlite3 -lcjson -lcsv -lz -lstdc++ -lm -ldl -fopenmp -pthread $(SANFLAGS)
 
 # libclang and libLLVM are not linked: the front ends dlopen them
 # (extractor/frontend_dl.c) by the SONAMEs of the LLVM compiled against.

@@ -61,7 +61,8 @@ extern const char cmd_model_usage[];
    (cli_launch.c). */
 #include <getopt.h>
 enum { CLI_OPT_END = -1, CLI_OPT_ERR = -2, CLI_OPT_OWN = 0x100, CLI_OPT_RF = 0x200,
-       CLI_OPT_LAUNCH = 0x300, CLI_OPTS_MAX = 96 };
+       CLI_OPT_LAUNCH = 0x300, CLI_OPT_FILTER = 0x380, CLI_OPT_FE = 0x3c0,
+       CLI_OPTS_MAX = 96 };
 typedef struct cli_opts {
   const char *cmd;          /* command name for messages */
   int argc;
@@ -134,6 +135,29 @@ struct ptx_module;
 struct ptx_func;
 long cli_select_kernels(const struct ptx_module *m, const char *want,
                         const struct ptx_func **sel, const char *path);
+
+/* ncu-style launch selection shared by run, profile and dataset export
+   (cli_kernel.c): --kernel REGEX (POSIX extended, searched in the mangled
+   name and in the demangled signature), --launch-skip N (matching launches
+   passed over first), --launch-count N (at most N taken).  Feed launches
+   in order to cli_filter_take, then cli_filter_free (the options only
+   check the pattern: nothing to free before the first take). */
+#include <regex.h>
+typedef struct cli_filter {
+  const char *pattern;         /* --kernel, NULL = every kernel */
+  regex_t re;                  /* the pattern, compiled by the first take */
+  int compiled;
+  unsigned long skip, count;   /* --launch-skip; --launch-count, 0 = no limit */
+  unsigned long matched, taken;
+} cli_filter;
+extern const struct option cli_filter_longopts[];
+/* 1 consumed, 0 not a filter option, -1 usage error printed. */
+int cli_filter_option(cli_filter *f, const cli_opts *o, int id);
+/* Any option given? */
+int cli_filter_active(const cli_filter *f);
+/* Should the next launch of kernel mangled be taken? */
+int cli_filter_take(cli_filter *f, const char *mangled);
+void cli_filter_free(cli_filter *f);
 
 /* Add what ptxas reports for the architectures of archs ("sm_80,sm_86", or
    "all": those of the GPU table) to the features v[i] of kernels k[i]

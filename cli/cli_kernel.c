@@ -2,12 +2,13 @@
  * cli_kernel.c -- which kernel does the user mean?  The one rule that
  * `kcast extract --kernel K` and `kcast emulate --kernel K` share.
  *
- * K matches a mangled .entry name exactly, else the source name: the Itanium
- * base identifier (_Z5saxpyifPKfPf -> saxpy, last component of a nested
- * _ZN...E name), else the length-prefixed identifier "5saxpy" anywhere
- * inside a mangled name.  Exact base-name matches take precedence over
- * substring matches.  More than one match is an error that lists the
- * candidates, so a user never gets a kernel they did not mean.
+ * K matches a mangled .entry name exactly, else a name read from the
+ * toolchain's demangling (fe_demangle): the whole signature or the source
+ * name with its template arguments ("gemm_tiled_kernel<16>", spaces not
+ * counted), else the source name without them ("ns::k", "gemm_tiled_kernel"),
+ * else its last component ("k").  A closer match takes precedence; more
+ * than one match at the same level is an error that lists the candidates
+ * (mangled and demangled), so a user never gets a kernel they did not mean.
  */
 #include "cli/cli.h"
 
@@ -21,43 +22,67 @@
 #include "extractor/ptx.h"
 #include "model/model.h"
 
-/* Source base name of an Itanium-mangled name into buf; 0 when not mangled. */
-static int base_name(const char *mangled, char *buf, size_t cap) {
-  const char *p = mangled;
-  if (strncmp(p, "_Z", 2)) return 0;
-  p += 2;
-  int nested = 0;
-  if (*p == 'N') {
-    nested = 1;
-    p++;
-    while (*p == 'K' || *p == 'V' || *p == 'r') p++; /* cv-qualifiers */
+/* a and b equal when spaces are ignored ("k<float,4>" is "k<float, 4>"). */
+static int same_spaced(const char *a, const char *b) {
+  for (;; a++, b++) {
+    while (*a == ' ') a++;
+    while (*b == ' ') b++;
+    if (*a != *b) return 0;
+    if (!*a) return 1;
   }
-  const char *last = NULL;
-  size_t lastlen = 0;
-  while (isdigit((unsigned char)*p)) {
-    char *e;
-    unsigned long n = strtoul(p, &e, 10);
-    if (n == 0 || strlen(e) < n) return 0;
-    last = e;
-    lastlen = n;
-    p = e + n;
-    if (!nested) break;
-    if (*p == 'I') break; /* template arguments: the name came before */
-  }
-  if (!last || lastlen + 1 > cap) return 0;
-  memcpy(buf, last, lastlen);
-  buf[lastlen] = 0;
-  return 1;
 }
 
-/* 2: want is the base name of mangled; 1: "<len>want" occurs inside it. */
+/* name without its template arguments (outermost <...> removed). */
+static void strip_templates(const char *name, char *buf, size_t cap) {
+  size_t n = 0;
+  int depth = 0;
+  for (const char *p = name; *p && n + 1 < cap; p++) {
+    if (*p == '<') depth++;
+    else if (*p == '>' && depth > 0) depth--;
+    else if (!depth) buf[n++] = *p;
+  }
+  buf[n] = 0;
+}
+
+/* How well want names the kernel mangled: 3 its demangled signature or
+   source name with template arguments, 2 the source name without them
+   (qualified), 1 its last component; 0 no match. */
 static int name_matches(const char *mangled, const char *want) {
-  char base[512];
-  if (base_name(mangled, base, sizeof base) && !strcmp(base, want)) return 2;
-  char lp[600];
-  snprintf(lp, sizeof lp, "%zu%s", strlen(want), want);
-  if (!strncmp(mangled, "_Z", 2) && strstr(mangled, lp)) return 1;
-  return 0;
+  char *d = fe_demangle(mangled);
+  if (!d) return 0;
+  char src[1024], bare[1024];
+  fe_demangled_name(d, src, sizeof src);
+  int level = 0;
+  if (same_spaced(d, want) || same_spaced(src, want)) level = 3;
+  free(d);
+  if (level) return level;
+  strip_templates(src, bare, sizeof bare);
+  if (same_spaced(bare, want)) return 2;
+  const char *last = bare;
+  for (const char *p = bare; (p = strstr(p, "::")); p += 2) last = p + 2;
+  return same_spaced(last, want) ? 1 : 0;
+}
+
+/* "MANGLED (DEMANGLED)" of each of n kernels, comma-separated (malloc'd). */
+static char *name_list(const ptx_func **sel, long n) {
+  size_t cap = 64;
+  char **d = calloc((size_t)n + 1, sizeof *d);
+  if (!d) return NULL;
+  for (long i = 0; i < n; i++) {
+    d[i] = fe_demangle(sel[i]->name);
+    cap += strlen(sel[i]->name) + (d[i] ? strlen(d[i]) : 0) + 6;
+  }
+  char *list = malloc(cap);
+  if (list) {
+    size_t len = 0;
+    list[0] = 0;
+    for (long i = 0; i < n; i++)
+      len += (size_t)snprintf(list + len, cap - len, "%s%s%s%s%s", i ? ", " : "", sel[i]->name,
+                              d[i] ? " (" : "", d[i] ? d[i] : "", d[i] ? ")" : "");
+  }
+  for (long i = 0; i < n; i++) free(d[i]);
+  free(d);
+  return list;
 }
 
 static int is_kernel(const ptx_func *f) { return f->is_entry && f->has_body; }
@@ -77,26 +102,16 @@ long cli_select_kernels(const ptx_module *m, const char *want,
       return 1;
     }
   }
-  for (int level = 2; level >= 1; level--) {
+  for (int level = 3; level >= 1; level--) {
     n = 0;
     for (uint32_t i = 0; i < m->nfuncs; i++) {
       const ptx_func *f = &m->funcs[i];
-      if (is_kernel(f) && name_matches(f->name, want) >= level) sel[n++] = f;
+      if (is_kernel(f) && name_matches(f->name, want) == level) sel[n++] = f;
     }
     if (n == 1) return 1;
     if (n > 1) {
-      size_t cap = 64;
-      for (long i = 0; i < n; i++) cap += strlen(sel[i]->name) + 2;
-      char *list = malloc(cap);
-      if (list) {
-        list[0] = 0;
-        for (long i = 0; i < n; i++) {
-          if (i) strcat(list, ", ");
-          strcat(list, sel[i]->name);
-        }
-      }
-      cli_error("%s: kernel name '%s' is ambiguous: %s", path, want,
-                list ? list : "(several)");
+      char *list = name_list(sel, n);
+      cli_error("%s: kernel name '%s' is ambiguous: %s", path, want, list ? list : "(several)");
       free(list);
       return -1;
     }
@@ -104,6 +119,77 @@ long cli_select_kernels(const ptx_module *m, const char *want,
   cli_error("%s: no kernel named '%s' (try 'kcast extract %s --list')", path,
             want, path);
   return -1;
+}
+
+/* -------------------------------------------------------- selection -- */
+
+enum { F_KERNEL = CLI_OPT_FILTER, F_SKIP, F_COUNT };
+
+const struct option cli_filter_longopts[] = {
+  {"kernel", required_argument, NULL, F_KERNEL},
+  {"launch-skip", required_argument, NULL, F_SKIP},
+  {"launch-count", required_argument, NULL, F_COUNT},
+  {NULL, 0, NULL, 0},
+};
+
+int cli_filter_option(cli_filter *f, const cli_opts *o, int id) {
+  unsigned long u;
+  switch (id) {
+    case F_KERNEL: {
+      /* checked now, compiled again when first used: nothing to free on
+         the command's early ways out */
+      regex_t re;
+      int e = regcomp(&re, o->arg, REG_EXTENDED | REG_NOSUB);
+      if (e) {
+        char msg[256];
+        regerror(e, &re, msg, sizeof msg);
+        regfree(&re);
+        cli_usage_error(o->cmd, "--kernel '%s': not a regular expression: %s", o->arg, msg);
+        return -1;
+      }
+      regfree(&re);
+      f->pattern = o->arg;
+      return 1;
+    }
+    case F_SKIP:
+    case F_COUNT:
+      if (cli_parse_uint(o->arg, ~0UL, &u) || (id == F_COUNT && u == 0)) {
+        cli_usage_error(o->cmd, "%s '%s': give a whole number%s", o->name, o->arg,
+                        id == F_COUNT ? " >= 1" : "");
+        return -1;
+      }
+      if (id == F_SKIP) f->skip = u;
+      else f->count = u;
+      return 1;
+    default: return 0;
+  }
+}
+
+int cli_filter_active(const cli_filter *f) { return f->pattern || f->skip || f->count; }
+
+int cli_filter_take(cli_filter *f, const char *mangled) {
+  if (f->pattern && !f->compiled) {
+    if (regcomp(&f->re, f->pattern, REG_EXTENDED | REG_NOSUB)) return 0; /* checked before */
+    f->compiled = 1;
+  }
+  if (f->pattern) {
+    int hit = regexec(&f->re, mangled, 0, NULL, 0) == 0;
+    if (!hit) {
+      char *d = fe_demangle(mangled);
+      hit = d && regexec(&f->re, d, 0, NULL, 0) == 0;
+      free(d);
+    }
+    if (!hit) return 0;
+  }
+  if (f->matched++ < f->skip) return 0;
+  if (f->count && f->taken >= f->count) return 0;
+  f->taken++;
+  return 1;
+}
+
+void cli_filter_free(cli_filter *f) {
+  if (f->compiled) regfree(&f->re);
+  f->compiled = 0;
 }
 
 /* ------------------------------------------------------------ ptxas -- */

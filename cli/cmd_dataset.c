@@ -35,7 +35,8 @@
 
 const char cmd_dataset_usage[] =
     "usage: kcast dataset stats DB [--format table|csv|json]\n"
-    "       kcast dataset export DB [--format csv] [-o FILE]\n"
+    "       kcast dataset export DB [--format csv] [-o FILE] [--kernel REGEX]\n"
+    "                     [--launch-skip N] [--launch-count N]\n"
     "       kcast dataset merge [--replace] OUT IN...\n"
     "       kcast dataset import-mangrove --features FLUX.db [--time T.db]\n"
     "                     [--power P.db] [--gpu NAME] -o DB\n"
@@ -49,8 +50,10 @@ const char cmd_dataset_usage[] =
     "  stats    launches, feature values and kernels per app; measurements per\n"
     "           GPU and metric\n"
     "  export   one CSV row per launch: id, bench, app, dataset, lseq, kernel,\n"
-    "           grid, block, shmem, a column per feature, then the median of\n"
-    "           each measured metric per GPU as METRIC@GPU (e.g. time_ns@H200)\n"
+    "           demangled (the kernel's signature), grid, block, shmem, a column\n"
+    "           per feature (empty where a launch lacks it; train --csv and\n"
+    "           predict --features read an empty count as 0), then the median\n"
+    "           of each measured metric per GPU as METRIC@GPU (e.g. time_ns@H200)\n"
     "  merge    add the launches, features, measurements, GPUs, runs and\n"
     "           suite entries of each IN to OUT (created if missing), one\n"
     "           transaction per IN; a launch present in both is matched by\n"
@@ -122,6 +125,10 @@ const char cmd_dataset_usage[] =
     "  -o FILE      write the export to FILE instead of standard output\n"
     "  --replace    merge: IN's launch columns, features and measurements win\n"
     "               over OUT's conflicting ones instead of failing\n"
+    "  --kernel REGEX  export only launches of kernels whose mangled name or\n"
+    "               demangled signature matches REGEX (POSIX extended)\n"
+    "  --launch-skip N, --launch-count N  of those, pass over the first N\n"
+    "               (in launch id order), then export at most N\n"
     "\n"
     "Exit status: 0 ok, 1 unreadable or foreign file, 2 bad command line.\n";
 
@@ -130,6 +137,7 @@ typedef struct opts {
   int format;          /* cli_format, -1 = default */
   const char *output;  /* -o FILE or NULL */
   int replace;         /* --replace (merge) */
+  cli_filter filter;   /* export: --kernel, --launch-skip, --launch-count */
   int npos;
   char **pos;
 } opts;
@@ -145,11 +153,16 @@ static int parse_opts(int argc, char **argv, opts *o) {
   o->format = -1;
   o->output = NULL;
   o->replace = 0;
+  memset(&o->filter, 0, sizeof o->filter);
   cli_opts g;
   cli_opts_init(&g, "dataset", argc, argv, "o:", 0);
   cli_opts_add(&g, lo);
+  if (!strcmp(argv[0], "export")) cli_opts_add(&g, cli_filter_longopts);
   for (int c; (c = cli_opts_next(&g)) != CLI_OPT_END;) {
     if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    int fr = cli_filter_option(&o->filter, &g, c);
+    if (fr < 0) return KCAST_EXIT_USAGE;
+    if (fr) continue;
     if (c == 'f') {
       o->format = cli_parse_format(g.arg);
       if (o->format < 0) return cli_usage_error("dataset", "unknown format '%s'", g.arg);
@@ -362,10 +375,10 @@ static int export_load(ds_db *db, export_data *e) {
   return 0;
 }
 
-static int export_write(ds_db *db, export_data *e, FILE *f) {
+static int export_write(ds_db *db, export_data *e, FILE *f, cli_filter *flt) {
   static const char *const fixed[] = {
-    "id", "bench", "app", "dataset", "lseq", "kernel", "grid_x", "grid_y",
-    "grid_z", "block_x", "block_y", "block_z", "shmem"};
+    "id", "bench", "app", "dataset", "lseq", "kernel", "demangled", "grid_x",
+    "grid_y", "grid_z", "block_x", "block_y", "block_z", "shmem"};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     fprintf(f, "%s%s", i ? "," : "", fixed[i]);
   for (size_t j = 0; j < e->m.cols; j++) {
@@ -387,6 +400,7 @@ static int export_write(ds_db *db, export_data *e, FILE *f) {
   size_t r = 0;
   int rc;
   while ((rc = ds_iter_next(it, &id, &l)) == 1) {
+    if (cli_filter_active(flt) && !cli_filter_take(flt, l.kernel ? l.kernel : "")) continue;
     fprintf(f, "%" PRId64 ",", id);
     csv_str(f, l.bench);
     fputc(',', f);
@@ -395,6 +409,10 @@ static int export_write(ds_db *db, export_data *e, FILE *f) {
     csv_str(f, l.dataset);
     fprintf(f, ",%" PRId64 ",", l.lseq);
     csv_str(f, l.kernel);
+    fputc(',', f);
+    char *dm = fe_demangle(l.kernel);
+    csv_str(f, dm ? dm : l.kernel);
+    free(dm);
     fprintf(f, ",%u,%u,%u,%u,%u,%u,%" PRId64, l.grid[0], l.grid[1], l.grid[2],
             l.block[0], l.block[1], l.block[2], l.shmem);
     /* The matrix has the same launches by id (include_empty); a launch
@@ -442,7 +460,7 @@ static int sub_export(opts *o) {
     rc = KCAST_EXIT_USER;
     goto out;
   }
-  if (export_write(db, &e, o->output ? out.f : stdout) < 0) {
+  if (export_write(db, &e, o->output ? out.f : stdout, &o->filter) < 0) {
     cli_error("%s", ds_errmsg(db));
     rc = KCAST_EXIT_USER;
   }
@@ -594,5 +612,6 @@ int cmd_dataset(int argc, char **argv) {
   if (rc == KCAST_EXIT_OK && o.replace && fn != sub_merge)
     rc = cli_usage_error("dataset", "--replace is an option of merge");
   if (rc == KCAST_EXIT_OK) rc = fn(&o);
+  cli_filter_free(&o.filter);
   return rc;
 }

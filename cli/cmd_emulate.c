@@ -41,7 +41,8 @@ const char cmd_emulate_usage[] =
     "arguments the kernel reads; emu.*: how they were obtained; see\n"
     "docs/features.md) and the emulation statistics.\n"
     "\n"
-    "  --kernel K      mangled name or source name (optional when FILE has one kernel)\n"
+    "  --kernel K      mangled name, demangled signature or source name ('k<16>'\n"
+    "                  for a template instance); optional when FILE has one kernel\n"
     "  --grid X[,Y,Z]  CTAs per dimension (missing dimensions are 1)\n"
     "  --block X[,Y,Z] threads per CTA per dimension (product at most 1024)\n"
     "  --shared BYTES  dynamic shared memory (the third <<<>>> argument)\n"
@@ -129,7 +130,9 @@ static void out_table(const char *kname, const feat_vec *v, const emu_stats *st)
   size_t w = 12;
   for (size_t j = 0; j < v->n; j++)
     if (strlen(v->names[j]) > w) w = strlen(v->names[j]);
-  printf("kernel %s\n", kname);
+  char *d = fe_demangle(kname);
+  printf("kernel %s%s%s\n", kname, d ? "  " : "", d ? d : "");
+  free(d);
   for (size_t j = 0; j < v->n; j++) {
     printf("  %-*s  ", (int)w, v->names[j]);
     print_number(stdout, v->vals[j]);
@@ -149,11 +152,15 @@ static void out_table(const char *kname, const feat_vec *v, const emu_stats *st)
 }
 
 static void out_csv(const char *kname, const feat_vec *v, const emu_stats *st) {
-  fputs("kernel", stdout);
+  fputs("kernel,demangled", stdout);
   for (size_t j = 0; j < v->n; j++) { putchar(','); csv_field(v->names[j]); }
   fputs(",emulation.ctas_total,emulation.ctas_run,emulation.thread_insns,"
         "emulation.warp_insns,emulation.seconds,emulation.sampled\n", stdout);
+  char *d = fe_demangle(kname);
   csv_field(kname);
+  putchar(',');
+  csv_field(d ? d : kname);
+  free(d);
   for (size_t j = 0; j < v->n; j++) { putchar(','); print_number(stdout, v->vals[j]); }
   printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9g,%d\n", st->ctas_total,
          st->ctas_run, st->thread_insns, st->warp_insns, st->seconds, st->sampled ? 1 : 0);
@@ -161,7 +168,10 @@ static void out_csv(const char *kname, const feat_vec *v, const emu_stats *st) {
 
 static int out_json(const char *kname, const feat_vec *v, const emu_stats *st) {
   cJSON *root = cJSON_CreateObject();
-  int ok = root && cJSON_AddStringToObject(root, "kernel", kname);
+  char *d = fe_demangle(kname);
+  int ok = root && cJSON_AddStringToObject(root, "kernel", kname) &&
+           cJSON_AddStringToObject(root, "demangled", d ? d : kname);
+  free(d);
   cJSON *fs = ok ? cJSON_AddObjectToObject(root, "features") : NULL;
   ok = fs != NULL;
   for (size_t j = 0; ok && j < v->n; j++)

@@ -30,11 +30,15 @@ const char cmd_extract_usage[] =
     "                     [--ptxas sm_XY[,sm_XY...]|all]\n"
     "\n"
     "Static features (static.*) of every kernel (.entry) in FILE; see\n"
-    "docs/features.md for the names.\n"
+    "docs/features.md for the names.  Every output gives the demangled\n"
+    "signature beside the mangled name (csv: column demangled).\n"
     "\n"
-    "  --kernel K      only kernel K: its mangled name or its source name\n"
+    "  --kernel K      only kernel K: its mangled name, its demangled signature,\n"
+    "                  or its source name, with template arguments to pick one\n"
+    "                  instance ('gemm_tiled_kernel<16>')\n"
     "  --format F      table (default), csv (one row per kernel) or json\n"
-    "  --list          list the kernels with their parameters instead\n"
+    "  --list          list the kernels with their parameters instead (a .cu\n"
+    "                  file's template instances from its compiled PTX)\n"
     "  --compiler C    compiler for .cu input: nvcc (default) or clang\n"
     "  --arch sm_XX    target architecture for .cu/.ll/.bc (default " FE_DEFAULT_ARCH ")\n"
     "  --ptxas ARCHS   also what ptxas reports for each kernel assembled for those\n"
@@ -59,7 +63,9 @@ static void out_table(kfeat *kf, long n) {
     size_t w = 0;
     for (size_t j = 0; j < kf[i].v.n; j++)
       if (strlen(kf[i].v.names[j]) > w) w = strlen(kf[i].v.names[j]);
-    printf("%skernel %s\n", i ? "\n" : "", kf[i].k->name);
+    char *d = fe_demangle(kf[i].k->name);
+    printf("%skernel %s%s%s\n", i ? "\n" : "", kf[i].k->name, d ? "  " : "", d ? d : "");
+    free(d);
     for (size_t j = 0; j < kf[i].v.n; j++) {
       printf("  %-*s  ", (int)w, kf[i].v.names[j]);
       print_number(stdout, kf[i].v.vals[j]);
@@ -86,11 +92,15 @@ static int out_csv(kfeat *kf, long n) {
     for (size_t j = 0; j < kf[i].v.n; j++)
       if (feat_set(&cols, kf[i].v.names[j], 0)) { feat_free(&cols); return -1; }
   feat_sort(&cols);
-  fputs("kernel", stdout);
+  fputs("kernel,demangled", stdout);
   for (size_t c = 0; c < cols.n; c++) { putchar(','); csv_field(cols.names[c]); }
   putchar('\n');
   for (long i = 0; i < n; i++) {
+    char *d = fe_demangle(kf[i].k->name);
     csv_field(kf[i].k->name);
+    putchar(',');
+    csv_field(d ? d : kf[i].k->name);
+    free(d);
     for (size_t c = 0; c < cols.n; c++) {
       putchar(',');
       print_number(stdout, feat_get(&kf[i].v, cols.names[c], 0));
@@ -109,7 +119,11 @@ static int out_json(kfeat *kf, long n) {
     cJSON *k = cJSON_CreateObject();
     if (!k) { cJSON_Delete(root); return -1; }
     cJSON_AddItemToArray(arr, k);
-    if (!cJSON_AddStringToObject(k, "name", kf[i].k->name)) { cJSON_Delete(root); return -1; }
+    char *d = fe_demangle(kf[i].k->name);
+    int ok = cJSON_AddStringToObject(k, "name", kf[i].k->name) &&
+             cJSON_AddStringToObject(k, "demangled", d ? d : kf[i].k->name);
+    free(d);
+    if (!ok) { cJSON_Delete(root); return -1; }
     cJSON *fs = cJSON_AddObjectToObject(k, "features");
     if (!fs) { cJSON_Delete(root); return -1; }
     for (size_t j = 0; j < kf[i].v.n; j++)
@@ -137,10 +151,15 @@ static void list_ptx(const ptx_module *m) {
       printf("%s.%s%s %s", p ? ", " : "", ptx_type_name((ptx_type)v->type),
              v->count > 1 ? "[]" : "", v->name ? v->name : "");
     }
-    printf(")\n");
+    char *d = fe_demangle(f->name);
+    printf(")%s%s\n", d ? "  " : "", d ? d : "");
+    free(d);
   }
 }
 
+/* --list for .cu input: the kernels libclang sees (source names, parameter
+   names, lines), then the template instances, which exist only in the
+   compiled PTX (demangled signature and mangled name). */
 static int list_cu(const char *path, const fe_options *o) {
   fe_kernel *ks = NULL;
   size_t n = 0;
@@ -156,8 +175,34 @@ static int list_cu(const char *path, const fe_options *o) {
              ks[i].params[p].name[0] ? " " : "", ks[i].params[p].name);
     printf(")  %s  line %u\n", ks[i].mangled ? ks[i].mangled : "", ks[i].line);
   }
+  char *text = NULL;
+  size_t len = 0;
+  ptx_error perr;
+  memset(&perr, 0, sizeof perr);
+  ptx_module *m = NULL;
+  int rc = KCAST_EXIT_OK;
+  if (fe_to_ptx(path, o, &text, &len, err, sizeof err)) {
+    cli_error("%s (template instances are listed from the compiled PTX)", err[0] ? err : path);
+    rc = KCAST_EXIT_USER;
+  } else if (!(m = ptx_parse(text, len, path, &perr))) {
+    cli_error("%s", perr.msg[0] ? perr.msg : "cannot parse PTX");
+    rc = KCAST_EXIT_USER;
+  } else {
+    for (uint32_t i = 0; i < m->nfuncs; i++) {
+      const ptx_func *f = &m->funcs[i];
+      if (!f->is_entry || !f->has_body) continue;
+      size_t k = 0;
+      while (k < n && !(ks[k].mangled && !strcmp(ks[k].mangled, f->name))) k++;
+      if (k < n) continue;
+      char *d = fe_demangle(f->name);
+      printf("%s  %s  template instance\n", d ? d : f->name, f->name);
+      free(d);
+    }
+  }
+  ptx_module_free(m);
+  free(text);
   fe_kernels_free(ks, n);
-  return KCAST_EXIT_OK;
+  return rc;
 }
 
 static int has_ext(const char *path, const char *ext) {

@@ -33,6 +33,7 @@ const char cmd_profile_usage[] =
     "usage: kcast profile [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
     "                     [--gpu NAME] [--power] [--power-window MS]\n"
     "                     [--windows-per-config N] [--repeat N] [--rep-offset K]\n"
+    "                     [--kernel REGEX] [--launch-skip N] [--launch-count N]\n"
     "                     -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on this machine's GPU under CUPTI and record every\n"
@@ -63,6 +64,10 @@ const char cmd_profile_usage[] =
     "  --rep-offset K   number the runs from K (keeps the rows of an earlier\n"
     "                   profile of the same program: measurements are keyed by\n"
     "                   (launch, gpu, metric, rep))\n"
+    "  --kernel REGEX   store only launches of kernels whose mangled name or\n"
+    "                   demangled signature matches REGEX (POSIX extended)\n"
+    "  --launch-skip N  pass over the first N matching launches (in lseq order)\n"
+    "  --launch-count N store at most N matching launches\n"
     "\n"
     "The program's output and exit status pass through.  Without a usable GPU\n"
     "kcast exits 1 before running it; if it ran but no kernel records came\n"
@@ -209,6 +214,44 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Keep the kernel records of the launches f takes (launches in lseq
+   order, every execution of a taken one); returns how many launches were
+   taken, or -1 out of memory (printed). */
+static long select_launches(prof_records *r, cli_filter *f, size_t *nlaunch) {
+  int64_t *seq = malloc((r->nkernels + 1) * sizeof *seq);
+  unsigned char *take = NULL;
+  if (!seq) { cli_error("out of memory"); return -1; }
+  size_t n = 0;
+  for (size_t i = 0; i < r->nkernels; i++) seq[n++] = r->kernels[i].lseq;
+  qsort(seq, n, sizeof *seq, cmp_i64);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!u || seq[u - 1] != seq[i]) seq[u++] = seq[i];
+  *nlaunch = u;
+  if (!(take = calloc(u + 1, 1))) { free(seq); cli_error("out of memory"); return -1; }
+  long taken = 0;
+  for (size_t j = 0; j < u; j++) {
+    size_t i = 0;
+    while (r->kernels[i].lseq != seq[j]) i++;
+    if (cli_filter_take(f, r->kernels[i].name)) take[j] = 1, taken++;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < r->nkernels; i++) {
+    int64_t *at = bsearch(&r->kernels[i].lseq, seq, u, sizeof *seq, cmp_i64);
+    if (at && take[at - seq]) r->kernels[k++] = r->kernels[i];
+    else free(r->kernels[i].name);
+  }
+  r->nkernels = k;
+  free(take);
+  free(seq);
+  return taken;
+}
+
 int cmd_profile(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *gpu = NULL,
              *bench = NULL;
@@ -231,7 +274,13 @@ int cmd_profile(int argc, char **argv) {
   cli_opts o;
   cli_opts_init(&o, "profile", argc, argv, "o:", 1);
   cli_opts_add(&o, lo);
+  cli_opts_add(&o, cli_filter_longopts);
+  cli_filter flt;
+  memset(&flt, 0, sizeof flt);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
+    int fr = cli_filter_option(&flt, &o, c);
+    if (fr < 0) return KCAST_EXIT_USAGE;
+    if (fr) continue;
     switch (c) {
       case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
       case 'o': db_path = o.arg; break;
@@ -331,6 +380,19 @@ int cmd_profile(int argc, char **argv) {
               prog[0], status, (long long)r.launches);
     goto out;
   }
+  /* --kernel, --launch-skip, --launch-count */
+  size_t nlaunch = 0;
+  long taken = -2;
+  if (cli_filter_active(&flt)) {
+    taken = select_launches(&r, &flt, &nlaunch);
+    cli_filter_free(&flt);
+    if (taken < 0) goto out;
+    if (taken == 0) {
+      cli_error("none of the %zu launches of %s was selected by --kernel/--launch-skip/"
+                "--launch-count; nothing written", nlaunch, prog[0]);
+      goto out;
+    }
+  }
   /* 4. Write. */
   char *cmdline = join_args(argc + 1, argv - 1);
   prof_keys k = {app, dataset, gpu, bench, cmdline, power, rep_offset, NULL, NULL};
@@ -360,6 +422,7 @@ int cmd_profile(int argc, char **argv) {
   }
   if (sum.lowconf) fprintf(stderr, ", %zu low-confidence rows", sum.lowconf);
   if (sum.unmatched) fprintf(stderr, ", %zu kernel records without a launch call", sum.unmatched);
+  if (taken >= 0) fprintf(stderr, ", %ld of %zu launches selected", taken, nlaunch);
   fprintf(stderr, " on %s -> %s\n", sum.gpu, db_path);
   rc = status ? status : KCAST_EXIT_OK;
 out:

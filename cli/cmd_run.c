@@ -69,6 +69,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <csv.h>
+
 #include "datasets/ds.h"
 #include "profiler/prof.h"
 #include "runtime/rt.h"
@@ -77,7 +79,8 @@ const char cmd_run_usage[] =
     "usage: kcast run [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
     "                 [--sample CTAS] [--threads N] [--timeout SECONDS]\n"
     "                 [--oob error|warn] [--keep-going] [--lock-wait SECS]\n"
-    "                 -- PROGRAM [ARGS]\n"
+    "                 [--kernel REGEX] [--launch-skip N] [--launch-count N]\n"
+    "                 [--summary FILE] -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on the CPU: kcast's libcudart.so.13 replaces the CUDA\n"
     "runtime and every kernel launch runs on the PTX emulator.  Each launch's\n"
@@ -107,6 +110,12 @@ const char cmd_run_usage[] =
     "                   (default 600); if DB still cannot be written, the\n"
     "                   launches go to DB.pending-PID.db beside it, for\n"
     "                   `kcast dataset merge DB DB.pending-PID.db` (exit 1)\n"
+    "  --kernel REGEX   store only launches of kernels whose mangled name or\n"
+    "                   demangled signature matches REGEX (POSIX extended)\n"
+    "  --launch-skip N  pass over the first N matching launches\n"
+    "  --launch-count N store at most N matching launches (every launch still\n"
+    "                   runs: the program needs its results)\n"
+    "  --summary FILE   also write the per-kernel summary as CSV to FILE\n"
     "\n"
     "Exit status: the program's when it is not 0; else 4 when a launch failed\n"
     "in the emulator (a bad access, a failed assertion, a trap: it is not\n"
@@ -498,19 +507,36 @@ static void progress_free(progress *p) {
   p->st = NULL;
 }
 
+/* ---------------------------------------------------------- selection -- */
+
+/* Reorder r's launches so the ones f takes come first (in launch order);
+   returns how many. */
+static size_t select_launches(rt_records *r, cli_filter *f) {
+  size_t k = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    if (!cli_filter_take(f, r->l[i].kernel)) continue;
+    rt_launch_rec t = r->l[i];
+    memmove(&r->l[k + 1], &r->l[k], (i - k) * sizeof t);
+    r->l[k++] = t;
+  }
+  return k;
+}
+
 /* ----------------------------------------------------------- summary -- */
 
 /* Summary per kernel on stderr, in order of first launch: launches, CTAs
    emulated of the grids' (they differ when sampled), thread-instructions,
-   emulation seconds. */
-static void summary(const rt_records *r) {
+   emulation seconds, the demangled name; with csv_path also as CSV there
+   (written whole or not at all).  -1 when the CSV could not be written
+   (printed). */
+static int summary(const rt_records *r, const char *csv_path) {
   size_t nk = 0;
   struct row {
     const char *k;
     size_t n;
     double insns, secs, ctas, emulated;
   } *rows = calloc(r->n + 1, sizeof *rows);
-  if (!rows) return;
+  if (!rows) { cli_error("out of memory"); return -1; }
   for (size_t i = 0; i < r->n; i++) {
     const rt_launch_rec *l = &r->l[i];
     if (l->error) continue;
@@ -524,15 +550,32 @@ static void summary(const rt_records *r) {
     rows[j].ctas += ctas;
     rows[j].emulated += feat_get(&l->feats, "emu.ctas_emulated", ctas);
   }
-  fprintf(stderr, "%-40s %8s %21s %18s %12s\n", "kernel", "launches", "CTAs emulated/grid",
-          "thread-insns", "emu-seconds");
+  cli_out o;
+  int rc = 0;
+  if (csv_path && cli_out_open(&o, csv_path)) rc = -1, csv_path = NULL;
+  if (csv_path)
+    fputs("kernel,demangled,launches,ctas_emulated,ctas,thread_insns,emu_seconds\n", o.f);
+  fprintf(stderr, "%-40s %8s %21s %18s %12s  %s\n", "kernel", "launches", "CTAs emulated/grid",
+          "thread-insns", "emu-seconds", "name");
   for (size_t j = 0; j < nk; j++) {
-    char c[48];
+    char c[48], name[512];
+    char *d = fe_demangle(rows[j].k);
+    fe_demangled_name(d, name, sizeof name);
     snprintf(c, sizeof c, "%.0f/%.0f", rows[j].emulated, rows[j].ctas);
-    fprintf(stderr, "%-40s %8zu %21s %18.0f %12.3f\n", rows[j].k, rows[j].n, c, rows[j].insns,
-            rows[j].secs);
+    fprintf(stderr, "%-40s %8zu %21s %18.0f %12.3f  %s\n", rows[j].k, rows[j].n, c,
+            rows[j].insns, rows[j].secs, d ? name : rows[j].k);
+    if (csv_path) {
+      csv_fwrite(o.f, rows[j].k, strlen(rows[j].k));
+      fputc(',', o.f);
+      csv_fwrite(o.f, d ? d : rows[j].k, strlen(d ? d : rows[j].k));
+      fprintf(o.f, ",%zu,%.0f,%.0f,%.0f,%.6f\n", rows[j].n, rows[j].emulated, rows[j].ctas,
+              rows[j].insns, rows[j].secs);
+    }
+    free(d);
   }
+  if (csv_path && cli_out_close(&o, 1)) rc = -1;
   free(rows);
+  return rc;
 }
 
 /* Tolerated out-of-bounds accesses (--oob warn): how many launches, how
@@ -688,8 +731,9 @@ int cmd_run(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *bench = NULL, *oob = "warn";
   long long sample = 0, threads = 0, timeout = 0, lock_wait = 600;
   int keep_going = 0;
+  const char *summary_csv = NULL;
   enum { R_APP = CLI_OPT_OWN, R_DATASET, R_BENCH, R_OOB, R_SAMPLE, R_THREADS, R_TIMEOUT,
-         R_LOCK_WAIT, R_KEEP_GOING };
+         R_LOCK_WAIT, R_KEEP_GOING, R_SUMMARY };
   static const struct option lo[] = {
     {"output", required_argument, NULL, 'o'},
     {"app", required_argument, NULL, R_APP},
@@ -701,21 +745,28 @@ int cmd_run(int argc, char **argv) {
     {"timeout", required_argument, NULL, R_TIMEOUT},
     {"lock-wait", required_argument, NULL, R_LOCK_WAIT},
     {"keep-going", no_argument, NULL, R_KEEP_GOING},
+    {"summary", required_argument, NULL, R_SUMMARY},
     {NULL, 0, NULL, 0},
   };
   cli_opts o;
   cli_opts_init(&o, "run", argc, argv, "o:", 1);
   cli_opts_add(&o, lo);
+  cli_opts_add(&o, cli_filter_longopts);
+  cli_filter flt;
+  memset(&flt, 0, sizeof flt);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     long long *num = NULL, hi = 0;
+    int fr = cli_filter_option(&flt, &o, c);
+    if (fr < 0 || c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    if (fr) continue;
     switch (c) {
-      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
       case 'o': db_path = o.arg; break;
       case R_APP: app = o.arg; break;
       case R_DATASET: dataset = o.arg; break;
       case R_BENCH: bench = o.arg; break;
       case R_OOB: oob = o.arg; break;
       case R_KEEP_GOING: keep_going = 1; break;
+      case R_SUMMARY: summary_csv = o.arg; break;
       case R_SAMPLE: num = &sample, hi = LLONG_MAX; break;
       case R_THREADS: num = &threads, hi = 4096; break;
       case R_TIMEOUT: num = &timeout, hi = 86400 * 365; break;
@@ -763,6 +814,7 @@ int cmd_run(int argc, char **argv) {
   int rc = KCAST_EXIT_USER;
   rt_records r;
   memset(&r, 0, sizeof r);
+  size_t total = 0; /* launches read, r.n before the selection */
   if (killed) {
     cli_error("interrupted by %s: %s ended; %s left unchanged", strsignal(killed), prog[0],
               db_path);
@@ -805,6 +857,15 @@ int cmd_run(int argc, char **argv) {
     if (r.l[k].error) failed++;
     else if (r.l[k].sampled) sampled++;
   }
+  /* --kernel, --launch-skip, --launch-count: the taken launches first, in
+     order; the others stay behind r.n until freed */
+  total = r.n;
+  size_t nsel = total;
+  if (cli_filter_active(&flt)) {
+    nsel = select_launches(&r, &flt);
+    cli_filter_free(&flt);
+    r.n = nsel;
+  }
   char partial[512];
   if (timed_out) partial_reason(partial, sizeof partial, timeout, &r, &pr);
   char *cmdline = join_args(argc + 1, argv - 1);
@@ -815,12 +876,15 @@ int cmd_run(int argc, char **argv) {
     goto out;
   }
   free(cmdline);
-  summary(&r);
+  int src = summary(&r, summary_csv);
   oob_note(&r);
   if (timed_out)
     cli_error("%s timed out after %lld s and was killed; the run is marked partial in %s "
               "(%s)", prog[0], timeout, db_path, partial);
   fprintf(stderr, "kcast run: %zu launches of %s recorded in %s", written, app, db_path);
+  if (nsel != total)
+    fprintf(stderr, " (%zu of %zu launches selected by --kernel/--launch-skip/--launch-count)",
+            nsel, total);
   if (failed)
     fprintf(stderr, "; %zu launch%s failed in the emulator (not recorded; the program got the "
             "CUDA error a GPU returns)%s", failed, failed == 1 ? "" : "es",
@@ -831,7 +895,9 @@ int cmd_run(int argc, char **argv) {
   if (status) fprintf(stderr, "; the program exited with status %d", status);
   fputc('\n', stderr);
   rc = exit_status(status, failed, keep_going);
+  if (src && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_USER;
 out:
+  if (total > r.n) r.n = total;
   progress_free(&pr);
   rt_records_free(&r);
   scratch_close(&sc);

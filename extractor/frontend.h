@@ -67,6 +67,15 @@ int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
                     size_t *n, char *err, size_t errcap);
 void fe_kernels_free(fe_kernel *k, size_t n);
 
+/* The demangled signature of an Itanium-mangled name (libstdc++'s
+   __cxa_demangle): "saxpy(int, float, float const*, float*)"; malloc'd
+   (caller frees); NULL when name is not mangled (extern "C") or on ENOMEM. */
+char *fe_demangle(const char *mangled);
+/* The source name in a demangled signature d, with namespaces and template
+   arguments, without return type and parameters ("gemm_tiled_kernel<16>"),
+   into buf (truncated to cap - 1); its length.  "" for d NULL. */
+size_t fe_demangled_name(const char *d, char *buf, size_t cap);
+
 /*
  * What ptxas reports for each kernel of a PTX text assembled for arch
  * ("sm_80"; frontend_ptxas.c): the PTX's .target is rewritten to arch, so
