@@ -62,7 +62,12 @@ extern const char cmd_model_usage[];
 #include <getopt.h>
 enum { CLI_OPT_END = -1, CLI_OPT_ERR = -2, CLI_OPT_OWN = 0x100, CLI_OPT_RF = 0x200,
        CLI_OPT_LAUNCH = 0x300, CLI_OPT_FILTER = 0x380, CLI_OPT_FE = 0x3c0,
-       CLI_OPTS_MAX = 96 };
+       CLI_OPT_GPUS = 0x3f0, CLI_OPTS_MAX = 96 };
+/* --gpus FILE (commands that look GPUs up add this table): the GPUs of FILE
+   added to or replacing those of the GPU table, as KCAST_GPUS=FILE does;
+   handled by cli_opts_next itself.  Whichever names the table, a file that
+   cannot be read ends the parse with its error (status KCAST_EXIT_USER). */
+extern const struct option cli_gpus_longopts[];
 typedef struct cli_opts {
   const char *cmd;          /* command name for messages */
   int argc;
@@ -74,6 +79,8 @@ typedef struct cli_opts {
   const char *name;         /* the current option ("--folds", "-o") */
   char namebuf[64];
   const char *arg;          /* its value; NULL for a flag */
+  int status;               /* after CLI_OPT_ERR: the exit code (usage, or
+                               KCAST_EXIT_USER for an unreadable --gpus) */
   int first_operand, end;   /* operands: argv[first_operand..end) after CLI_OPT_END */
 } cli_opts;
 void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const char *shortopts,
@@ -82,6 +89,9 @@ void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const ch
 int cli_opts_add(cli_opts *o, const struct option *table);
 /* The next option's id, CLI_OPT_END, or CLI_OPT_ERR after a usage error. */
 int cli_opts_next(cli_opts *o);
+/* The word after the current option (consumed), or NULL at the end: for a
+   value an option takes from the next word itself. */
+const char *cli_opts_take_next(cli_opts *o);
 #define CLI_OPERANDS(o) ((o)->argv + (o)->first_operand)
 #define CLI_NOPERANDS(o) ((o)->end - (o)->first_operand)
 
@@ -159,6 +169,23 @@ int cli_filter_active(const cli_filter *f);
 int cli_filter_take(cli_filter *f, const char *mangled);
 void cli_filter_free(cli_filter *f);
 
+/* Compiler options for .cu input (cli_kernel.c), shared by extract,
+   emulate and predict FILE: -I DIR, -D NAME[=V], -std VER (-std=VER,
+   --std VER) and --cflags "WORDS" (split at blanks, no shell, no quotes),
+   passed in order to nvcc or clang as fe_options.extra.  Add
+   CLI_FE_SHORTOPTS to the command's short options. */
+#define CLI_FE_SHORTOPTS "I:D:s:"
+#define CLI_FE_MAXARGS 256
+typedef struct cli_fe_args {
+  const char *v[CLI_FE_MAXARGS];  /* the words (into argv or buf) */
+  size_t n;
+  char buf[8192];                 /* -std=VER and the split --cflags */
+  size_t used;
+} cli_fe_args;
+extern const struct option cli_fe_longopts[];
+/* 1 consumed, 0 not a compiler option, -1 usage error printed. */
+int cli_fe_option(cli_fe_args *a, cli_opts *o, int id);
+
 /* Add what ptxas reports for the architectures of archs ("sm_80,sm_86", or
    "all": those of the GPU table) to the features v[i] of kernels k[i]
    (ptxas.<arch>.*, docs/features.md).  An architecture ptxas refuses is an
@@ -235,7 +262,8 @@ typedef struct cli_arg_spec {
 typedef struct cli_launch {
   const char *cmd;           /* command name for messages ("emulate") */
   const char *path, *kernel; /* input file and --kernel (argv strings) */
-  fe_options fo;             /* front end (compiler, arch) */
+  fe_options fo;             /* front end (compiler, arch, fa's words) */
+  cli_fe_args fa;            /* -I, -D, -std, --cflags */
   emu_launch_cfg cfg;        /* grid, block, shared, sample, limits */
   int have_grid, have_block;
   cli_arg_spec *args;        /* nargs specs, room for argc (owned) */
@@ -254,7 +282,7 @@ typedef struct cli_launch {
 /* KCAST_EXIT_OK, or KCAST_EXIT_USER when out of memory (printed). */
 int cli_launch_init(cli_launch *L, const char *cmd, int argc);
 extern const struct option cli_launch_longopts[];
-int cli_launch_option(cli_launch *L, const cli_opts *o, int id);
+int cli_launch_option(cli_launch *L, cli_opts *o, int id);
 /* The input file from the parser's operands (at most one). */
 int cli_launch_operands(cli_launch *L, const cli_opts *o);
 /* Usage error when the file, --grid or --block is missing or the block too large. */

@@ -192,6 +192,66 @@ void cli_filter_free(cli_filter *f) {
   f->compiled = 0;
 }
 
+/* --------------------------------------------------- compiler options -- */
+
+enum { FE_STD = CLI_OPT_FE, FE_CFLAGS };
+
+const struct option cli_fe_longopts[] = {
+  {"std", required_argument, NULL, FE_STD},
+  {"cflags", required_argument, NULL, FE_CFLAGS},
+  {NULL, 0, NULL, 0},
+};
+
+/* Room for one more word; -1 after the usage error. */
+static int fe_room(cli_fe_args *a, const cli_opts *o, size_t words, size_t bytes) {
+  if (a->n + words <= CLI_FE_MAXARGS && a->used + bytes <= sizeof a->buf) return 0;
+  cli_usage_error(o->cmd, "too many compiler options (at most %d words, %zu bytes)",
+                  CLI_FE_MAXARGS, sizeof a->buf);
+  return -1;
+}
+
+int cli_fe_option(cli_fe_args *a, cli_opts *o, int id) {
+  const char *v = o->arg;
+  switch (id) {
+    case 'I':
+    case 'D':
+      if (fe_room(a, o, 2, 0)) return -1;
+      a->v[a->n++] = id == 'I' ? "-I" : "-D";
+      a->v[a->n++] = v;
+      return 1;
+    case 's': /* -std=VER or -std VER: getopt reads "-s" + "td..." */
+    case FE_STD:
+      if (id == 's') {
+        if (strncmp(v, "td", 2) || (v[2] && v[2] != '=')) {
+          cli_usage_error(o->cmd, "unknown option '-s%s' (did you mean -std=VERSION?)", v);
+          return -1;
+        }
+        v = v[2] ? v + 3 : cli_opts_take_next(o);
+        if (!v || !*v) {
+          cli_usage_error(o->cmd, "-std needs a value (c++17, c++20, ...)");
+          return -1;
+        }
+      }
+      if (fe_room(a, o, 1, strlen(v) + 6)) return -1;
+      a->v[a->n++] = a->buf + a->used;
+      a->used += (size_t)sprintf(a->buf + a->used, "-std=%s", v) + 1;
+      return 1;
+    case FE_CFLAGS: {
+      size_t len = strlen(v) + 1;
+      if (fe_room(a, o, 0, len)) return -1;
+      char *w = memcpy(a->buf + a->used, v, len);
+      a->used += len;
+      char *save = NULL;
+      for (char *t = strtok_r(w, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save)) {
+        if (fe_room(a, o, 1, 0)) return -1;
+        a->v[a->n++] = t;
+      }
+      return 1;
+    }
+    default: return 0;
+  }
+}
+
 /* ------------------------------------------------------------ ptxas -- */
 
 /* Is arch (sm_XY) already in the list of n? */

@@ -369,7 +369,8 @@ static int do_dump(emu_device *d, const cli_arg_spec *a, unsigned long param, co
 /* ----------------------------------------------------------- progress -- */
 
 /* A watcher thread says on stderr that a long launch is running (the
-   emulator has no progress callback; this keeps the user informed). */
+   emulator has no progress callback; this keeps the user informed), when
+   stderr is a terminal. */
 typedef struct watcher {
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -480,9 +481,15 @@ const struct option cli_launch_longopts[] = {
   {NULL, 0, NULL, 0},
 };
 
-int cli_launch_option(cli_launch *L, const cli_opts *o, int which) {
+int cli_launch_option(cli_launch *L, cli_opts *o, int which) {
   const char *cmd = L->cmd, *val = o->arg;
   uint64_t u = 0;
+  int fr = cli_fe_option(&L->fa, o, which);
+  if (fr) {
+    L->fo.extra = L->fa.v;
+    L->fo.nextra = L->fa.n;
+    return fr;
+  }
   switch (which) {
     case O_KERNEL: L->kernel = val; return 1;
     case O_COMPILER:
@@ -666,7 +673,8 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
   w.kernel = L->k->name;
   w.ctas = (uint64_t)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
   pthread_t wt;
-  int have_watch = pthread_create(&wt, NULL, watch_fn, &w) == 0;
+  /* the note is for a person watching, not for a log */
+  int have_watch = isatty(STDERR_FILENO) && pthread_create(&wt, NULL, watch_fn, &w) == 0;
   int lrc = emu_launch(L->em, L->k->name, &L->cfg, features, st, ferr, sizeof ferr);
   pthread_mutex_lock(&w.mu);
   w.done = 1;

@@ -22,7 +22,15 @@
 #include "cli/cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "model/model.h"
+
+const struct option cli_gpus_longopts[] = {
+  {"gpus", required_argument, NULL, CLI_OPT_GPUS},
+  {NULL, 0, NULL, 0},
+};
 
 void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const char *shortopts,
                    int in_order) {
@@ -36,6 +44,7 @@ void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const ch
   snprintf(o->so, sizeof o->so, "%s:%s", in_order ? "+" : "-", shortopts ? shortopts : "");
   o->first_operand = 1;
   o->end = 1;
+  o->status = KCAST_EXIT_USAGE;
 }
 
 int cli_opts_add(cli_opts *o, const struct option *table) {
@@ -90,6 +99,14 @@ int cli_opts_next(cli_opts *o) {
       o->end = o->argc;
     } else {
       for (int k = optind; k < o->argc; k++) o->argv[o->end++] = o->argv[k];
+    }
+    /* a GPU table the user gave (--gpus, KCAST_GPUS) that cannot be read is
+       an error before any work, not a silently smaller table */
+    const char *gerr = getenv("KCAST_GPUS") ? an_gpu_table_error() : "";
+    if (*gerr) {
+      cli_error("%s", gerr);
+      o->status = KCAST_EXIT_USER;
+      return CLI_OPT_ERR;
     }
     return CLI_OPT_END;
   }
@@ -149,5 +166,15 @@ int cli_opts_next(cli_opts *o) {
     o->done = 1;
     return CLI_OPT_ERR;
   }
+  if (c == CLI_OPT_GPUS) {
+    /* read on the first lookup, after the options (the table is built once) */
+    setenv("KCAST_GPUS", o->arg, 1);
+    return cli_opts_next(o);
+  }
   return c;
+}
+
+const char *cli_opts_take_next(cli_opts *o) {
+  if (optind >= o->argc) return NULL;
+  return o->argv[optind++];
 }

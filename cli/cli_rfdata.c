@@ -544,6 +544,21 @@ static int csv_has_column(const char *path, const char *name) {
 }
 
 
+/* Is path a text file whose first line has a comma, rather than a SQLite
+   dataset (given where a dataset goes)? */
+static int looks_like_csv(const char *path) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return 0;
+  char head[512];
+  size_t n = fread(head, 1, sizeof head - 1, fp);
+  fclose(fp);
+  head[n] = 0;
+  if (n >= 16 && !memcmp(head, "SQLite format 3", 16)) return 0;
+  char *nl = strchr(head, '\n');
+  if (nl) *nl = 0;
+  return strlen(head) == (nl ? (size_t)(nl - head) : n) && strchr(head, ',') != NULL;
+}
+
 int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   memset(d, 0, sizeof *d);
   in->gpus[0] = 0;
@@ -552,6 +567,9 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   if (in->csv && in->db) return cli_usage_error(cmd, "give either --csv FILE or a dataset, not both"), -1;
   const char *src = in->csv ? in->csv : in->db;
   const char *gcolname = NULL;
+  if (in->db && looks_like_csv(in->db))
+    return cli_usage_error(cmd, "%s is a CSV file, not a dataset: give it as --csv %s", in->db,
+                           in->db), -1;
   if (in->db) {
     if (!in->gpu) return cli_usage_error(cmd, "a dataset needs --gpu NAME[,NAME...]|all"), -1;
     if (in->gpu_column) return cli_usage_error(cmd, "--gpu-column is for a CSV"), -1;
@@ -573,7 +591,14 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
                      .text = gcolname, .text_auto = 1, .text_ignored = 1,
                      .empty_value = ds_feature_default};
     if (rf_data_load_csv(d, in->csv, &o)) {
-      cli_error("%s", rf_last_error());
+      /* a column of text whose first cell read as a number */
+      const char *e = rf_last_error(), *c = strstr(e, ": column "), *q;
+      if (c && strstr(e, "is not a number") && (q = strstr(c + 9, ": '")) &&
+          !((size_t)(q - c - 9) == strlen(in->target) && !strncmp(c + 9, in->target, strlen(in->target))))
+        cli_error("%s (a text column: --ignore %.*s leaves it out, --group %.*s groups by it)", e,
+                  (int)(q - c - 9), c + 9, (int)(q - c - 9), c + 9);
+      else
+        cli_error("%s", e);
       return -1;
     }
     /* note the text columns found by content */

@@ -7,11 +7,14 @@
  *   {"rows": N, "folds": K, "scheme": "kfold"|"group", "mape": .., "median_ape": ..,
  *    "rmse_log": .., "r2": .., "spearman": .., "coverage": .., "per_fold": [..],
  *    "per_app": {GROUP: {metrics}, ...}, "search": [{"max_features":..,"min_leaf":..}]}
- * APEs are percentages; undefined figures are null.
+ * APEs are percentages; undefined figures are null.  `--format csv`: a
+ * header and one row per scope (overall, fold N, group NAME), undefined
+ * figures empty.
  */
 #include "cli/cli.h"
 
 #include <cjson/cJSON.h>
+#include <csv.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -41,7 +44,8 @@ const char cmd_cv_usage[] =
     "  --predictions FILE  write every row's out-of-fold prediction, interval and\n"
     "                      measured value beside its key columns (CSV)\n"
     "  --coverage C        nominal interval coverage (0.9)\n"
-    "  --format table|json output format (table)\n"
+    "  --format table|csv|json  output format (table); csv: one row per scope\n"
+    "                      (overall, each fold, each group) with the figures\n"
     "and every input and hyperparameter option of 'kcast train'.\n";
 
 static cJSON *num(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
@@ -65,16 +69,21 @@ static void row(const char *name, const rf_metrics *m) {
 
 /* One CSV field, quoted when it holds a comma, quote or line break. */
 static void csv_field(FILE *fp, const char *v) {
-  if (!strpbrk(v, ",\"\r\n")) {
-    fputs(v, fp);
-    return;
+  if (!strpbrk(v, ",\"\r\n")) fputs(v, fp);
+  else csv_fwrite(fp, v, strlen(v));
+}
+
+/* One CSV row of figures; empty cells for undefined ones. */
+static void csv_row(const char *scope, const char *name, const rf_metrics *m) {
+  printf("%s,", scope);
+  csv_field(stdout, name);
+  printf(",%zu", m->n);
+  double v[] = {m->mape, m->median_ape, m->rmse_log, m->r2, m->spearman, m->coverage};
+  for (int k = 0; k < 6; k++) {
+    putchar(',');
+    if (isfinite(v[k])) printf("%.9g", v[k]);
   }
-  fputc('"', fp);
-  for (; *v; v++) {
-    if (*v == '"') fputc('"', fp);
-    fputc(*v, fp);
-  }
-  fputc('"', fp);
+  putchar('\n');
 }
 
 /*
@@ -152,9 +161,10 @@ int cmd_cv(int argc, char **argv) {
   cli_opts op;
   cli_opts_init(&op, "cv", argc, argv, "", 0);
   cli_opts_add(&op, own);
+  cli_opts_add(&op, cli_gpus_longopts);
   cli_opts_add(&op, cli_rf_longopts);
   for (int c; (c = cli_opts_next(&op)) != CLI_OPT_END;) {
-    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    if (c == CLI_OPT_ERR) return op.status;
     int r = cli_rf_option(&op, c, &p, &in);
     if (r < 0) return KCAST_EXIT_USAGE;
     if (r) continue;
@@ -175,8 +185,7 @@ int cmd_cv(int argc, char **argv) {
         break;
       case C_FORMAT:
         fmt = cli_parse_format(v);
-        if (fmt != CLI_FMT_TABLE && fmt != CLI_FMT_JSON)
-          return cli_usage_error("cv", "--format is table or json, not '%s'", v);
+        if (fmt < 0) return cli_usage_error("cv", "--format is table, csv or json, not '%s'", v);
         break;
     }
   }
@@ -190,8 +199,8 @@ int cmd_cv(int argc, char **argv) {
      groups out (unless the calibration was chosen) */
   if (in.group && !in.calib_set && p.calibrate == RF_CALIBRATE_ON) p.calib_groups = 1;
   if (in.notes[0])
-    fprintf(stderr, "kcast: note: %s: columns holding text are not features: %s\n", in.csv,
-            in.notes);
+    fprintf(stderr, "kcast: note: %s: columns holding text are not features: %s (--ignore or "
+            "--group them to say so)\n", in.csv, in.notes);
   cli_progress pg;
   cli_progress_init(&pg, "cv folds");
   rf_cv_opts o = {.size = sizeof o, .folds = (unsigned)folds, .by_group = in.group != NULL,
@@ -234,6 +243,15 @@ int cmd_cv(int argc, char **argv) {
     if (txt) puts(txt);
     free(txt);
     cJSON_Delete(root);
+  } else if (fmt == CLI_FMT_CSV) {
+    puts("scope,name,rows,mape,median_ape,rmse_log,r2,spearman,coverage");
+    csv_row("overall", "", &r.overall);
+    for (unsigned k = 0; k < r.n_folds; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "%u", k + 1);
+      csv_row("fold", name, &r.fold[k]);
+    }
+    for (size_t g = 0; g < r.n_groups; g++) csv_row("group", r.groups[g].name, &r.groups[g].m);
   } else {
     char how[256];
     snprintf(how, sizeof how, "%s%s%s%s, %s", p.transform == RF_TRANSFORM_LOG ? "log" : "linear",

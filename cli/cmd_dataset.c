@@ -159,7 +159,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
   cli_opts_add(&g, lo);
   if (!strcmp(argv[0], "export")) cli_opts_add(&g, cli_filter_longopts);
   for (int c; (c = cli_opts_next(&g)) != CLI_OPT_END;) {
-    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    if (c == CLI_OPT_ERR) return g.status;
     int fr = cli_filter_option(&o->filter, &g, c);
     if (fr < 0) return KCAST_EXIT_USAGE;
     if (fr) continue;
@@ -535,7 +535,7 @@ static int sub_import_mangrove(int argc, char **argv) {
   cli_opts_init(&g, "dataset", argc - 1, argv + 1, "o:", 0);
   cli_opts_add(&g, lo);
   for (int c; (c = cli_opts_next(&g)) != CLI_OPT_END;) {
-    if (c == CLI_OPT_ERR) { free(cmdline); return KCAST_EXIT_USAGE; }
+    if (c == CLI_OPT_ERR) { free(cmdline); return g.status; }
     switch (c) {
       case M_FEATURES: mo.features = g.arg; break;
       case M_TIME: mo.time = g.arg; break;

@@ -34,7 +34,8 @@ const char cmd_emulate_usage[] =
     "                     [--shared BYTES] [--arg SPEC]... [--dump N=PATH]...\n"
     "                     [--sample CTAS] [--threads N] [--budget INSNS] [--timeout SECONDS]\n"
     "                     [--oob error|warn] [--compiler nvcc|clang] [--arch sm_XX]\n"
-    "                     [--format table|csv|json]\n"
+    "                     [--format table|csv|json] [-I DIR] [-D NAME[=V]] [-std VERSION]\n"
+    "                     [--cflags \"WORDS\"]\n"
     "\n"
     "Run one launch of kernel K on the CPU emulator and print its dynamic\n"
     "features (launch.*, op.*, class.*, mem.*, ctrl.*; arg.*: the scalar\n"
@@ -60,6 +61,11 @@ const char cmd_emulate_usage[] =
     "                  counted (emu.oob_accesses), the first named on stderr\n"
     "  --compiler C    compiler for .cu input: nvcc (default) or clang\n"
     "  --arch sm_XX    target architecture for .cu/.ll/.bc (default " FE_DEFAULT_ARCH ")\n"
+    "  -I DIR, -D NAME[=VALUE], -std VERSION\n"
+    "                  for .cu input: an include folder, a macro, the C++\n"
+    "                  standard (-std=c++20), passed to nvcc or clang in order\n"
+    "  --cflags \"WORDS\" more compiler options for .cu input, split at blanks\n"
+    "                  (no shell runs them; quotes are not interpreted)\n"
     "  --format F      table (default), csv (header + one row) or json\n"
     "\n"
     "Argument SPECs (typed by the kernel's PTX parameter):\n"
@@ -214,12 +220,13 @@ int cmd_emulate(int argc, char **argv) {
     {NULL, 0, NULL, 0},
   };
   cli_opts o;
-  cli_opts_init(&o, CMD, argc, argv, "", 0);
+  cli_opts_init(&o, CMD, argc, argv, CLI_FE_SHORTOPTS, 0);
   cli_opts_add(&o, own);
+  cli_opts_add(&o, cli_fe_longopts);
   cli_opts_add(&o, cli_launch_longopts);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     const char *val = o.arg;
-    if (c == CLI_OPT_ERR) { rc = KCAST_EXIT_USAGE; goto out; }
+    if (c == CLI_OPT_ERR) { rc = o.status; goto out; }
     if (c == E_FORMAT) {
       fmt = cli_parse_format(val);
       if (fmt < 0) { rc = cli_usage_error(CMD, "unknown format '%s' (table, csv or json)", val); goto out; }

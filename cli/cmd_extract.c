@@ -27,7 +27,8 @@
 const char cmd_extract_usage[] =
     "usage: kcast extract FILE.{ptx,cu,ll,bc} [--kernel K] [--format table|csv|json]\n"
     "                     [--list] [--compiler nvcc|clang] [--arch sm_XX]\n"
-    "                     [--ptxas sm_XY[,sm_XY...]|all]\n"
+    "                     [--ptxas sm_XY[,sm_XY...]|all] [-I DIR] [-D NAME[=V]]\n"
+    "                     [-std VERSION] [--cflags \"WORDS\"]\n"
     "\n"
     "Static features (static.*) of every kernel (.entry) in FILE; see\n"
     "docs/features.md for the names.  Every output gives the demangled\n"
@@ -41,10 +42,16 @@ const char cmd_extract_usage[] =
     "                  file's template instances from its compiled PTX)\n"
     "  --compiler C    compiler for .cu input: nvcc (default) or clang\n"
     "  --arch sm_XX    target architecture for .cu/.ll/.bc (default " FE_DEFAULT_ARCH ")\n"
+    "  -I DIR, -D NAME[=VALUE], -std VERSION\n"
+    "                  for .cu input: an include folder, a macro, the C++\n"
+    "                  standard (-std=c++20), passed to nvcc or clang in order\n"
+    "  --cflags \"WORDS\" more compiler options for .cu input, split at blanks\n"
+    "                  (no shell runs them; quotes are not interpreted)\n"
     "  --ptxas ARCHS   also what ptxas reports for each kernel assembled for those\n"
     "                  architectures: ptxas.sm_XY.registers, spill_store_bytes,\n"
     "                  spill_load_bytes, stack_bytes, smem_bytes (all: every\n"
     "                  architecture of 'kcast gpus' this ptxas supports)\n"
+    "  --gpus FILE     GPUs to add to the GPU table ('kcast help gpus')\n"
     "\n"
     "Exit status: 0 ok, 1 bad input or unknown kernel, 2 bad command line.\n";
 
@@ -226,12 +233,19 @@ int cmd_extract(int argc, char **argv) {
     {NULL, 0, NULL, 0},
   };
   cli_opts o;
-  cli_opts_init(&o, "extract", argc, argv, "", 0);
+  cli_opts_init(&o, "extract", argc, argv, CLI_FE_SHORTOPTS, 0);
   cli_opts_add(&o, lo);
+  cli_opts_add(&o, cli_gpus_longopts);
+  cli_opts_add(&o, cli_fe_longopts);
+  cli_fe_args fa;
+  fa.n = fa.used = 0;
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     const char *val = o.arg;
+    int fr = cli_fe_option(&fa, &o, c);
+    if (fr < 0) return KCAST_EXIT_USAGE;
+    if (fr) continue;
     switch (c) {
-      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case CLI_OPT_ERR: return o.status;
       case X_KERNEL: kernel = val; break;
       case X_FORMAT:
         fmt = cli_parse_format(val);
@@ -261,6 +275,8 @@ int cmd_extract(int argc, char **argv) {
   if (CLI_NOPERANDS(&o)) path = CLI_OPERANDS(&o)[0];
   if (!path) return cli_usage_error("extract", "missing input file");
   fo.arch = arch;
+  fo.extra = fa.v;
+  fo.nextra = fa.n;
 
   if (list && has_ext(path, ".cu")) return list_cu(path, &fo);
 

@@ -11,7 +11,7 @@
 #include "model/model.h"
 
 const char cmd_gpus_usage[] =
-    "usage: kcast gpus [--format table|csv|json]\n"
+    "usage: kcast gpus [--format table|csv|json] [--gpus FILE]\n"
     "\n"
     "List the GPUs kcast knows (the GPU table, docs/gpus.md), with the\n"
     "datasheet figures the analytic estimate and the per-GPU features use:\n"
@@ -19,8 +19,11 @@ const char cmd_gpus_usage[] =
     "memory bandwidth (GB/s), memory (GB), L2 (MB), shared memory per SM (KB),\n"
     "resident threads and CTAs per SM, TDP (W) and estimated idle power (W);\n"
     "csv and json add the aliases (driver names), shared memory per CTA,\n"
-    "registers per SM and per thread.  KCAST_GPUS=FILE adds or replaces GPUs\n"
-    "from a CSV of the columns `--format csv` prints.\n";
+    "registers per SM and per thread.  --gpus FILE (or KCAST_GPUS=FILE, for\n"
+    "every command) adds or replaces GPUs from a CSV of the columns\n"
+    "`--format csv` prints; train, cv, predict and extract take --gpus too.\n"
+    "A GPU is found by its name, an alias, or the name CUDA reports for the\n"
+    "device ('NVIDIA A100-SXM4-40GB', 'Tesla T4').\n";
 
 int cmd_gpus(int argc, char **argv) {
   int fmt = CLI_FMT_TABLE;
@@ -29,8 +32,9 @@ int cmd_gpus(int argc, char **argv) {
   cli_opts op;
   cli_opts_init(&op, "gpus", argc, argv, "", 0);
   cli_opts_add(&op, lo);
+  cli_opts_add(&op, cli_gpus_longopts);
   for (int c; (c = cli_opts_next(&op)) != CLI_OPT_END;) {
-    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    if (c == CLI_OPT_ERR) return op.status;
     fmt = cli_parse_format(op.arg);
     if (fmt < 0) return cli_usage_error("gpus", "--format is table, csv or json, not '%s'", op.arg);
   }

@@ -97,7 +97,7 @@ int cmd_model(int argc, char **argv) {
   cli_opts_init(&o, "model", argc - 1, argv + 1, "", 0);
   if (!strcmp(sub, "importance")) cli_opts_add(&o, lo);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
-    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    if (c == CLI_OPT_ERR) return o.status;
     char *e;
     top = strtoul(o.arg, &e, 10);
     if (*e || *o.arg == '-' || top == 0)

@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 #include <csv.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +34,10 @@
 
 const char cmd_predict_usage[] =
     "usage: kcast predict --model MODEL --features CSV [--gpu G] [--coverage C]\n"
-    "                     [--measured COLUMN] [--format csv|table|json]\n"
+    "                     [--measured COLUMN] [--id COL,...] [--format csv|table|json]\n"
     "       kcast predict --gpu G|--gpu-column COL --features CSV [--measured COLUMN\n"
-    "                     [--measured-unit s|ms|us|ns]] [--format csv|table|json]\n"
+    "                     [--measured-unit s|ms|us|ns]] [--id COL,...]\n"
+    "                     [--format csv|table|json]\n"
     "       kcast predict FILE.{cu,ptx,ll,bc} --kernel K --grid X[,Y,Z] --block X[,Y,Z]\n"
     "                     [--arg SPEC]... [--shared BYTES] [--sample CTAS]\n"
     "                     [--oob error|warn] (--gpu G|all | --model MODEL [--gpu G])\n"
@@ -62,15 +64,23 @@ const char cmd_predict_usage[] =
     "                      several GPUs, and any GPU of 'kcast gpus' may be given:\n"
     "                      for one the model was not trained on, a note says so\n"
     "                      and the interval comes from the model's calibration for\n"
-    "                      unseen GPUs\n"
+    "                      unseen GPUs; a model of one GPU predicts for that GPU\n"
+    "                      only (another is refused)\n"
+    "  --gpus FILE         GPUs to add to or replace in the GPU table (as\n"
+    "                      KCAST_GPUS=FILE; 'kcast help gpus')\n"
     "  --measured COLUMN   also compare the predictions with the CSV's COLUMN: one\n"
     "                      line on stderr with MAPE, median APE, Spearman's rho,\n"
     "                      the share within 2x and the interval coverage\n"
     "  --measured-unit U   COLUMN's time unit for the analytic estimate (us)\n"
+    "  --id COL,...        print these CSV columns (shell patterns) before each\n"
+    "                      prediction, so its row can be joined to the input\n"
+    "                      (e.g. --id id,app,kernel for a dataset export)\n"
     "\n"
     "With FILE: emulate one launch of kernel K (the options and --arg SPECs of\n"
-    "'kcast emulate'; --sample defaults to 64 CTAs when the grid is larger),\n"
-    "then print one row per GPU (default table): predicted time (us) with its\n"
+    "'kcast emulate', -I, -D, -std and --cflags for .cu input included;\n"
+    "--sample defaults to 64 CTAs when the grid is larger), then print the\n"
+    "kernel (mangled and demangled), grid and block, and one row per GPU\n"
+    "(default table): predicted time (us) with its\n"
     "band, average power (W) with its band, energy (mJ = time x power) and the\n"
     "model that answered each quantity; the table's first line and the JSON\n"
     "(ctas, ctas_emulated) say how many CTAs were emulated (a note on stderr\n"
@@ -113,12 +123,23 @@ static void num_out(FILE *f, double x, const char *fmt) {
   else fprintf(f, fmt, x);
 }
 
-static int rows_out(int fmt, const char *kernel, double ctas, double emulated, const pred_row *r,
-                    size_t n) {
+static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const unsigned block[3],
+                    double ctas, double emulated, const pred_row *r, size_t n) {
+  char *dm = fe_demangle(kernel);
+  const char *demangled = dm ? dm : kernel;
+  char gb[96];
+  snprintf(gb, sizeof gb, "%u,%u,%u,%u,%u,%u", grid[0], grid[1], grid[2], block[0], block[1],
+           block[2]);
   if (fmt == CLI_FMT_JSON) {
-    cJSON *root = cJSON_CreateObject();
+    cJSON *root = cJSON_CreateObject(), *ga = NULL, *ba = NULL;
     int ok = root && cJSON_AddStringToObject(root, "kernel", kernel) &&
-             cJSON_AddNumberToObject(root, "ctas", ctas) &&
+             cJSON_AddStringToObject(root, "demangled", demangled) &&
+             (ga = cJSON_AddArrayToObject(root, "grid")) &&
+             (ba = cJSON_AddArrayToObject(root, "block"));
+    for (int k = 0; ok && k < 3; k++)
+      ok = cJSON_AddItemToArray(ga, cJSON_CreateNumber(grid[k])) &&
+           cJSON_AddItemToArray(ba, cJSON_CreateNumber(block[k]));
+    ok = ok && cJSON_AddNumberToObject(root, "ctas", ctas) &&
              cJSON_AddNumberToObject(root, "ctas_emulated", emulated);
     cJSON *arr = ok ? cJSON_AddArrayToObject(root, "predictions") : NULL;
     ok = arr != NULL;
@@ -137,20 +158,26 @@ static int rows_out(int fmt, const char *kernel, double ctas, double emulated, c
     }
     char *s = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
-    if (!s) return -1;
+    if (!s) { free(dm); return -1; }
     puts(s);
     cJSON_free(s);
   } else if (fmt == CLI_FMT_CSV) {
-    puts("gpu,time_us,time_lo_us,time_hi_us,power_w,power_lo_w,power_hi_w,energy_mj,"
-         "time_model,power_model,bound");
+    puts("kernel,demangled,grid_x,grid_y,grid_z,block_x,block_y,block_z,gpu,time_us,time_lo_us,"
+         "time_hi_us,power_w,power_lo_w,power_hi_w,energy_mj,time_model,power_model,bound");
     for (size_t i = 0; i < n; i++) {
       double v[] = {r[i].t, r[i].t_lo, r[i].t_hi, r[i].p, r[i].p_lo, r[i].p_hi, r[i].e};
+      csv_fwrite(stdout, kernel, strlen(kernel));
+      putchar(',');
+      csv_fwrite(stdout, demangled, strlen(demangled));
+      printf(",%s,", gb);
       fputs(r[i].gpu, stdout);
       for (int k = 0; k < 7; k++) { putchar(','); num_out(stdout, v[k], "%.6g"); }
       printf(",%s,%s,%s\n", r[i].t_model, r[i].p_model, r[i].bound);
     }
   } else {
-    printf("kernel %s (emulated %.0f of %.0f CTAs%s)\n", kernel, emulated, ctas,
+    printf("kernel %s%s%s\n", kernel, dm ? "  " : "", dm ? dm : "");
+    printf("grid %u,%u,%u  block %u,%u,%u  (emulated %.0f of %.0f CTAs%s)\n", grid[0], grid[1],
+           grid[2], block[0], block[1], block[2], emulated, ctas,
            emulated < ctas ? ", counts scaled to the grid" : "");
     printf("%-10s %10s %21s %8s %17s %11s  %-8s %s\n", "gpu", "time_us", "band_us", "power_w",
            "band_w", "energy_mj", "bound", "model (time / power)");
@@ -169,6 +196,7 @@ static int rows_out(int fmt, const char *kernel, double ctas, double emulated, c
              r[i].bound, r[i].t_model, r[i].p_model);
     }
   }
+  free(dm);
   return 0;
 }
 
@@ -215,6 +243,14 @@ static int model_gpu(const char *path, const rf_forest *f, const char *want, con
     return 0;
   }
   *gpu = want;
+  if (mg && *mg && !strchr(mg, ',') && !an_gpu_in_list(mg, want)) {
+    /* a model of one GPU knows nothing of another: its answer labelled
+       with the other GPU would be the first GPU's figure */
+    cli_error("%s was trained on %s only, not on %s: it cannot predict for another GPU "
+              "(give --gpu %s, or train on several GPUs: 'kcast train DB --gpu all')",
+              path, mg, want, mg);
+    return -1;
+  }
   if (mg && *mg && !an_gpu_in_list(mg, want)) {
     *unseen = 1;
     fprintf(stderr, "kcast: note: %s was trained on %s, not on %s: a GPU it has not seen%s\n",
@@ -375,7 +411,7 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
   double nct = ct >= 0 ? feats.vals[ct] : (double)ctas, nce = ce >= 0 ? feats.vals[ce] : nct;
   if (fmt == CLI_FMT_CSV && nce < nct)
     fprintf(stderr, "kcast: note: emulated %.0f of %.0f CTAs, counts scaled to the grid\n", nce, nct);
-  if (rows_out(fmt, L->k->name, nct, nce, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
+  if (rows_out(fmt, L->k->name, L->cfg.grid, L->cfg.block, nct, nce, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
   rc = KCAST_EXIT_OK;
 out:
   free(rows);
@@ -497,7 +533,7 @@ static int predict_featmodel(cli_launch *L, const char *fmpath, const char *mode
     if (f && forest_row(model, f, fgpu, unseen, &feats, coverage, label, r)) goto out;
   }
   double ctas = (double)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
-  if (rows_out(fmt, fi.kernel, ctas, ctas, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
+  if (rows_out(fmt, fi.kernel, L->cfg.grid, L->cfg.block, ctas, ctas, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
   rc = KCAST_EXIT_OK;
 out:
   free(rows);
@@ -509,6 +545,70 @@ out:
   feat_free(&feats);
   cli_launch_free(L);
   return rc;
+}
+
+/* ------------------------------------------------------- key columns -- */
+
+/* --id COL,...: the CSV's columns passed through beside each prediction
+   (loaded as text, rf_csv_opts.text), so a row can be joined to its input. */
+typedef struct id_cols {
+  size_t n;
+  long col[64];       /* text columns of the loaded data */
+} id_cols;
+
+static int in_list(const char *list, const char *name) {
+  for (const char *t = list; t && *t;) {
+    const char *e = strchr(t, ',');
+    size_t l = e ? (size_t)(e - t) : strlen(t);
+    char pat[256];
+    if (l < sizeof pat) {
+      memcpy(pat, t, l);
+      pat[l] = 0;
+      if (!fnmatch(pat, name, 0)) return 1;
+    }
+    if (!e) break;
+    t = e + 1;
+  }
+  return 0;
+}
+
+/* The text columns of d that ids names, in file order. */
+static void ids_find(id_cols *ic, const rf_data *d, const char *ids) {
+  ic->n = 0;
+  for (size_t k = 0; ids && k < d->n_text && ic->n < 64; k++)
+    if (in_list(ids, d->text_names[k])) ic->col[ic->n++] = (long)k;
+}
+
+/* One CSV cell and its comma, quoted (libcsv) only when it must be. */
+static void csv_cell(const char *v) {
+  if (strpbrk(v, ",\"\r\n") || (*v && (v[0] == ' ' || v[strlen(v) - 1] == ' ')))
+    csv_fwrite(stdout, v, strlen(v));
+  else
+    fputs(v, stdout);
+  putchar(',');
+}
+
+static void ids_csv_head(const id_cols *ic, const rf_data *d) {
+  for (size_t k = 0; k < ic->n; k++) csv_cell(d->text_names[ic->col[k]]);
+}
+
+static void ids_csv_row(const id_cols *ic, const rf_data *d, size_t i) {
+  for (size_t k = 0; k < ic->n; k++)
+    csv_cell(d->text[ic->col[k]][i] ? d->text[ic->col[k]][i] : "");
+}
+
+static void ids_table(const id_cols *ic, const rf_data *d, size_t i) {
+  for (size_t k = 0; k < ic->n; k++)
+    printf(" %-12s", i == (size_t)-1 ? d->text_names[ic->col[k]]
+                                     : (d->text[ic->col[k]][i] ? d->text[ic->col[k]][i] : ""));
+}
+
+static int ids_json(const id_cols *ic, const rf_data *d, size_t i, cJSON *r) {
+  for (size_t k = 0; k < ic->n; k++) {
+    const char *v = d->text[ic->col[k]][i];
+    if (!cJSON_AddStringToObject(r, d->text_names[ic->col[k]], v ? v : "")) return -1;
+  }
+  return 0;
 }
 
 /* ------------------------------------------------------ features mode -- */
@@ -706,7 +806,7 @@ static int measured_summary(const char *csv, const char *col, const double *y, d
  * (mJ) and the bound.  Text columns are ignored.
  */
 static int predict_csv_analytic(const char *csv, const char *gpu, const char *gpu_column,
-                                const char *measured, double scale, int fmt) {
+                                const char *ids, const char *measured, double scale, int fmt) {
   if (gpu && gpu_column) return cli_usage_error("predict", "give --gpu or --gpu-column, not both");
   const an_gpu *g = NULL;
   if (gpu && !(g = an_gpu_find(gpu))) {
@@ -715,23 +815,33 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     cli_error("unknown GPU '%s' (known: %s)", gpu, names);
     return KCAST_EXIT_USER;
   }
+  char text[1024];
+  snprintf(text, sizeof text, "%s%s%s", gpu_column ? gpu_column : "",
+           gpu_column && ids ? "," : "", ids ? ids : "");
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
-                   .text = gpu_column, .text_auto = 1, .empty_value = ds_feature_default};
+                   .text = text[0] ? text : NULL, .text_auto = 1,
+                   .empty_value = ds_feature_default};
   rf_data d;
   if (rf_data_load_csv(&d, csv, &o)) {
     cli_error("%s", rf_last_error());
     return KCAST_EXIT_USER;
   }
+  id_cols ic;
+  ids_find(&ic, &d, ids);
   long gc = gpu_column ? rf_data_text_col(&d, gpu_column) : -1;
   double *row = malloc((d.n_cols + 1) * sizeof *row);
   double *tp = malloc((d.n_rows + 1) * 3 * sizeof *tp);
   int rc = KCAST_EXIT_USER;
   if (!row || !tp) { cli_error("out of memory"); goto out; }
-  if (fmt == CLI_FMT_CSV)
+  if (fmt == CLI_FMT_CSV) {
+    ids_csv_head(&ic, &d);
     puts("gpu,time_us,time_lo_us,time_hi_us,power_w,power_lo_w,power_hi_w,energy_mj,bound");
-  else if (fmt == CLI_FMT_TABLE)
-    printf("%6s %-10s %12s %12s %12s %8s %8s %8s %11s %s\n", "row", "gpu", "time_us", "lo", "hi",
+  } else if (fmt == CLI_FMT_TABLE) {
+    printf("%6s", "row");
+    ids_table(&ic, &d, (size_t)-1);
+    printf(" %-10s %12s %12s %12s %8s %8s %8s %11s %s\n", "gpu", "time_us", "lo", "hi",
            "power_w", "lo", "hi", "energy_mj", "bound");
+  }
   cJSON *root = fmt == CLI_FMT_JSON ? cJSON_CreateObject() : NULL;
   cJSON *arr = root ? cJSON_AddArrayToObject(root, "predictions") : NULL;
   if (fmt == CLI_FMT_JSON && !arr) { cJSON_Delete(root); cli_error("out of memory"); goto out; }
@@ -754,17 +864,21 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
                    e.energy_mj};
     tp[i] = e.time_us, tp[d.n_rows + i] = e.time_lo_us, tp[2 * d.n_rows + i] = e.time_hi_us;
     if (fmt == CLI_FMT_CSV) {
+      ids_csv_row(&ic, &d, i);
       printf("%s", gi->name);
       for (int k = 0; k < 7; k++) printf(",%.9g", v[k]);
       printf(",%s\n", e.bound);
     } else if (fmt == CLI_FMT_TABLE) {
-      printf("%6zu %-10s %12.6g %12.6g %12.6g %8.1f %8.1f %8.1f %11.6g %s\n", i + 1, gi->name, v[0],
-             v[1], v[2], v[3], v[4], v[5], v[6], e.bound);
+      printf("%6zu", i + 1);
+      ids_table(&ic, &d, i);
+      printf(" %-10s %12.6g %12.6g %12.6g %8.1f %8.1f %8.1f %11.6g %s\n", gi->name, v[0], v[1],
+             v[2], v[3], v[4], v[5], v[6], e.bound);
     } else {
       cJSON *r = cJSON_CreateObject();
       static const char *const keys[7] = {"time_us", "time_lo_us", "time_hi_us", "power_w",
                                           "power_lo_w", "power_hi_w", "energy_mj"};
-      int ok = r && cJSON_AddItemToArray(arr, r) && cJSON_AddStringToObject(r, "gpu", gi->name);
+      int ok = r && cJSON_AddItemToArray(arr, r) && !ids_json(&ic, &d, i, r) &&
+               cJSON_AddStringToObject(r, "gpu", gi->name);
       for (int k = 0; ok && k < 7; k++) ok = cJSON_AddNumberToObject(r, keys[k], v[k]) != NULL;
       if (!ok || !cJSON_AddStringToObject(r, "bound", e.bound)) {
         cJSON_Delete(root);
@@ -809,7 +923,7 @@ int cmd_predict(int argc, char **argv) {
   /* predict's own options, and the launch options of the kernel mode (an
      input FILE), which cli_launch.c parses */
   enum { P_MODEL = CLI_OPT_OWN, P_FEATURES, P_GPU, P_GPU_COLUMN, P_MEASURED, P_MEASURED_UNIT,
-         P_COVERAGE, P_FORMAT, P_FEATMODEL };
+         P_COVERAGE, P_FORMAT, P_FEATMODEL, P_ID };
   static const struct option own[] = {
     {"model", required_argument, NULL, P_MODEL},
     {"features", required_argument, NULL, P_FEATURES},
@@ -820,25 +934,30 @@ int cmd_predict(int argc, char **argv) {
     {"coverage", required_argument, NULL, P_COVERAGE},
     {"format", required_argument, NULL, P_FORMAT},
     {"featmodel", required_argument, NULL, P_FEATMODEL},
+    {"id", required_argument, NULL, P_ID},
     {NULL, 0, NULL, 0},
   };
+  const char *ids = NULL;
   cli_launch L;
   if (cli_launch_init(&L, "predict", argc)) return KCAST_EXIT_USER;
   cli_opts op;
-  cli_opts_init(&op, "predict", argc, argv, "", 0);
+  cli_opts_init(&op, "predict", argc, argv, CLI_FE_SHORTOPTS, 0);
   cli_opts_add(&op, own);
+  cli_opts_add(&op, cli_gpus_longopts);
+  cli_opts_add(&op, cli_fe_longopts);
   cli_opts_add(&op, cli_launch_longopts);
   for (int c; (c = cli_opts_next(&op)) != CLI_OPT_END;) {
     const char *v = op.arg;
     char *e;
     switch (c) {
-      case CLI_OPT_ERR: return usage_fail(&L);
+      case CLI_OPT_ERR: cli_launch_free(&L); return op.status;
       case P_MODEL: model = v; break;
       case P_FEATMODEL: featmodel = v; break;
       case P_FEATURES: csv = v; break;
       case P_GPU: gpu = v; break;
       case P_GPU_COLUMN: gpu_column = v; break;
       case P_MEASURED: measured = v; break;
+      case P_ID: ids = v; break;
       case P_MEASURED_UNIT:
         if (isnan(mscale = unit_s(v))) {
           cli_usage_error("predict", "--measured-unit is s, ms, us or ns, not '%s'", v);
@@ -874,6 +993,10 @@ int cmd_predict(int argc, char **argv) {
   if (featmodel)
     return predict_featmodel(&L, featmodel, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);
   if (L.path) kernel_mode = 1;
+  if (ids && !csv) {
+    cli_usage_error("predict", "--id needs --features CSV");
+    return usage_fail(&L);
+  }
   if (kernel_mode && !csv)
     return predict_kernel(&L, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);
   cli_launch_free(&L);
@@ -884,7 +1007,8 @@ int cmd_predict(int argc, char **argv) {
   if (measured && !csv) return cli_usage_error("predict", "--measured needs --features CSV");
   if (!isnan(mscale) && !measured) return cli_usage_error("predict", "--measured-unit needs --measured");
   if (!model && csv && (gpu || gpu_column))
-    return predict_csv_analytic(csv, gpu, gpu_column, measured, isnan(mscale) ? 1e-6 : mscale, fmt);
+    return predict_csv_analytic(csv, gpu, gpu_column, ids, measured,
+                                isnan(mscale) ? 1e-6 : mscale, fmt);
   if (!model) return cli_usage_error("predict", "--model MODEL is required");
   if (gpu_column) return cli_usage_error("predict", "--gpu-column goes without --model (give --gpu G)");
   if (!csv) return cli_usage_error("predict", "give --features CSV or an input FILE");
@@ -916,7 +1040,7 @@ int cmd_predict(int argc, char **argv) {
   }
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .keep = keep ? keep : (const char *const *)info->features, .n_keep = n_keep,
-                   .empty_value = ds_feature_default};
+                   .text = ids, .empty_value = ds_feature_default};
   rf_data d, dm;
   memset(&dm, 0, sizeof dm);
   int rc = KCAST_EXIT_USER;
@@ -929,6 +1053,8 @@ int cmd_predict(int argc, char **argv) {
     rf_free(f);
     return rc;
   }
+  id_cols ic;
+  ids_find(&ic, &d, ids);
   if (derive && derive_rows(csv, info, fgpu, &d, &dm)) goto out;
   const rf_data *in = derive ? &dm : &d; /* the model's columns, in its order */
   if (d.n_extra) {
@@ -967,6 +1093,7 @@ int cmd_predict(int argc, char **argv) {
     cJSON *arr = cJSON_AddArrayToObject(root, "predictions");
     for (size_t i = 0; i < d.n_rows; i++) {
       cJSON *r = cJSON_CreateObject();
+      ids_json(&ic, &d, i, r);
       cJSON_AddNumberToObject(r, "prediction", pred[i]);
       cJSON_AddNumberToObject(r, "lo", lo[i]);
       cJSON_AddNumberToObject(r, "hi", hi[i]);
@@ -977,12 +1104,21 @@ int cmd_predict(int argc, char **argv) {
     free(txt);
     cJSON_Delete(root);
   } else if (fmt == CLI_FMT_TABLE) {
-    printf("%6s %14s %14s %14s\n", "row", "prediction", "lo", "hi");
-    for (size_t i = 0; i < d.n_rows; i++)
-      printf("%6zu %14.6g %14.6g %14.6g\n", i + 1, pred[i], lo[i], hi[i]);
+    printf("%6s", "row");
+    ids_table(&ic, &d, (size_t)-1);
+    printf(" %14s %14s %14s\n", "prediction", "lo", "hi");
+    for (size_t i = 0; i < d.n_rows; i++) {
+      printf("%6zu", i + 1);
+      ids_table(&ic, &d, i);
+      printf(" %14.6g %14.6g %14.6g\n", pred[i], lo[i], hi[i]);
+    }
   } else {
+    ids_csv_head(&ic, &d);
     printf("prediction,lo,hi\n");
-    for (size_t i = 0; i < d.n_rows; i++) printf("%.9g,%.9g,%.9g\n", pred[i], lo[i], hi[i]);
+    for (size_t i = 0; i < d.n_rows; i++) {
+      ids_csv_row(&ic, &d, i);
+      printf("%.9g,%.9g,%.9g\n", pred[i], lo[i], hi[i]);
+    }
   }
   /* predictions are in the model's target unit: --measured-unit converts
      only when both are times (the model's unit is the training file's) */

@@ -282,7 +282,7 @@ int cmd_profile(int argc, char **argv) {
     if (fr < 0) return KCAST_EXIT_USAGE;
     if (fr) continue;
     switch (c) {
-      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case CLI_OPT_ERR: return o.status;
       case 'o': db_path = o.arg; break;
       case F_APP: app = o.arg; break;
       case F_DATASET: dataset = o.arg; break;

@@ -757,7 +757,8 @@ int cmd_run(int argc, char **argv) {
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     long long *num = NULL, hi = 0;
     int fr = cli_filter_option(&flt, &o, c);
-    if (fr < 0 || c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    if (fr < 0) return KCAST_EXIT_USAGE;
+    if (c == CLI_OPT_ERR) return o.status;
     if (fr) continue;
     switch (c) {
       case 'o': db_path = o.arg; break;

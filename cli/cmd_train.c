@@ -55,6 +55,9 @@ const char cmd_train_usage[] =
     "                      (the GPU's descriptor), analytic (the analytic\n"
     "                      estimate and its terms), mangrove (GPU Mangrove's\n"
     "                      twelve)\n"
+    "  --gpus FILE         GPUs to add to or replace in the GPU table (a CSV of\n"
+    "                      the columns of 'kcast gpus --format csv'; as\n"
+    "                      KCAST_GPUS=FILE)\n"
     "  --base COLUMN|none  the target's base (default: an.time_us for time,\n"
     "                      an.energy_mj for energy when every row's GPU is known;\n"
     "                      none for power, where it measured worse)\n"
@@ -105,9 +108,10 @@ int cmd_train(int argc, char **argv) {
   cli_opts o;
   cli_opts_init(&o, "train", argc, argv, "o:", 0);
   cli_opts_add(&o, own);
+  cli_opts_add(&o, cli_gpus_longopts);
   cli_opts_add(&o, cli_rf_longopts);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
-    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    if (c == CLI_OPT_ERR) return o.status;
     int r = cli_rf_option(&o, c, &p, &in);
     if (r < 0) return KCAST_EXIT_USAGE;
     if (r) continue;
@@ -125,6 +129,9 @@ int cmd_train(int argc, char **argv) {
   if (CLI_NOPERANDS(&o)) in.db = CLI_OPERANDS(&o)[0];
   rf_data d;
   if (cli_rf_load("train", &in, &d, &p)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;
+  if (in.notes[0])
+    fprintf(stderr, "kcast: note: %s: columns holding text are not features: %s (--ignore or "
+            "--group them to say so)\n", in.csv, in.notes);
   int rc = KCAST_EXIT_USER;
   rf_forest *f = NULL;
   rf_metrics cvm;

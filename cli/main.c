@@ -131,6 +131,13 @@ static int dispatch(int argc, char **argv) {
       print_overview(stdout);
       return KCAST_EXIT_OK;
     }
+    if (!strcmp(argv[2], "help") || !strcmp(argv[2], "version")) {
+      printf(!strcmp(argv[2], "help")
+                 ? "usage: kcast help [COMMAND]\n\nWithout COMMAND, the list of commands and the "
+                   "option conventions;\nwith one, its usage (as 'kcast COMMAND --help').\n"
+                 : "usage: kcast version (or kcast --version)\n\nPrint kcast's version.\n");
+      return KCAST_EXIT_OK;
+    }
     const cmd_entry *c = find_command(argv[2]);
     if (!c) {
       cli_error("no such command '%s' (see 'kcast help')", argv[2]);
@@ -148,13 +155,8 @@ static int dispatch(int argc, char **argv) {
     fputs(c->usage, stdout);
     return KCAST_EXIT_OK;
   }
-  /* A GPU table a user gave (KCAST_GPUS) that cannot be read is an error
-     before any work, not a silently smaller table. */
-  const char *gerr = getenv("KCAST_GPUS") ? an_gpu_table_error() : "";
-  if (*gerr) {
-    cli_error("%s", gerr);
-    return KCAST_EXIT_USER;
-  }
+  /* (a GPU table given by KCAST_GPUS or --gpus is checked when the
+     command's options are parsed, cli_opt.c) */
   return c->fn(argc - 1, argv + 1);
 }
 
