@@ -52,37 +52,10 @@ kcast_status kcast_features_from_launch(const char *db_path, int64_t launch_id,
 
 /* ------------------------------------------------------- from PTX -- */
 
-/* Source base name of an Itanium-mangled name (last component of a nested
-   name, before template arguments) into buf; 0 when not mangled. */
-static int base_name(const char *mangled, char *buf, size_t cap) {
-  const char *p = mangled;
-  if (strncmp(p, "_Z", 2)) return 0;
-  p += 2;
-  int nested = *p == 'N';
-  if (nested) {
-    p++;
-    while (*p == 'K' || *p == 'V' || *p == 'r') p++;
-  }
-  const char *last = NULL;
-  size_t lastlen = 0;
-  while (isdigit((unsigned char)*p)) {
-    char *e;
-    unsigned long n = strtoul(p, &e, 10);
-    if (n == 0 || strlen(e) < n) return 0;
-    last = e;
-    lastlen = n;
-    p = e + n;
-    if (!nested || *p == 'I') break;
-  }
-  if (!last || lastlen + 1 > cap) return 0;
-  memcpy(buf, last, lastlen);
-  buf[lastlen] = 0;
-  return 1;
-}
-
 static int is_kernel(const ptx_func *f) { return f->is_entry && f->has_body; }
 
-/* The kernel of m that want names (NULL: the only one). */
+/* The kernel of m that want names (NULL: the only one): its mangled name,
+   else the closest fe_name_match level that names one kernel. */
 static kcast_status select_kernel(const ptx_module *m, const char *want, const char *path,
                                   const ptx_func **out) {
   const ptx_func *hit = NULL;
@@ -93,9 +66,12 @@ static kcast_status select_kernel(const ptx_module *m, const char *want, const c
     nk++;
     if (!want) { hit = f; nhit++; continue; }
     if (!strcmp(f->name, want)) { *out = f; return KCAST_OK; }
-    char b[512];
-    if (base_name(f->name, b, sizeof b) && !strcmp(b, want)) { hit = f; nhit++; }
   }
+  for (int level = 3; want && level >= 1 && !nhit; level--)
+    for (uint32_t i = 0; i < m->nfuncs; i++) {
+      const ptx_func *f = &m->funcs[i];
+      if (is_kernel(f) && fe_name_match(f->name, want) == level) { hit = f; nhit++; }
+    }
   if (nk == 0) return api_fail(KCAST_E_NOTFOUND, "%s: no kernels (.entry) in this file", path);
   if (nhit == 1) { *out = hit; return KCAST_OK; }
   if (!want)

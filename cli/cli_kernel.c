@@ -22,47 +22,6 @@
 #include "extractor/ptx.h"
 #include "model/model.h"
 
-/* a and b equal when spaces are ignored ("k<float,4>" is "k<float, 4>"). */
-static int same_spaced(const char *a, const char *b) {
-  for (;; a++, b++) {
-    while (*a == ' ') a++;
-    while (*b == ' ') b++;
-    if (*a != *b) return 0;
-    if (!*a) return 1;
-  }
-}
-
-/* name without its template arguments (outermost <...> removed). */
-static void strip_templates(const char *name, char *buf, size_t cap) {
-  size_t n = 0;
-  int depth = 0;
-  for (const char *p = name; *p && n + 1 < cap; p++) {
-    if (*p == '<') depth++;
-    else if (*p == '>' && depth > 0) depth--;
-    else if (!depth) buf[n++] = *p;
-  }
-  buf[n] = 0;
-}
-
-/* How well want names the kernel mangled: 3 its demangled signature or
-   source name with template arguments, 2 the source name without them
-   (qualified), 1 its last component; 0 no match. */
-static int name_matches(const char *mangled, const char *want) {
-  char *d = fe_demangle(mangled);
-  if (!d) return 0;
-  char src[1024], bare[1024];
-  fe_demangled_name(d, src, sizeof src);
-  int level = 0;
-  if (same_spaced(d, want) || same_spaced(src, want)) level = 3;
-  free(d);
-  if (level) return level;
-  strip_templates(src, bare, sizeof bare);
-  if (same_spaced(bare, want)) return 2;
-  const char *last = bare;
-  for (const char *p = bare; (p = strstr(p, "::")); p += 2) last = p + 2;
-  return same_spaced(last, want) ? 1 : 0;
-}
-
 /* "MANGLED (DEMANGLED)" of each of n kernels, comma-separated (malloc'd). */
 static char *name_list(const ptx_func **sel, long n) {
   size_t cap = 64;
@@ -106,7 +65,7 @@ long cli_select_kernels(const ptx_module *m, const char *want,
     n = 0;
     for (uint32_t i = 0; i < m->nfuncs; i++) {
       const ptx_func *f = &m->funcs[i];
-      if (is_kernel(f) && name_matches(f->name, want) == level) sel[n++] = f;
+      if (is_kernel(f) && fe_name_match(f->name, want) == level) sel[n++] = f;
     }
     if (n == 1) return 1;
     if (n > 1) {

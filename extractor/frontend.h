@@ -75,6 +75,12 @@ char *fe_demangle(const char *mangled);
    arguments, without return type and parameters ("gemm_tiled_kernel<16>"),
    into buf (truncated to cap - 1); its length.  "" for d NULL. */
 size_t fe_demangled_name(const char *d, char *buf, size_t cap);
+/* How closely want names the kernel mangled (the rule of every --kernel
+   and of kcast_features_from_ptx): 3 its demangled signature or its source
+   name with template arguments ("gemm_tiled_kernel<16>"; spaces not
+   counted), 2 the source name without them ("ns::k"), 1 its last
+   component ("k"); 0 no match (an exact mangled name is the caller's). */
+int fe_name_match(const char *mangled, const char *want);
 
 /*
  * What ptxas reports for each kernel of a PTX text assembled for arch

@@ -57,3 +57,42 @@ size_t fe_demangled_name(const char *d, char *buf, size_t cap) {
   buf[n] = 0;
   return n;
 }
+
+/* a and b equal when spaces are ignored ("k<float,4>" is "k<float, 4>"). */
+static int same_spaced(const char *a, const char *b) {
+  for (;; a++, b++) {
+    while (*a == ' ') a++;
+    while (*b == ' ') b++;
+    if (*a != *b) return 0;
+    if (!*a) return 1;
+  }
+}
+
+/* name without its template arguments (outermost <...> removed). */
+static void strip_templates(const char *name, char *buf, size_t cap) {
+  size_t n = 0;
+  int depth = 0;
+  for (const char *p = name; *p && n + 1 < cap; p++) {
+    if (*p == '<') depth++;
+    else if (*p == '>' && depth > 0) depth--;
+    else if (!depth) buf[n++] = *p;
+  }
+  buf[n] = 0;
+}
+
+int fe_name_match(const char *mangled, const char *want) {
+  char *d = fe_demangle(mangled);
+  if (!d) return 0;
+  char src[1024], bare[1024];
+  fe_demangled_name(d, src, sizeof src);
+  int level = 0;
+  if (same_spaced(d, want) || same_spaced(src, want)) level = 3;
+  free(d);
+  if (level) return level;
+  strip_templates(src, bare, sizeof bare);
+  if (same_spaced(bare, want)) return 2;
+  const char *last = bare;
+  for (const char *p = bare; (p = strstr(p, "::")); p += 2) last = p + 2;
+  return same_spaced(last, want) ? 1 : 0;
+}
+

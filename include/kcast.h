@@ -233,8 +233,9 @@ enum { KCAST_OOB_ERROR = 0, KCAST_OOB_WARN = 1 };
  * Features of one launch of kernel in path (.ptx, .cu, .ll or .bc; a .cu is
  * compiled with nvcc, an .ll/.bc through LLVM), measured by running it in
  * the PTX emulator as cfg says, plus the kernel's static features -- what
- * `kcast predict FILE` computes.  kernel is the mangled .entry name or the
- * source name; NULL selects the only kernel of the file.  Device printf
+ * `kcast predict FILE` computes.  kernel is the mangled .entry name, the
+ * demangled signature or the source name ("gemm_tiled_kernel<16>" for a
+ * template instance); NULL selects the only kernel of the file.  Device printf
  * output is discarded.  [out] *fs: free with kcast_features_free.
  * Errors: KCAST_E_IO / KCAST_E_FORMAT (input, compile, parse, unsupported
  * instruction), KCAST_E_NOTFOUND (kernel), KCAST_E_ARG (config, argument

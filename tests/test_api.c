@@ -492,6 +492,16 @@ static void test_from_ptx(void) {
   CU_ASSERT_EQUAL(kcast_predict_analytic("H200", fs, &t, NULL), KCAST_OK);
   kcast_features_free(fs);
   fs = NULL;
+  /* the demangled signature names the kernel too (the toolchain's demangler) */
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx",
+                                          "saxpy(int, float, float const*, float*)", &c, &fs),
+                  KCAST_OK);
+  kcast_features_free(fs);
+  fs = NULL;
+  CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", "saxpy(int)", &c, &fs),
+                  KCAST_E_NOTFOUND); /* a signature it does not have */
+  kcast_features_free(fs);
+  fs = NULL;
 
   /* A buffer handed to the float parameter, and a too small buffer. */
   kcast_arg bad[4];
