@@ -28,7 +28,7 @@ NVCC       ?= nvcc
 # own key, configuration and daemons, stopped when it ends).
 DEPS_PKGS := make gcc g++ libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
              zlib1g-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
-             libomp-22-dev valgrind sqlite3 \
+             libomp-22-dev valgrind sqlite3 pkgconf \
              slurmctld slurmd slurm-client munge
 
 LLVM_INC   := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)
@@ -323,6 +323,37 @@ bench: $(BUILD)/kcast
 .PHONY: featmodel-check
 featmodel-check: all
 	tools/featmodel-check.sh $(BUILD)/kcast $(BUILD)/featmodel ../shared/data/mangrove-tutorial
+
+# make install PREFIX=DIR (default /usr/local; DESTDIR for staging): the CLI,
+# the library (shared and static), the header, a pkg-config file, the
+# cudart replacement and the injection library (where they were built;
+# kcast finds them in lib/kcast beside its bin), and manual pages made from
+# the help texts (tools/gen-man.sh).  `cc app.c $(pkg-config --cflags
+# --libs kcast)` links the shared library; `pkg-config --static` adds
+# Libs.private for libkcast.a.  tests/test_install.c installs into a
+# temporary prefix and builds a program against it.
+PREFIX      ?= /usr/local
+KCAST_VER   := $(shell sed -n 's/^\#define KCAST_VERSION_STRING "\(.*\)"/\1/p' include/kcast.h)
+INSTALL_DIR  = $(DESTDIR)$(PREFIX)
+.PHONY: install
+install: $(BUILD)/kcast $(BUILD)/libkcast.so $(BUILD)/libkcast.a $(CUDART_LIB) $(INJECT_LIB)
+	install -d $(INSTALL_DIR)/bin $(INSTALL_DIR)/lib/pkgconfig $(INSTALL_DIR)/include \
+	  $(INSTALL_DIR)/share/man/man1
+	install -m 755 $(BUILD)/kcast $(INSTALL_DIR)/bin/kcast
+	install -m 755 $(BUILD)/libkcast.so $(INSTALL_DIR)/lib/libkcast.so
+	install -m 644 $(BUILD)/libkcast.a $(INSTALL_DIR)/lib/libkcast.a
+	install -m 644 include/kcast.h $(INSTALL_DIR)/include/kcast.h
+	$(if $(CUDART_LIB),install -d $(INSTALL_DIR)/lib/kcast/cudart && \
+	  install -m 755 $(CUDART_LIB) $(INSTALL_DIR)/lib/kcast/cudart/libcudart.so.13)
+	$(if $(INJECT_LIB),install -d $(INSTALL_DIR)/lib/kcast && \
+	  install -m 755 $(INJECT_LIB) $(INSTALL_DIR)/lib/kcast/libkcast_inject.so)
+	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \
+	  'includedir=$${prefix}/include' '' 'Name: kcast' \
+	  'Description: predict execution time and power of CUDA kernel launches' \
+	  'Version: $(KCAST_VER)' 'Libs: -L$${libdir} -lkcast' \
+	  'Libs.private: -lsqlite3 -lcjson -lcsv -lz -lstdc++ -lm -ldl -lgomp -lpthread' \
+	  'Cflags: -I$${includedir}' > $(INSTALL_DIR)/lib/pkgconfig/kcast.pc
+	tools/gen-man.sh $(BUILD)/kcast $(INSTALL_DIR)/share/man/man1
 
 # docs/cli.md from the help texts (a test checks it is current).
 docs: $(BUILD)/kcast

@@ -86,6 +86,9 @@ static int find_inject(char *out, size_t cap) {
   self[n] = 0;
   char *slash = strrchr(self, '/');
   if (slash) *slash = 0;
+  /* an installed tree keeps it in PREFIX/lib/kcast */
+  snprintf(out, cap, "%s/../lib/kcast/libkcast_inject.so", self);
+  if (access(out, R_OK) == 0) return 0;
   snprintf(out, cap, "%s/libkcast_inject.so", self);
   return access(out, R_OK) == 0 ? 0 : -1;
 }

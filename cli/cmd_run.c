@@ -5,9 +5,10 @@
  *
  * How: the program (nvcc-built with -cudart shared) starts with
  * LD_LIBRARY_PATH naming the folder of kcast's libcudart.so.13 first
- * ($(BUILD)/cudart next to the kcast binary; KCAST_CUDART overrides), so
- * the replacement (runtime/cudart/) serves its CUDA calls on the emulator
- * and appends a record per launch to the records file (KCAST_RUN_OUT).
+ * ($(BUILD)/cudart next to the kcast binary, PREFIX/lib/kcast/cudart for
+ * an installed one; KCAST_CUDART overrides), so the replacement
+ * (runtime/cudart/) serves its CUDA calls on the emulator and appends a
+ * record per launch to the records file (KCAST_RUN_OUT).
  *
  * Order matters for "nothing written unless it worked":
  *  1. check the library is there and that DB can be written (an existing
@@ -149,8 +150,17 @@ static int find_cudart(char *out, size_t cap) {
     self[n] = 0;
     char *slash = strrchr(self, '/');
     if (slash) *slash = 0;
-    if ((size_t)snprintf(out, cap, "%.*s/cudart", (int)(cap > 8 ? cap - 8 : 0), self) >= cap)
-      return -1;
+    /* the build folder (cudart/ beside kcast), then an installed tree
+       (PREFIX/bin/kcast, PREFIX/lib/kcast/cudart/) */
+    static const char *const where[] = {"/cudart", "/../lib/kcast/cudart"};
+    for (int k = 0; k < 2; k++) {
+      if ((size_t)snprintf(out, cap, "%s%s", self, where[k]) >= cap) return -1;
+      char lib[PATH_MAX + 64];
+      snprintf(lib, sizeof lib, "%s/libcudart.so.13", out);
+      if (access(lib, R_OK) == 0) return 0;
+    }
+    if ((size_t)snprintf(out, cap, "%s/cudart", self) >= cap) out[0] = 0;
+    return -1;
   }
   char lib[PATH_MAX + 32];
   snprintf(lib, sizeof lib, "%s/libcudart.so.13", out);
