@@ -28,7 +28,7 @@ NVCC       ?= nvcc
 # own key, configuration and daemons, stopped when it ends).
 DEPS_PKGS := make gcc g++ libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
              zlib1g-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
-             libomp-22-dev valgrind sqlite3 pkgconf \
+             libomp-22-dev valgrind sqlite3 pkgconf chromium \
              slurmctld slurmd slurm-client munge
 
 LLVM_INC   := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)

@@ -218,6 +218,11 @@ void cli_gpu_row(const char *key, const char *device, struct ds_gpu *g);
 int cmd_emulate(int argc, char **argv);
 extern const char cmd_emulate_usage[];
 
+/* kcast report (cmd_report.c): the predictions against the measurements
+   as one self-contained HTML file. */
+int cmd_report(int argc, char **argv);
+extern const char cmd_report_usage[];
+
 /* kcast gpus (cmd_gpus.c): the GPU table of the analytic estimate. */
 int cmd_gpus(int argc, char **argv);
 extern const char cmd_gpus_usage[];

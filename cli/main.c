@@ -35,6 +35,7 @@ static const cmd_entry commands[] = {
   {"predict", cmd_predict, "predict with a model, with intervals", cmd_predict_usage},
   {"model", cmd_model, "show a model file (info, importance)", cmd_model_usage},
   {"featmodel", cmd_featmodel, "feature models: a kernel's features at unseen sizes without emulation (fit, info, validate)", cmd_featmodel_usage},
+  {"report", cmd_report, "an HTML report: predicted vs measured, errors, coverage, importance", cmd_report_usage},
   {"gpus", cmd_gpus, "list the GPUs of the analytic estimate with their datasheet figures", cmd_gpus_usage},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
