@@ -27,7 +27,7 @@ NVCC       ?= nvcc
 # that brings up its own one-node cluster (tests/slurm/one-node.sh: its
 # own key, configuration and daemons, stopped when it ends).
 DEPS_PKGS := make gcc g++ libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
-             zlib1g-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
+             zlib1g-dev liblz4-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
              libomp-22-dev valgrind sqlite3 pkgconf chromium \
              slurmctld slurmd slurm-client munge
 
@@ -41,7 +41,7 @@ OPT        ?= -O2 -g
 SANFLAGS   ?=
 CFLAGS_ALL := $(CSTD) $(WARN) $(OPT) $(SANFLAGS) -fPIC -fopenmp -pthread \
               -I. -Iinclude -isystem $(LLVM_INC) $(EXTRA_CFLAGS)
-LDLIBS_ALL := -lsqlite3 -lcjson -lcsv -lz -lstdc++ -lm -ldl -fopenmp -pthread $(SANFLAGS)
+LDLIBS_ALL := -lsqlite3 -lcjson -lcsv -lz -llz4 -lstdc++ -lm -ldl -fopenmp -pthread $(SANFLAGS)
 
 # libclang and libLLVM are not linked: the front ends dlopen them
 # (extractor/frontend_dl.c) by the SONAMEs of the LLVM compiled against.
@@ -162,7 +162,7 @@ $(BUILD)/cudart/obj/%.o: %.c
 	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -fopenmp -pthread -I. -isystem $(CUDA_INC) -MMD -MP -c $< -o $@
 $(BUILD)/cudart/libcudart.so.13: $(CUDART_OBJ) runtime/cudart/libcudart.map
 	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--version-script=runtime/cudart/libcudart.map \
-	  -Wl,--no-undefined -o $@.tmp $(CUDART_OBJ) -lm -ldl -fopenmp -pthread && mv $@.tmp $@
+	  -Wl,--no-undefined -o $@.tmp $(CUDART_OBJ) -llz4 -lm -ldl -fopenmp -pthread && mv $@.tmp $@
 
 # CUDA test programs (tests/programs/*.cu), for GPU machines: sm_90 code and
 # compute_90 PTX.  `make gpu-check` builds and runs them (docs/gpu-check.md).
@@ -244,7 +244,7 @@ FUZZ_SRC_fatbin := runtime/rt_fatbin.c
 FUZZ_LIBS_ptx    := -lm
 FUZZ_LIBS_model  := -fopenmp -lcsv -lz -lm
 FUZZ_LIBS_csv    := $(FUZZ_LIBS_model)
-FUZZ_LIBS_fatbin := -ldl
+FUZZ_LIBS_fatbin := -llz4 -ldl
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_BINS)
 $(BUILD)/fuzz/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz_util.h $$(FUZZ_SRC_$$*) \
@@ -351,7 +351,7 @@ install: $(BUILD)/kcast $(BUILD)/libkcast.so $(BUILD)/libkcast.a $(CUDART_LIB) $
 	  'includedir=$${prefix}/include' '' 'Name: kcast' \
 	  'Description: predict execution time and power of CUDA kernel launches' \
 	  'Version: $(KCAST_VER)' 'Libs: -L$${libdir} -lkcast' \
-	  'Libs.private: -lsqlite3 -lcjson -lcsv -lz -lstdc++ -lm -ldl -lgomp -lpthread' \
+	  'Libs.private: -lsqlite3 -lcjson -lcsv -lz -llz4 -lstdc++ -lm -ldl -lgomp -lpthread' \
 	  'Cflags: -I$${includedir}' > $(INSTALL_DIR)/lib/pkgconfig/kcast.pc
 	tools/gen-man.sh $(BUILD)/kcast $(INSTALL_DIR)/share/man/man1
 

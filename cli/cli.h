@@ -329,6 +329,11 @@ typedef struct cli_out { FILE *f; char *tmp; const char *path; } cli_out;
 int cli_out_open(cli_out *o, const char *path);
 int cli_out_close(cli_out *o, int ok);
 
+/* One CSV field on f as RFC 4180 wants it (cli_file.c): as is, or quoted
+   by libcsv (csv_fwrite) when it holds a comma, quote or line break or
+   starts or ends with a blank; nothing for NULL. */
+void cli_csv_field(FILE *f, const char *s);
+
 /* Print "kcast: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print the command's usage on stderr after an error; returns KCAST_EXIT_USAGE. */

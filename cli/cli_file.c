@@ -9,6 +9,8 @@
  */
 #include "cli/cli.h"
 
+#include <csv.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,4 +61,11 @@ int cli_out_close(cli_out *o, int ok) {
   free(o->tmp);
   o->tmp = NULL;
   return ok && !e ? 0 : -1;
+}
+
+void cli_csv_field(FILE *f, const char *s) {
+  if (!s) return;
+  size_t n = strlen(s);
+  if (n && (strpbrk(s, ",\"\r\n") || s[0] == ' ' || s[n - 1] == ' ')) csv_fwrite(f, s, n);
+  else fputs(s, f);
 }

@@ -67,16 +67,10 @@ static void row(const char *name, const rf_metrics *m) {
          m->rmse_log, m->r2, m->spearman, m->coverage);
 }
 
-/* One CSV field, quoted when it holds a comma, quote or line break. */
-static void csv_field(FILE *fp, const char *v) {
-  if (!strpbrk(v, ",\"\r\n")) fputs(v, fp);
-  else csv_fwrite(fp, v, strlen(v));
-}
-
 /* One CSV row of figures; empty cells for undefined ones. */
 static void csv_row(const char *scope, const char *name, const rf_metrics *m) {
   printf("%s,", scope);
-  csv_field(stdout, name);
+  cli_csv_field(stdout, name);
   printf(",%zu", m->n);
   double v[] = {m->mape, m->median_ape, m->rmse_log, m->r2, m->spearman, m->coverage};
   for (int k = 0; k < 6; k++) {
@@ -105,22 +99,22 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     return -1;
   }
   for (size_t k = 0; k < d->n_text; k++) {
-    csv_field(fp, d->text_names[k]);
+    cli_csv_field(fp, d->text_names[k]);
     fputc(',', fp);
   }
   int own_group = d->groups && rf_data_text_col(d, d->group_name) < 0;
   if (own_group) {
-    csv_field(fp, d->group_name ? d->group_name : "group");
+    cli_csv_field(fp, d->group_name ? d->group_name : "group");
     fputc(',', fp);
   }
   fputs("row,measured,predicted,lo,hi,ape_pct\n", fp);
   for (size_t i = 0; i < d->n_rows; i++) {
     for (size_t k = 0; k < d->n_text; k++) {
-      csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
+      cli_csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
       fputc(',', fp);
     }
     if (own_group) {
-      csv_field(fp, d->groups[i] ? d->groups[i] : "");
+      cli_csv_field(fp, d->groups[i] ? d->groups[i] : "");
       fputc(',', fp);
     }
     double y = d->y[i];

@@ -179,15 +179,6 @@ static int parse_opts(int argc, char **argv, opts *o) {
 
 /* ------------------------------------------------------------ CSV output -- */
 
-static void csv_str(FILE *f, const char *s) {
-  if (!s) return;
-  size_t n = strlen(s);
-  if (n && !strpbrk(s, ",\"\r\n") && s[0] != ' ' && s[n - 1] != ' ')
-    fputs(s, f);
-  else if (n)
-    csv_fwrite(f, s, n);
-}
-
 /* Shortest decimal that reads back as v; nothing for NAN (missing). */
 static void csv_num(FILE *f, double v) {
   if (isnan(v)) return;
@@ -249,16 +240,16 @@ static int stats_csv(const ds_stats *s) {
           s->feature_rows, s->measurements);
   for (size_t i = 0; i < s->napps; i++) {
     fputs("app,", f);
-    csv_str(f, s->apps[i].app);
+    cli_csv_field(f, s->apps[i].app);
     fprintf(f, ",,,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",\n",
             s->apps[i].launches, s->apps[i].datasets, s->apps[i].kernels,
             s->apps[i].feature_rows);
   }
   for (size_t i = 0; i < s->nmeas; i++) {
     fputs("gpu,,", f);
-    csv_str(f, s->meas[i].gpu);
+    cli_csv_field(f, s->meas[i].gpu);
     fputc(',', f);
-    csv_str(f, s->meas[i].metric);
+    cli_csv_field(f, s->meas[i].metric);
     fprintf(f, ",%" PRId64 ",,,,%" PRId64 "\n", s->meas[i].launches,
             s->meas[i].values);
   }
@@ -383,14 +374,14 @@ static int export_write(ds_db *db, export_data *e, FILE *f, cli_filter *flt) {
     fprintf(f, "%s%s", i ? "," : "", fixed[i]);
   for (size_t j = 0; j < e->m.cols; j++) {
     fputc(',', f);
-    csv_str(f, e->m.colnames[j]);
+    cli_csv_field(f, e->m.colnames[j]);
   }
   for (size_t i = 0; i < e->st.nmeas; i++) {
     char name[512];
     snprintf(name, sizeof name, "%s@%s", e->st.meas[i].metric,
              e->st.meas[i].gpu);
     fputc(',', f);
-    csv_str(f, name);
+    cli_csv_field(f, name);
   }
   fputc('\n', f);
   ds_iter *it;
@@ -402,16 +393,16 @@ static int export_write(ds_db *db, export_data *e, FILE *f, cli_filter *flt) {
   while ((rc = ds_iter_next(it, &id, &l)) == 1) {
     if (cli_filter_active(flt) && !cli_filter_take(flt, l.kernel ? l.kernel : "")) continue;
     fprintf(f, "%" PRId64 ",", id);
-    csv_str(f, l.bench);
+    cli_csv_field(f, l.bench);
     fputc(',', f);
-    csv_str(f, l.app);
+    cli_csv_field(f, l.app);
     fputc(',', f);
-    csv_str(f, l.dataset);
+    cli_csv_field(f, l.dataset);
     fprintf(f, ",%" PRId64 ",", l.lseq);
-    csv_str(f, l.kernel);
+    cli_csv_field(f, l.kernel);
     fputc(',', f);
     char *dm = fe_demangle(l.kernel);
-    csv_str(f, dm ? dm : l.kernel);
+    cli_csv_field(f, dm ? dm : l.kernel);
     free(dm);
     fprintf(f, ",%u,%u,%u,%u,%u,%u,%" PRId64, l.grid[0], l.grid[1], l.grid[2],
             l.block[0], l.block[1], l.block[2], l.shmem);

@@ -122,16 +122,6 @@ static void print_number(FILE *f, double x) {
   else fprintf(f, "%.17g", x);
 }
 
-static void csv_field(const char *s) {
-  if (!strpbrk(s, ",\"\n\r")) { fputs(s, stdout); return; }
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"') putchar('"');
-    putchar(*s);
-  }
-  putchar('"');
-}
-
 static void out_table(const char *kname, const feat_vec *v, const emu_stats *st) {
   size_t w = 12;
   for (size_t j = 0; j < v->n; j++)
@@ -159,13 +149,13 @@ static void out_table(const char *kname, const feat_vec *v, const emu_stats *st)
 
 static void out_csv(const char *kname, const feat_vec *v, const emu_stats *st) {
   fputs("kernel,demangled", stdout);
-  for (size_t j = 0; j < v->n; j++) { putchar(','); csv_field(v->names[j]); }
+  for (size_t j = 0; j < v->n; j++) { putchar(','); cli_csv_field(stdout, v->names[j]); }
   fputs(",emulation.ctas_total,emulation.ctas_run,emulation.thread_insns,"
         "emulation.warp_insns,emulation.seconds,emulation.sampled\n", stdout);
   char *d = fe_demangle(kname);
-  csv_field(kname);
+  cli_csv_field(stdout, kname);
   putchar(',');
-  csv_field(d ? d : kname);
+  cli_csv_field(stdout, d ? d : kname);
   free(d);
   for (size_t j = 0; j < v->n; j++) { putchar(','); print_number(stdout, v->vals[j]); }
   printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.9g,%d\n", st->ctas_total,

@@ -81,17 +81,6 @@ static void out_table(kfeat *kf, long n) {
   }
 }
 
-/* CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_field(const char *s) {
-  if (!strpbrk(s, ",\"\n\r")) { fputs(s, stdout); return; }
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"') putchar('"');
-    putchar(*s);
-  }
-  putchar('"');
-}
-
 static int out_csv(kfeat *kf, long n) {
   feat_vec cols;
   feat_init(&cols);
@@ -100,13 +89,13 @@ static int out_csv(kfeat *kf, long n) {
       if (feat_set(&cols, kf[i].v.names[j], 0)) { feat_free(&cols); return -1; }
   feat_sort(&cols);
   fputs("kernel,demangled", stdout);
-  for (size_t c = 0; c < cols.n; c++) { putchar(','); csv_field(cols.names[c]); }
+  for (size_t c = 0; c < cols.n; c++) { putchar(','); cli_csv_field(stdout, cols.names[c]); }
   putchar('\n');
   for (long i = 0; i < n; i++) {
     char *d = fe_demangle(kf[i].k->name);
-    csv_field(kf[i].k->name);
+    cli_csv_field(stdout, kf[i].k->name);
     putchar(',');
-    csv_field(d ? d : kf[i].k->name);
+    cli_csv_field(stdout, d ? d : kf[i].k->name);
     free(d);
     for (size_t c = 0; c < cols.n; c++) {
       putchar(',');

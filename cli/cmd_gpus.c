@@ -83,8 +83,12 @@ int cmd_gpus(int argc, char **argv) {
          "max_threads_per_sm,max_ctas_per_sm,tdp_w,idle_w");
     for (size_t i = 0; i < n; i++) {
       const an_gpu *g = an_gpu_at(i);
-      printf("%s,\"%s\",\"%s\",%d.%d,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d,%d,%d,%d,%g,%g\n", g->name,
-             g->full_name, g->aliases, g->cc_major, g->cc_minor, g->sms, g->boost_mhz,
+      const char *text[3] = {g->name, g->full_name, g->aliases};
+      for (int k = 0; k < 3; k++) {
+        cli_csv_field(stdout, text[k]);
+        putchar(',');
+      }
+      printf("%d.%d,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d,%d,%d,%d,%g,%g\n", g->cc_major, g->cc_minor, g->sms, g->boost_mhz,
              g->fp32_gflops, g->fp64_gflops, g->mem_bw_gbs, g->mem_gb, g->l2_mb,
              g->smem_per_sm_kb, g->smem_per_cta_kb, g->smem_reserved_b, g->regs_per_sm,
              g->max_regs_per_thread, g->max_threads_per_sm, g->max_ctas_per_sm, g->tdp_w,

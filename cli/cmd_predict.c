@@ -166,9 +166,9 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
          "time_hi_us,power_w,power_lo_w,power_hi_w,energy_mj,time_model,power_model,bound");
     for (size_t i = 0; i < n; i++) {
       double v[] = {r[i].t, r[i].t_lo, r[i].t_hi, r[i].p, r[i].p_lo, r[i].p_hi, r[i].e};
-      csv_fwrite(stdout, kernel, strlen(kernel));
+      cli_csv_field(stdout, kernel);
       putchar(',');
-      csv_fwrite(stdout, demangled, strlen(demangled));
+      cli_csv_field(stdout, demangled);
       printf(",%s,", gb);
       fputs(r[i].gpu, stdout);
       for (int k = 0; k < 7; k++) { putchar(','); num_out(stdout, v[k], "%.6g"); }
@@ -579,12 +579,9 @@ static void ids_find(id_cols *ic, const rf_data *d, const char *ids) {
     if (in_list(ids, d->text_names[k])) ic->col[ic->n++] = (long)k;
 }
 
-/* One CSV cell and its comma, quoted (libcsv) only when it must be. */
+/* One CSV cell and its comma. */
 static void csv_cell(const char *v) {
-  if (strpbrk(v, ",\"\r\n") || (*v && (v[0] == ' ' || v[strlen(v) - 1] == ' ')))
-    csv_fwrite(stdout, v, strlen(v));
-  else
-    fputs(v, stdout);
+  cli_csv_field(stdout, v);
   putchar(',');
 }
 

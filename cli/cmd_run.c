@@ -70,8 +70,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <csv.h>
-
 #include "datasets/ds.h"
 #include "profiler/prof.h"
 #include "runtime/rt.h"
@@ -575,9 +573,9 @@ static int summary(const rt_records *r, const char *csv_path) {
     fprintf(stderr, "%-40s %8zu %21s %18.0f %12.3f  %s\n", rows[j].k, rows[j].n, c,
             rows[j].insns, rows[j].secs, d ? name : rows[j].k);
     if (csv_path) {
-      csv_fwrite(o.f, rows[j].k, strlen(rows[j].k));
+      cli_csv_field(o.f, rows[j].k);
       fputc(',', o.f);
-      csv_fwrite(o.f, d ? d : rows[j].k, strlen(d ? d : rows[j].k));
+      cli_csv_field(o.f, d ? d : rows[j].k);
       fprintf(o.f, ",%zu,%.0f,%.0f,%.0f,%.6f\n", rows[j].n, rows[j].emulated, rows[j].ctas,
               rows[j].insns, rows[j].secs);
     }

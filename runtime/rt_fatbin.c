@@ -26,7 +26,7 @@
  * CUDA 11/12 used an LZ4 block (flag 0x2000).  zstd is decoded with the
  * system's libzstd.so.1, loaded with dlopen at the first need (no build
  * dependency; Debian's dpkg itself depends on it); LZ4 blocks are decoded
- * here (the block format is small and public).  Without libzstd the error
+ * by liblz4 (LZ4_decompress_safe, linked).  Without libzstd the error
  * says to rebuild with `kcast nvcc` (which passes --no-compress).
  *
  * Every offset and size is checked against the container before use:
@@ -35,6 +35,8 @@
 #include "runtime/rt.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <lz4.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,40 +103,10 @@ int rt_fatbin_list(const void *fb, size_t size, rt_fatbin_entry *out, size_t cap
 }
 
 long rt_lz4_block(const uint8_t *in, size_t n, uint8_t *out, size_t cap) {
-  size_t i = 0, o = 0;
-  while (i < n) {
-    unsigned tok = in[i++];
-    size_t lit = tok >> 4;
-    if (lit == 15) {
-      unsigned b;
-      do {
-        if (i >= n) return -1;
-        b = in[i++];
-        lit += b;
-      } while (b == 255);
-    }
-    if (lit > n - i || lit > cap - o) return -1;
-    memcpy(out + o, in + i, lit);
-    i += lit;
-    o += lit;
-    if (i == n) break; /* the last sequence has literals only */
-    if (n - i < 2) return -1;
-    size_t dist = (size_t)in[i] | (size_t)in[i + 1] << 8;
-    i += 2;
-    if (dist == 0 || dist > o) return -1;
-    size_t len = (tok & 15u) + 4;
-    if ((tok & 15u) == 15) {
-      unsigned b;
-      do {
-        if (i >= n) return -1;
-        b = in[i++];
-        len += b;
-      } while (b == 255);
-    }
-    if (len > cap - o) return -1;
-    for (size_t k = 0; k < len; k++, o++) out[o] = out[o - dist]; /* may overlap */
-  }
-  return (long)o;
+  /* liblz4's bounds-checked decoder: never reads past n nor writes past cap */
+  if (n > INT_MAX || cap > INT_MAX) return -1;
+  int got = LZ4_decompress_safe((const char *)in, (char *)out, (int)n, (int)cap);
+  return got < 0 ? -1 : (long)got;
 }
 
 /* libzstd, loaded once on first need. */

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <lz4.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -162,17 +163,26 @@ static void test_fatbin_rejects_bad_input(void) {
 }
 
 static void test_lz4_block(void) {
-  /* "abcabcabcabcXY": literals "abc", match dist 3 len 9, last literals "XY" */
-  const uint8_t in[] = {0x35, 'a', 'b', 'c', 3, 0, 0x20, 'X', 'Y'};
-  uint8_t out[32];
-  long n = rt_lz4_block(in, sizeof in, out, sizeof out);
-  CU_ASSERT_EQUAL(n, 14);
-  CU_ASSERT_EQUAL(memcmp(out, "abcabcabcabcXY", 14), 0); /* overlapping match copied bytewise */
+  /* a block liblz4's own encoder made, of PTX-like text with repeats */
+  char text[4096];
+  size_t tl = 0;
+  for (int i = 0; tl + 64 < sizeof text; i++)
+    tl += (size_t)snprintf(text + tl, sizeof text - tl, "\tld.global.f32 %%f%d, [%%rd%d+%d];\n", i % 7,
+                           i % 3, 4 * i);
+  char comp[LZ4_COMPRESSBOUND(4096)];
+  int cn = LZ4_compress_default(text, comp, (int)tl, (int)sizeof comp);
+  CU_ASSERT_FATAL(cn > 0 && (size_t)cn < tl); /* repeats compress */
+  uint8_t out[4096];
+  long n = rt_lz4_block((const uint8_t *)comp, (size_t)cn, out, tl);
+  CU_ASSERT_EQUAL(n, (long)tl);
+  CU_ASSERT_EQUAL(memcmp(out, text, tl), 0); /* the text back, byte for byte */
+  /* a cut block is malformed */
+  CU_ASSERT_EQUAL(rt_lz4_block((const uint8_t *)comp, (size_t)cn - 3, out, tl), -1);
   /* a distance reaching before the output start is malformed */
   const uint8_t bad[] = {0x10, 'a', 9, 0};
   CU_ASSERT_EQUAL(rt_lz4_block(bad, sizeof bad, out, sizeof out), -1);
   /* output larger than the caller's buffer is refused */
-  CU_ASSERT_EQUAL(rt_lz4_block(in, sizeof in, out, 8), -1);
+  CU_ASSERT_EQUAL(rt_lz4_block((const uint8_t *)comp, (size_t)cn, out, 8), -1);
 }
 
 static void test_fatbin_lz4_ptx(void) {
