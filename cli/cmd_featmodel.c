@@ -35,6 +35,7 @@ const char cmd_featmodel_usage[] =
     "       kcast featmodel info FILE.kcf [--forms]\n"
     "       kcast featmodel validate DB [--kernel K] [--app APP] [--gpu G]\n"
     "                                [--model MODEL] [--max-error E] [--format table|csv]\n"
+    "                                [--gpus FILE]\n"
     "\n"
     "A feature model gives the dynamic features of a kernel's launch (op.*,\n"
     "class.*, mem.*, ctrl.*, launch.*) from its grid, block, dynamic shared\n"
@@ -58,7 +59,8 @@ const char cmd_featmodel_usage[] =
     "     predicted from them against the time predicted from the emulated\n"
     "     features -- the analytic estimate on --gpu G (H200), or the forest\n"
     "     MODEL on its GPU -- and a summary: kernels modelled within E, and\n"
-    "     those it cannot model with the reason.\n"
+    "     those it cannot model with the reason (--gpus FILE: GPUs to add to the\n"
+    "     GPU table, as for 'kcast gpus').\n"
     "\n"
     "Exit status: 0 ok, 1 bad input (no such kernel, too few launches, a bad\n"
     "file), 2 bad command line.\n";
@@ -304,7 +306,7 @@ static int featmodel_fit(int argc, char **argv) {
   cli_opts_add(&o, opts);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     switch (c) {
-      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case CLI_OPT_ERR: return o.status;
       case F_KERNEL: kernel = o.arg; break;
       case F_APP: app = o.arg; break;
       case 'o': out = o.arg; break;
@@ -392,7 +394,7 @@ static int featmodel_info(int argc, char **argv) {
   cli_opts_init(&o, "featmodel", argc, argv, "", 0);
   cli_opts_add(&o, opts);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
-    if (c == CLI_OPT_ERR) return KCAST_EXIT_USAGE;
+    if (c == CLI_OPT_ERR) return o.status;
     forms = 1;
   }
   if (CLI_NOPERANDS(&o) > 1)
@@ -524,9 +526,10 @@ static int featmodel_validate(int argc, char **argv) {
   cli_opts o;
   cli_opts_init(&o, "featmodel", argc, argv, "", 0);
   cli_opts_add(&o, opts);
+  cli_opts_add(&o, cli_gpus_longopts);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     switch (c) {
-      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case CLI_OPT_ERR: return o.status;
       case V_KERNEL: kernel = o.arg; break;
       case V_APP: app = o.arg; break;
       case V_GPU: gpu = o.arg; break;
