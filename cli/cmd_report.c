@@ -647,6 +647,12 @@ int cmd_report(int argc, char **argv) {
       cli_error("%s names no GPU: give --gpu G", model);
       goto done;
     }
+    /* a model of one GPU answers for that GPU only (as kcast predict) */
+    if (gpu && info->gpu && *info->gpu && !strchr(info->gpu, ',') && !an_gpu_in_list(info->gpu, gpu)) {
+      cli_error("%s was trained on %s only, not on %s: it cannot predict for another GPU", model,
+                info->gpu, gpu);
+      goto done;
+    }
     char fams[256] = "all";
     for (size_t j = 0; j < info->n_features; j++) {
       int fam = md_family_of(info->features[j]);

@@ -12,6 +12,14 @@
 
 #include "tests.h"
 
+/* A sanitized build installs a sanitized library: a program linking it
+   needs the same runtime (make asan). */
+#if defined(__SANITIZE_ADDRESS__)
+#define APP_SAN " -fsanitize=address,undefined"
+#else
+#define APP_SAN ""
+#endif
+
 #define CHECK_MSG(msg, cond) \
   CU_assertImplementation(!!(cond), __LINE__, (msg), __FILE__, "", CU_FALSE)
 
@@ -74,7 +82,7 @@ static void test_install_and_build(void) {
   /* what docs/api.md shows */
   snprintf(cmd, sizeof cmd,
            "export PKG_CONFIG_PATH='%s/lib/pkgconfig'; cd '%s' && "
-           "cc -std=c99 -Wall -Werror app.c -o app $(pkg-config --cflags --libs kcast) && "
+           "cc -std=c99 -Wall -Werror" APP_SAN " app.c -o app $(pkg-config --cflags --libs kcast) && "
            "LD_LIBRARY_PATH='%s/lib' ./app", prefix, dir, prefix);
   rc = tests_run(cmd, &out, &err);
   CHECK_MSG("a program built with pkg-config --cflags --libs kcast runs and predicts",
@@ -89,7 +97,7 @@ static void test_install_and_build(void) {
   free(out); free(err);
   snprintf(cmd, sizeof cmd,
            "export PKG_CONFIG_PATH='%s/lib/pkgconfig'; cd '%s' && "
-           "cc -std=c99 -Wall -Werror app.c -o app-static $(pkg-config --cflags kcast) "
+           "cc -std=c99 -Wall -Werror" APP_SAN " app.c -o app-static $(pkg-config --cflags kcast) "
            "$(pkg-config --static --libs kcast | sed 's/-lkcast /-l:libkcast.a /') && "
            "env -u LD_LIBRARY_PATH ./app-static", prefix, dir);
   rc = tests_run(cmd, &out, &err);
