@@ -50,10 +50,10 @@ const char cmd_dataset_usage[] =
     "  stats    launches, feature values and kernels per app; measurements per\n"
     "           GPU and metric\n"
     "  export   one CSV row per launch: id, bench, app, dataset, lseq, kernel,\n"
-    "           demangled (the kernel's signature), grid, block, shmem, a column\n"
-    "           per feature (empty where a launch lacks it; train --csv and\n"
-    "           predict --features read an empty count as 0), then the median\n"
-    "           of each measured metric per GPU as METRIC@GPU (e.g. time_ns@H200)\n"
+    "           grid, block, shmem, a column per feature (empty where a launch\n"
+    "           lacks it; train --csv and predict --features read an empty count\n"
+    "           as 0), the median of each measured metric per GPU as METRIC@GPU\n"
+    "           (e.g. time_ns@H200), and last the kernel's demangled signature\n"
     "  merge    add the launches, features, measurements, GPUs, runs and\n"
     "           suite entries of each IN to OUT (created if missing), one\n"
     "           transaction per IN; a launch present in both is matched by\n"
@@ -368,8 +368,8 @@ static int export_load(ds_db *db, export_data *e) {
 
 static int export_write(ds_db *db, export_data *e, FILE *f, cli_filter *flt) {
   static const char *const fixed[] = {
-    "id", "bench", "app", "dataset", "lseq", "kernel", "demangled", "grid_x",
-    "grid_y", "grid_z", "block_x", "block_y", "block_z", "shmem"};
+    "id", "bench", "app", "dataset", "lseq", "kernel", "grid_x", "grid_y",
+    "grid_z", "block_x", "block_y", "block_z", "shmem"};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     fprintf(f, "%s%s", i ? "," : "", fixed[i]);
   for (size_t j = 0; j < e->m.cols; j++) {
@@ -383,7 +383,9 @@ static int export_write(ds_db *db, export_data *e, FILE *f, cli_filter *flt) {
     fputc(',', f);
     cli_csv_field(f, name);
   }
-  fputc('\n', f);
+  /* last, so the columns before it keep their places for readers that
+     split at every comma */
+  fputs(",demangled\n", f);
   ds_iter *it;
   if (ds_iter_launches(db, NULL, NULL, &it) < 0) return -1;
   int64_t id;
@@ -400,10 +402,6 @@ static int export_write(ds_db *db, export_data *e, FILE *f, cli_filter *flt) {
     cli_csv_field(f, l.dataset);
     fprintf(f, ",%" PRId64 ",", l.lseq);
     cli_csv_field(f, l.kernel);
-    fputc(',', f);
-    char *dm = fe_demangle(l.kernel);
-    cli_csv_field(f, dm ? dm : l.kernel);
-    free(dm);
     fprintf(f, ",%u,%u,%u,%u,%u,%u,%" PRId64, l.grid[0], l.grid[1], l.grid[2],
             l.block[0], l.block[1], l.block[2], l.shmem);
     /* The matrix has the same launches by id (include_empty); a launch
@@ -421,6 +419,10 @@ static int export_write(ds_db *db, export_data *e, FILE *f, cli_filter *flt) {
       fputc(',', f);
       if (*p < t->n && t->launch_id[*p] == id) csv_num(f, t->value[*p]);
     }
+    fputc(',', f);
+    char *dm = fe_demangle(l.kernel);
+    cli_csv_field(f, dm ? dm : l.kernel);
+    free(dm);
     fputc('\n', f);
   }
   ds_iter_free(it);

@@ -675,7 +675,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
   while ((c = cli_opts_next(&po)) != CLI_OPT_END) {
     unsigned long u = 0;
     const char *val = po.arg;
-    if (c == CLI_OPT_ERR) goto out;
+    if (c == CLI_OPT_ERR) { rc = po.status; goto out; }
     if (c >= CLI_OPT_LAUNCH) {
       if (!strcmp(po.name, "--grid") || !strcmp(po.name, "--block")) {
         kt_usage_error("%s: the launch geometry follows from the cachefile (--problem-size, "

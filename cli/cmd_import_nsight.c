@@ -48,7 +48,7 @@ int cmd_import_nsight(int argc, char **argv) {
   int c;
   while ((c = cli_opts_next(&po)) != CLI_OPT_END) {
     switch (c) {
-      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case CLI_OPT_ERR: return po.status;
       case 'o': case O_OUT: out = po.arg; break;
       case 'h': case O_HELP: fputs(cmd_import_nsight_usage, stdout); return KCAST_EXIT_OK;
       case O_APP: app = po.arg; break;

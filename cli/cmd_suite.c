@@ -973,7 +973,7 @@ int cmd_suite(int argc, char **argv) {
   for (int c; (c = cli_opts_next(&g)) != CLI_OPT_END;) {
     const char *v = g.arg;
     switch (c) {
-      case CLI_OPT_ERR: return KCAST_EXIT_USAGE;
+      case CLI_OPT_ERR: return g.status;
       case 'o': out_pat = v; break;
       case 'j':
         if (parse_ll(v, 1, 1024, &jobs))

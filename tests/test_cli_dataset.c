@@ -102,12 +102,12 @@ static void test_export_csv(void) {
   CU_ASSERT_EQUAL(run(&out, &err, "export '%s'", db), 0);
   CU_ASSERT_PTR_NOT_NULL_FATAL(out);
   const char *header =
-      "id,bench,app,dataset,lseq,kernel,demangled,grid_x,grid_y,grid_z,block_x,block_y,"
+      "id,bench,app,dataset,lseq,kernel,grid_x,grid_y,grid_z,block_x,block_y,"
       "block_z,shmem,launch.threads,op.add.s32,op.mul.f32,time_ns@H200,"
-      "power_w@T4\n";
+      "power_w@T4,demangled\n";
   CU_ASSERT_EQUAL(strncmp(out, header, strlen(header)), 0);  /* fixed columns, sorted features, metric@gpu by gpu */
-  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n1,,saxpy,n=1024,0,_Z5saxpyifPfS_,\"saxpy(int, float, float*, float*)\",4,1,1,256,1,1,0,256,12,,200,\n"));  /* empty cell for a missing feature, median 200 */
-  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n2,,\"odd,app\",\"say \"\"hi\"\"\",3,k,k,4,1,1,256,1,1,48,256,12,0.1,,55.5\n"));  /* RFC 4180 quoting */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n1,,saxpy,n=1024,0,_Z5saxpyifPfS_,4,1,1,256,1,1,0,256,12,,200,,\"saxpy(int, float, float*, float*)\"\n"));  /* empty cell for a missing feature, median 200 */
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n2,,\"odd,app\",\"say \"\"hi\"\"\",3,k,4,1,1,256,1,1,48,256,12,0.1,,55.5,k\n"));  /* RFC 4180 quoting */
   free(out); free(err);
 
   snprintf(csvpath, sizeof csvpath, "%s.csv", db);
