@@ -42,7 +42,8 @@ const char cmd_cv_usage[] =
     "                      {1, 2/3, 1/3} x min_leaf {1, 3, 8} x with or without the\n"
     "                      base; 37 candidates of 50 trees\n"
     "  --predictions FILE  write every row's out-of-fold prediction, interval and\n"
-    "                      measured value beside its key columns (CSV)\n"
+    "                      measured value beside its key columns (CSV; a\n"
+    "                      dataset's kernel also demangled, last)\n"
     "  --coverage C        nominal interval coverage (0.9)\n"
     "  --format table|csv|json  output format (table); csv: one row per scope\n"
     "                      (overall, each fold, each group) with the figures\n"
@@ -107,7 +108,9 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     cli_csv_field(fp, d->group_name ? d->group_name : "group");
     fputc(',', fp);
   }
-  fputs("row,measured,predicted,lo,hi,ape_pct\n", fp);
+  long kc = rf_data_text_col(d, "kernel"); /* a dataset's: its signature goes last */
+  fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,demangled\n"
+                : "row,measured,predicted,lo,hi,ape_pct\n", fp);
   for (size_t i = 0; i < d->n_rows; i++) {
     for (size_t k = 0; k < d->n_text; k++) {
       cli_csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
@@ -120,6 +123,13 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     double y = d->y[i];
     fprintf(fp, "%zu,%.9g,%.9g,%.9g,%.9g,", i + 1, y, r->pred[i], r->lo[i], r->hi[i]);
     if (y != 0) fprintf(fp, "%.6g", 100 * fabs(r->pred[i] - y) / fabs(y));
+    if (kc >= 0) {
+      const char *k = d->text[kc][i] ? d->text[kc][i] : "";
+      char *dm = fe_demangle(k);
+      fputc(',', fp);
+      cli_csv_field(fp, dm ? dm : k);
+      free(dm);
+    }
     fputc('\n', fp);
   }
   int bad = ferror(fp);

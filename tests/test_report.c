@@ -312,6 +312,10 @@ static void test_report(void) {
   rc = kc(&out, &err, "cv '%s' --gpu all --target time --group app --trees 20 --predictions '%s'", db, pred);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   free(out); free(err);
+  txt = tests_read_file(pred, NULL);
+  CHECK_MSG("cv --predictions of a dataset ends each row with the demangled kernel",
+            txt && strstr(txt, ",ape_pct,demangled\n") && strstr(txt, ",\"kernel(float*, int)\"\n"));
+  free(txt);
   rc = kc(&out, &err, "report --cv '%s' '%s' --model '%s' --unit ns --title 'CV <two GPUs>' -o '%s'",
           pred, db, model, cvhtml);
   CHECK_MSG("report --cv PREDICTIONS DB writes the page", rc == 0 && out && strstr(out, "(180 rows)"));
