@@ -217,43 +217,7 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Keep the kernel records of the launches f takes (launches in lseq
-   order, every execution of a taken one); returns how many launches were
-   taken, or -1 out of memory (printed). */
-static long select_launches(prof_records *r, cli_filter *f, size_t *nlaunch) {
-  int64_t *seq = malloc((r->nkernels + 1) * sizeof *seq);
-  unsigned char *take = NULL;
-  if (!seq) { cli_error("out of memory"); return -1; }
-  size_t n = 0;
-  for (size_t i = 0; i < r->nkernels; i++) seq[n++] = r->kernels[i].lseq;
-  qsort(seq, n, sizeof *seq, cmp_i64);
-  size_t u = 0;
-  for (size_t i = 0; i < n; i++)
-    if (!u || seq[u - 1] != seq[i]) seq[u++] = seq[i];
-  *nlaunch = u;
-  if (!(take = calloc(u + 1, 1))) { free(seq); cli_error("out of memory"); return -1; }
-  long taken = 0;
-  for (size_t j = 0; j < u; j++) {
-    size_t i = 0;
-    while (r->kernels[i].lseq != seq[j]) i++;
-    if (cli_filter_take(f, r->kernels[i].name)) take[j] = 1, taken++;
-  }
-  size_t k = 0;
-  for (size_t i = 0; i < r->nkernels; i++) {
-    int64_t *at = bsearch(&r->kernels[i].lseq, seq, u, sizeof *seq, cmp_i64);
-    if (at && take[at - seq]) r->kernels[k++] = r->kernels[i];
-    else free(r->kernels[i].name);
-  }
-  r->nkernels = k;
-  free(take);
-  free(seq);
-  return taken;
-}
+static int filter_take(void *ctx, const char *kernel) { return cli_filter_take(ctx, kernel); }
 
 int cmd_profile(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *gpu = NULL,
@@ -387,9 +351,12 @@ int cmd_profile(int argc, char **argv) {
   size_t nlaunch = 0;
   long taken = -2;
   if (cli_filter_active(&flt)) {
-    taken = select_launches(&r, &flt, &nlaunch);
+    taken = prof_records_keep(&r, filter_take, &flt, &nlaunch);
     cli_filter_free(&flt);
-    if (taken < 0) goto out;
+    if (taken < 0) {
+      cli_error("out of memory");
+      goto out;
+    }
     if (taken == 0) {
       cli_error("none of the %zu launches of %s was selected by --kernel/--launch-skip/"
                 "--launch-count; nothing written", nlaunch, prog[0]);

@@ -112,6 +112,13 @@ typedef struct prof_records {
 int prof_records_read(const char *path, prof_records *r, char *err, size_t cap);
 /* Free and zero *r.  Accepts NULL. */
 void prof_records_free(prof_records *r);
+/* Keep the kernel records of the launches take(ctx, kernel) accepts, asked
+   once per launch in lseq order (every execution of a taken launch stays;
+   the others are freed): kcast profile's --kernel, --launch-skip and
+   --launch-count.  *nlaunch: the launches seen.  Returns how many were
+   taken, -1 out of memory. */
+long prof_records_keep(prof_records *r, int (*take)(void *ctx, const char *kernel), void *ctx,
+                       size_t *nlaunch);
 
 /* How a launch's energy was derived. */
 enum { PROF_ATTR_NONE = 0, PROF_ATTR_ENERGY = 1, PROF_ATTR_POWER = 2 };

@@ -113,6 +113,45 @@ void prof_records_free(prof_records *r) {
   memset(r, 0, sizeof *r);
 }
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+long prof_records_keep(prof_records *r, int (*take)(void *ctx, const char *kernel), void *ctx,
+                       size_t *nlaunch) {
+  int64_t *seq = malloc((r->nkernels + 1) * sizeof *seq);
+  unsigned char *keep = NULL;
+  *nlaunch = 0;
+  if (!seq) return -1;
+  size_t n = 0, u = 0;
+  for (size_t i = 0; i < r->nkernels; i++) seq[n++] = r->kernels[i].lseq;
+  qsort(seq, n, sizeof *seq, cmp_i64);
+  for (size_t i = 0; i < n; i++)
+    if (!u || seq[u - 1] != seq[i]) seq[u++] = seq[i];
+  if (!(keep = calloc(u + 1, 1))) {
+    free(seq);
+    return -1;
+  }
+  long taken = 0;
+  for (size_t j = 0; j < u; j++) {
+    size_t i = 0;
+    while (r->kernels[i].lseq != seq[j]) i++; /* its first record names the kernel */
+    if (take(ctx, r->kernels[i].name)) keep[j] = 1, taken++;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < r->nkernels; i++) {
+    const int64_t *at = bsearch(&r->kernels[i].lseq, seq, u, sizeof *seq, cmp_i64);
+    if (at && keep[at - seq]) r->kernels[k++] = r->kernels[i];
+    else free(r->kernels[i].name);
+  }
+  r->nkernels = k;
+  *nlaunch = u;
+  free(keep);
+  free(seq);
+  return taken;
+}
+
 /* One `gpu KEY VALUE` line. */
 static int read_gpu_line(prof_records *r, tok *t, const char **why) {
   const char *key = tok_next(t);

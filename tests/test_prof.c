@@ -276,6 +276,36 @@ static void test_reader_good(void) {
   prof_records_free(&r);
 }
 
+/* profile --kernel/--launch-skip/--launch-count keep whole launches: take
+   the second launch of any kernel matching "m" or "t". */
+static int take_second(void *ctx, const char *kernel) {
+  int *seen = ctx;
+  if (!strchr(kernel, 'm') && !strchr(kernel, 't')) return 0;
+  return ++*seen == 2;
+}
+
+static void test_records_keep(void) {
+  char path[2300], err[512];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(write_tmp(path, sizeof path, "k.txt", RECORDS));
+  prof_records r;
+  CU_ASSERT_EQUAL_FATAL(prof_records_read(path, &r, err, sizeof err), 0);
+  int seen = 0;
+  size_t nl = 0;
+  /* launches 0 (_Z4busyPfi: no m or t), 1 (_Z3memPfS_, three executions), 2 (tiny) */
+  CU_ASSERT_EQUAL(prof_records_keep(&r, take_second, &seen, &nl), 1);
+  CU_ASSERT_EQUAL(nl, 3);                 /* three launches asked about... */
+  CU_ASSERT_EQUAL(seen, 2);               /* ...two of them matched */
+  CU_ASSERT_EQUAL(r.nkernels, 1);         /* the second match, launch 2, alone */
+  CU_ASSERT(r.nkernels == 1 && r.kernels[0].lseq == 2 && !strcmp(r.kernels[0].name, "tiny"));
+  prof_records_free(&r);
+  CU_ASSERT_EQUAL_FATAL(prof_records_read(path, &r, err, sizeof err), 0);
+  seen = 1; /* the first match (launch 1) is now the second */
+  CU_ASSERT_EQUAL(prof_records_keep(&r, take_second, &seen, &nl), 1);
+  CU_ASSERT_EQUAL(r.nkernels, 3);         /* every execution of launch 1 stays */
+  for (size_t i = 0; i < r.nkernels; i++) CU_ASSERT_EQUAL(r.kernels[i].lseq, 1);
+  prof_records_free(&r);
+}
+
 /* Read text; expect failure with all of the given fragments in err. */
 static void expect_bad(const char *text, const char *frag1, const char *frag2) {
   char path[2300], err[512] = "";
@@ -723,6 +753,7 @@ TEST_SUITES(register_prof) {
   TEST_ADD(s, test_cli_no_gpu);
   TEST_ADD(s, test_cli_usage);
   TEST_ADD(s, test_reader_good);
+  TEST_ADD(s, test_records_keep);
   TEST_ADD(s, test_reader_errors);
   TEST_ADD(s, test_attribution_math);
   TEST_ADD(s, test_keys);
