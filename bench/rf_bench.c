@@ -153,17 +153,33 @@ static void make_synth(rf_data *d, size_t n, size_t p) {
   }
 }
 
+/* Sizes: the peers train 100 trees on every dataset and again in 5-fold
+   CV, so the synthetic sets are what decide how long `make bench` takes
+   (scikit-learn alone took over 40 minutes on 200,000 x 100 rows and its
+   50,000-row CV; at 20,000 and 10,000 rows scikit-learn and ranger took
+   3.5 and 4 minutes).  Every peer gets the same smaller sets: SYNTH_ROWS
+   for the timed training, latency and batch figures (about the size of
+   the dedispersion sets), SYNTH_CV_ROWS for CV, and SYNTH_SCALE_ROWS
+   only for the scaling table (first rows of it; the peers' points are
+   the small ones). */
+#define SYNTH_ROWS 10000
+#define SYNTH_CV_ROWS 5000
+#define SYNTH_SCALE_ROWS 100000
+
+static void prep_synth(const char *out, const char *name, size_t n) {
+  rf_data d = {0};
+  make_synth(&d, n, 100);
+  write_bin(out, name, &d);
+  rf_data_free(&d);
+}
+
 static int cmd_prep(const char *out, const char *dd, int quick) {
   rf_data d = {0};
-  size_t n = quick ? 50000 : 200000;
-  make_synth(&d, n, 100);
-  write_bin(out, "synth", &d);
-  rf_data_free(&d);
-  /* the CV subset of the synthetic data: its first 50,000 rows */
-  make_synth(&d, quick ? 20000 : 50000, 100);
-  write_bin(out, "synth_cv", &d);
-  rf_data_free(&d);
-  printf("synth synth_cv");
+  /* each set is the first rows of the same seeded stream */
+  prep_synth(out, "synth", quick ? SYNTH_ROWS / 2 : SYNTH_ROWS);
+  prep_synth(out, "synth_cv", quick ? SYNTH_CV_ROWS / 2 : SYNTH_CV_ROWS);
+  prep_synth(out, "synth_scale", quick ? SYNTH_SCALE_ROWS / 2 : SYNTH_SCALE_ROWS);
+  printf("synth synth_cv synth_scale");
   static const char *gpus[] = {"A100", "A4000", "A6000"};
   for (int g = 0; dd && strcmp(dd, "-") && g < 3; g++) {
     char path[1024], nm[64];
@@ -300,35 +316,35 @@ static int cmd_run(const char *dir, const char *name, int quick) {
   return 0;
 }
 
+/* The scaling points: the peers' (sklearn_bench.py trains the same ones)
+   and kcast's own larger ones at 25 trees up to the full scaling set, for
+   the n log n check.  Quick halves the rows. */
+static const struct { size_t rows; unsigned trees; } SCALE_POINTS[] = {
+    {5000, 100}, {10000, 100}, {10000, 25}, {25000, 25}, {50000, 25}, {100000, 25}};
+
 static int cmd_scale(const char *dir, int quick) {
   rf_data d = {0};
   int32_t *fold = NULL;
-  read_bin(dir, "synth", &d, &fold);
-  static const size_t rows_full[] = {25000, 50000, 100000, 200000};
-  static const size_t rows_quick[] = {12500, 25000, 50000};
-  static const unsigned trees[] = {25, 50, 100};
-  const size_t *rows = quick ? rows_quick : rows_full;
-  size_t nr = quick ? 3 : 4;
+  read_bin(dir, "synth_scale", &d, &fold);
   for (int extra = 0; extra <= 1; extra++)
-    for (size_t a = 0; a < nr; a++) {
-      if (rows[a] > d.n_rows) continue;
+    for (size_t a = 0; a < sizeof SCALE_POINTS / sizeof SCALE_POINTS[0]; a++) {
+      size_t rows = quick ? SCALE_POINTS[a].rows / 2 : SCALE_POINTS[a].rows;
+      if (rows > d.n_rows) continue;
       rf_data s = {0};
-      if (rf_data_alloc(&s, rows[a], d.n_cols, 1)) die_rf("alloc");
+      if (rf_data_alloc(&s, rows, d.n_cols, 1)) die_rf("alloc");
       for (size_t j = 0; j < d.n_cols; j++) {
-        memcpy(s.x + j * rows[a], d.x + j * d.n_rows, rows[a] * sizeof(double));
+        memcpy(s.x + j * rows, d.x + j * d.n_rows, rows * sizeof(double));
         s.names[j] = strdup(d.names[j]);
       }
-      memcpy(s.y, d.y, rows[a] * sizeof(double));
+      memcpy(s.y, d.y, rows * sizeof(double));
       s.target = strdup("y");
-      for (size_t b = 0; b < 3; b++) {
-        rf_params p = bench_params(extra, trees[b]);
-        rf_forest *f = NULL;
-        double t0 = now_s();
-        if (rf_train(&s, &p, &f)) die_rf("train");
-        printf("S\tkcast\t%s\t%zu\t%u\t%.3f\n", extra ? "ET" : "RF", rows[a], trees[b], now_s() - t0);
-        fflush(stdout);
-        rf_free(f);
-      }
+      rf_params p = bench_params(extra, SCALE_POINTS[a].trees);
+      rf_forest *f = NULL;
+      double t0 = now_s();
+      if (rf_train(&s, &p, &f)) die_rf("train");
+      printf("S\tkcast\t%s\t%zu\t%u\t%.3f\n", extra ? "ET" : "RF", rows, p.n_trees, now_s() - t0);
+      fflush(stdout);
+      rf_free(f);
       rf_data_free(&s);
     }
   rf_data_free(&d);
@@ -341,7 +357,7 @@ static int cmd_scale(const char *dir, int quick) {
 static int cmd_one(const char *dir, size_t rows, unsigned trees, int extra, unsigned depth) {
   rf_data d = {0}, s = {0};
   int32_t *fold = NULL;
-  read_bin(dir, "synth", &d, &fold);
+  read_bin(dir, "synth_scale", &d, &fold);
   if (rows > d.n_rows) rows = d.n_rows;
   if (rf_data_alloc(&s, rows, d.n_cols, 1)) die_rf("alloc");
   for (size_t j = 0; j < d.n_cols; j++) {

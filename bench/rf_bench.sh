@@ -5,14 +5,20 @@
 #   rf_bench.sh BUILD_DIR [QUICK]      (make bench runs it; QUICK=1 shrinks)
 #
 # 1. rf_bench prep writes every dataset and its 5 CV folds once
-#    (BUILD/bench/rf/NAME.{bin,folds}): a synthetic 200,000 x 100 set, its
-#    50,000-row CV subset, and the dedispersion tuning data when
-#    ../shared/data/tuning-dedispersion (or $KCAST_DEDISP) holds it;
+#    (BUILD/bench/rf/NAME.{bin,folds}): a synthetic 10,000 x 100 set, a
+#    5,000-row CV set, a 100,000-row set for the scaling table (the same
+#    seeded rows: each is the first rows of the largest), and the
+#    dedispersion tuning data when ../shared/data/tuning-dedispersion (or
+#    $KCAST_DEDISP) holds it;
 # 2. installs the peers when they are missing (python3-sklearn or pip
 #    scikit-learn; r-cran-ranger) and prints a SKIP line when it cannot;
 # 3. runs kcast (bench/rf_bench.c), scikit-learn (peers/sklearn_bench.py)
 #    and ranger (peers/ranger_bench.R) on the same files and prints one
 #    table, the training-time ratios and the scaling table.
+#
+# KCAST_BASE=DIR (the build folder of another tree, with its
+# bench/rf_bench built) runs that forest too, as peer "base", on the same
+# files in the same run: before/after figures of a change.
 set -u
 BUILD=$1
 QUICK=${2:-0}
@@ -53,9 +59,11 @@ fi
 [ "$HAVE_R" = 1 ] || echo "SKIP: ranger (R) is not installed and could not be installed"
 
 for s in $SETS; do
-  [ "$s" = synth_cv ] && continue
+  case $s in synth_cv|synth_scale) continue ;; esac
   echo "rf bench: $s"
   "$BIN" run "$OUT" "$s" $Q | tee -a "$RES"
+  [ -n "${KCAST_BASE:-}" ] && "$KCAST_BASE/bench/rf_bench" run "$OUT" "$s" $Q |
+    sed 's/^R\t\([^\t]*\)\tkcast\t/R\t\1\tbase\t/' | tee -a "$RES"
   [ -n "$PY" ] && "$PY" "$HERE/peers/sklearn_bench.py" "$OUT" "$s" $Q | tee -a "$RES"
   [ "$HAVE_R" = 1 ] && Rscript "$HERE/peers/ranger_bench.R" "$OUT" "$s" | tee -a "$RES"
 done
@@ -124,8 +132,9 @@ END {
   for (i = 1; i <= n; i++) { split(row[i], a, "\t"); printf "%-14s %-8s %-3s %10.2f %9.2f %8.2f %12.2f %12.0f\n", a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9] }
   printf "\ntraining time ratio (peer / kcast; >= 2 vs scikit-learn and >= 1 vs ranger is the target)\n"
   for (i = 1; i <= k; i++) { split(keys[i], b, SUBSEP); kc = t[b[1], "kcast", b[2]]; if (kc <= 0) continue
-    s = t[b[1], "sklearn", b[2]]; r = t[b[1], "ranger", b[2]]
-    printf "%-14s %-3s  sklearn %6s  ranger %6s\n", b[1], b[2], s ? sprintf("%.2fx", s / kc) : "-", r ? sprintf("%.2fx", r / kc) : "-" }
-  printf "\nscaling (training seconds, synthetic, 100 features, 2 threads)\n%-8s %-3s %8s %6s %9s\n", "peer", "alg", "rows", "trees", "train_s"
+    s = t[b[1], "sklearn", b[2]]; r = t[b[1], "ranger", b[2]]; o = t[b[1], "base", b[2]]
+    printf "%-14s %-3s  sklearn %6s  ranger %6s", b[1], b[2], s ? sprintf("%.2fx", s / kc) : "-", r ? sprintf("%.2fx", r / kc) : "-"
+    printf (o ? sprintf("  base %6.2fx", o / kc) : "") "\n" }
+  printf "\nscaling (training seconds, synthetic, 100 features, 2 threads; kcast alone above 10,000 rows)\n%-8s %-3s %8s %6s %9s\n", "peer", "alg", "rows", "trees", "train_s"
   for (i = 1; i <= ns; i++) { split(srow[i], a, "\t"); printf "%-8s %-3s %8d %6d %9.2f\n", a[2], a[3], a[4], a[5], a[6] }
 }' "$RES"
