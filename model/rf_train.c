@@ -1379,6 +1379,34 @@ double rf_predict(const rf_forest *f, const double *row) {
   return rf__untransform(f->params.transform, rf__raw_mean(f, row) + rf__offset(f, row));
 }
 
+/* The prediction and interval of a row from its leaves (numbers on the
+   8-byte nodes, else nodes) and s, the sum of their means in tree order;
+   off is the row's base offset. */
+static int interval_of(const rf_forest *f, const rf_calib *cal, double coverage, double s,
+                       double off, const void *leaves, double *pred, double *lo, double *hi) {
+  size_t T = f->n_trees;
+  if (pred) *pred = rf__untransform(f->params.transform, s / (double)T + off);
+  if (lo || hi) {
+    /* QRF quantiles and the calibration's widening: model/rf_calib.c */
+    double alpha = (1 - coverage) / 2, probs[2] = {alpha, 1 - alpha}, v[2];
+    if (f->cn ? rf__leaf_quantiles_n(f, leaves, probs, 2, v, NULL, NULL)
+              : rf__leaf_quantiles(f, leaves, probs, 2, v, NULL, NULL))
+      return -1;
+    double vlo = v[0], vhi = v[1];
+    if (cal->n) { /* calibrated: hold the point prediction, widen by q */
+      double q = rf__calib_q(cal, coverage), m = s / (double)T;
+      vlo = (vlo < m ? vlo : m) - q;
+      vhi = (vhi > m ? vhi : m) + q;
+      if (vlo > vhi) vlo = vhi = m;
+      if (vlo > m) vlo = m;
+      if (vhi < m) vhi = m;
+    }
+    if (lo) *lo = rf__untransform(f->params.transform, vlo + off);
+    if (hi) *hi = rf__untransform(f->params.transform, vhi + off);
+  }
+  return 0;
+}
+
 int rf_predict_interval(const rf_forest *f, const double *row, double coverage, double *pred,
                         double *lo, double *hi) {
   return rf_predict_interval_on(f, row, coverage, 0, pred, lo, hi);
@@ -1409,29 +1437,94 @@ int rf_predict_interval_on(const rf_forest *f, const double *row, double coverag
     rf__walk(f, row, nd);
     for (size_t t = 0; t < T; t++) s += nd[t]->v;
   }
-  if (pred) *pred = rf__untransform(f->params.transform, s / (double)T + off);
-  if (lo || hi) {
-    /* QRF quantiles and the calibration's widening: model/rf_calib.c */
-    double alpha = (1 - coverage) / 2, probs[2] = {alpha, 1 - alpha}, v[2];
-    if (f->cn ? rf__leaf_quantiles_n(f, leaves, probs, 2, v, NULL, NULL)
-              : rf__leaf_quantiles(f, leaves, probs, 2, v, NULL, NULL)) {
-      if (leaves != (void *)&st) rf__free(leaves);
-      return -1;
-    }
-    double vlo = v[0], vhi = v[1];
-    if (cal->n) { /* calibrated: hold the point prediction, widen by q */
-      double q = rf__calib_q(cal, coverage), m = s / (double)T;
-      vlo = (vlo < m ? vlo : m) - q;
-      vhi = (vhi > m ? vhi : m) + q;
-      if (vlo > vhi) vlo = vhi = m;
-      if (vlo > m) vlo = m;
-      if (vhi < m) vhi = m;
-    }
-    if (lo) *lo = rf__untransform(f->params.transform, vlo + off);
-    if (hi) *hi = rf__untransform(f->params.transform, vhi + off);
-  }
+  int rc = interval_of(f, cal, coverage, s, off, leaves, pred, lo, hi);
   if (leaves != (void *)&st) rf__free(leaves);
-  return 0;
+  return rc;
+}
+
+/*
+ * Batch prediction on the 8-byte nodes, tree-major: a block of rows (up
+ * to RF_BLOCK_MAX, their keys within RF_BLOCK_BYTES) goes through tree 0,
+ * then tree 1, ..., so each tree's upper levels stay in cache for the
+ * whole block instead of every row walking every tree, most steps a miss
+ * (the row-by-row walk reached 127,000 rows/s on a forest of 200,000
+ * synthetic rows).  Within a
+ * tree, eight rows step together for the tree's rounds (walk_rounds),
+ * their loads overlapping as the eight trees of fast_leaves do, and the
+ * few still inside finish in the tail.  Each row's sum adds its leaf
+ * means in tree order from 0, as fast_leaves does, so every prediction
+ * is bit-identical to rf_predict's and rf_predict_interval's.
+ */
+#define RF_BLOCK_MAX 2048
+#define RF_BLOCK_MIN 64
+#define RF_BLOCK_BYTES (256 << 10) /* a block's keys: well inside L2 */
+
+typedef struct bwalk {
+  uint32_t *xk;    /* rows x (n_features + 1) keys */
+  double *s;       /* rows sums */
+  uint32_t *leaf;  /* rows x n_trees leaf numbers, or NULL */
+} bwalk;
+
+/* Rows [i0, i0 + nr) of d (column-major) through every tree: sums in
+   B->s, leaf numbers in B->leaf[r * T + t] when it is there.  rounds[t]:
+   tree t's rounds. */
+static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t nr,
+                       const uint32_t *rounds, bwalk *B) {
+  size_t n = d->n_rows, T = f->n_trees, P = f->n_features, RF_XK = P + 1;
+  for (size_t r = 0; r < nr; r++) {
+    uint32_t *xk = B->xk + r * RF_XK;
+    for (size_t j = 0; j < P; j++) {
+      float x = float_up(d->x[j * n + i0 + r]);
+      xk[j] = x == x ? fkey(x) : 0;
+    }
+    xk[P] = 0;
+    B->s[r] = 0;
+  }
+  /* a leaf's feature byte (RF_CLEAF) reads the row's last key, 0 */
+#define BSTEP(p, xk)                                      \
+  do {                                                    \
+    uint32_t kw_ = (p)->kw, j_ = kw_ & 0xFF;              \
+    j_ = j_ < P ? j_ : (uint32_t)P;                        \
+    (p) = (p) + (kw_ >> 8) + ((xk)[j_] > (p)->key);        \
+  } while (0)
+  for (size_t t = 0; t < T; t++) {
+    const rf_cnode *root = f->cn[t];
+    uint32_t R = rounds[t];
+    size_t r = 0;
+    for (; r + 8 <= nr; r += 8) {
+      const uint32_t *x0 = B->xk + r * RF_XK, *x1 = x0 + RF_XK, *x2 = x1 + RF_XK,
+                     *x3 = x2 + RF_XK, *x4 = x3 + RF_XK, *x5 = x4 + RF_XK, *x6 = x5 + RF_XK,
+                     *x7 = x6 + RF_XK;
+      const rf_cnode *p0 = root, *p1 = root, *p2 = root, *p3 = root, *p4 = root, *p5 = root,
+                     *p6 = root, *p7 = root;
+      for (uint32_t k = 0; k < R; k++) {
+        BSTEP(p0, x0);
+        BSTEP(p1, x1);
+        BSTEP(p2, x2);
+        BSTEP(p3, x3);
+        BSTEP(p4, x4);
+        BSTEP(p5, x5);
+        BSTEP(p6, x6);
+        BSTEP(p7, x7);
+      }
+      const rf_cnode *pp[8] = {p0, p1, p2, p3, p4, p5, p6, p7};
+      for (unsigned q = 0; q < 8; q++) {
+        const rf_cnode *p = pp[q];
+        const uint32_t *xq = x0 + q * RF_XK;
+        while ((p->kw & 0xFF) != RF_CLEAF) BSTEP(p, xq);
+        B->s[r + q] += cmean(p);
+        if (B->leaf) B->leaf[(r + q) * T + t] = p->key >> 3;
+      }
+    }
+    for (; r < nr; r++) {
+      const rf_cnode *p = root;
+      const uint32_t *xq = B->xk + r * RF_XK;
+      while ((p->kw & 0xFF) != RF_CLEAF) BSTEP(p, xq);
+      B->s[r] += cmean(p);
+      if (B->leaf) B->leaf[r * T + t] = p->key >> 3;
+    }
+  }
+#undef BSTEP
 }
 
 int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage, double *pred,
@@ -1441,34 +1534,74 @@ int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage, doub
   int want_iv = lo || hi;
   if (want_iv && !(coverage > 0 && coverage < 1))
     return rf__err("coverage %g is not in (0, 1)", coverage);
-  size_t n = d->n_rows, p = d->n_cols;
+  size_t n = d->n_rows, p = d->n_cols, T = f->n_trees;
   int failed = 0;
-#pragma omp parallel num_threads(rf__nthreads(n_threads)) \
-    reduction(| : failed)
+  uint32_t *rounds = NULL;
+  if (f->cn) { /* each tree's rounds, by tree */
+    if (!(rounds = rf__mallocn(T ? T : 1, sizeof *rounds))) return rf__nomem();
+    for (size_t i = 0; i < T; i++) rounds[f->corder[i]] = f->cdepth[i];
+  }
+  /* rows per block: their keys within RF_BLOCK_BYTES, and at least four
+     blocks a thread when there are rows enough */
+  int nt = rf__nthreads(n_threads);
+  size_t blk_rows = RF_BLOCK_BYTES / (4 * (p + 1)), even = n / (4 * (size_t)nt);
+  if (blk_rows > RF_BLOCK_MAX) blk_rows = RF_BLOCK_MAX;
+  if (blk_rows > even) blk_rows = even;
+  if (blk_rows < RF_BLOCK_MIN) blk_rows = RF_BLOCK_MIN;
+  size_t nblocks = (n + blk_rows - 1) / blk_rows;
+  if ((size_t)nt > nblocks) nt = nblocks ? (int)nblocks : 1;
+#pragma omp parallel num_threads(nt) reduction(| : failed)
   {
     double *row = rf__mallocn(p ? p : 1, sizeof(double));
-    if (!row) failed = 1;
-#pragma omp for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-      if (!row || failed) continue;
-      for (size_t j = 0; j < p; j++) row[j] = d->x[j * n + i];
-      /* a bad base value is the caller's data (2); the error text of a
-         worker thread would not reach the caller, so it is made below */
-      if (isnan(rf__offset(f, row))) {
-        failed |= 2;
-        continue;
-      }
-      if (want_iv) {
-        double a = 0, b = 0;
-        if (rf_predict_interval(f, row, coverage, &pred[i], &a, &b)) failed |= 1;
-        if (lo) lo[i] = a;
-        if (hi) hi[i] = b;
-      } else {
-        pred[i] = rf_predict(f, row);
+    bwalk B = {0};
+    if (f->cn) {
+      B.xk = rf__mallocn(blk_rows * (p + 1), sizeof *B.xk);
+      B.s = rf__mallocn(blk_rows, sizeof *B.s);
+      if (want_iv) B.leaf = rf__mallocn(blk_rows * (T ? T : 1), sizeof *B.leaf);
+    }
+    int ok = row && (!f->cn || (B.xk && B.s && (!want_iv || B.leaf)));
+    if (!ok) failed = 1;
+#pragma omp for schedule(dynamic, 1)
+    for (size_t blk = 0; blk < nblocks; blk++) {
+      if (!ok || failed) continue;
+      size_t i0 = blk * blk_rows, nr = n - i0 < blk_rows ? n - i0 : blk_rows;
+      if (f->cn) walk_block(f, d, i0, nr, rounds, &B);
+      for (size_t r = 0; r < nr; r++) {
+        size_t i = i0 + r;
+        for (size_t j = 0; j < p; j++) row[j] = d->x[j * n + i];
+        /* a bad base value is the caller's data (2); the error text of a
+           worker thread would not reach the caller, so it is made below */
+        double off = rf__offset(f, row);
+        if (isnan(off)) {
+          failed |= 2;
+          continue;
+        }
+        if (!f->cn) {
+          if (want_iv) {
+            double a = 0, b = 0;
+            if (rf_predict_interval(f, row, coverage, &pred[i], &a, &b)) failed |= 1;
+            if (lo) lo[i] = a;
+            if (hi) hi[i] = b;
+          } else {
+            pred[i] = rf_predict(f, row);
+          }
+        } else if (want_iv) {
+          double a = 0, b = 0;
+          if (interval_of(f, &f->cal, coverage, B.s[r], off, B.leaf + r * T, &pred[i], &a, &b))
+            failed |= 1;
+          if (lo) lo[i] = a;
+          if (hi) hi[i] = b;
+        } else {
+          pred[i] = rf__untransform(f->params.transform, B.s[r] / (double)T + off);
+        }
       }
     }
     rf__free(row);
+    rf__free(B.xk);
+    rf__free(B.s);
+    rf__free(B.leaf);
   }
+  rf__free(rounds);
   if (failed & 2) {
     int b = f->params.base_feature;
     for (size_t i = 0; i < n; i++) {

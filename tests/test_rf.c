@@ -441,6 +441,62 @@ static void test_intervals_cover_nominal_rate(void) {
   rf_data_free(&te);
 }
 
+/* The batch walks blocks of rows tree by tree; every value must be the
+   one the single-row calls give, bit for bit, for row counts that end a
+   block early, a group of eight early, or hold one row, with 1 and 2
+   threads, with and without intervals, with a log target and a base
+   feature. */
+static void test_batch_equals_single_rows_bit_for_bit(void) {
+  rf_data tr, te;
+  make_data(&tr, 3000, 1.0, 21);
+  make_data(&te, 203, 1.0, 22);
+  for (size_t i = 0; i < tr.n_rows; i++) tr.y[i] += 20; /* positive for the log */
+  for (size_t i = 0; i < te.n_rows; i++) te.x[te.n_rows + i] += 0.5; /* base x1 > 0 */
+  for (size_t i = 0; i < tr.n_rows; i++) tr.x[tr.n_rows + i] += 0.5;
+  for (int variant = 0; variant < 2; variant++) {
+    rf_params p = params(37); /* not a multiple of eight trees */
+    if (variant) {
+      p.transform = RF_TRANSFORM_LOG;
+      p.base_feature = 1;
+      p.extra_trees = 1;
+    }
+    rf_forest *f = NULL;
+    CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
+    static const size_t counts[] = {1, 7, 64, 65, 203};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+      size_t n = counts[c];
+      rf_data d;
+      size_t *sel = malloc(n * sizeof *sel);
+      for (size_t i = 0; i < n; i++) sel[i] = i;
+      CU_ASSERT_FATAL(rf__subset(&te, sel, n, &d) == 0);
+      free(sel);
+      double *pr = malloc(n * 8), *lo = malloc(n * 8), *hi = malloc(n * 8), *pp = malloc(n * 8);
+      double row[5];
+      for (int th = 1; th <= 2; th++) {
+        CU_ASSERT_FATAL(rf_predict_batch(f, &d, 0.8, pp, NULL, NULL, th) == 0);
+        CU_ASSERT_FATAL(rf_predict_batch(f, &d, 0.8, pr, lo, hi, th) == 0);
+        int same = 1;
+        for (size_t i = 0; i < n; i++) {
+          for (size_t j = 0; j < 5; j++) row[j] = d.x[j * n + i];
+          double a, b, e, v = rf_predict(f, row);
+          CU_ASSERT_FATAL(rf_predict_interval(f, row, 0.8, &e, &a, &b) == 0);
+          same &= memcmp(&v, &pp[i], 8) == 0 && memcmp(&e, &pr[i], 8) == 0 &&
+                  memcmp(&a, &lo[i], 8) == 0 && memcmp(&b, &hi[i], 8) == 0;
+        }
+        CHECK_MSG("batch predictions and intervals equal the single-row ones bit for bit", same);
+      }
+      free(pr);
+      free(lo);
+      free(hi);
+      free(pp);
+      rf_data_free(&d);
+    }
+    rf_free(f);
+  }
+  rf_data_free(&tr);
+  rf_data_free(&te);
+}
+
 /* y = 4 x0 + 2 sin(6 x1) + (0.2 + 1.5 x0) N(0,1): the noise grows with x0.
    Dense in two dimensions and noise-dominated: single-sample leaves give
    a new row the targets of its one or two nearest training rows, whose
@@ -1330,6 +1386,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_save_load_round_trip);
   TEST_ADD(s, test_damaged_files_are_refused_by_name);
   TEST_ADD(s, test_intervals_cover_nominal_rate);
+  TEST_ADD(s, test_batch_equals_single_rows_bit_for_bit);
   TEST_ADD(s, test_calibration_reaches_nominal_coverage);
   TEST_ADD(s, test_calibration_widens_by_the_table);
   TEST_ADD(s, test_calibration_for_unseen_groups);
