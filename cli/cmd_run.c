@@ -96,7 +96,9 @@ const char cmd_run_usage[] =
     "                   (the program's results are then wrong: its own checks\n"
     "                   may fail; the features are still recorded)\n"
     "  --threads N      OpenMP threads per launch (default: OpenMP's default; a\n"
-    "                   launch too small to pay for them runs on one)\n"
+    "                   launch too small to pay for them runs on one); idle\n"
+    "                   threads sleep between launches (OMP_WAIT_POLICY=passive\n"
+    "                   unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set)\n"
     "  --timeout SECS   kill the program after SECS seconds; the launches it\n"
     "                   finished are written and the run is marked partial\n"
     "  --oob warn       (default) a global access slightly out of bounds (within\n"
@@ -352,6 +354,11 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
       snprintf(num, sizeof num, "%lld", threads);
       setenv(RT_ENV_THREADS, num, 1);
     }
+    /* The emulator's OpenMP team waits for the next launch asleep, not
+       spinning: a program of many small launches left the worker spinning
+       between them, on a loaded machine taking the core the launching
+       thread needed.  A policy the user set stays. */
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) setenv("OMP_WAIT_POLICY", "passive", 0);
     execvp(prog[0], prog);
     fprintf(stderr, "kcast: cannot run %s: %s\n", prog[0], strerror(errno));
     _exit(127);
