@@ -1448,12 +1448,12 @@ int rf_predict_interval_on(const rf_forest *f, const double *row, double coverag
  * then tree 1, ..., so each tree's upper levels stay in cache for the
  * whole block instead of every row walking every tree, most steps a miss
  * (the row-by-row walk reached 127,000 rows/s on a forest of 200,000
- * synthetic rows).  Within a
- * tree, eight rows step together for the tree's rounds (walk_rounds),
- * their loads overlapping as the eight trees of fast_leaves do, and the
- * few still inside finish in the tail.  Each row's sum adds its leaf
- * means in tree order from 0, as fast_leaves does, so every prediction
- * is bit-identical to rf_predict's and rf_predict_interval's.
+ * synthetic rows).  Within a tree, eight rows step together for the
+ * tree's rounds (walk_rounds), their loads overlapping as the eight trees
+ * of fast_leaves do, and the few still inside finish in the tail; the
+ * OOB predictions (oob_fast) walk the same way.  Each row's sum adds its
+ * leaf means in tree order from 0, as fast_leaves does, so every
+ * prediction is bit-identical to rf_predict's and rf_predict_interval's.
  */
 #define RF_BLOCK_MAX 2048
 #define RF_BLOCK_MIN 64
@@ -1470,9 +1470,9 @@ typedef struct bwalk {
    tree t's rounds. */
 static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t nr,
                        const uint32_t *rounds, bwalk *B) {
-  size_t n = d->n_rows, T = f->n_trees, P = f->n_features, RF_XK = P + 1;
+  size_t n = d->n_rows, T = f->n_trees, P = f->n_features, stride = P + 1;
   for (size_t r = 0; r < nr; r++) {
-    uint32_t *xk = B->xk + r * RF_XK;
+    uint32_t *xk = B->xk + r * stride;
     for (size_t j = 0; j < P; j++) {
       float x = float_up(d->x[j * n + i0 + r]);
       xk[j] = x == x ? fkey(x) : 0;
@@ -1492,9 +1492,9 @@ static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t n
     uint32_t R = rounds[t];
     size_t r = 0;
     for (; r + 8 <= nr; r += 8) {
-      const uint32_t *x0 = B->xk + r * RF_XK, *x1 = x0 + RF_XK, *x2 = x1 + RF_XK,
-                     *x3 = x2 + RF_XK, *x4 = x3 + RF_XK, *x5 = x4 + RF_XK, *x6 = x5 + RF_XK,
-                     *x7 = x6 + RF_XK;
+      const uint32_t *x0 = B->xk + r * stride, *x1 = x0 + stride, *x2 = x1 + stride,
+                     *x3 = x2 + stride, *x4 = x3 + stride, *x5 = x4 + stride, *x6 = x5 + stride,
+                     *x7 = x6 + stride;
       const rf_cnode *p0 = root, *p1 = root, *p2 = root, *p3 = root, *p4 = root, *p5 = root,
                      *p6 = root, *p7 = root;
       for (uint32_t k = 0; k < R; k++) {
@@ -1510,7 +1510,7 @@ static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t n
       const rf_cnode *pp[8] = {p0, p1, p2, p3, p4, p5, p6, p7};
       for (unsigned q = 0; q < 8; q++) {
         const rf_cnode *p = pp[q];
-        const uint32_t *xq = x0 + q * RF_XK;
+        const uint32_t *xq = x0 + q * stride;
         while ((p->kw & 0xFF) != RF_CLEAF) BSTEP(p, xq);
         B->s[r + q] += cmean(p);
         if (B->leaf) B->leaf[(r + q) * T + t] = p->key >> 3;
@@ -1518,7 +1518,7 @@ static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t n
     }
     for (; r < nr; r++) {
       const rf_cnode *p = root;
-      const uint32_t *xq = B->xk + r * RF_XK;
+      const uint32_t *xq = B->xk + r * stride;
       while ((p->kw & 0xFF) != RF_CLEAF) BSTEP(p, xq);
       B->s[r] += cmean(p);
       if (B->leaf) B->leaf[r * T + t] = p->key >> 3;
