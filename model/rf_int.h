@@ -128,6 +128,17 @@ int rf__nomem(void);
 /* Copy the rows sel[0..k) of d into out (features, y, names, target;
    groups not copied).  0, or -1 out of memory. */
 int rf__subset(const rf_data *d, const size_t *sel, size_t k, rf_data *out);
+/* Test hook (tests/test_rf.c): while nonzero, rf_train takes its plain
+   paths -- rows through the index, every candidate's pass, no direct
+   passes -- which must give the same model to the byte. */
+extern int rf__plain_training;
+
+/* The training's partition of a node's n rows (model/rf_train.c): rows
+   with gf[k] = 1 (nl of them) to the front, ix and yy moved alike, in the
+   order of the model's two-pointer scheme; fl is n + 1 entries of
+   scratch. */
+void rf__part_rows(uint32_t *ix, double *yy, const uint8_t *gf, uint32_t n, uint32_t nl,
+                   uint32_t *fl);
 /* fold[i] in [0, K) for n rows: a seeded shuffle (xoshiro stream `stream`
    of seed) dealt round-robin, so folds differ in size by at most one;
    perm is n entries of scratch. */
@@ -157,6 +168,40 @@ void rf__rng_seed(rf_rng *r, uint64_t seed, uint64_t stream);
 uint64_t rf__rng_next(rf_rng *r);
 /* Uniform in [0, n), n >= 1 (Lemire's unbiased method). */
 uint64_t rf__rng_below(rf_rng *r, uint64_t n);
+
+/* The same, inline for the training's inner loops (the bootstrap draws n
+   of them a tree); rf__rng_next, rf__rng_below and rf__rng_unit are
+   these. */
+static inline uint64_t rf__rotl_(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rf__rng_next_(rf_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = rf__rotl_(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rf__rotl_(s[3], 45);
+  return result;
+}
+static inline uint64_t rf__rng_below_(rf_rng *r, uint64_t n) {
+  uint64_t x = rf__rng_next_(r);
+  unsigned __int128 m = (unsigned __int128)x * n;
+  uint64_t l = (uint64_t)m;
+  if (l < n) {
+    uint64_t t = -n % n;
+    while (l < t) {
+      x = rf__rng_next_(r);
+      m = (unsigned __int128)x * n;
+      l = (uint64_t)m;
+    }
+  }
+  return (uint64_t)(m >> 64);
+}
+static inline double rf__rng_unit_(rf_rng *r) {
+  return (double)(rf__rng_next_(r) >> 11) * 0x1.0p-53;
+}
 /* Uniform in [0, 1). */
 double rf__rng_unit(rf_rng *r);
 

@@ -94,37 +94,11 @@ void rf__rng_seed(rf_rng *r, uint64_t seed, uint64_t stream) {
   for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+uint64_t rf__rng_next(rf_rng *r) { return rf__rng_next_(r); }
 
-uint64_t rf__rng_next(rf_rng *r) {
-  uint64_t *s = r->s;
-  uint64_t result = rotl(s[1] * 5, 7) * 9;
-  uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
+uint64_t rf__rng_below(rf_rng *r, uint64_t n) { return rf__rng_below_(r, n); }
 
-uint64_t rf__rng_below(rf_rng *r, uint64_t n) {
-  uint64_t x = rf__rng_next(r);
-  unsigned __int128 m = (unsigned __int128)x * n;
-  uint64_t l = (uint64_t)m;
-  if (l < n) {
-    uint64_t t = -n % n;
-    while (l < t) {
-      x = rf__rng_next(r);
-      m = (unsigned __int128)x * n;
-      l = (uint64_t)m;
-    }
-  }
-  return (uint64_t)(m >> 64);
-}
-
-double rf__rng_unit(rf_rng *r) { return (double)(rf__rng_next(r) >> 11) * 0x1.0p-53; }
+double rf__rng_unit(rf_rng *r) { return rf__rng_unit_(r); }
 
 int rf__nthreads(int n) { return n > 0 ? n : omp_get_max_threads(); }
 

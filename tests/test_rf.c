@@ -172,6 +172,161 @@ static void test_model_identical_for_any_thread_count(void) {
   rf_data_free(&d);
 }
 
+/*
+ * The training's partition (rf__part_rows) against the scheme it replaces
+ * without its loop: the two-pointer replay below, the model's partition
+ * since its first version (a row going left stays, one going right swaps
+ * with the last unsettled row).  Every side pattern up to 14 rows, then
+ * random ones of every density up to 300 rows; both arrays must come out
+ * in the same order.
+ */
+static void replay_partition(uint32_t *ix, double *yy, const uint8_t *gf, uint32_t n,
+                             uint32_t *oi, double *oy) {
+  uint32_t fr = 0, bk = n - 1, nl = 0, rp = n - 1, st = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t src = st ? bk : fr, gl = gf[src], dst = gl ? nl : rp;
+    oi[dst] = ix[src];
+    oy[dst] = yy[src];
+    fr += st ^ 1;
+    bk -= st;
+    nl += gl;
+    rp -= gl ^ 1;
+    st = gl ^ 1;
+  }
+  memcpy(ix, oi, n * sizeof *ix);
+  memcpy(yy, oy, n * sizeof *yy);
+}
+
+static void test_partition_matches_two_pointer_replay(void) {
+  enum { N = 300 };
+  uint32_t ia[N], ib[N], oi[N], fl[N + 1];
+  double ya[N], yb[N], oy[N];
+  uint8_t gf[N];
+  long bad = 0, cases = 0;
+  lcg_state = 77;
+  for (uint32_t n = 1; n <= 14; n++)
+    for (uint32_t pat = 0; pat < (1u << n); pat++) {
+      uint32_t nl = 0;
+      for (uint32_t k = 0; k < n; k++) {
+        gf[k] = pat >> k & 1;
+        nl += gf[k];
+        ia[k] = ib[k] = 1000 + k;
+        ya[k] = yb[k] = 0.5 * k - 3;
+      }
+      replay_partition(ia, ya, gf, n, oi, oy);
+      rf__part_rows(ib, yb, gf, n, nl, fl);
+      bad += memcmp(ia, ib, n * sizeof *ia) != 0 || memcmp(ya, yb, n * sizeof *ya) != 0;
+      cases++;
+    }
+  for (int r = 0; r < 20000; r++) {
+    uint32_t n = 1 + (uint32_t)(urand() * N), nl = 0;
+    double left = urand();
+    if (n > N) n = N;
+    for (uint32_t k = 0; k < n; k++) {
+      gf[k] = urand() < left;
+      nl += gf[k];
+      ia[k] = ib[k] = (uint32_t)(urand() * 1e9);
+      ya[k] = yb[k] = nrand();
+    }
+    replay_partition(ia, ya, gf, n, oi, oy);
+    rf__part_rows(ib, yb, gf, n, nl, fl);
+    bad += memcmp(ia, ib, n * sizeof *ia) != 0 || memcmp(ya, yb, n * sizeof *ya) != 0;
+    cases++;
+  }
+  CHECK_MSG("the partition puts rows where the two-pointer replay puts them", bad == 0);
+  CHECK_MSG("every pattern up to 14 rows was tried", cases > 32000);
+}
+
+/*
+ * The training's fast paths -- bins of rows of <= 8 features moved with
+ * the rows, features known constant on a node skipped, passes that add
+ * straight to the histogram -- against its plain paths (rf__plain_training)
+ * on data that takes each of them: a tuning grid (few values per
+ * parameter, one of them constant, rows in grid order, as Kernel Tuner
+ * writes them) with 6 features, the same with 4 noise columns (bins
+ * through the row index) and 2 features tried per split, and 5 continuous
+ * features (every feature over 64 bins).  Random forests with leaves of 1
+ * and 5 samples, with and without the log target, and extra trees: the
+ * model files must be the same to the byte.
+ */
+static void make_grid(rf_data *d, size_t extra, uint64_t seed) {
+  static const unsigned levels[6] = {6, 29, 1, 4, 8, 2};
+  size_t n = 6 * 29 * 4 * 8 * 2 / 2, p = 6 + extra, i = 0;
+  lcg_state = seed;
+  CU_ASSERT_FATAL(rf_data_alloc(d, n, p, 1) == 0);
+  for (size_t j = 0; j < p; j++) {
+    char name[8];
+    snprintf(name, sizeof name, "g%zu", j);
+    d->names[j] = strdup(name);
+  }
+  d->target = strdup("t");
+  for (unsigned a = 0; a < levels[0]; a++)
+    for (unsigned b = 0; b < levels[1]; b++)
+      for (unsigned c = 0; c < levels[3]; c++)
+        for (unsigned e = 0; e < levels[4]; e++)
+          for (unsigned g = 0; g < levels[5]; g++) {
+            if (urand() < 0.5 || i >= n) continue; /* half the grid, as a tuner's valid set */
+            double v[6] = {32.0 * (a + 1), b + 1, 1, 1 << c, e + 1, g};
+            for (size_t j = 0; j < 6; j++) d->x[j * n + i] = v[j];
+            for (size_t j = 6; j < p; j++) d->x[j * n + i] = urand();
+            d->y[i] = 5 + v[0] / v[1] + 3 * (c == 2) + 0.3 * e * g + 0.05 * nrand();
+            d->y[i] = d->y[i] > 0.1 ? d->y[i] : 0.1;
+            i++;
+          }
+  d->n_rows = i; /* the columns stay where they are: x is strided by n */
+  CU_ASSERT_FATAL(i > 1000);
+  /* compact the columns to the rows kept */
+  for (size_t j = 1; j < p; j++) memmove(d->x + j * i, d->x + j * n, i * sizeof(double));
+}
+
+static int same_model(const rf_data *d, const rf_params *p, const char *a, const char *b) {
+  rf_forest *f1 = NULL, *f2 = NULL;
+  rf__plain_training = 1;
+  int rc = rf_train(d, p, &f1);
+  rf__plain_training = 0;
+  rc |= rf_train(d, p, &f2);
+  CU_ASSERT_FATAL(rc == 0);
+  CU_ASSERT_FATAL(rf_save(f1, a) == 0 && rf_save(f2, b) == 0);
+  size_t la, lb;
+  char *ca = tests_read_file(a, &la), *cb = tests_read_file(b, &lb);
+  CU_ASSERT_FATAL(ca && cb);
+  int same = la == lb && memcmp(ca, cb, la) == 0;
+  free(ca);
+  free(cb);
+  rf_free(f1);
+  rf_free(f2);
+  return same;
+}
+
+static void test_fast_training_paths_match_plain(void) {
+  char a[1200], b[1200];
+  tmpfile_path(a, sizeof a, "plain.kcm");
+  tmpfile_path(b, sizeof b, "fast.kcm");
+  rf_data g, g10, c;
+  make_grid(&g, 0, 5);
+  make_grid(&g10, 4, 6);
+  make_data(&c, 1500, 0.2, 7);
+  int all = 1, runs = 0;
+  const rf_data *sets[3] = {&g, &g10, &c};
+  for (int k = 0; k < 3; k++)
+    for (int ml = 1; ml <= 5; ml += 4)
+      for (int lg = 0; lg < 2; lg++) {
+        rf_params p = params(12);
+        p.max_features = k == 1 ? 2 : 1.0 / 3.0;
+        p.min_leaf = (unsigned)ml;
+        p.transform = lg ? RF_TRANSFORM_LOG : RF_TRANSFORM_NONE;
+        all &= same_model(sets[k], &p, a, b);
+        runs++;
+      }
+  rf_params e = params(8);
+  e.extra_trees = 1;
+  all &= same_model(&g, &e, a, b);
+  CHECK_MSG("fast and plain training paths write byte-identical model files", all && runs == 12);
+  rf_data_free(&g);
+  rf_data_free(&g10);
+  rf_data_free(&c);
+}
+
 static void test_save_load_round_trip(void) {
   rf_data d, te;
   make_data(&d, 1500, 0.3, 5);
@@ -1383,6 +1538,8 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_forest_learns_known_function);
   TEST_ADD(s, test_log_target_predicts_geometric_mean);
   TEST_ADD(s, test_model_identical_for_any_thread_count);
+  TEST_ADD(s, test_partition_matches_two_pointer_replay);
+  TEST_ADD(s, test_fast_training_paths_match_plain);
   TEST_ADD(s, test_save_load_round_trip);
   TEST_ADD(s, test_damaged_files_are_refused_by_name);
   TEST_ADD(s, test_intervals_cover_nominal_rate);
