@@ -255,7 +255,7 @@ static void make_grid(rf_data *d, size_t extra, uint64_t seed) {
   lcg_state = seed;
   CU_ASSERT_FATAL(rf_data_alloc(d, n, p, 1) == 0);
   for (size_t j = 0; j < p; j++) {
-    char name[8];
+    char name[24];
     snprintf(name, sizeof name, "g%zu", j);
     d->names[j] = strdup(name);
   }
