@@ -18,7 +18,10 @@
 #
 # KCAST_BASE=DIR (the build folder of another tree, with its
 # bench/rf_bench built) runs that forest too, as peer "base", on the same
-# files in the same run: before/after figures of a change.
+# files in the same run: before/after figures of a change.  Build that
+# tree's rf_bench from this tree's bench/rf_bench.c when it predates the
+# warm-up (rf_bench.c, warm_up): else its random forest's figure alone
+# holds the start of the OpenMP team.
 set -u
 BUILD=$1
 QUICK=${2:-0}
