@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extractor/frontend.h"
 #include "model/model.h"
 
 struct kcast_featmodel {
@@ -91,39 +92,79 @@ kcast_status kcast_featmodel_features_new(const kcast_featmodel *fm, kcast_featu
   return KCAST_OK;
 }
 
-kcast_status kcast_featmodel_fill(const kcast_featmodel *fm, const unsigned grid[3],
-                                  const unsigned block[3], uint64_t shared_bytes,
-                                  const double *args, size_t nargs, kcast_features *fs,
-                                  unsigned *flags) {
+/* The fill of both entry points: targs[0..ntargs) the template arguments
+   (none for a kernel that is not a template). */
+static kcast_status fill(const char *fn, const kcast_featmodel *fm, const double *targs,
+                         size_t ntargs, const unsigned grid[3], const unsigned block[3],
+                         uint64_t shared_bytes, const double *args, size_t nargs,
+                         kcast_features *fs, unsigned *flags) {
   if (!fm || !fs || !grid || !block)
-    return api_fail(KCAST_E_ARG, "kcast_featmodel_fill: NULL %s",
+    return api_fail(KCAST_E_ARG, "%s: NULL %s", fn,
                     !fm ? "feature model" : !fs ? "feature set" : !grid ? "grid" : "block");
-  if (nargs && !args) return api_fail(KCAST_E_ARG, "kcast_featmodel_fill: args is NULL");
+  if (nargs && !args) return api_fail(KCAST_E_ARG, "%s: args is NULL", fn);
+  if (ntargs && !targs) return api_fail(KCAST_E_ARG, "%s: targs is NULL", fn);
   fm_launch l;
   for (int i = 0; i < 3; i++) l.grid[i] = grid[i], l.block[i] = block[i];
   l.shmem = shared_bytes;
   l.args = args;
   l.nargs = nargs;
+  l.targs = targs;
+  l.ntargs = ntargs;
   unsigned fl = 0;
   size_t n = fm_nout(fm->m);
   if (fs->layout == fm->m && fs->v.n >= n) {
     if (fm_eval(fm->m, &l, fs->v.vals, &fl))
-      return api_fail(KCAST_E_ARG, "kcast_featmodel_fill: %s", rf_last_error());
+      return api_fail(KCAST_E_ARG, "%s: %s", fn, rf_last_error());
   } else {
     double *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp) return api_fail(KCAST_E_NOMEM, "kcast_featmodel_fill: out of memory");
+    if (!tmp) return api_fail(KCAST_E_NOMEM, "%s: out of memory", fn);
     if (fm_eval(fm->m, &l, tmp, &fl)) {
       free(tmp);
-      return api_fail(KCAST_E_ARG, "kcast_featmodel_fill: %s", rf_last_error());
+      return api_fail(KCAST_E_ARG, "%s: %s", fn, rf_last_error());
     }
     for (size_t i = 0; i < n; i++)
       if (feat_set(&fs->v, fm_out_name(fm->m, i), tmp[i])) {
         free(tmp);
-        return api_fail(KCAST_E_NOMEM, "kcast_featmodel_fill: out of memory");
+        return api_fail(KCAST_E_NOMEM, "%s: out of memory", fn);
       }
     free(tmp);
   }
   if (flags) *flags = (fl & FM_EXTRAPOLATED ? KCAST_FEATMODEL_EXTRAPOLATED : 0) |
                       (fl & FM_UNRELIABLE ? KCAST_FEATMODEL_UNRELIABLE : 0);
   return KCAST_OK;
+}
+
+kcast_status kcast_featmodel_fill(const kcast_featmodel *fm, const unsigned grid[3],
+                                  const unsigned block[3], uint64_t shared_bytes,
+                                  const double *args, size_t nargs, kcast_features *fs,
+                                  unsigned *flags) {
+  return fill("kcast_featmodel_fill", fm, NULL, 0, grid, block, shared_bytes, args, nargs, fs,
+              flags);
+}
+
+kcast_status kcast_featmodel_fill_instance(const kcast_featmodel *fm, const char *instance,
+                                           const double *targs, size_t ntargs,
+                                           const unsigned grid[3], const unsigned block[3],
+                                           uint64_t shared_bytes, const double *args,
+                                           size_t nargs, kcast_features *fs, unsigned *flags) {
+  static const char fn[] = "kcast_featmodel_fill_instance";
+  if (!fm) return api_fail(KCAST_E_ARG, "%s: NULL feature model", fn);
+  if (!instance) return fill(fn, fm, targs, ntargs, grid, block, shared_bytes, args, nargs, fs, flags);
+  fm_info in;
+  fm_get_info(fm->m, &in);
+  double v[FM_MAX_TPL];
+  size_t nv = 0;
+  if (!in.ntpl) { /* not a template: the instance is the kernel itself */
+    if (strcmp(instance, in.kernel) && !fe_name_match(in.kernel, instance))
+      return api_fail(KCAST_E_ARG, "%s: '%s' is not the model's kernel %s", fn, instance,
+                      in.kernel);
+    return fill(fn, fm, NULL, 0, grid, block, shared_bytes, args, nargs, fs, flags);
+  }
+  char why[512];
+  int tm = fe_template_args(instance, in.kernel, v, FM_MAX_TPL, &nv, why, sizeof why);
+  if (tm < 0) return api_fail(KCAST_E_ARG, "%s: %s", fn, why);
+  if (tm == 0 || nv != in.ntpl)
+    return api_fail(KCAST_E_ARG, "%s: '%s' is not an instance of the template %s", fn, instance,
+                    in.kernel);
+  return fill(fn, fm, v, nv, grid, block, shared_bytes, args, nargs, fs, flags);
 }

@@ -28,6 +28,7 @@
 
 #include "datasets/ds.h"
 #include "extractor/features.h"
+#include "extractor/frontend.h"
 #include "model/model.h"
 
 const char cmd_featmodel_usage[] =
@@ -67,9 +68,14 @@ const char cmd_featmodel_usage[] =
 
 /* ------------------------------------------------------------ loading -- */
 
-/* The launches of one (app, kernel). */
+/* The launches of one (app, kernel), or of one (app, kernel template):
+   the instances whose names differ only in integer template arguments. */
 typedef struct kgroup {
-  char *app, *kernel;
+  char *app, *kernel;  /* kernel: the mangled name, or the template key */
+  size_t ntpl;         /* template variables (0: one kernel) */
+  double *targs;       /* n*FM_MAX_TPL: each launch's template arguments */
+  size_t ninst;        /* instances (distinct mangled names) */
+  char **inst;         /* their names (owned) */
   size_t n, cap;
   int64_t *id;
   char **size;         /* dataset labels (owned) */
@@ -89,6 +95,9 @@ static void group_free(kgroup *g) {
   }
   free(g->app);
   free(g->kernel);
+  free(g->targs);
+  for (size_t i = 0; i < g->ninst; i++) free(g->inst[i]);
+  free(g->inst);
   free(g->id);
   free(g->size);
   free(g->grid);
@@ -100,7 +109,7 @@ static void group_free(kgroup *g) {
   memset(g, 0, sizeof *g);
 }
 
-static int group_add(kgroup *g, int64_t id, const ds_launch *l) {
+static int group_add(kgroup *g, int64_t id, const ds_launch *l, const double *targs) {
   if (g->n == g->cap) {
     size_t nc = g->cap ? 2 * g->cap : 16;
     int64_t *a = realloc(g->id, nc * sizeof *a);
@@ -113,57 +122,78 @@ static int group_add(kgroup *g, int64_t id, const ds_launch *l) {
     if (d) g->block = d;
     uint64_t *e = realloc(g->shmem, nc * sizeof *e);
     if (e) g->shmem = e;
-    if (!a || !b || !c || !d || !e) return -1;
+    double *t = realloc(g->targs, nc * FM_MAX_TPL * sizeof *t);
+    if (t) g->targs = t;
+    if (!a || !b || !c || !d || !e || !t) return -1;
     g->cap = nc;
   }
-  size_t i = g->n;
+  size_t i = g->n, j;
+  for (j = 0; j < g->ninst; j++)
+    if (!strcmp(g->inst[j], l->kernel)) break;
+  if (j == g->ninst) {
+    char **t = realloc(g->inst, (g->ninst + 1) * sizeof *t);
+    if (!t) return -1;
+    g->inst = t;
+    if (!(g->inst[g->ninst] = strdup(l->kernel))) return -1;
+    g->ninst++;
+  }
   if (!(g->size[i] = strdup(l->dataset))) return -1;
   g->id[i] = id;
   memcpy(g->grid + 3 * i, l->grid, 3 * sizeof *g->grid);
   memcpy(g->block + 3 * i, l->block, 3 * sizeof *g->block);
   g->shmem[i] = l->shmem > 0 ? (uint64_t)l->shmem : 0;
+  for (size_t t = 0; t < FM_MAX_TPL; t++) g->targs[i * FM_MAX_TPL + t] = t < g->ntpl ? targs[t] : 0;
   g->n++;
   return 0;
 }
 
-/* Source base name of an Itanium-mangled name (the last component of a
-   nested name, before template arguments) into buf; 0 when not mangled. */
-static int base_name(const char *mangled, char *buf, size_t cap) {
-  const char *p = mangled;
-  if (strncmp(p, "_Z", 2)) return 0;
-  p += 2;
-  int nested = *p == 'N';
-  if (nested) {
-    p++;
-    while (*p == 'K' || *p == 'V' || *p == 'r') p++;
+/* How one mangled name of the dataset is grouped (load_groups caches it:
+   demangling once per kernel, not per launch). */
+typedef struct kname {
+  char *mangled;
+  char *key;                 /* group key: template key, or the mangled name */
+  size_t ntpl;
+  double targs[FM_MAX_TPL];
+  int match;                 /* selected by --kernel */
+} kname;
+
+/* Classify mangled against want (NULL: every kernel).  A template pattern
+   (want with template arguments, one of them a variable: "k<T>") selects
+   the instances of that template, grouped by template key; otherwise
+   want is a kernel as every --kernel names one, and templates groups
+   instances by their key when want is NULL.  -1 (printed) when want is a
+   template pattern that meets a non-integer argument. */
+static int classify(const char *db_path, const char *mangled, const char *want, int templates,
+                    kname *k) {
+  memset(k, 0, sizeof *k);
+  double v[FM_MAX_TPL];
+  size_t nv = 0;
+  char why[512];
+  int tm = want ? fe_template_args(mangled, want, v, FM_MAX_TPL, &nv, why, sizeof why) : 0;
+  if (tm < 0) {
+    cli_error("%s: --kernel '%s': %s", db_path, want, why);
+    return -1;
   }
-  const char *last = NULL;
-  size_t lastlen = 0;
-  while (isdigit((unsigned char)*p)) {
-    char *e;
-    unsigned long n = strtoul(p, &e, 10);
-    if (n == 0 || strlen(e) < n) return 0;
-    last = e;
-    lastlen = n;
-    p = e + n;
-    if (!nested || *p == 'I') break;
+  char key[2048];
+  size_t nt = 0;
+  if (tm == 1 && nv > 0) {
+    nt = fe_template_key(mangled, key, sizeof key, k->targs, FM_MAX_TPL);
+    k->match = nt > 0;
+  } else {
+    k->match = !want || !strcmp(mangled, want) || fe_name_match(mangled, want) > 0;
+    if (templates && !want) nt = fe_template_key(mangled, key, sizeof key, k->targs, FM_MAX_TPL);
   }
-  if (!last || lastlen + 1 > cap) return 0;
-  memcpy(buf, last, lastlen);
-  buf[lastlen] = 0;
-  return 1;
+  k->ntpl = nt;
+  k->mangled = strdup(mangled);
+  k->key = strdup(nt ? key : mangled);
+  return k->mangled && k->key ? 0 : -2;
 }
 
-static int kernel_matches(const char *mangled, const char *want) {
-  if (!want) return 1;
-  if (!strcmp(mangled, want)) return 1;
-  char b[512];
-  return base_name(mangled, b, sizeof b) && !strcmp(b, want);
-}
-
-/* Every (app, kernel) of db (only app / kernel when given) into *out. */
-static int load_groups(ds_db *db, const char *app, const char *kernel, kgroup **out,
-                       size_t *nout) {
+/* Every (app, kernel) of db (only app / kernel when given) into *out;
+   templates: instances of one template form one group (always so when
+   kernel is a template pattern). */
+static int load_groups(ds_db *db, const char *db_path, const char *app, const char *kernel,
+                       int templates, kgroup **out, size_t *nout) {
   *out = NULL;
   *nout = 0;
   ds_iter *it = NULL;
@@ -173,14 +203,36 @@ static int load_groups(ds_db *db, const char *app, const char *kernel, kgroup **
   }
   kgroup *g = NULL;
   size_t ng = 0, cap = 0;
+  kname *kn = NULL;
+  size_t nkn = 0, kcap = 0;
   int64_t id;
   ds_launch l;
-  int r;
+  int r, failed = 0;
   while ((r = ds_iter_next(it, &id, &l)) == 1) {
-    if (!kernel_matches(l.kernel, kernel)) continue;
+    size_t c;
+    for (c = 0; c < nkn; c++)
+      if (!strcmp(kn[c].mangled, l.kernel)) break;
+    if (c == nkn) {
+      if (nkn == kcap) {
+        size_t nc = kcap ? 2 * kcap : 16;
+        kname *t = realloc(kn, nc * sizeof *t);
+        if (!t) goto nomem;
+        kn = t;
+        kcap = nc;
+      }
+      int cr = classify(db_path, l.kernel, kernel, templates, &kn[nkn]);
+      if (cr == -1) {
+        failed = 1;
+        break;
+      }
+      nkn++;
+      if (cr) goto nomem;
+    }
+    const kname *K = &kn[c];
+    if (!K->match) continue;
     size_t k;
     for (k = 0; k < ng; k++)
-      if (!strcmp(g[k].kernel, l.kernel) && !strcmp(g[k].app, l.app)) break;
+      if (!strcmp(g[k].kernel, K->key) && !strcmp(g[k].app, l.app)) break;
     if (k == ng) {
       if (ng == cap) {
         size_t nc = cap ? 2 * cap : 16;
@@ -191,15 +243,18 @@ static int load_groups(ds_db *db, const char *app, const char *kernel, kgroup **
       }
       memset(&g[ng], 0, sizeof g[ng]);
       g[ng].app = strdup(l.app);
-      g[ng].kernel = strdup(l.kernel);
+      g[ng].kernel = strdup(K->key);
+      g[ng].ntpl = K->ntpl;
       ng++;
       if (!g[k].app || !g[k].kernel) goto nomem;
     }
-    if (group_add(&g[k], id, &l)) goto nomem;
+    if (group_add(&g[k], id, &l, K->targs)) goto nomem;
   }
   ds_iter_free(it);
-  if (r < 0) {
-    cli_error("%s", ds_errmsg(db));
+  for (size_t c = 0; c < nkn; c++) free(kn[c].mangled), free(kn[c].key);
+  free(kn);
+  if (r < 0 || failed) {
+    if (r < 0) cli_error("%s", ds_errmsg(db));
     for (size_t k = 0; k < ng; k++) group_free(&g[k]);
     free(g);
     return -1;
@@ -209,6 +264,8 @@ static int load_groups(ds_db *db, const char *app, const char *kernel, kgroup **
   return 0;
 nomem:
   ds_iter_free(it);
+  for (size_t c = 0; c < nkn; c++) free(kn[c].mangled), free(kn[c].key);
+  free(kn);
   for (size_t k = 0; k < ng; k++) group_free(&g[k]);
   free(g);
   cli_error("out of memory");
@@ -234,9 +291,13 @@ static int group_rows(ds_db *db, kgroup *g, fm_rows *r) {
         goto nomem;
       }
   }
-  g->nf = all.n;
-  g->names = malloc((all.n ? all.n : 1) * sizeof *g->names);
-  g->x = malloc((g->n * all.n + 1) * sizeof *g->x);
+  /* the template variables: columns tpl.0 .. after the features */
+  static char tpl_names[FM_MAX_TPL][8] = {"tpl.0", "tpl.1", "tpl.2", "tpl.3",
+                                          "tpl.4", "tpl.5", "tpl.6", "tpl.7"};
+  size_t nf = all.n + g->ntpl;
+  g->nf = nf;
+  g->names = malloc((nf ? nf : 1) * sizeof *g->names);
+  g->x = malloc((g->n * nf + 1) * sizeof *g->x);
   if (!g->names || !g->x) {
     feat_free(&all);
     goto nomem;
@@ -249,11 +310,14 @@ static int group_rows(ds_db *db, kgroup *g, fm_rows *r) {
       if (at >= 0) g->names[j] = g->feats[i].names[at];
     }
   }
-  for (size_t i = 0; i < g->n; i++)
+  for (size_t t = 0; t < g->ntpl; t++) g->names[all.n + t] = tpl_names[t];
+  for (size_t i = 0; i < g->n; i++) {
     for (size_t j = 0; j < all.n; j++) {
       long at = feat_find(&g->feats[i], all.names[j]);
-      g->x[i * all.n + j] = at >= 0 ? g->feats[i].vals[at] : NAN;
+      g->x[i * nf + j] = at >= 0 ? g->feats[i].vals[at] : NAN;
     }
+    for (size_t t = 0; t < g->ntpl; t++) g->x[i * nf + all.n + t] = g->targs[i * FM_MAX_TPL + t];
+  }
   feat_free(&all);
   memset(r, 0, sizeof *r);
   r->n = g->n;
@@ -331,15 +395,25 @@ static int featmodel_fit(int argc, char **argv) {
   size_t ng = 0;
   int rc = KCAST_EXIT_USER;
   fm_model *m = NULL;
-  if (load_groups(db, app, kernel, &g, &ng)) goto out;
+  if (load_groups(db, db_path, app, kernel, 0, &g, &ng)) goto out;
   if (ng == 0) {
-    cli_error("%s: no launches of kernel '%s'%s%s", db_path, kernel, app ? " in app " : "",
-              app ? app : "");
+    cli_error("%s: no launches of kernel '%s'%s%s%s", db_path, kernel, app ? " in app " : "",
+              app ? app : "",
+              strchr(kernel, '<') ? " (no kernel of that name, nor a template with those "
+                                    "arguments)" : "");
     goto out;
   }
   if (ng > 1) {
-    fprintf(stderr, "kcast: %s: '%s' names %zu kernels; give the mangled name or --app:",
-            db_path, kernel, ng);
+    fprintf(stderr, "kcast: %s: '%s' names %zu kernels; give the mangled name or --app", db_path,
+            kernel, ng);
+    /* instances of one template: say how to name the template */
+    char key[2048], src[1024];
+    double tv[FM_MAX_TPL];
+    if (fe_template_key(g[0].kernel, key, sizeof key, tv, FM_MAX_TPL)) {
+      fe_demangled_name(key, src, sizeof src);
+      fprintf(stderr, ", or the template as one kernel (--kernel '%s')", src);
+    }
+    fputc(':', stderr);
     for (size_t k = 0; k < ng && k < 16; k++) fprintf(stderr, " %s (%s)", g[k].kernel, g[k].app);
     if (ng > 16) fprintf(stderr, " ... (%zu in all)", ng);
     fputc('\n', stderr);
@@ -364,10 +438,14 @@ static int featmodel_fit(int argc, char **argv) {
   }
   fm_info in;
   fm_get_info(m, &in);
-  fprintf(stderr, "kcast: %s: %s from %zu launches at %zu sizes: %zu features (%zu exact, %zu "
-          "power laws, %zu least squares, %zu constant, %zu from the launch); ",
-          out, g[0].kernel, in.nlaunches, in.nsizes, in.nout, in.n_exact, in.n_power,
-          in.n_linear, in.n_const, in.n_derived);
+  fprintf(stderr, "kcast: %s: %s from %zu launches at %zu sizes", out, g[0].kernel,
+          in.nlaunches, in.nsizes);
+  if (g[0].ntpl)
+    fprintf(stderr, " of %zu instances (%zu template variable%s)", g[0].ninst, g[0].ntpl,
+            g[0].ntpl == 1 ? "" : "s");
+  fprintf(stderr, ": %zu features (%zu exact, %zu power laws, %zu least squares, %zu constant, "
+          "%zu from the launch); ", in.nout, in.n_exact, in.n_power, in.n_linear, in.n_const,
+          in.n_derived);
   if (isnan(herr))
     fprintf(stderr, "held-out error not measurable (%u size%s could be held out): flagged "
             "unreliable\n", hs, hs == 1 ? "" : "s");
@@ -419,6 +497,15 @@ static int featmodel_info(int argc, char **argv) {
   if (!in.nargs) printf("none read");
   for (size_t a = 0; a < in.nargs; a++) printf("%sarg.%u", a ? ", " : "", in.arg_param[a]);
   putchar('\n');
+  if (in.ntpl) {
+    printf("template       %zu variable%s:", in.ntpl, in.ntpl == 1 ? "" : "s");
+    for (size_t v = 0; v < in.ntpl; v++) {
+      double lo, hi;
+      fm_tpl_range(m, v, &lo, &hi);
+      printf("%s T%zu in [%.17g, %.17g]", v ? "," : "", v, lo, hi);
+    }
+    putchar('\n');
+  }
   printf("trained        %zu launches at %zu sizes, %s\n", in.nlaunches, in.nsizes, date);
   printf("features       %zu: %zu exact polynomials, %zu power laws, %zu least squares, %zu "
          "constant, %zu from the launch\n", in.nout, in.n_exact, in.n_power, in.n_linear,
@@ -514,14 +601,15 @@ static double median(double *x, size_t n) {
 static int featmodel_validate(int argc, char **argv) {
   const char *db_path = NULL, *kernel = NULL, *app = NULL, *gpu = NULL, *model = NULL;
   double limit = 0.05;
-  int fmt = CLI_FMT_TABLE;
-  enum { V_KERNEL = CLI_OPT_OWN, V_APP, V_GPU, V_MODEL, V_MAXERR, V_FORMAT };
+  int fmt = CLI_FMT_TABLE, instances = 0;
+  enum { V_KERNEL = CLI_OPT_OWN, V_APP, V_GPU, V_MODEL, V_MAXERR, V_FORMAT, V_INSTANCES };
   static const struct option opts[] = {{"kernel", required_argument, NULL, V_KERNEL},
                                        {"app", required_argument, NULL, V_APP},
                                        {"gpu", required_argument, NULL, V_GPU},
                                        {"model", required_argument, NULL, V_MODEL},
                                        {"max-error", required_argument, NULL, V_MAXERR},
                                        {"format", required_argument, NULL, V_FORMAT},
+                                       {"instances", no_argument, NULL, V_INSTANCES},
                                        {NULL, 0, NULL, 0}};
   cli_opts o;
   cli_opts_init(&o, "featmodel", argc, argv, "", 0);
@@ -534,6 +622,7 @@ static int featmodel_validate(int argc, char **argv) {
       case V_APP: app = o.arg; break;
       case V_GPU: gpu = o.arg; break;
       case V_MODEL: model = o.arg; break;
+      case V_INSTANCES: instances = 1; break;
       case V_MAXERR:
         if (parse_error_limit(o.arg, &limit)) return KCAST_EXIT_USAGE;
         break;
@@ -585,17 +674,18 @@ static int featmodel_validate(int argc, char **argv) {
     cli_error("%s", err);
     goto out;
   }
-  if (load_groups(db, app, kernel, &g, &ng)) goto out;
+  if (load_groups(db, db_path, app, kernel, !instances, &g, &ng)) goto out;
   if (ng == 0) {
     cli_error("%s: no launches%s%s", db_path, kernel ? " of kernel " : "", kernel ? kernel : "");
     goto out;
   }
   if (fmt == CLI_FMT_CSV)
-    printf("app,kernel,sizes,launches,args,feature_error,time_error,extrapolated,status\n");
+    printf("app,kernel,instances,sizes,launches,args,feature_error,time_error,extrapolated,"
+           "status\n");
   else
     printf("%-18s %-44s %5s %8s %4s %9s %9s  %s\n", "app", "kernel", "sizes", "launches",
            "args", "feat.err", "time.err", "status");
-  size_t modelled = 0, measured = 0;
+  size_t modelled = 0, measured = 0, ntemplates = 0, ntinst = 0, tmodelled = 0;
   double *ferrs = calloc(ng, sizeof *ferrs);
   if (!ferrs) {
     cli_error("out of memory");
@@ -621,6 +711,7 @@ static int featmodel_validate(int argc, char **argv) {
     unsigned hs;
     size_t nargs = 0;
     for (size_t j = 0; j < g[k].nf; j++) nargs += !strncmp(g[k].names[j], "arg.", 4);
+    nargs += g[k].ntpl; /* the template variables are inputs as the arguments are */
     if (fm_validate(&r, &fe, &hs, on_heldout, &v)) {
       free(v.terr), free(v.names), free(v.vals);
       cli_error("%s", rf_last_error());
@@ -635,8 +726,20 @@ static int featmodel_validate(int argc, char **argv) {
     else status = "modelled";
     if (!isnan(fe)) ferrs[measured++] = fe;
     modelled += !isnan(fe) && fe <= limit;
+    if (g[k].ntpl) {
+      ntemplates++;
+      ntinst += g[k].ninst;
+      tmodelled += !isnan(fe) && fe <= limit;
+    }
+    /* a template by its source name with T0, T1, ... in the table */
+    char shown[1024];
+    if (g[k].ntpl) fe_demangled_name(g[k].kernel, shown, sizeof shown);
+    else snprintf(shown, sizeof shown, "%s", g[k].kernel);
     if (fmt == CLI_FMT_CSV) {
-      printf("%s,%s,%zu,%zu,%zu,", g[k].app, g[k].kernel, ns, g[k].n, nargs);
+      cli_csv_field(stdout, g[k].app);
+      putchar(',');
+      cli_csv_field(stdout, g[k].kernel);
+      printf(",%zu,%zu,%zu,%zu,", g[k].ninst, ns, g[k].n, nargs);
       if (!isnan(fe)) printf("%.6g", fe);
       putchar(',');
       if (!isnan(te)) printf("%.6g", te);
@@ -645,8 +748,8 @@ static int featmodel_validate(int argc, char **argv) {
       char fs[32] = "-", ts[32] = "-";
       if (!isnan(fe)) snprintf(fs, sizeof fs, "%.2f %%", 100 * fe);
       if (!isnan(te)) snprintf(ts, sizeof ts, "%.2f %%", 100 * te);
-      printf("%-18s %-44s %5zu %8zu %4zu %9s %9s  %s\n", g[k].app, g[k].kernel, ns, g[k].n,
-             nargs, fs, ts, status);
+      printf("%-18s %-44s %5zu %8zu %4zu %9s %9s  %s\n", g[k].app, shown, ns, g[k].n, nargs, fs,
+             ts, status);
     }
     if (fe > limit && nl < sizeof notes - 64)
       nl += (size_t)snprintf(notes + nl, sizeof notes - nl, "%s%s", nl ? ", " : "", g[k].app);
@@ -665,6 +768,12 @@ static int featmodel_validate(int argc, char **argv) {
           isnan(med) ? NAN : 100 * med, modelled, 100 * limit,
           measured ? 100.0 * (double)modelled / (double)measured : 0.0,
           100.0 * (double)modelled / (double)ng, t.gpu, model ? model : "the analytic estimate");
+  if (ntemplates)
+    fprintf(fmt == CLI_FMT_CSV ? stderr : stdout, "%s%zu of the kernels %s template%s (%zu "
+            "instances, each counted once with its template; --instances counts each instance "
+            "as a kernel), %zu of them within %.1f %%\n", fmt == CLI_FMT_CSV ? "kcast: " : "",
+            ntemplates, ntemplates == 1 ? "is a" : "are", ntemplates == 1 ? "" : "s", ntinst,
+            tmodelled, 100 * limit);
   rc = KCAST_EXIT_OK;
 out2:
   free(ferrs);

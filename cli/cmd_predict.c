@@ -42,9 +42,10 @@ const char cmd_predict_usage[] =
     "                     [--arg SPEC]... [--shared BYTES] [--sample CTAS]\n"
     "                     [--oob error|warn] (--gpu G|all | --model MODEL [--gpu G])\n"
     "                     [--coverage C] [--format table|csv|json]\n"
-    "       kcast predict --featmodel K.kcf --grid X[,Y,Z] --block X[,Y,Z]\n"
-    "                     [--shared BYTES] [--arg VALUE]... (--gpu G|all | --model MODEL\n"
-    "                     [--gpu G]) [--coverage C] [--format table|csv|json]\n"
+    "       kcast predict --featmodel K.kcf [--kernel INSTANCE] --grid X[,Y,Z]\n"
+    "                     --block X[,Y,Z] [--shared BYTES] [--arg VALUE]...\n"
+    "                     (--gpu G|all | --model MODEL [--gpu G]) [--coverage C]\n"
+    "                     [--format table|csv|json]\n"
     "\n"
     "With --model and --features: predict every row of CSV with the forest in\n"
     "MODEL.  Columns are matched to the model's features by name; extra columns\n"
@@ -101,7 +102,11 @@ const char cmd_predict_usage[] =
     "buf:4M, for a pointer parameter, whose value the model ignores).  A launch\n"
     "outside the fitted sizes is answered with a note that it is an\n"
     "extrapolation; a kernel the model could not validate (data-dependent\n"
-    "work) with a warning to emulate it instead.\n"
+    "work) with a warning to emulate it instead.  The model of a kernel\n"
+    "template (featmodel fit --kernel 'k<T>') needs --kernel INSTANCE, the\n"
+    "instance to answer for: its mangled name or its source name with\n"
+    "numbers ('gemm_tiled_kernel<16>'), which need not be one it was fitted on;\n"
+    "an instance beyond the fitted template arguments is an extrapolation.\n"
     "\n"
     "Exit status: 0 ok, 1 bad input (unknown GPU, failed launch, bad model),\n"
     "2 bad command line.\n";
@@ -477,9 +482,35 @@ static int predict_featmodel(cli_launch *L, const char *fmpath, const char *mode
   }
   vals = malloc((fm_nout(fm) + 1) * sizeof *vals);
   if (!vals) { cli_error("out of memory"); goto out; }
+  /* a template's model: the instance (--kernel) gives its variables */
+  double targs[FM_MAX_TPL];
+  size_t ntargs = 0;
+  if (fi.ntpl) {
+    char why[512];
+    int tm = L->kernel ? fe_template_args(L->kernel, fi.kernel, targs, FM_MAX_TPL, &ntargs, why,
+                                          sizeof why)
+                       : 0;
+    if (tm < 0 || (tm == 1 && ntargs != fi.ntpl)) {
+      cli_error("%s: --kernel '%s': %s", fmpath, L->kernel,
+                tm < 0 ? why : "another number of template arguments than the template's");
+      goto out;
+    }
+    if (tm == 0) {
+      char src[1024];
+      fe_demangled_name(fi.kernel, src, sizeof src);
+      cli_error("%s: the model is of the template %s: give --kernel with the instance "
+                "(its mangled name, or %s with numbers)%s%s%s", fmpath, src, src,
+                L->kernel ? "; '" : "", L->kernel ? L->kernel : "",
+                L->kernel ? "' is none of its instances" : "");
+      goto out;
+    }
+  } else if (L->kernel && strcmp(L->kernel, fi.kernel) && !fe_name_match(fi.kernel, L->kernel)) {
+    cli_error("%s: the model is of kernel %s, not '%s'", fmpath, fi.kernel, L->kernel);
+    goto out;
+  }
   fm_launch l = {{L->cfg.grid[0], L->cfg.grid[1], L->cfg.grid[2]},
                  {L->cfg.block[0], L->cfg.block[1], L->cfg.block[2]},
-                 L->cfg.shared_bytes, args, nargs};
+                 L->cfg.shared_bytes, args, nargs, targs, ntargs};
   unsigned flags = 0;
   if (fm_eval(fm, &l, vals, &flags)) { cli_error("%s: %s", fmpath, rf_last_error()); goto out; }
   for (size_t i = 0; i < fm_nout(fm); i++)

@@ -82,6 +82,27 @@ size_t fe_demangled_name(const char *d, char *buf, size_t cap);
    component ("k"); 0 no match (an exact mangled name is the caller's). */
 int fe_name_match(const char *mangled, const char *want);
 
+/* Kernel templates (a feature model covers every instance of one).  The
+   template key of an instance: its demangled signature with each integer
+   argument of the kernel's own template argument list replaced by T0, T1,
+   ... ("void gemm_tiled_kernel<T0>(int, float, ...)"), into key (cap
+   bytes); the arguments' values into targs[0..max).  Returns how many were
+   replaced, 0 (key "") for a name that is not mangled, has no integer
+   template argument or does not fit. */
+size_t fe_template_key(const char *mangled, char *key, size_t cap, double *targs, size_t max);
+/* Does kernel name (mangled, a demangled signature or a source name:
+   "gemm_tiled_kernel<16>") instantiate template pattern ("k<T>",
+   "ns::k<float, N>", a template key)?  The pattern's name is the kernel's
+   source name or its last component; each pattern argument equal to the
+   kernel's is fixed, an identifier that differs is a variable that takes
+   the kernel's integer argument into targs (*n of them, at most max).
+   1 a match, 0 none, -1 the names and arity match but a variable meets a
+   non-integer argument (why says which; whycap bytes).  A mangled name
+   against a pattern that is a whole template key (with its parameter
+   list) matches when its own key is that one. */
+int fe_template_args(const char *name, const char *pattern, double *targs, size_t max,
+                     size_t *n, char *why, size_t whycap);
+
 /*
  * What ptxas reports for each kernel of a PTX text assembled for arch
  * ("sm_80"; frontend_ptxas.c): the PTX's .target is rewritten to arch, so

@@ -349,7 +349,11 @@ typedef struct kcast_featmodel kcast_featmodel;
 kcast_status kcast_featmodel_load(const char *path, kcast_featmodel **fm);
 /* Free a feature model.  Accepts NULL. */
 void kcast_featmodel_free(kcast_featmodel *fm);
-/* The kernel it models (mangled name); NULL for NULL.  Owned by fm. */
+/* The kernel it models (mangled name), or for a kernel template (`kcast
+   featmodel fit --kernel 'k<T>'`) the template: its instances' demangled
+   signature with their integer template arguments named T0, T1, ... in
+   order ("void gemm_tiled_kernel<T0>(int, float, ...)"); NULL for NULL.
+   Owned by fm. */
 const char *kcast_featmodel_kernel(const kcast_featmodel *fm);
 /* Number of scalar arguments the kernel reads (0 for NULL). */
 size_t kcast_featmodel_nargs(const kcast_featmodel *fm);
@@ -376,13 +380,35 @@ kcast_status kcast_featmodel_features_new(const kcast_featmodel *fm, kcast_featu
  * On a set from kcast_featmodel_features_new for fm the call allocates
  * nothing and takes well under a microsecond; on another set it sets each
  * feature (kcast_features_set), which may allocate.  Thread-safe on one fm
- * with distinct sets.  KCAST_E_ARG for a NULL handle, a zero dimension or
- * too few arguments (naming the parameter).
+ * with distinct sets.  KCAST_E_ARG for a NULL handle, a zero dimension,
+ * too few arguments (naming the parameter), or a template's model (its
+ * instance is needed: kcast_featmodel_fill_instance).
  */
 kcast_status kcast_featmodel_fill(const kcast_featmodel *fm, const unsigned grid[3],
                                   const unsigned block[3], uint64_t shared_bytes,
                                   const double *args, size_t nargs, kcast_features *fs,
                                   unsigned *flags);
+
+/*
+ * kcast_featmodel_fill for one instance of a kernel template's model:
+ * instance names it -- its mangled name, or its source name with numbers
+ * ("gemm_tiled_kernel<4>") -- or, with instance NULL, targs[0..ntargs)
+ * gives its template arguments T0, T1, ... (ntargs exactly the template's
+ * count).  The instance need not be one the model was fitted on; one beyond
+ * the fitted template arguments is flagged KCAST_FEATMODEL_EXTRAPOLATED.
+ * With targs the call allocates nothing (as kcast_featmodel_fill); with a
+ * name it demangles the name, which allocates: a scheduler that fills one
+ * instance often passes its arguments.  For a model that is not a
+ * template, instance must name its kernel (or be NULL with ntargs 0).
+ * KCAST_E_ARG as kcast_featmodel_fill, and for a name that is no instance
+ * of the template or has a non-integer argument where the template has a
+ * variable (the message says which).
+ */
+kcast_status kcast_featmodel_fill_instance(const kcast_featmodel *fm, const char *instance,
+                                           const double *targs, size_t ntargs,
+                                           const unsigned grid[3], const unsigned block[3],
+                                           uint64_t shared_bytes, const double *args,
+                                           size_t nargs, kcast_features *fs, unsigned *flags);
 
 #ifdef __cplusplus
 }

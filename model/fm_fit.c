@@ -109,6 +109,15 @@ int fm__quantities(const fm_model *m, const fm_launch *l, double *q) {
       return rf__err("%s: argument %u is not a finite number", m->kernel, p);
     q[FM_NQ_LAUNCH + a] = l->args[p];
   }
+  if (l->ntargs != m->ntpl || (m->ntpl && !l->targs))
+    return rf__err("%s: %s %zu template argument%s, the launch gives %zu", m->kernel,
+                   m->ntpl ? "a template of" : "not a template: takes", m->ntpl,
+                   m->ntpl == 1 ? "" : "s", l->targs ? l->ntargs : 0);
+  for (size_t t = 0; t < m->ntpl; t++) {
+    if (!isfinite(l->targs[t]))
+      return rf__err("%s: template argument T%zu is not a finite number", m->kernel, t);
+    q[FM_NQ_LAUNCH + m->nargs + t] = l->targs[t];
+  }
   return 0;
 }
 
@@ -126,7 +135,7 @@ static double term_value(const fm_term *t, const double *q) {
 }
 
 int fm_eval(const fm_model *m, const fm_launch *l, double *out, unsigned *flags) {
-  double qq[FM_NQ_LAUNCH + FM_MAX_ARGS]; /* nq <= this: fit and load keep to it */
+  double qq[FM_NQ_LAUNCH + FM_MAX_ARGS + FM_MAX_TPL]; /* nq <= this: fit and load keep to it */
   if (fm__quantities(m, l, qq)) return -1;
   unsigned fl = 0;
   for (size_t i = 0; i < m->nq; i++) {
@@ -299,6 +308,10 @@ static int ws_build(fitws *w, const fm_model *M, const fm_rows *r, const uint8_t
     for (size_t a = 0; a < M->nargs; a++) args[M->arg_param[a]] = r->x[i * r->nf + (size_t)argcol[a]];
     l.args = args;
     l.nargs = FM_MAX_PARAM;
+    double targs[FM_MAX_TPL];
+    for (size_t t = 0; t < M->ntpl; t++) targs[t] = r->x[i * r->nf + (size_t)argcol[M->nargs + t]];
+    l.targs = targs;
+    l.ntargs = M->ntpl;
     if (fm__quantities(M, &l, qrow)) {
       rf__free(qrow);
       rf__free(args);
@@ -314,11 +327,11 @@ static int ws_build(fitws *w, const fm_model *M, const fm_rows *r, const uint8_t
   rf__free(qrow);
   rf__free(args);
   /* active quantities, in preference order: launch ones first by pref,
-     arguments right after the per-thread ones */
-  int order[FM_NQ_LAUNCH + FM_MAX_PARAM];
+     arguments and template variables right after the per-thread ones */
+  int order[FM_NQ_LAUNCH + FM_MAX_ARGS + FM_MAX_TPL];
   size_t no = 0;
   for (int k = 0; k < 4; k++) order[no++] = pref_launch[k];
-  for (size_t a = 0; a < M->nargs; a++) order[no++] = (int)(FM_NQ_LAUNCH + a);
+  for (size_t a = 0; a < M->nargs + M->ntpl; a++) order[no++] = (int)(FM_NQ_LAUNCH + a);
   for (int k = 4; k < FM_NQ_LAUNCH; k++) order[no++] = pref_launch[k];
   for (size_t k = 0; k < no && w->na < FM_MAX_ACTIVE; k++) {
     int qi = order[k];
@@ -612,7 +625,7 @@ int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char 
   M->created = (int64_t)time(NULL);
   M->kernel = rf__strdup(kernel);
   M->app = rf__strdup(app ? app : "");
-  long *argcol = rf__mallocn(r->nf ? r->nf : 1, sizeof *argcol);
+  long *argcol = rf__mallocn(r->nf + FM_MAX_TPL, sizeof *argcol);
   M->arg_param = rf__mallocn(r->nf ? r->nf : 1, sizeof *M->arg_param);
   M->out = rf__calloc(r->nf + FM_L_N + 1, sizeof *M->out);
   fitws w;
@@ -644,15 +657,34 @@ int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char 
     for (size_t j = 0; j < r->nf; j++)
       if (!strcmp(r->names[j], nm)) argcol[a] = (long)j;
   }
-  M->nq = FM_NQ_LAUNCH + M->nargs;
+  /* template variables: tpl.0 .. tpl.(k-1), each with a value in every
+     used row */
+  for (size_t t = 0; t < FM_MAX_TPL; t++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "tpl.%zu", t);
+    long col = -1;
+    for (size_t j = 0; j < r->nf && col < 0; j++)
+      if (!strcmp(r->names[j], nm)) col = (long)j;
+    if (col < 0) break;
+    for (size_t i = 0; i < r->n; i++)
+      if ((!use || use[i]) && !isfinite(r->x[i * r->nf + (size_t)col])) {
+        rf__err("%s: launch %zu has no value of template variable T%zu", kernel, i, t);
+        goto out;
+      }
+    argcol[M->nargs + t] = col;
+    M->ntpl++;
+  }
+  M->nq = FM_NQ_LAUNCH + M->nargs + M->ntpl;
   M->q = rf__calloc(M->nq, sizeof *M->q);
   if (!M->q) {
     rf__nomem();
     goto out;
   }
   for (size_t i = 0; i < M->nq; i++) {
-    M->q[i].kind = i < FM_NQ_LAUNCH ? (uint32_t)i : FM_Q_ARG;
-    M->q[i].a = i < FM_NQ_LAUNCH ? 0 : (uint32_t)(i - FM_NQ_LAUNCH);
+    M->q[i].kind = i < FM_NQ_LAUNCH ? (uint32_t)i
+                   : i < FM_NQ_LAUNCH + M->nargs ? FM_Q_ARG : FM_Q_TARG;
+    M->q[i].a = i < FM_NQ_LAUNCH ? 0
+                : (uint32_t)(i - FM_NQ_LAUNCH - (M->q[i].kind == FM_Q_TARG ? M->nargs : 0));
   }
   if (ws_build(&w, M, r, use, argcol)) goto out;
   if (w.nrows == 0) {
@@ -692,7 +724,9 @@ int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char 
   for (size_t j = 0; j < r->nf; j++) {
     const char *nm = r->names[j];
     fm_out *o = &M->out[M->nout];
-    if (is_family(nm, "emu") || is_family(nm, "static") || is_family(nm, "arg")) continue;
+    if (is_family(nm, "emu") || is_family(nm, "static") || is_family(nm, "arg") ||
+        is_family(nm, "tpl"))
+      continue;
     if (is_family(nm, "launch")) {
       int code = -1;
       for (int k = 0; k < FM_L_N; k++)
@@ -762,6 +796,9 @@ int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char 
     for (uint32_t k = 0; k < o->nterms; k++)
       for (uint32_t f = 0; f < o->t[k].nf; f++) M->q[o->t[k].q[f]].used = 1;
   }
+  /* an instance beyond the fitted ones is an extrapolation whatever the
+     forms read: its code is another instantiation */
+  for (size_t t = 0; t < M->ntpl; t++) M->q[FM_NQ_LAUNCH + M->nargs + t].used = 1;
   fm__index(M);
   rc = 0;
 out:
@@ -839,6 +876,16 @@ int fm_validate(const fm_rows *r, double *err, unsigned *nsizes, fm_heldout_fn c
       }
       l.args = args;
       l.nargs = FM_MAX_PARAM;
+      double targs[FM_MAX_TPL];
+      for (size_t t = 0; t < m->ntpl; t++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "tpl.%zu", t);
+        targs[t] = NAN;
+        for (size_t j = 0; j < r->nf; j++)
+          if (!strcmp(r->names[j], nm)) targs[t] = r->x[i * r->nf + j];
+      }
+      l.targs = targs;
+      l.ntargs = m->ntpl;
       unsigned fl = 0;
       if (fm_eval(m, &l, pred, &fl)) continue; /* the held-out size lacks an argument */
       for (size_t k = 0; k < m->nout; k++) {
@@ -884,12 +931,20 @@ void fm_get_info(const fm_model *m, fm_info *o) {
     }
   o->nargs = m->nargs;
   o->arg_param = m->arg_param;
+  o->ntpl = m->ntpl;
   o->nsizes = m->nsizes;
   o->nlaunches = m->nlaunches;
   o->heldout_error = m->heldout;
   o->heldout_sizes = m->heldout_sizes;
   o->limit = m->limit;
   o->created = m->created;
+}
+
+void fm_tpl_range(const fm_model *m, size_t t, double *lo, double *hi) {
+  *lo = *hi = NAN;
+  if (!m || t >= m->ntpl) return;
+  *lo = m->q[FM_NQ_LAUNCH + m->nargs + t].lo;
+  *hi = m->q[FM_NQ_LAUNCH + m->nargs + t].hi;
 }
 
 size_t fm_nout(const fm_model *m) { return m ? m->nout : 0; }
@@ -902,7 +957,8 @@ static const char *qty_name(const fm_model *m, uint32_t qi, char *buf, size_t ca
       "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_bytes",
       "ctas", "block_threads", "threads", "warps", "log2_block"};
   if (qi < FM_NQ_LAUNCH) return names[qi];
-  snprintf(buf, cap, "arg.%u", m->arg_param[m->q[qi].a]);
+  if (m->q[qi].kind == FM_Q_TARG) snprintf(buf, cap, "T%u", m->q[qi].a);
+  else snprintf(buf, cap, "arg.%u", m->arg_param[m->q[qi].a]);
   return buf;
 }
 

@@ -5,7 +5,8 @@
  *
  * A model evaluates its quantities for a launch (fm_qty: grid and block
  * dimensions, dynamic shared bytes, CTAs, threads, warps, log2 of the block
- * size, the scalar arguments it reads), then each output from them
+ * size, the scalar arguments it reads, and for a kernel template the
+ * integer template arguments of the instance), then each output from them
  * (fm_out).  Outputs of the fitted kinds are sums of at most FM_MAX_TERMS
  * terms, each a coefficient times a product of at most FM_MAX_FACTORS
  * quantities raised to exponents:
@@ -31,10 +32,11 @@ enum {
   FM_Q_WARPS,     /* CTAs * ceil(block threads / 32) */
   FM_Q_LOG2B,     /* log2(block threads) */
   FM_Q_ARG,       /* argument a of the model's list (fm_model.arg_param[a]) */
+  FM_Q_TARG,      /* template variable a (T<a>; format version 2) */
   FM_Q_NKINDS
 };
 /* The launch quantities every model has, as indices 0..FM_NQ_LAUNCH-1
-   (index == kind); arguments follow. */
+   (index == kind); arguments follow, then template variables. */
 #define FM_NQ_LAUNCH FM_Q_ARG
 
 /* Output kinds (file values; append only). */
@@ -87,7 +89,9 @@ struct fm_model {
   char *kernel, *app;         /* owned; app "" when not given */
   size_t nargs;
   uint32_t *arg_param;        /* nargs parameter indices, ascending, < FM_MAX_PARAM */
-  size_t nq;                  /* FM_NQ_LAUNCH + nargs */
+  size_t ntpl;                /* template variables, <= FM_MAX_TPL (0: not a
+                                 template; else kernel is its template key) */
+  size_t nq;                  /* FM_NQ_LAUNCH + nargs + ntpl */
   fm_qty *q;                  /* q[i].kind == i for i < FM_NQ_LAUNCH */
   size_t nout;
   fm_out *out;

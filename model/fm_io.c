@@ -7,7 +7,7 @@
  *   12       4  u32 byte-order marker 0x01020304 as the writer stored it
  *   16       8  u64 payload length L
  *   24       L  payload: kernel, app, provenance, held-out error, arguments,
- *               quantities, outputs
+ *               template variables (version 2), quantities, outputs
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * The frame is the .kcm one (rf_io.c) with its own magic, so that neither
@@ -15,7 +15,7 @@
  * checked against the bytes left, every kind, quantity and argument index
  * and every number (finite coefficients, bounded exponents, integer ones
  * in exact forms), so that no file makes fm_eval read out of bounds or
- * answer NaN.
+ * answer NaN.  Version 1 files (no template variables) are still read.
  */
 #include "model/fm_int.h"
 #include "model/rf_int.h"
@@ -87,6 +87,7 @@ int fm_save(const fm_model *m, const char *path) {
   put_f64(&b, m->limit);
   put_u32(&b, (uint32_t)m->nargs);
   for (size_t a = 0; a < m->nargs; a++) put_u32(&b, m->arg_param[a]);
+  put_u32(&b, (uint32_t)m->ntpl);
   put_u32(&b, (uint32_t)m->nq);
   for (size_t i = 0; i < m->nq; i++) {
     put_u32(&b, m->q[i].kind);
@@ -162,6 +163,7 @@ typedef struct rd {
   size_t len, pos;
   const char *path;
   int failed;
+  uint32_t version;  /* the file's format version (1 or 2) */
 } rd;
 
 static int bad(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -250,10 +252,15 @@ static int parse(rd *r, fm_model *m) {
       return bad(r, "argument %u: parameter index %u out of order or beyond %d", a,
                  m->arg_param[a], FM_MAX_PARAM);
   }
+  uint32_t nt = r->version >= 2 ? get_u32(r, "template variable count") : 0;
+  if (r->failed) return -1;
+  if (nt > FM_MAX_TPL) return bad(r, "%u template variables (at most %d)", nt, FM_MAX_TPL);
+  m->ntpl = nt;
   uint32_t nq = get_u32(r, "quantity count");
   if (r->failed) return -1;
-  if (nq != FM_NQ_LAUNCH + na)
-    return bad(r, "%u quantities for %u arguments (expected %u)", nq, na, FM_NQ_LAUNCH + na);
+  if (nq != FM_NQ_LAUNCH + na + nt)
+    return bad(r, "%u quantities for %u arguments and %u template variables (expected %u)", nq,
+               na, nt, FM_NQ_LAUNCH + na + nt);
   m->q = rf__calloc(nq, sizeof *m->q);
   if (!m->q) return rf__nomem();
   m->nq = nq;
@@ -265,9 +272,9 @@ static int parse(rd *r, fm_model *m) {
     q->lo = get_f64(r, "quantity range");
     q->hi = get_f64(r, "quantity range");
     if (r->failed) return -1;
-    uint32_t want = i < FM_NQ_LAUNCH ? i : FM_Q_ARG;
-    if (q->kind != want || (i >= FM_NQ_LAUNCH && q->a != i - FM_NQ_LAUNCH) ||
-        (i < FM_NQ_LAUNCH && q->a))
+    uint32_t want = i < FM_NQ_LAUNCH ? i : i < FM_NQ_LAUNCH + na ? FM_Q_ARG : FM_Q_TARG;
+    uint32_t wa = i < FM_NQ_LAUNCH ? 0 : i - FM_NQ_LAUNCH - (want == FM_Q_TARG ? na : 0);
+    if (q->kind != want || q->a != wa)
       return bad(r, "quantity %u: kind %u (argument %u) where kind %u belongs", i, q->kind, q->a,
                  want);
     if (used > 1) return bad(r, "quantity %u: used flag %u", i, used);
@@ -373,8 +380,8 @@ int fm_load(const char *path, fm_model **out) {
     rf__err("%s: written on a machine of the other byte order", path);
     goto out;
   }
-  if (ver != FM_FORMAT_VERSION) {
-    rf__err("%s: unsupported feature model version %u (this build reads %d)", path, ver,
+  if (ver < 1 || ver > FM_FORMAT_VERSION) {
+    rf__err("%s: unsupported feature model version %u (this build reads 1 to %d)", path, ver,
             FM_FORMAT_VERSION);
     goto out;
   }
@@ -394,7 +401,7 @@ int fm_load(const char *path, fm_model **out) {
     rf__nomem();
     goto out;
   }
-  rd r = {buf, len - 4, 0, path, 0};
+  rd r = {buf, len - 4, 0, path, 0, ver};
   if (parse(&r, m)) goto out;
   *out = m;
   m = NULL;

@@ -562,9 +562,12 @@ int md_value(md_cache *c, const char *name, const char *gpu, const char *const *
  * launch, otherwise a product of powers fitted in log space.  A loaded or
  * fitted model is immutable: fm_eval may run on any number of threads.
  */
-#define FM_FORMAT_VERSION 1
+#define FM_FORMAT_VERSION 2   /* 2: template variables; 1 is still read */
 /* Kernel parameters an argument may come from: arg.0 .. arg.(FM_MAX_PARAM-1). */
 #define FM_MAX_PARAM 4096
+/* Template variables a model may have (tpl.0 .. tpl.(FM_MAX_TPL-1)): the
+   integer template arguments of a kernel template's instances. */
+#define FM_MAX_TPL 8
 
 /* fm_eval flags. */
 enum {
@@ -590,7 +593,10 @@ typedef struct fm_rows {
                                 one label out at a time */
   size_t nf;                 /* feature columns */
   const char *const *names;  /* nf names (launch.*, op.*, class.*, mem.*,
-                                ctrl.*, arg.*; emu.* and static.* ignored) */
+                                ctrl.*, arg.*; emu.* and static.* ignored;
+                                tpl.I: the I-th integer template argument
+                                of the row's kernel instance, inputs like
+                                arg.*, not outputs) */
   const double *x;           /* n*nf row-major; NaN where a launch lacks it */
 } fm_rows;
 
@@ -602,6 +608,9 @@ typedef struct fm_launch {
                                 arg.i would hold); entries the model does
                                 not read are ignored */
   size_t nargs;              /* entries of args */
+  const double *targs;       /* a template's variables (T0, T1, ...: the
+                                instance's integer template arguments) */
+  size_t ntargs;             /* entries of targs: exactly the model's */
 } fm_launch;
 
 /*
@@ -638,8 +647,11 @@ void fm_set_heldout(fm_model *m, double err, unsigned nsizes, double limit);
 /*
  * Features of launch l into out[0..fm_nout(m)) (fm_out_name order): no
  * allocation, thread-safe.  [out] *flags (may be NULL): FM_* bits.  -1 when
- * l passes fewer arguments than the model reads (naming the parameter) or
- * a zero grid/block dimension.
+ * l passes fewer arguments than the model reads (naming the parameter),
+ * another number of template arguments than the model's template
+ * variables, or a zero grid/block dimension.  A template variable outside
+ * its fitted range always flags FM_EXTRAPOLATED (an instance nobody ran
+ * beyond the ones fitted).
  */
 int fm_eval(const fm_model *m, const fm_launch *l, double *out, unsigned *flags);
 
@@ -654,6 +666,8 @@ typedef struct fm_info {
                                 the launch (launch.*, arg.*, ratios) */
   size_t nargs;              /* arguments read */
   const uint32_t *arg_param; /* their parameter indices, ascending */
+  size_t ntpl;               /* template variables (0: one kernel; else the
+                                kernel is a template key, fe_template_key) */
   size_t nsizes, nlaunches;  /* training sizes and launches */
   double heldout_error;      /* NaN when not measured */
   unsigned heldout_sizes;
@@ -662,6 +676,8 @@ typedef struct fm_info {
 } fm_info;
 void fm_get_info(const fm_model *m, fm_info *out);
 size_t fm_nout(const fm_model *m);
+/* Fitted range of template variable T<t> (NaN when t >= ntpl). */
+void fm_tpl_range(const fm_model *m, size_t t, double *lo, double *hi);
 const char *fm_out_name(const fm_model *m, size_t i);
 /* Text form of output i ("exact: 2*threads*arg.0 + 1*ctas"), into buf. */
 void fm_out_form(const fm_model *m, size_t i, char *buf, size_t cap);

@@ -33,8 +33,12 @@ static void feature_model(const char *path) {
   if (!out) abort();
   for (int k = 0; k < 3; k++) {
     for (size_t i = 0; i < FM_MAX_PARAM; i++) args[i] = k * 1000.0 + 1;
+    static double targs[FM_MAX_TPL];
+    for (size_t t = 0; t < FM_MAX_TPL; t++) targs[t] = k * 8.0 + 1;
+    fm_info in;
+    fm_get_info(m, &in);
     fm_launch l = {{dims[k][0], dims[k][1], dims[k][2]}, {dims[k][3], dims[k][4], dims[k][5]},
-                   (uint64_t)k * 4096, args, FM_MAX_PARAM};
+                   (uint64_t)k * 4096, args, FM_MAX_PARAM, targs, in.ntpl};
     unsigned fl;
     if (fm_eval(m, &l, out, &fl)) abort(); /* every argument is given */
     for (size_t i = 0; i < fm_nout(m); i++)
