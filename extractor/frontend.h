@@ -94,7 +94,8 @@ size_t fe_template_key(const char *mangled, char *key, size_t cap, double *targs
    "gemm_tiled_kernel<16>") instantiate template pattern ("k<T>",
    "ns::k<float, N>", a template key)?  The pattern's name is the kernel's
    source name or its last component; each pattern argument equal to the
-   kernel's is fixed, an identifier that differs is a variable that takes
+   kernel's is fixed, an identifier that differs (not a fundamental type's
+   keyword: float, int, ... are always fixed) is a variable that takes
    the kernel's integer argument into targs (*n of them, at most max).
    1 a match, 0 none, -1 the names and arity match but a variable meets a
    non-integer argument (why says which; whycap bytes).  A mangled name

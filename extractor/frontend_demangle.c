@@ -178,6 +178,17 @@ static int is_ident(const char *s, const char *e) {
   return 1;
 }
 
+/* Is [s, e) a fundamental type's keyword (a fixed argument, never a
+   variable)? */
+static int is_type_word(const char *s, const char *e) {
+  static const char *const w[] = {"bool", "char", "short", "int", "long", "float", "double",
+                                  "void", "signed", "unsigned", "wchar_t", "char16_t",
+                                  "char32_t", "__half", "half", "__nv_bfloat16", NULL};
+  for (int i = 0; w[i]; i++)
+    if (strlen(w[i]) == (size_t)(e - s) && !strncmp(w[i], s, (size_t)(e - s))) return 1;
+  return 0;
+}
+
 /* [a, ae) and [b, be) equal when spaces are ignored. */
 static int same_range(const char *a, const char *ae, const char *b, const char *be) {
   for (;; a++, b++) {
@@ -285,7 +296,7 @@ int fe_template_args(const char *name, const char *pattern, double *targs, size_
     p = next_targ(p, pend, &ab, &ae);
     q = next_targ(q, qend, &bb, &be);
     if (same_range(ab, ae, bb, be)) continue; /* a fixed argument */
-    if (!is_ident(ab, ae)) return 0;
+    if (!is_ident(ab, ae) || is_type_word(ab, ae)) return 0;
     double v;
     if (!int_literal(bb, be, &v)) {
       if (!bad && whycap)

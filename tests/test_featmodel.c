@@ -20,7 +20,10 @@
 
 #include "datasets/ds.h"
 #include "extractor/features.h"
+#include "extractor/frontend.h"
 #include "include/kcast.h"
+
+#include <zlib.h>
 #include "model/model.h"
 
 /* ------------------------------------------------ allocation counting -- */
@@ -70,7 +73,7 @@ static int counter_live(void) {
 static const unsigned sizes[] = {1024, 4096, 16384, 65536};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
-static char dir[4096], db_path[4200], kcf_path[4200], noisy_path[4200];
+static char dir[4096], db_path[4200], kcf_path[4200], noisy_path[4200], tpl_db[4200];
 
 /* What the exact kernel counts at problem size n with 256-thread blocks. */
 static void exact_counts(double n, double *thr, double *ctas, double *v) {
@@ -120,6 +123,60 @@ static int add_launch(ds_db *db, const char *kernel, unsigned n, int64_t lseq, u
   return rc;
 }
 
+/*
+ * A kernel template: tile<T>(float*, int n), 128-thread blocks, n/128 CTAs,
+ * each thread looping T times: class.fp32 = n*T, class.int_arith = 3n +
+ * 2*CTAs, mem.global_bytes = 8n.  App tplA runs the instances T = 8, 16,
+ * 32, app tplB T = 4, 8, 32, each at n = 4096 and 16384 (labels "n T");
+ * app bad has k<4> and k<float>, a template argument that is a type.
+ */
+static const char *tile_mangled(unsigned T) {
+  switch (T) {
+    case 4: return "_Z4tileILi4EEvPfi";
+    case 8: return "_Z4tileILi8EEvPfi";
+    case 16: return "_Z4tileILi16EEvPfi";
+    default: return "_Z4tileILi32EEvPfi";
+  }
+}
+static int add_tile(ds_db *db, const char *app, const char *kernel, unsigned T, unsigned n,
+                    int64_t lseq) {
+  char label[32];
+  snprintf(label, sizeof label, "%u %u", n, T);
+  ds_launch l = {.app = app, .dataset = label, .lseq = lseq, .kernel = kernel,
+                 .grid = {n / 128, 1, 1}, .block = {128, 1, 1}, .shmem = 0, .source = "test"};
+  feat_vec v;
+  feat_init(&v);
+  int bad = feat_set(&v, "launch.grid_x", n / 128) | feat_set(&v, "launch.block_x", 128) |
+            feat_set(&v, "launch.ctas", n / 128) | feat_set(&v, "launch.threads", n) |
+            feat_set(&v, "arg.1", n) | feat_set(&v, "class.fp32", (double)n * T) |
+            feat_set(&v, "class.int_arith", 3.0 * n + 2.0 * (n / 128)) |
+            feat_set(&v, "mem.global_bytes", 8.0 * n);
+  int rc = bad ? -1 : ds_insert_launch(db, &l, &v, NULL);
+  feat_free(&v);
+  return rc;
+}
+static int tile_db(void) {
+  snprintf(tpl_db, sizeof tpl_db, "%s/template.db", dir);
+  char err[512];
+  ds_db *db = NULL;
+  if (ds_open(tpl_db, DS_CREATE, &db, err, sizeof err)) return -1;
+  int rc = ds_begin(db);
+  static const unsigned ta[] = {8, 16, 32}, tb[] = {4, 8, 32}, ns[] = {4096, 16384};
+  int64_t lseq = 0;
+  for (int i = 0; i < 3 && !rc; i++)
+    for (int j = 0; j < 2 && !rc; j++) {
+      rc |= add_tile(db, "tplA", tile_mangled(ta[i]), ta[i], ns[j], lseq++);
+      rc |= add_tile(db, "tplB", tile_mangled(tb[i]), tb[i], ns[j], lseq++);
+    }
+  for (int j = 0; j < 2 && !rc; j++) {
+    rc |= add_tile(db, "bad", "_Z1kILi4EEvPf", 4, ns[j], lseq++);
+    rc |= add_tile(db, "bad", "_Z1kIfEvPf", 4, ns[j], lseq++);
+  }
+  if (!rc) rc = ds_commit(db);
+  ds_close(db);
+  return rc;
+}
+
 static int suite_init(void) {
   if (!tests_tmpdir(dir, sizeof dir, "featmodel")) return -1;
   snprintf(db_path, sizeof db_path, "%s/synth.db", dir);
@@ -136,7 +193,7 @@ static int suite_init(void) {
   }
   if (!rc) rc = ds_commit(db);
   ds_close(db);
-  return rc;
+  return rc ? rc : tile_db();
 }
 
 /* The fm_rows of one kernel of the synthetic dataset (owned by *h). */
@@ -511,6 +568,255 @@ static void test_emulator_args(void) {
   free(out);
 }
 
+/* ------------------------------------------------------- templates -- */
+
+static void test_template_names(void) {
+  char key[512], why[256];
+  double v[4];
+  size_t n = 0;
+  CU_ASSERT_EQUAL(fe_template_key("_Z5mixedIfLi8EEvPfi", key, sizeof key, v, 4), 1);
+  CU_ASSERT_STRING_EQUAL(key, "void mixed<float, T0>(float*, int)"); /* the integer is T0 */
+  CU_ASSERT_EQUAL(v[0], 8);
+  CU_ASSERT_EQUAL(fe_template_key("_Z1kIfEvPf", key, sizeof key, v, 4), 0); /* no integer */
+  CU_ASSERT_EQUAL(fe_template_key("_Z6kernelPfi", key, sizeof key, v, 4), 0); /* no template */
+  CU_ASSERT_EQUAL(fe_template_args("mixed<float, 8>", "mixed<float, N>", v, 4, &n, why,
+                                   sizeof why), 1);
+  CU_ASSERT(n == 1 && v[0] == 8);                       /* a fixed type, a variable */
+  CU_ASSERT_EQUAL(fe_template_args("mixed<double, 8>", "mixed<float, N>", v, 4, &n, why,
+                                   sizeof why), 0);     /* another fixed argument */
+  CU_ASSERT_EQUAL(fe_template_args("ns::tile<16u>", "tile<T>", v, 4, &n, why, sizeof why), 1);
+  CU_ASSERT(n == 1 && v[0] == 16);                      /* last component, suffix */
+  CU_ASSERT_EQUAL(fe_template_args("tile<4, 2>", "tile<T>", v, 4, &n, why, sizeof why), 0);
+  CU_ASSERT_EQUAL(fe_template_args("k<float>", "k<T>", v, 4, &n, why, sizeof why), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "'float'"));        /* says which argument */
+  CU_ASSERT_EQUAL(fe_template_args("_Z4tileILi4EEvPfi", "void tile<T0>(float*, int)", v, 4, &n,
+                                   why, sizeof why), 1); /* mangled against a key */
+  CU_ASSERT(n == 1 && v[0] == 4);
+  CU_ASSERT_EQUAL(fe_template_args("_Z4tileILi4EEvPfi", "void tile<T0>(double*, int)", v, 4, &n,
+                                   why, sizeof why), 0); /* other parameters: not this key */
+}
+
+static void test_template_cli(void) {
+  char cmd[16384], kcf[4300], *out = NULL, *err = NULL;
+  snprintf(kcf, sizeof kcf, "%s/tplA.kcf", dir);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit '%s' --kernel 'tile<T>' --app tplA -o '%s'",
+           tests_kcast(), tpl_db, kcf);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "6 launches at 6 sizes of 3 instances"));
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "held-out error 0.00 %")); /* exact in T */
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel info '%s' --forms", tests_kcast(), kcf);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "void tile<T0>(float*, int)")); /* the template */
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "1 variable: T0 in [8, 32]"));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "exact: 1*threads*T0"));        /* T0 in a form */
+  free(out), free(err);
+  snprintf(kcf, sizeof kcf, "%s/tplB.kcf", dir);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit '%s' --kernel 'tile<N>' --app tplB -o '%s'",
+           tests_kcast(), tpl_db, kcf);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  free(out), free(err);
+  /* the source name alone names three kernels: the message names the template */
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit '%s' --kernel tile --app tplA -o '%s/x.kcf'",
+           tests_kcast(), tpl_db, dir);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--kernel 'tile<T0>'"));
+  free(out), free(err);
+  /* a type where the pattern has a variable: one clear error */
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit '%s' --kernel 'k<T>' --app bad -o '%s/x.kcf'",
+           tests_kcast(), tpl_db, dir);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "template argument 'float' of k<float> (for T) is "
+                                            "not an integer"));
+  free(out), free(err);
+  /* a template nobody launched */
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit '%s' --kernel 'nosuch<T>' -o '%s/x.kcf'",
+           tests_kcast(), tpl_db, dir);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "no launches of kernel 'nosuch<T>'"));
+  free(out), free(err);
+  /* validate: the template is one kernel with its instances' sizes ... */
+  snprintf(cmd, sizeof cmd, "'%s' featmodel validate '%s' --app tplA --format csv",
+           tests_kcast(), tpl_db);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "tile<T0>(float*, int)\",3,6,6,2,0,"));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, ",modelled"));
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "1 of the kernels is a template (3 instances"));
+  free(out), free(err);
+  /* ... and with --instances each instance is a kernel of 2 sizes */
+  snprintf(cmd, sizeof cmd, "'%s' featmodel validate '%s' --app tplA --instances --format csv",
+           tests_kcast(), tpl_db);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "tplA,_Z4tileILi16EEvPfi,1,2,2,1,"));
+  CU_ASSERT_PTR_NULL(out && strstr(out, "tile<T0>"));
+  free(out), free(err);
+  /* predict answers an instance nobody ran, flagged beyond the fitted T */
+  snprintf(kcf, sizeof kcf, "%s/tplA.kcf", dir);
+  snprintf(cmd, sizeof cmd, "'%s' predict --featmodel '%s' --kernel 'tile<4>' --grid 32 "
+           "--block 128 --arg buf --arg 4096 --gpu H200", tests_kcast(), kcf);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "extrapolated"));
+  free(out), free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --featmodel '%s' --grid 32 --block 128 --arg buf "
+           "--arg 4096 --gpu H200", tests_kcast(), kcf);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 1);   /* which instance? */
+  CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "give --kernel with the instance"));
+  free(out), free(err);
+}
+
+/* Copy of the version-2 file at path as version 1 (no template variable
+   count) into path1; 0 on success. */
+static int as_version1(const char *path, const char *path1) {
+  size_t len = 0;
+  unsigned char *b = (unsigned char *)tests_read_file(path, &len);
+  if (!b) return -1;
+  size_t pos = 24;
+  uint32_t n;
+  for (int k = 0; k < 2; k++) { /* kernel, app */
+    memcpy(&n, b + pos, 4);
+    pos += 4 + n;
+  }
+  pos += 8 + 8 + 8 + 8 + 4 + 8; /* created, sizes, launches, held-out, its sizes, limit */
+  memcpy(&n, b + pos, 4);
+  pos += 4 + 4 * (size_t)n;     /* the argument list; the count of version 2 follows */
+  uint32_t nt;
+  memcpy(&nt, b + pos, 4);
+  int rc = -1;
+  if (nt == 0) {
+    memmove(b + pos, b + pos + 4, len - pos - 4);
+    len -= 4;
+    uint32_t v1 = 1;
+    uint64_t L = len - 28;
+    memcpy(b + 8, &v1, 4);
+    memcpy(b + 16, &L, 8);
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), b, (uInt)(len - 4));
+    memcpy(b + len - 4, &crc, 4);
+    rc = tests_write_file(path1, b, len);
+  }
+  free(b);
+  return rc;
+}
+
+static void test_template_file(void) {
+  char kcf[4300], again[4300], v1[4300];
+  snprintf(kcf, sizeof kcf, "%s/tplA.kcf", dir);
+  snprintf(again, sizeof again, "%s/tplA-again.kcf", dir);
+  fm_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(fm_load(kcf, &m), 0);
+  fm_info in;
+  fm_get_info(m, &in);
+  CU_ASSERT_EQUAL(in.ntpl, 1);                         /* the variable survives the file */
+  CU_ASSERT_STRING_EQUAL(in.kernel, "void tile<T0>(float*, int)");
+  double lo, hi;
+  fm_tpl_range(m, 0, &lo, &hi);
+  CU_ASSERT(lo == 8 && hi == 32);                      /* with its fitted range */
+  CU_ASSERT_EQUAL(fm_save(m, again), 0);
+  size_t l1 = 0, l2 = 0;
+  char *a = tests_read_file(kcf, &l1), *b = tests_read_file(again, &l2);
+  CU_ASSERT(a && b && l1 == l2 && !memcmp(a, b, l1));  /* save(load(f)) == f */
+  free(a), free(b);
+  /* evaluation needs the template argument, exactly one */
+  double args[2] = {0, 4096}, t16 = 16, out[64];
+  fm_launch l = {{32, 1, 1}, {128, 1, 1}, 0, args, 2, NULL, 0};
+  CU_ASSERT_EQUAL(fm_eval(m, &l, out, NULL), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(rf_last_error(), "template of 1 template argument"));
+  l.targs = &t16, l.ntargs = 1;
+  CU_ASSERT_FATAL(fm_nout(m) <= 64);
+  CU_ASSERT_EQUAL(fm_eval(m, &l, out, NULL), 0);
+  fm_free(m);
+  /* a version-1 file (before templates) still loads */
+  snprintf(v1, sizeof v1, "%s/kernel-v1.kcf", dir);
+  CU_ASSERT_EQUAL_FATAL(as_version1(kcf_path, v1), 0);
+  CU_ASSERT_EQUAL(fm_load(v1, &m), 0);
+  if (m) {
+    fm_get_info(m, &in);
+    CU_ASSERT_EQUAL(in.ntpl, 0);
+    CU_ASSERT_STRING_EQUAL(in.kernel, KERNEL);
+    fm_free(m);
+  }
+}
+
+static void test_template_api(void) {
+  char kcf[4300];
+  snprintf(kcf, sizeof kcf, "%s/tplA.kcf", dir);
+  kcast_featmodel *fm = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_load(kcf, &fm), KCAST_OK);
+  CU_ASSERT_STRING_EQUAL(kcast_featmodel_kernel(fm), "void tile<T0>(float*, int)");
+  kcast_features *fs = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_features_new(fm, &fs), KCAST_OK);
+  unsigned grid[3] = {32, 1, 1}, block[3] = {128, 1, 1}, fl = 0;
+  double args[2] = {0, 4096}, v = 0;
+  /* fitted on T = 8, 16, 32: tile<4> is answered, exactly, and flagged */
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, "tile<4>", NULL, 0, grid, block, 0, args, 2,
+                                                fs, &fl), KCAST_OK);
+  CU_ASSERT(fl & KCAST_FEATMODEL_EXTRAPOLATED);
+  CU_ASSERT(kcast_features_get(fs, "class.fp32", &v) == KCAST_OK && v == 4096.0 * 4);
+  /* by its mangled name alike */
+  v = 0;
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, "_Z4tileILi4EEvPfi", NULL, 0, grid, block, 0,
+                                                args, 2, fs, &fl), KCAST_OK);
+  CU_ASSERT(kcast_features_get(fs, "class.fp32", &v) == KCAST_OK && v == 4096.0 * 4);
+  /* by its template arguments: inside the fitted range, no flag, no allocation */
+  double t16 = 16;
+  unsigned g2[3] = {64, 1, 1};
+  args[1] = 8192;
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, NULL, &t16, 1, g2, block, 0, args, 2, fs,
+                                                &fl), KCAST_OK);
+  CU_ASSERT_EQUAL(fl, 0u);
+  CU_ASSERT(kcast_features_get(fs, "class.fp32", &v) == KCAST_OK && v == 8192.0 * 16);
+  CU_ASSERT(kcast_features_get(fs, "class.int_arith", &v) == KCAST_OK &&
+            fabs(v - (3.0 * 8192 + 2.0 * 64)) < 1e-6);
+#ifdef COUNT_ALLOCS
+  if (counter_live()) {
+    counting = 1;
+    nallocs = 0;
+    for (int i = 0; i < 1000; i++) {
+      t16 = 8 + i % 24;
+      kcast_featmodel_fill_instance(fm, NULL, &t16, 1, g2, block, 0, args, 2, fs, &fl);
+    }
+    counting = 0;
+    CU_ASSERT_EQUAL(nallocs, 0);                 /* template arguments given: no allocation */
+  }
+#endif
+  /* misuse: the plain fill, another template, a type, two arguments */
+  CU_ASSERT_EQUAL(kcast_featmodel_fill(fm, grid, block, 0, args, 2, fs, &fl), KCAST_E_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "template"));
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, "other<4>", NULL, 0, grid, block, 0, args, 2,
+                                                fs, &fl), KCAST_E_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "not an instance"));
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, "tile<float>", NULL, 0, grid, block, 0, args,
+                                                2, fs, &fl), KCAST_E_ARG);
+  CU_ASSERT_PTR_NOT_NULL(strstr(kcast_last_error(), "not an integer"));
+  double two[2] = {4, 4};
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, NULL, two, 2, grid, block, 0, args, 2, fs,
+                                                &fl), KCAST_E_ARG);
+  kcast_features_free(fs);
+  kcast_featmodel_free(fm);
+  /* fitted on T = 4, 8, 32: tile<16> lies between, answered exactly, no flag */
+  snprintf(kcf, sizeof kcf, "%s/tplB.kcf", dir);
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_load(kcf, &fm), KCAST_OK);
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_features_new(fm, &fs), KCAST_OK);
+  unsigned g3[3] = {128, 1, 1};
+  args[1] = 16384;
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, "tile<16>", NULL, 0, g3, block, 0, args, 2,
+                                                fs, &fl), KCAST_OK);
+  CU_ASSERT_EQUAL(fl, 0u);
+  CU_ASSERT(kcast_features_get(fs, "class.fp32", &v) == KCAST_OK && v == 16384.0 * 16);
+  /* a model that is not a template takes its own kernel's name or none */
+  kcast_features_free(fs);
+  kcast_featmodel_free(fm);
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_load(kcf_path, &fm), KCAST_OK);
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_features_new(fm, &fs), KCAST_OK);
+  unsigned g4[3] = {16, 1, 1}, b4[3] = {256, 1, 1};
+  args[1] = 4096;
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, "kernel", NULL, 0, g4, b4, 0, args, 2, fs,
+                                                &fl), KCAST_OK);
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, "tile<4>", NULL, 0, g4, b4, 0, args, 2, fs,
+                                                &fl), KCAST_E_ARG);
+  kcast_features_free(fs);
+  kcast_featmodel_free(fm);
+}
+
 TEST_SUITES(register_featmodel) {
   CU_pSuite s = CU_add_suite("featmodel", suite_init, NULL);
   if (!s) return;
@@ -522,4 +828,8 @@ TEST_SUITES(register_featmodel) {
   TEST_ADD(s, test_api_fill);
   TEST_ADD(s, test_api_threads);
   TEST_ADD(s, test_emulator_args);
+  TEST_ADD(s, test_template_names);
+  TEST_ADD(s, test_template_cli);
+  TEST_ADD(s, test_template_file);
+  TEST_ADD(s, test_template_api);
 }
