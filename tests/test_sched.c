@@ -388,6 +388,22 @@ static void test_unseen_sizes(void) {
   CU_ASSERT_EQUAL(sched(&o, &err, "--gpu T4 --unseen '%s/none.kcf:64:256:p,p,p,3,1' " SUITE_DB, dir), 1);
   CU_ASSERT(one_line(err) && strstr(err, "none.kcf"));
   free(o); free(err);
+  /* a kernel template's model: each launch names its instance's tile */
+  snprintf(kcf, sizeof kcf, "%s/gemm_tiled.kcf", dir);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit " SUITE_DB " --kernel 'gemm_tiled_kernel<T>' "
+           "-o '%s'", tests_kcast(), kcf);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  CU_ASSERT_EQUAL(sched_csv(&r, "-n 0 --gpu H100 --unseen '%s:6,6:8,8:48,1.5,0.5,p,p,p:<8>' "
+                            "--unseen '%s:6,6:16,16:96,1.5,0.5,p,p,p:<16>' " SUITE_DB, kcf, kcf),
+                  0);
+  CU_ASSERT(r.parsed && check_accounting(&r, 2) == 3); /* both instances placed */
+  CU_ASSERT(strstr(r.err, "gemm_tiled_kernel<T0>") && !strstr(r.err, "extrapolated"));
+  CU_ASSERT_EQUAL(sched(&o, &err, "--gpu H100 --unseen '%s:6,6:16,16:96,1.5,0.5,p,p,p' " SUITE_DB,
+                        kcf), 1);                      /* which instance? one line says */
+  CU_ASSERT(one_line(err) && strstr(err, "template"));
+  free(o); free(err);
+  CU_ASSERT_EQUAL(sched(&o, &err, "--unseen '%s:6:16:96:<x>' " SUITE_DB, kcf), 2);
+  free(o); free(err);
 }
 
 TEST_SUITES(register_sched) {

@@ -21,7 +21,7 @@
  * file format is public (docs/formats.md), so the launch list and the
  * measurements are read with plain SQLite; features come through
  * kcast_features_from_launch.  Launches of sizes nobody ran (--unseen) get
- * their features from a feature model (kcast_featmodel_fill), which is how
+ * their features from a feature model (kcast_featmodel_fill_instance), which is how
  * a scheduler predicts work before anyone has run it.
  *
  * Model.  Launches are independent jobs, all ready at time 0, run one at a
@@ -81,10 +81,12 @@ static const char usage_text[] =
     "                    DB order)\n"
     "  --app A[,A...]    only launches of these programs (repeatable)\n"
     "  --dataset L[,L...]  only launches with these input labels (repeatable)\n"
-    "  --unseen KCF:GRID:BLOCK:ARGS  add a launch of a size nobody ran: its\n"
-    "                    features from feature model KCF (kcast featmodel fit),\n"
-    "                    GRID and BLOCK as X[,Y,Z], ARGS one value per kernel\n"
-    "                    parameter, comma-separated (p for a pointer); repeat it.\n"
+    "  --unseen KCF:GRID:BLOCK:ARGS[:<T,...>]  add a launch of a size nobody\n"
+    "                    ran: its features from feature model KCF (kcast\n"
+    "                    featmodel fit), GRID and BLOCK as X[,Y,Z], ARGS one\n"
+    "                    value per kernel parameter, comma-separated (p for a\n"
+    "                    pointer); for a kernel template's model <T,...> the\n"
+    "                    instance's template arguments ('<16>'); repeat it.\n"
     "                    -n 0 leaves only these in the queue\n"
     "  --format F        table (default) or csv\n"
     "  -h, --help        this text\n"
@@ -162,6 +164,8 @@ typedef struct unseen_launch {
   unsigned grid[3], block[3];
   double args[MAX_ARGS];     /* per kernel parameter; NAN for a pointer */
   size_t nargs;
+  double targs[MAX_ARGS];    /* a template's instance: its template arguments */
+  size_t ntargs;
   kcast_featmodel *fm;       /* owned */
   kcast_features *fs;        /* owned: laid out by kcast_featmodel_features_new */
   unsigned flags;            /* KCAST_FEATMODEL_* of its fill */
@@ -251,13 +255,46 @@ static int parse_dim3(const char *s, size_t len, unsigned d[3]) {
   return k ? 0 : -1;
 }
 
-/* KCF:GRID:BLOCK:ARGS into u (the last three fields split at ':' from the
-   right, so the path may hold ':'). */
+/* Comma-separated numbers [p, end) into x[0..MAX_ARGS) (pointers: "p"
+   reads NAN when allow_p); their count, -1 when one is not a number. */
+static long parse_numbers(const char *p, const char *end, int allow_p, double *x) {
+  long n = 0;
+  while (p < end) {
+    if (n == MAX_ARGS) return -1;
+    const char *e = memchr(p, ',', (size_t)(end - p));
+    size_t len = e ? (size_t)(e - p) : (size_t)(end - p);
+    char tok[64];
+    if (len >= sizeof tok) return -1;
+    memcpy(tok, p, len);
+    tok[len] = 0;
+    char *te;
+    double v = strtod(tok, &te);
+    if (allow_p && !strcmp(tok, "p")) v = NAN;
+    else if (!len || *te || !isfinite(v)) return -1;
+    x[n++] = v;
+    p += len;
+    if (p < end && *p == ',') p++;
+  }
+  return n;
+}
+
+/* KCF:GRID:BLOCK:ARGS[:<TARGS>] into u (the fields split at ':' from the
+   right, so the path may hold ':'; a last field in <...> is the template
+   arguments of the instance, for a template's model). */
 static int parse_unseen(const char *v, unseen_launch *u) {
   memset(u, 0, sizeof *u);
   u->spec = v;
   const char *c3 = strrchr(v, ':');
   if (!c3) return -1;
+  const char *vend = v + strlen(v);
+  if (c3[1] == '<' && vend[-1] == '>') { /* :<16> or :<16,2> */
+    long k = parse_numbers(c3 + 2, vend - 1, 0, u->targs);
+    if (k <= 0) return -1;
+    u->ntargs = (size_t)k;
+    vend = c3;
+    while (c3 > v && *--c3 != ':') {}
+    if (*c3 != ':') return -1;
+  }
   const char *c2 = c3;
   while (c2 > v && *--c2 != ':') {}
   if (c2 == v) return -1;
@@ -269,23 +306,9 @@ static int parse_unseen(const char *v, unseen_launch *u) {
   if (parse_dim3(c1 + 1, (size_t)(c2 - c1 - 1), u->grid) ||
       parse_dim3(c2 + 1, (size_t)(c3 - c2 - 1), u->block))
     return -1;
-  const char *p = c3 + 1;
-  while (*p) {
-    if (u->nargs == MAX_ARGS) return -1;
-    const char *e = strchr(p, ',');
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    char tok[64];
-    if (len >= sizeof tok) return -1;
-    memcpy(tok, p, len);
-    tok[len] = 0;
-    char *te;
-    double x = strtod(tok, &te);
-    if (!strcmp(tok, "p")) x = NAN;
-    else if (!len || *te || !isfinite(x)) return -1;
-    u->args[u->nargs++] = x;
-    p += len;
-    if (*p == ',') p++;
-  }
+  long k = parse_numbers(c3 + 1, vend, 1, u->args);
+  if (k < 0) return -1;
+  u->nargs = (size_t)k;
   return 0;
 }
 
@@ -903,8 +926,8 @@ int main(int argc, char **argv) {
     if (q[i].unseen >= 0) {
       /* a size nobody ran: the feature model answers, no emulation */
       unseen_launch *u = &o.unseen[q[i].unseen];
-      if (kcast_featmodel_fill(u->fm, u->grid, u->block, 0, u->args, u->nargs, u->fs,
-                               &u->flags)) {
+      if (kcast_featmodel_fill_instance(u->fm, NULL, u->targs, u->ntargs, u->grid, u->block, 0,
+                                        u->args, u->nargs, u->fs, &u->flags)) {
         errorf("--unseen %s: %s", u->spec, kcast_last_error());
         status = EXIT_USER;
         goto out;
