@@ -24,6 +24,16 @@
  * Among candidates the fewest terms and the lowest degree win, then the
  * quantity order of pref[] (threads first: most counts are per thread).
  *
+ * Counts that need more terms: a kernel whose work is set by the
+ * difference of two arguments (lu's pivot step k: the trailing matrix has
+ * (n-k-1)^2 elements, 2n^2 - 4nk + 2k^2 - 4n + 4k + 2 as a polynomial)
+ * has no one- or two-term form.  Such a count is tried next on the full
+ * basis of degree <= 2 in the arguments (and template variables) plus the
+ * launch's threads, CTAs and warps (fit_basis): least squares, kept only
+ * when it reproduces every training launch to the exact tolerance with at
+ * least FM_BASIS_CHECK more distinct launches than independent columns,
+ * so the fit is checked on points it was not forced through.
+ *
  * Quantities that are constant over the training launches are left out
  * (their effect is in the coefficient), and so is any quantity
  * proportional to an earlier one (square grids make grid_x and grid_y the
@@ -57,6 +67,10 @@
    5 %, but atax, mvt, hotspot, stencil3d, nbody lose their exact forms and
    transpose's time error rises from 0.0 to 12 %; so 3. */
 #define FM_TWO_TERM_MIN 3
+/* The full basis (fit_basis): at most this many argument variables, and
+   this many distinct launches beyond its independent columns. */
+#define FM_BASIS_VARS 4
+#define FM_BASIS_CHECK 3
 
 static const char *const launch_names[FM_L_N] = {
     "launch.grid_x", "launch.grid_y", "launch.grid_z", "launch.block_x", "launch.block_y",
@@ -118,6 +132,8 @@ int fm__quantities(const fm_model *m, const fm_launch *l, double *q) {
       return rf__err("%s: template argument T%zu is not a finite number", m->kernel, t);
     q[FM_NQ_LAUNCH + m->nargs + t] = l->targs[t];
   }
+  for (size_t i = FM_NQ_LAUNCH + m->nargs + m->ntpl; i < m->nq; i++) /* differences */
+    q[i] = q[FM_NQ_LAUNCH + (m->q[i].a >> 8)] - q[FM_NQ_LAUNCH + (m->q[i].a & 0xff)];
   return 0;
 }
 
@@ -135,7 +151,8 @@ static double term_value(const fm_term *t, const double *q) {
 }
 
 int fm_eval(const fm_model *m, const fm_launch *l, double *out, unsigned *flags) {
-  double qq[FM_NQ_LAUNCH + FM_MAX_ARGS + FM_MAX_TPL]; /* nq <= this: fit and load keep to it */
+  double qq[FM_NQ_LAUNCH + FM_MAX_ARGS + FM_MAX_TPL + FM_MAX_DIFF]; /* nq <= this: fit and load
+                                                                     keep to it */
   if (fm__quantities(m, l, qq)) return -1;
   unsigned fl = 0;
   for (size_t i = 0; i < m->nq; i++) {
@@ -415,11 +432,226 @@ static int exact_at(const double *y, const double *a, double c1, const double *b
   return 1;
 }
 
+/* A column of a basis: a product of at most 2 model quantities (-1 none)
+   with their exponents. */
+typedef struct bcol {
+  int q[2];
+  int e[2];
+} bcol;
+
+/* Value of basis column C at point p. */
+static double bcol_at(const fitws *w, const bcol *C, size_t p) {
+  double x = 1;
+  for (int f = 0; f < 2; f++)
+    if (C->q[f] >= 0) x *= ipow(qv_at(w, p, C->q[f]), C->e[f]);
+  return x;
+}
+
+static double term_at(const fitws *w, const fm_term *t, size_t p) {
+  double x = t->coef;
+  for (uint32_t f = 0; f < t->nf; f++) x *= ipow(qv_at(w, p, (int)t->q[f]), (int)t->e[f]);
+  return x;
+}
+
+/* Does every argument-like quantity (argument, template variable,
+   difference) of form t take at least its degree + 2 distinct values over
+   the points: one more than its polynomial needs, so that the fit is
+   checked along each variable (srad's three sizes share n within each:
+   a quadratic in n through three values is an interpolation)? */
+static int enough_values(const fitws *w, const fm_out *t) {
+  for (uint32_t k = 0; k < t->nterms; k++)
+    for (uint32_t f = 0; f < t->t[k].nf; f++) {
+      int qi = (int)t->t[k].q[f];
+      if (qi < FM_NQ_LAUNCH) continue;
+      int deg = 0;
+      for (uint32_t k2 = 0; k2 < t->nterms; k2++)
+        for (uint32_t f2 = 0; f2 < t->t[k2].nf; f2++)
+          if ((int)t->t[k2].q[f2] == qi && (int)t->t[k2].e[f2] > deg) deg = (int)t->t[k2].e[f2];
+      size_t need = (size_t)deg + 2, nv = 0;
+      double seen[8];
+      for (size_t p = 0; p < w->nd && nv < need; p++) {
+        double v = qv_at(w, p, qi);
+        size_t j;
+        for (j = 0; j < nv; j++)
+          if (seen[j] == v) break;
+        if (j == nv) seen[nv++] = v;
+      }
+      if (nv < need) return 0;
+    }
+  return 1;
+}
+
+/*
+ * Least squares of y on the columns cols[c] with use[c] over the points:
+ * modified Gram-Schmidt on the columns scaled to a largest value of 1,
+ * twice for stability, dropping a column that the earlier ones already
+ * span (square grids, threads = n^2); coefficients by back substitution.
+ * The non-zero terms into *t (kind EXACT); 1 when it reproduces every
+ * point p to FM_EXACT_TOL * max(|y[p]|, 1) with at least FM_BASIS_CHECK
+ * points more than independent columns, else 0.  ws: nc*nd + nc*nc + 2*nc
+ * doubles.
+ */
+static int basis_solve(const fitws *w, const double *y, const bcol *cols, const uint8_t *use,
+                       size_t nc, double *ws, fm_out *t) {
+  size_t nd = w->nd, r = 0;
+  double *Q = ws, *R = Q + nc * nd, *sc = R + nc * nc, *keep = sc + nc;
+  for (size_t c = 0; c < nc; c++) {
+    if (!use[c]) continue;
+    double *v = Q + r * nd, mx = 0;
+    for (size_t p = 0; p < nd; p++) {
+      v[p] = bcol_at(w, &cols[c], p);
+      mx = fabs(v[p]) > mx ? fabs(v[p]) : mx;
+    }
+    if (!(mx > 0) || !isfinite(mx)) continue;
+    double n0 = 0;
+    for (size_t p = 0; p < nd; p++) v[p] /= mx, n0 += v[p] * v[p];
+    double *Rc = R + r * nc; /* column r of R: Rc[k] = R[k][r] */
+    memset(Rc, 0, nc * sizeof *Rc);
+    for (int pass = 0; pass < 2; pass++)
+      for (size_t k = 0; k < r; k++) {
+        const double *u = Q + k * nd;
+        double d = 0;
+        for (size_t p = 0; p < nd; p++) d += u[p] * v[p];
+        for (size_t p = 0; p < nd; p++) v[p] -= d * u[p];
+        Rc[k] += d;
+      }
+    double n1 = 0;
+    for (size_t p = 0; p < nd; p++) n1 += v[p] * v[p];
+    if (!(n1 > 1e-18 * n0)) continue; /* spanned by the earlier columns */
+    n1 = sqrt(n1);
+    for (size_t p = 0; p < nd; p++) v[p] /= n1;
+    Rc[r] = n1;
+    sc[r] = mx;
+    keep[r++] = (double)c;
+  }
+  if (r == 0 || r + FM_BASIS_CHECK > nd || r > FM_MAX_TERMS) return 0;
+  double b[FM_MAX_TERMS];
+  for (size_t k = 0; k < r; k++) {
+    double d = 0;
+    for (size_t p = 0; p < nd; p++) d += Q[k * nd + p] * y[p];
+    b[k] = d;
+  }
+  for (size_t k = r; k-- > 0;) {
+    for (size_t j = k + 1; j < r; j++) b[k] -= R[j * nc + k] * b[j];
+    b[k] /= R[k * nc + k];
+    if (!isfinite(b[k])) return 0;
+  }
+  memset(t, 0, sizeof *t);
+  t->kind = FM_O_EXACT;
+  for (size_t k = 0; k < r; k++) {
+    double coef = b[k] / sc[k];
+    if (coef == 0 || !isfinite(coef)) continue;
+    fm_term *T = &t->t[t->nterms++];
+    T->coef = coef;
+    const bcol *C = &cols[(size_t)keep[k]];
+    for (int f = 0; f < 2; f++)
+      if (C->q[f] >= 0) T->q[T->nf] = (uint32_t)C->q[f], T->e[T->nf++] = C->e[f];
+  }
+  if (t->nterms == 0) return 0;
+  /* the check, computed as fm_eval computes it */
+  for (size_t p = 0; p < nd; p++) {
+    double v = 0;
+    for (uint32_t k = 0; k < t->nterms; k++) v += term_at(w, &t->t[k], p);
+    if (!(fabs(v - y[p]) <= FM_EXACT_TOL * (fabs(y[p]) > 1 ? fabs(y[p]) : 1))) return 0;
+  }
+  return 1;
+}
+
+/* Fit y on cols[0..nc) (basis_solve); an exact fit keeps the terms that
+   matter: those whose largest contribution over the points is below 1e-9
+   of the largest count are rounding noise of the solve (1e-16 * n^2),
+   dropped and the rest refitted, so that no noise term grows when a launch
+   extrapolates.  1 (*o set) when exact and checked (enough_values). */
+static int basis_try(const fitws *w, const double *y, const bcol *cols, size_t nc, double *ws,
+                     fm_out *o) {
+  uint8_t use[FM_MAX_TERMS + 8];
+  if (nc > sizeof use) return 0;
+  memset(use, 1, nc);
+  fm_out t, t2;
+  if (!basis_solve(w, y, cols, use, nc, ws, &t)) return 0;
+  double ymax = 0;
+  for (size_t p = 0; p < w->nd; p++) ymax = fabs(y[p]) > ymax ? fabs(y[p]) : ymax;
+  memset(use, 0, nc);
+  int dropped = 0;
+  for (uint32_t k = 0; k < t.nterms; k++) {
+    double mx = 0;
+    for (size_t p = 0; p < w->nd; p++) mx = fmax(mx, fabs(term_at(w, &t.t[k], p)));
+    int heavy = mx > 1e-9 * ymax;
+    dropped |= !heavy;
+    for (size_t c = 0; c < nc && heavy; c++) { /* the term's column */
+      uint32_t nf = 0;
+      int same = 1;
+      for (int f = 0; f < 2; f++)
+        if (cols[c].q[f] >= 0) {
+          same &= nf < t.t[k].nf && (int)t.t[k].q[nf] == cols[c].q[f] &&
+                  (int)t.t[k].e[nf] == cols[c].e[f];
+          nf++;
+        }
+      if (same && nf == t.t[k].nf) use[c] = 1;
+    }
+  }
+  if (dropped && basis_solve(w, y, cols, use, nc, ws, &t2)) t = t2;
+  if (!enough_values(w, &t)) return 0;
+  memcpy(o->t, t.t, sizeof o->t);
+  o->nterms = t.nterms;
+  o->kind = FM_O_EXACT;
+  return 1;
+}
+
+/*
+ * Counts no one- or two-term polynomial reproduces, on fuller bases, each
+ * tried in turn (basis_try):
+ *  1. degree <= 2 in the argument quantities (arguments and template
+ *     variables, at most FM_BASIS_VARS of the active ones);
+ *  2. for each difference of two arguments d (FM_Q_DIFF): 1, d, d^2 and
+ *     the launch's threads, CTAs and warps -- the work of lu's step k on
+ *     the trailing (n-k-1)^2 matrix, of which (1) cannot be checked on
+ *     three sizes (three values of n) while d takes n values per size.
+ * Launch quantities stay out of (1): with them three sizes fit nw's tiles
+ * "exactly" by a form that is wrong at the fourth (measured: nw's time
+ * error 29 -> 61 %).  1 (o set) or 0.
+ */
+static int fit_basis(const fitws *w, const fm_model *M, const double *y, fm_out *o) {
+  size_t nd = w->nd;
+  if (nd < FM_BASIS_CHECK + 2) return 0;
+  int av[FM_BASIS_VARS], nav = 0, lv[3], nlv = 0;
+  for (size_t i = 0; i < w->na; i++) {
+    int qi = w->act[i];
+    if (qi >= FM_NQ_LAUNCH && nav < FM_BASIS_VARS) av[nav++] = qi;
+    else if (qi == FM_Q_THREADS || qi == FM_Q_CTAS || qi == FM_Q_WARPS) lv[nlv++] = qi;
+  }
+  if (nav == 0) return 0;
+  bcol cols[FM_MAX_TERMS + 8];
+  double *ws = rf__mallocn((FM_MAX_TERMS + 8) * (nd + FM_MAX_TERMS + 10), sizeof(double));
+  if (!ws) return 0;
+  int ok = 0;
+  size_t nc = 0;
+  cols[nc++] = (bcol){{-1, -1}, {0, 0}};
+  for (int a = 0; a < nav; a++) cols[nc++] = (bcol){{av[a], -1}, {1, 0}};
+  for (int a = 0; a < nav; a++)
+    for (int b = a; b < nav; b++)
+      cols[nc++] = a == b ? (bcol){{av[a], -1}, {2, 0}} : (bcol){{av[a], av[b]}, {1, 1}};
+  ok = basis_try(w, y, cols, nc, ws, o);
+  size_t d0 = FM_NQ_LAUNCH + M->nargs + M->ntpl;
+  for (size_t d = d0; d < M->nq && !ok; d++) {
+    if (col_const(w, (int)d)) continue;
+    nc = 0;
+    cols[nc++] = (bcol){{-1, -1}, {0, 0}};
+    cols[nc++] = (bcol){{(int)d, -1}, {1, 0}};
+    cols[nc++] = (bcol){{(int)d, -1}, {2, 0}};
+    for (int l = 0; l < nlv; l++) cols[nc++] = (bcol){{lv[l], -1}, {1, 0}};
+    ok = basis_try(w, y, cols, nc, ws, o);
+  }
+  rf__free(ws);
+  return ok;
+}
+
 /*
  * Fit output o to the point values y[0..nd) (consistent: every row of a
  * point had the same value, so an exact form is possible).
  */
-static void fit_one(const fitws *w, const double *y, int consistent, fm_out *o) {
+static void fit_one(const fitws *w, const fm_model *M, const double *y, int consistent,
+                    fm_out *o) {
   size_t nd = w->nd;
   double ymax = 0, ymin = INFINITY, ysum = 0;
   for (size_t p = 0; p < nd; p++) {
@@ -493,6 +725,10 @@ static void fit_one(const fitws *w, const double *y, int consistent, fm_out *o) 
         rf__free(all);
         return;
       }
+    }
+    if (fit_basis(w, M, y, o)) {
+      rf__free(all);
+      return;
     }
   }
   rf__free(all);
@@ -674,18 +910,26 @@ int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char 
     argcol[M->nargs + t] = col;
     M->ntpl++;
   }
-  M->nq = FM_NQ_LAUNCH + M->nargs + M->ntpl;
+  /* differences of the first FM_BASIS_VARS arguments, for fit_basis */
+  size_t nda = M->nargs < FM_BASIS_VARS ? M->nargs : FM_BASIS_VARS;
+  M->ndiff = nda * (nda - (nda > 0)) / 2;
+  M->nq = FM_NQ_LAUNCH + M->nargs + M->ntpl + M->ndiff;
   M->q = rf__calloc(M->nq, sizeof *M->q);
   if (!M->q) {
     rf__nomem();
     goto out;
   }
-  for (size_t i = 0; i < M->nq; i++) {
+  for (size_t i = 0; i < FM_NQ_LAUNCH + M->nargs + M->ntpl; i++) {
     M->q[i].kind = i < FM_NQ_LAUNCH ? (uint32_t)i
                    : i < FM_NQ_LAUNCH + M->nargs ? FM_Q_ARG : FM_Q_TARG;
     M->q[i].a = i < FM_NQ_LAUNCH ? 0
                 : (uint32_t)(i - FM_NQ_LAUNCH - (M->q[i].kind == FM_Q_TARG ? M->nargs : 0));
   }
+  for (size_t i = 0, k = FM_NQ_LAUNCH + M->nargs + M->ntpl; i < nda; i++)
+    for (size_t j = i + 1; j < nda; j++, k++) {
+      M->q[k].kind = FM_Q_DIFF;
+      M->q[k].a = (uint32_t)(j << 8 | i); /* arg j - arg i: the later parameter first */
+    }
   if (ws_build(&w, M, r, use, argcol)) goto out;
   if (w.nrows == 0) {
     rf__err("%s: no launches to fit", kernel);
@@ -754,7 +998,7 @@ int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char 
       }
       int consistent = 1;
       for (size_t p = 0; p < w.nd; p++) y[p] /= (double)cnt[p], consistent &= !incons[p];
-      fit_one(&w, y, consistent, o);
+      fit_one(&w, M, y, consistent, o);
     }
     if (!(o->name = rf__strdup(nm))) {
       rf__free(cnt);
@@ -958,6 +1202,9 @@ static const char *qty_name(const fm_model *m, uint32_t qi, char *buf, size_t ca
       "ctas", "block_threads", "threads", "warps", "log2_block"};
   if (qi < FM_NQ_LAUNCH) return names[qi];
   if (m->q[qi].kind == FM_Q_TARG) snprintf(buf, cap, "T%u", m->q[qi].a);
+  else if (m->q[qi].kind == FM_Q_DIFF)
+    snprintf(buf, cap, "(arg.%u-arg.%u)", m->arg_param[m->q[qi].a >> 8],
+             m->arg_param[m->q[qi].a & 0xff]);
   else snprintf(buf, cap, "arg.%u", m->arg_param[m->q[qi].a]);
   return buf;
 }

@@ -11,8 +11,10 @@
  * terms, each a coefficient times a product of at most FM_MAX_FACTORS
  * quantities raised to exponents:
  *
- *   EXACT   sum of coef * prod q^e, integer e in [1, 3]: fits every
- *           training launch to 1e-7 relative
+ *   EXACT   sum of coef * prod q^e, integer e in [0, 3]: fits every
+ *           training launch to 1e-7 relative (one or two monomials, or
+ *           up to FM_MAX_TERMS of a full low-degree basis in the
+ *           arguments)
  *   POWER   exp(coef + sum e * log q), real e: least squares in log space
  *   LINEAR  coef * prod q^e, one term, least squares (a count that is zero
  *           at some training launches, which log space cannot take)
@@ -33,10 +35,13 @@ enum {
   FM_Q_LOG2B,     /* log2(block threads) */
   FM_Q_ARG,       /* argument a of the model's list (fm_model.arg_param[a]) */
   FM_Q_TARG,      /* template variable a (T<a>; format version 2) */
+  FM_Q_DIFF,      /* argument (a >> 8) minus argument (a & 0xff) of the list
+                     (format version 2) */
   FM_Q_NKINDS
 };
 /* The launch quantities every model has, as indices 0..FM_NQ_LAUNCH-1
-   (index == kind); arguments follow, then template variables. */
+   (index == kind); arguments follow, then template variables, then
+   differences of two arguments. */
 #define FM_NQ_LAUNCH FM_Q_ARG
 
 /* Output kinds (file values; append only). */
@@ -54,13 +59,15 @@ enum {
 enum { FM_L_GX = 0, FM_L_GY, FM_L_GZ, FM_L_BX, FM_L_BY, FM_L_BZ, FM_L_CTAS, FM_L_THREADS,
        FM_L_SHARED, FM_L_N };
 
-#define FM_MAX_TERMS 2
+#define FM_MAX_TERMS 16
 #define FM_MAX_FACTORS 3
 /* Arguments a model reads at most (fm_eval keeps its quantities on the
    stack). */
 #define FM_MAX_ARGS 64
 /* Largest |exponent| a file may hold. */
 #define FM_MAX_EXP 8.0
+/* Differences of two arguments a model may have (pairs of the first 4). */
+#define FM_MAX_DIFF 6
 
 typedef struct fm_term {
   double coef;                /* finite */
@@ -91,7 +98,8 @@ struct fm_model {
   uint32_t *arg_param;        /* nargs parameter indices, ascending, < FM_MAX_PARAM */
   size_t ntpl;                /* template variables, <= FM_MAX_TPL (0: not a
                                  template; else kernel is its template key) */
-  size_t nq;                  /* FM_NQ_LAUNCH + nargs + ntpl */
+  size_t ndiff;               /* differences of two arguments, <= FM_MAX_DIFF */
+  size_t nq;                  /* FM_NQ_LAUNCH + nargs + ntpl + ndiff */
   fm_qty *q;                  /* q[i].kind == i for i < FM_NQ_LAUNCH */
   size_t nout;
   fm_out *out;

@@ -88,6 +88,7 @@ int fm_save(const fm_model *m, const char *path) {
   put_u32(&b, (uint32_t)m->nargs);
   for (size_t a = 0; a < m->nargs; a++) put_u32(&b, m->arg_param[a]);
   put_u32(&b, (uint32_t)m->ntpl);
+  put_u32(&b, (uint32_t)m->ndiff);
   put_u32(&b, (uint32_t)m->nq);
   for (size_t i = 0; i < m->nq; i++) {
     put_u32(&b, m->q[i].kind);
@@ -256,11 +257,15 @@ static int parse(rd *r, fm_model *m) {
   if (r->failed) return -1;
   if (nt > FM_MAX_TPL) return bad(r, "%u template variables (at most %d)", nt, FM_MAX_TPL);
   m->ntpl = nt;
+  uint32_t nd = r->version >= 2 ? get_u32(r, "difference count") : 0;
+  if (r->failed) return -1;
+  if (nd > FM_MAX_DIFF) return bad(r, "%u differences (at most %d)", nd, FM_MAX_DIFF);
+  m->ndiff = nd;
   uint32_t nq = get_u32(r, "quantity count");
   if (r->failed) return -1;
-  if (nq != FM_NQ_LAUNCH + na + nt)
-    return bad(r, "%u quantities for %u arguments and %u template variables (expected %u)", nq,
-               na, nt, FM_NQ_LAUNCH + na + nt);
+  if (nq != FM_NQ_LAUNCH + na + nt + nd)
+    return bad(r, "%u quantities for %u arguments, %u template variables and %u differences "
+               "(expected %u)", nq, na, nt, nd, FM_NQ_LAUNCH + na + nt + nd);
   m->q = rf__calloc(nq, sizeof *m->q);
   if (!m->q) return rf__nomem();
   m->nq = nq;
@@ -272,9 +277,15 @@ static int parse(rd *r, fm_model *m) {
     q->lo = get_f64(r, "quantity range");
     q->hi = get_f64(r, "quantity range");
     if (r->failed) return -1;
-    uint32_t want = i < FM_NQ_LAUNCH ? i : i < FM_NQ_LAUNCH + na ? FM_Q_ARG : FM_Q_TARG;
+    uint32_t want = i < FM_NQ_LAUNCH ? i : i < FM_NQ_LAUNCH + na ? FM_Q_ARG
+                    : i < FM_NQ_LAUNCH + na + nt ? FM_Q_TARG : FM_Q_DIFF;
     uint32_t wa = i < FM_NQ_LAUNCH ? 0 : i - FM_NQ_LAUNCH - (want == FM_Q_TARG ? na : 0);
-    if (q->kind != want || q->a != wa)
+    if (want == FM_Q_DIFF) { /* two distinct arguments of the list */
+      if (q->kind != want || (q->a >> 8) >= na || (q->a & 0xff) >= na ||
+          (q->a >> 8) == (q->a & 0xff) || q->a >> 16)
+        return bad(r, "quantity %u: kind %u (%u) is not a difference of two of the %u "
+                   "arguments", i, q->kind, q->a, na);
+    } else if (q->kind != want || q->a != wa)
       return bad(r, "quantity %u: kind %u (argument %u) where kind %u belongs", i, q->kind, q->a,
                  want);
     if (used > 1) return bad(r, "quantity %u: used flag %u", i, used);

@@ -665,7 +665,7 @@ static void test_template_cli(void) {
 }
 
 /* Copy of the version-2 file at path as version 1 (no template variable
-   count) into path1; 0 on success. */
+   and difference counts) into path1; 0 on success. */
 static int as_version1(const char *path, const char *path1) {
   size_t len = 0;
   unsigned char *b = (unsigned char *)tests_read_file(path, &len);
@@ -678,13 +678,14 @@ static int as_version1(const char *path, const char *path1) {
   }
   pos += 8 + 8 + 8 + 8 + 4 + 8; /* created, sizes, launches, held-out, its sizes, limit */
   memcpy(&n, b + pos, 4);
-  pos += 4 + 4 * (size_t)n;     /* the argument list; the count of version 2 follows */
-  uint32_t nt;
+  pos += 4 + 4 * (size_t)n;     /* the argument list; the counts of version 2 follow */
+  uint32_t nt, ndf;
   memcpy(&nt, b + pos, 4);
+  memcpy(&ndf, b + pos + 4, 4);
   int rc = -1;
-  if (nt == 0) {
-    memmove(b + pos, b + pos + 4, len - pos - 4);
-    len -= 4;
+  if (nt == 0 && ndf == 0) {
+    memmove(b + pos, b + pos + 8, len - pos - 8);
+    len -= 8;
     uint32_t v1 = 1;
     uint64_t L = len - 28;
     memcpy(b + 8, &v1, 4);
@@ -817,6 +818,94 @@ static void test_template_api(void) {
   kcast_featmodel_free(fm);
 }
 
+/* ------------------------------------------------- fuller polynomials -- */
+
+/* Rows of a pivot-step kernel k(int n, int k): per size n (label), one
+   launch per step k = 0 .. n-2, 1-D blocks of 32 over the n-k-1 trailing
+   elements; class.fp32 = 2 (n-k-1)^2, class.int_arith = 11 (n-k-1)^2 + 5
+   threads; and a count n^2 + 3n + 7 set by n alone (mem.global_bytes). */
+typedef struct pivot_rows {
+  fm_rows r;
+  size_t n;
+  uint32_t grid[3 * 512], block[3 * 512];
+  uint64_t shmem[512];
+  char label[512][8];
+  const char *size[512];
+  const char *names[6];
+  double x[512 * 6];
+} pivot_rows;
+
+static void pivot_rows_make(pivot_rows *h, const unsigned *ns, size_t nn) {
+  memset(h, 0, sizeof *h);
+  static const char *const nm[6] = {"arg.0", "arg.1", "class.fp32", "class.int_arith",
+                                    "mem.global_bytes", "launch.threads"};
+  for (int j = 0; j < 6; j++) h->names[j] = nm[j];
+  for (size_t s = 0; s < nn; s++)
+    for (unsigned k = 0; k + 1 < ns[s] && h->n < 512; k++) {
+      size_t i = h->n++;
+      double d = ns[s] - k - 1, n = ns[s];
+      unsigned ctas = (unsigned)((d + 31) / 32);
+      h->grid[3 * i] = ctas, h->grid[3 * i + 1] = h->grid[3 * i + 2] = 1;
+      h->block[3 * i] = 32, h->block[3 * i + 1] = h->block[3 * i + 2] = 1;
+      snprintf(h->label[i], sizeof h->label[i], "%u", ns[s]);
+      h->size[i] = h->label[i];
+      double *x = h->x + i * 6;
+      x[0] = n, x[1] = k, x[2] = 2 * d * d, x[3] = 11 * d * d + 5.0 * ctas * 32;
+      x[4] = n * n + 3 * n + 7, x[5] = ctas * 32.0;
+    }
+  h->r.n = h->n;
+  h->r.grid = h->grid;
+  h->r.block = h->block;
+  h->r.shmem = h->shmem;
+  h->r.size = h->size;
+  h->r.nf = 6;
+  h->r.names = h->names;
+  h->r.x = h->x;
+}
+
+static void test_difference_basis(void) {
+  static pivot_rows h;
+  static const unsigned three[] = {16, 32, 48}, four[] = {16, 24, 32, 48};
+  pivot_rows_make(&h, three, 3);
+  fm_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(fm_fit(&h.r, NULL, "_Z5pivotii", NULL, &m), 0);
+  long f = out_index(m, "class.fp32"), ia = out_index(m, "class.int_arith"),
+       gb = out_index(m, "mem.global_bytes");
+  CU_ASSERT_FATAL(f >= 0 && ia >= 0 && gb >= 0);
+  char form[512];
+  fm_out_form(m, (size_t)ia, form, sizeof form);
+  CU_ASSERT_PTR_NOT_NULL(strstr(form, "(arg.1-arg.0)^2"));  /* found over the difference */
+  /* a size nobody ran: n = 64, step 10 */
+  double args[2] = {64, 10}, out[32];
+  fm_launch l = {{2, 1, 1}, {32, 1, 1}, 0, args, 2, NULL, 0};
+  CU_ASSERT_FATAL(fm_nout(m) <= 32);
+  CU_ASSERT_EQUAL(fm_eval(m, &l, out, NULL), 0);
+  CU_ASSERT_DOUBLE_EQUAL(out[f], 2.0 * 53 * 53, 1e-6);         /* exact beyond the sizes */
+  CU_ASSERT_DOUBLE_EQUAL(out[ia], 11.0 * 53 * 53 + 5 * 64, 1e-6);
+  /* n^2 + 3n + 7 through three values of n is an interpolation: not exact */
+  fm_out_form(m, (size_t)gb, form, sizeof form);
+  CU_ASSERT_PTR_NULL(strstr(form, "exact: 7"));
+  CU_ASSERT(fabs(out[gb] - (64.0 * 64 + 3 * 64 + 7)) > 1e-6 * 4295);
+  fm_free(m);
+  /* four values of n check it: exact */
+  pivot_rows_make(&h, four, 4);
+  CU_ASSERT_EQUAL_FATAL(fm_fit(&h.r, NULL, "_Z5pivotii", NULL, &m), 0);
+  gb = out_index(m, "mem.global_bytes");
+  CU_ASSERT_EQUAL(fm_eval(m, &l, out, NULL), 0);
+  CU_ASSERT_DOUBLE_EQUAL(out[gb], 64.0 * 64 + 3 * 64 + 7, 1e-6);
+  /* and the difference survives the file */
+  char path[4300];
+  snprintf(path, sizeof path, "%s/pivot.kcf", dir);
+  CU_ASSERT_EQUAL(fm_save(m, path), 0);
+  fm_model *m2 = NULL;
+  CU_ASSERT_EQUAL_FATAL(fm_load(path, &m2), 0);
+  double out2[32];
+  CU_ASSERT_EQUAL(fm_eval(m2, &l, out2, NULL), 0);
+  CU_ASSERT(!memcmp(out, out2, fm_nout(m) * sizeof *out));   /* the same answers */
+  fm_free(m2);
+  fm_free(m);
+}
+
 TEST_SUITES(register_featmodel) {
   CU_pSuite s = CU_add_suite("featmodel", suite_init, NULL);
   if (!s) return;
@@ -832,4 +921,5 @@ TEST_SUITES(register_featmodel) {
   TEST_ADD(s, test_template_cli);
   TEST_ADD(s, test_template_file);
   TEST_ADD(s, test_template_api);
+  TEST_ADD(s, test_difference_basis);
 }
