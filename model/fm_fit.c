@@ -58,8 +58,12 @@
 #define FM_EXACT_TOL 1e-7
 /* Distinct launches an exact two-term candidate is screened on first. */
 #define FM_SCREEN 6
-/* Fitted quantities at most (the candidates grow with the cube). */
-#define FM_MAX_ACTIVE 10
+/* Fitted quantities at most (the candidates grow with the cube).  10 left
+   the block dimensions out of nn_layer's matmul, whose 7 arguments come
+   first: its K/TILE tiles per thread need ctas*block_x*K (16.9 % held-out
+   error with 10, 5.8 % with 14; no other suite kernel has that many, and
+   none of their figures moved). */
+#define FM_MAX_ACTIVE 14
 /* Distinct launches a two-term exact fit needs: 3 leaves it one point to
    check itself on, and with 3 training sizes some pass by chance (hotspot:
    1.0833*threads + 42.67*ctas, 17 % off at the held-out size).  Requiring
