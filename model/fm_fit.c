@@ -485,6 +485,27 @@ static int enough_values(const fitws *w, const fm_out *t) {
   return 1;
 }
 
+/* Rows of an nd x r matrix (row-major) compared for distinct_rows. */
+static int cmp_row(const void *a, const void *b, void *ctx) {
+  const double *m = ((const double *const *)ctx)[0];
+  size_t r = (size_t)((const double *const *)ctx)[1][0];
+  const double *x = m + *(const size_t *)a * r, *y = m + *(const size_t *)b * r;
+  for (size_t k = 0; k < r; k++)
+    if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
+  return 0;
+}
+
+/* Distinct rows of the nd x r matrix m (row-major); idx: nd scratch. */
+static size_t distinct_rows(const double *m, size_t nd, size_t r, size_t *idx) {
+  double rr = (double)r;
+  const double *ctx[2] = {m, &rr};
+  for (size_t p = 0; p < nd; p++) idx[p] = p;
+  qsort_r(idx, nd, sizeof *idx, cmp_row, ctx);
+  size_t n = nd ? 1 : 0;
+  for (size_t p = 1; p < nd; p++) n += cmp_row(&idx[p - 1], &idx[p], ctx) != 0;
+  return n;
+}
+
 /*
  * Least squares of y on the columns cols[c] with use[c] over the points:
  * modified Gram-Schmidt on the columns scaled to a largest value of 1,
@@ -492,11 +513,13 @@ static int enough_values(const fitws *w, const fm_out *t) {
  * span (square grids, threads = n^2); coefficients by back substitution.
  * The non-zero terms into *t (kind EXACT); 1 when it reproduces every
  * point p to FM_EXACT_TOL * max(|y[p]|, 1) with at least FM_BASIS_CHECK
- * points more than independent columns, else 0.  ws: nc*nd + nc*nc + 2*nc
- * doubles.
+ * points more than independent columns -- points distinct in those
+ * columns: srad's launches differ in a float argument, but threads, CTAs
+ * and warps take one value per size, three in a fold) -- or without that
+ * check when check is 0 -- else 0.  ws: nc*nd + nc*nc + 2*nc doubles.
  */
 static int basis_solve(const fitws *w, const double *y, const bcol *cols, const uint8_t *use,
-                       size_t nc, double *ws, fm_out *t) {
+                       size_t nc, double *ws, int check, fm_out *t) {
   size_t nd = w->nd, r = 0;
   double *Q = ws, *R = Q + nc * nd, *sc = R + nc * nc, *keep = sc + nc;
   for (size_t c = 0; c < nc; c++) {
@@ -528,7 +551,20 @@ static int basis_solve(const fitws *w, const double *y, const bcol *cols, const 
     sc[r] = mx;
     keep[r++] = (double)c;
   }
-  if (r == 0 || r + FM_BASIS_CHECK > nd || r > FM_MAX_TERMS) return 0;
+  if (r == 0 || r > FM_MAX_TERMS || (check && r + FM_BASIS_CHECK > nd)) return 0;
+  if (check) {
+    double *m = rf__mallocn(nd * r, sizeof(double));
+    size_t *idx = rf__mallocn(nd, sizeof(size_t));
+    size_t de = 0;
+    if (m && idx) {
+      for (size_t p = 0; p < nd; p++)
+        for (size_t k = 0; k < r; k++) m[p * r + k] = bcol_at(w, &cols[(size_t)keep[k]], p);
+      de = distinct_rows(m, nd, r, idx);
+    }
+    rf__free(m);
+    rf__free(idx);
+    if (r + FM_BASIS_CHECK > de) return 0;
+  }
   double b[FM_MAX_TERMS];
   for (size_t k = 0; k < r; k++) {
     double d = 0;
@@ -561,41 +597,71 @@ static int basis_solve(const fitws *w, const double *y, const bcol *cols, const 
   return 1;
 }
 
-/* Fit y on cols[0..nc) (basis_solve); an exact fit keeps the terms that
-   matter: those whose largest contribution over the points is below 1e-9
-   of the largest count are rounding noise of the solve (1e-16 * n^2),
-   dropped and the rest refitted, so that no noise term grows when a launch
-   extrapolates.  1 (*o set) when exact and checked (enough_values). */
+/* use[c] = 1 for the columns of t's terms, 0 for the others. */
+static void mark_use(const bcol *cols, size_t nc, const fm_out *t, uint8_t *use) {
+  memset(use, 0, nc);
+  for (uint32_t k = 0; k < t->nterms; k++)
+    for (size_t c = 0; c < nc; c++) {
+      uint32_t nf = 0;
+      int same = 1;
+      for (int f = 0; f < 2; f++)
+        if (cols[c].q[f] >= 0) {
+          same &= nf < t->t[k].nf && (int)t->t[k].q[nf] == cols[c].q[f] &&
+                  (int)t->t[k].e[nf] == cols[c].e[f];
+          nf++;
+        }
+      if (same && nf == t->t[k].nf) use[c] = 1;
+    }
+}
+
+/* Fit y on cols[0..nc) (basis_solve), then drop terms while the rest still
+   reproduces every point (the smallest contribution tried first): what the
+   least squares spreads over columns that do not matter (1e-11 * d^2) is
+   gone before the checks, so that a form exact only through its launch
+   quantities meets the distinct-rows check as that, and no noise term
+   grows when a launch extrapolates.  1 (*o set) when exact and checked
+   (basis_solve's check, enough_values). */
 static int basis_try(const fitws *w, const double *y, const bcol *cols, size_t nc, double *ws,
                      fm_out *o) {
   uint8_t use[FM_MAX_TERMS + 8];
   if (nc > sizeof use) return 0;
   memset(use, 1, nc);
   fm_out t, t2;
-  if (!basis_solve(w, y, cols, use, nc, ws, &t)) return 0;
-  double ymax = 0;
-  for (size_t p = 0; p < w->nd; p++) ymax = fabs(y[p]) > ymax ? fabs(y[p]) : ymax;
-  memset(use, 0, nc);
-  int dropped = 0;
-  for (uint32_t k = 0; k < t.nterms; k++) {
-    double mx = 0;
-    for (size_t p = 0; p < w->nd; p++) mx = fmax(mx, fabs(term_at(w, &t.t[k], p)));
-    int heavy = mx > 1e-9 * ymax;
-    dropped |= !heavy;
-    for (size_t c = 0; c < nc && heavy; c++) { /* the term's column */
-      uint32_t nf = 0;
-      int same = 1;
-      for (int f = 0; f < 2; f++)
-        if (cols[c].q[f] >= 0) {
-          same &= nf < t.t[k].nf && (int)t.t[k].q[nf] == cols[c].q[f] &&
-                  (int)t.t[k].e[nf] == cols[c].e[f];
-          nf++;
-        }
-      if (same && nf == t.t[k].nf) use[c] = 1;
+  if (!basis_solve(w, y, cols, use, nc, ws, 0, &t)) return 0;
+  mark_use(cols, nc, &t, use);
+  for (int improved = 1; improved;) {
+    improved = 0;
+    double contrib[FM_MAX_TERMS + 8];
+    for (size_t c = 0; c < nc; c++) {
+      contrib[c] = 0;
+      if (!use[c]) continue;
+      for (size_t p = 0; p < w->nd; p++) contrib[c] = fmax(contrib[c], fabs(bcol_at(w, &cols[c], p)));
+      for (uint32_t k = 0; k < t.nterms; k++) { /* times its coefficient */
+        uint8_t one[FM_MAX_TERMS + 8];
+        fm_out tk = t;
+        tk.nterms = 1;
+        tk.t[0] = t.t[k];
+        mark_use(cols, nc, &tk, one);
+        if (one[c]) contrib[c] *= fabs(t.t[k].coef);
+      }
+    }
+    for (size_t tries = 0; tries < nc && !improved; tries++) {
+      size_t best = nc;
+      for (size_t c = 0; c < nc; c++)
+        if (use[c] && contrib[c] >= 0 && (best == nc || contrib[c] < contrib[best])) best = c;
+      if (best == nc) break;
+      contrib[best] = -1; /* tried */
+      use[best] = 0;
+      if (basis_solve(w, y, cols, use, nc, ws, 0, &t2)) {
+        t = t2;
+        mark_use(cols, nc, &t, use);
+        improved = 1;
+      } else {
+        use[best] = 1;
+      }
     }
   }
-  if (dropped && basis_solve(w, y, cols, use, nc, ws, &t2)) t = t2;
-  if (!enough_values(w, &t)) return 0;
+  if (!basis_solve(w, y, cols, use, nc, ws, 1, &t) || !enough_values(w, &t)) return 0;
   memcpy(o->t, t.t, sizeof o->t);
   o->nterms = t.nterms;
   o->kind = FM_O_EXACT;

@@ -865,7 +865,7 @@ static void pivot_rows_make(pivot_rows *h, const unsigned *ns, size_t nn) {
 
 static void test_difference_basis(void) {
   static pivot_rows h;
-  static const unsigned three[] = {16, 32, 48}, four[] = {16, 24, 32, 48};
+  static const unsigned three[] = {16, 32, 48}, six[] = {12, 16, 20, 24, 32, 40};
   pivot_rows_make(&h, three, 3);
   fm_model *m = NULL;
   CU_ASSERT_EQUAL_FATAL(fm_fit(&h.r, NULL, "_Z5pivotii", NULL, &m), 0);
@@ -887,8 +887,8 @@ static void test_difference_basis(void) {
   CU_ASSERT_PTR_NULL(strstr(form, "exact: 7"));
   CU_ASSERT(fabs(out[gb] - (64.0 * 64 + 3 * 64 + 7)) > 1e-6 * 4295);
   fm_free(m);
-  /* four values of n check it: exact */
-  pivot_rows_make(&h, four, 4);
+  /* six values of n, three beyond the form's three terms, check it: exact */
+  pivot_rows_make(&h, six, 6);
   CU_ASSERT_EQUAL_FATAL(fm_fit(&h.r, NULL, "_Z5pivotii", NULL, &m), 0);
   gb = out_index(m, "mem.global_bytes");
   CU_ASSERT_EQUAL(fm_eval(m, &l, out, NULL), 0);
