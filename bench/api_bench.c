@@ -249,13 +249,19 @@ typedef struct kernel_case {
   size_t nargs;
   double argv[6];     /* the scalar arguments as numbers (feature model) */
   double emu_ms;      /* PTX to prediction, median (set by bench_ptx) */
+  const char *fm_kernel; /* --kernel of the feature model fit (NULL: kernel);
+                            a template's ("gemm_tiled_kernel<T>") */
+  double targs[1];    /* the instance's template arguments, ntargs of them */
+  size_t ntargs;
 } kernel_case;
 
 static char kcast_cli[4200]; /* the CLI that fits the feature models */
 
 /* The feature-model path of one launch: fit K's model from the suite
    dataset (the CLI, as a user would), then, single thread and warm,
-   FM_CALLS timed calls after FM_WARMUP of: kcast_featmodel_fill alone
+   FM_CALLS timed calls after FM_WARMUP of: kcast_featmodel_fill_instance
+   alone (the template's instance by its arguments; kcast_featmodel_fill's
+   path for a kernel that is not a template)
    (med[0]), fill + kcast_predict_analytic (med[1]) and, with m, fill +
    kcast_predict (med[2]); medians in us.  *pred_us the analytic time;
    -1 when no model can be fitted. */
@@ -267,7 +273,7 @@ static int bench_featmodel(const char *work, const char *log, const kernel_case 
   char kcf[8192];
   snprintf(kcf, sizeof kcf, "%s/%s.kcf", work, k->source);
   if (sh(log, "'%s' featmodel fit datasets/data/suite-features.db --kernel '%s' -o '%s'",
-         kcast_cli, k->kernel, kcf))
+         kcast_cli, k->fm_kernel ? k->fm_kernel : k->kernel, kcf))
     return -1;
   kcast_featmodel *fm = NULL;
   kcast_features *fs = NULL;
@@ -279,7 +285,8 @@ static int bench_featmodel(const char *work, const char *log, const kernel_case 
   for (int mode = 0; mode < (m ? 3 : 2); mode++) {
     for (int i = 0; i < FM_WARMUP + FM_CALLS; i++) {
       double t0 = now_s();
-      if (kcast_featmodel_fill(fm, k->grid, k->block, 0, k->argv, k->nargs, fs, flags) ||
+      if (kcast_featmodel_fill_instance(fm, NULL, k->targs, k->ntargs, k->grid, k->block, 0,
+                                        k->argv, k->nargs, fs, flags) ||
           (mode == 1 && kcast_predict_analytic(gpu, fs, &pt, NULL)) ||
           (mode == 2 && kcast_predict(m, fs, COVERAGE, &pf)))
         goto out;
@@ -328,7 +335,7 @@ static void bench_ptx(const char *work, const kcast_model *m, const char *log) {
   kernel_case cases[3];
   memset(cases, 0, sizeof cases);
   cases[0] = (kernel_case){"triad n=8M", "triad", "triad", {TRIAD_N / 256, 1, 1}, {256, 1, 1},
-                           {{0}}, 5, {0}, 0};
+                           {{0}}, 5, {0}, 0, NULL, {0}, 0};
   cases[0].args[0] = buffer((uint64_t)TRIAD_N * 4, KCAST_FILL_ZERO);
   cases[0].args[1] = buffer((uint64_t)TRIAD_N * 4, KCAST_FILL_RANDF);
   cases[0].args[2] = buffer((uint64_t)TRIAD_N * 4, KCAST_FILL_RANDF);
@@ -336,7 +343,8 @@ static void bench_ptx(const char *work, const kcast_model *m, const char *log) {
   cases[0].args[4] = scalar(TRIAD_N);
   cases[1] = (kernel_case){"gemm_tiled n=1024 t16", "gemm_tiled",
                            "_Z17gemm_tiled_kernelILi16EEviffPKfS1_Pf",
-                           {GEMM_N / 16, GEMM_N / 16, 1}, {16, 16, 1}, {{0}}, 6, {0}, 0};
+                           {GEMM_N / 16, GEMM_N / 16, 1}, {16, 16, 1}, {{0}}, 6, {0}, 0,
+                           "gemm_tiled_kernel<T>", {16}, 1};
   cases[1].args[0] = scalar(GEMM_N);
   cases[1].args[1] = scalar(fbits(1.5f));
   cases[1].args[2] = scalar(fbits(0.5f));
@@ -345,7 +353,8 @@ static void bench_ptx(const char *work, const kcast_model *m, const char *log) {
   cases[1].args[5] = buffer((uint64_t)GEMM_N * GEMM_N * 4, KCAST_FILL_RANDF);
   enum { ST_N = 2048 };
   cases[2] = (kernel_case){"stencil2d n=2048 b16", "stencil2d", "_Z16stencil2d_kerneliPKfPf",
-                           {ST_N / 16, ST_N / 16, 1}, {16, 16, 1}, {{0}}, 3, {0}, 0};
+                           {ST_N / 16, ST_N / 16, 1}, {16, 16, 1}, {{0}}, 3, {0}, 0, NULL, {0},
+                           0};
   cases[2].args[0] = scalar(ST_N);
   cases[2].args[1] = buffer((uint64_t)ST_N * ST_N * 4, KCAST_FILL_RANDF);
   cases[2].args[2] = buffer((uint64_t)ST_N * ST_N * 4, KCAST_FILL_ZERO);
