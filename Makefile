@@ -266,6 +266,8 @@ fuzz: $(FUZZ_BINS) $(BUILD)/kcast $(SUITE_FAST:%=$(BUILD)/suite/%)
 	  -o $(BUILD)/fuzz/corpus-model/seed.kcf 2> /dev/null
 	$(BUILD)/kcast featmodel fit datasets/data/suite-features.db \
 	  --kernel 'gemm_tiled_kernel<T>' -o $(BUILD)/fuzz/corpus-model/template.kcf 2> /dev/null
+	$(BUILD)/kcast featmodel fit datasets/data/suite-features.db --kernel lu_update_kernel \
+	  -o $(BUILD)/fuzz/corpus-model/difference.kcf 2> /dev/null
 	for p in $(SUITE_FAST); do objcopy -O binary --only-section=.nv_fatbin \
 	  $(BUILD)/suite/$$p $(BUILD)/fuzz/corpus-fatbin/$$p.fatbin || exit 1; done
 	for f in $(FUZZERS); do \
