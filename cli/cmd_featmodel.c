@@ -19,7 +19,6 @@
  */
 #include "cli/cli.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
