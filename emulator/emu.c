@@ -1689,6 +1689,7 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
       const galloc *g = &d->a[gi];
       out->g = gi;
       if (n > g->size - (a - g->base)) return E_OOB;
+      emu_lazy_fill(g, a - g->base, n);
       out->p = g->host + (a - g->base);
       out->rs = sp == PTX_SP_CONST ? R_CONST : R_GLOBAL;
       return E_OK;
@@ -1896,6 +1897,8 @@ static unsigned count_distinct(uint64_t *v, unsigned n) {
   return d;
 }
 
+static emu_device *d_of(const worker *W) { return W->L->em->d; }
+
 /*
  * All lanes of m in one region (resolve() of the lowest and the highest
  * address agree: the same space, the same allocation, both in bounds,
@@ -1923,10 +1926,37 @@ static int warp_region(worker *W, const warp *w, const eop *e, const uint64_t *a
       p[l] = lane_local(W, w, l) + off + (addr[l] - lo);
     }
   } else {
+    const galloc *g = NULL;
+    if (ac->g >= 0 && (ac->rs == R_GLOBAL || ac->rs == R_CONST) && W->L->em->d->a[ac->g].lazy)
+      g = &W->L->em->d->a[ac->g]; /* resolve() filled the ends: the lanes between */
     for (uint32_t mm = m; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
       p[l] = ac->p + (addr[l] - lo);
+      if (g) emu_lazy_fill(g, addr[l] - g->base, n);
     }
+  }
+  return 1;
+}
+
+/*
+ * The block [lo, hi + n) of a unit-stride warp (mem_op) in one region:
+ * global, shared or constant memory (not a lane's local stack), both ends
+ * in bounds in the same allocation, lo aligned.  1 with ac filled in, 0
+ * when the lanes must go through warp_region (which reports errors).
+ */
+static int warp_block(worker *W, const warp *w, const eop *e, uint64_t lo, uint64_t hi,
+                      unsigned n, int write, lacc *ac) {
+  if (n > 1 && (lo & (n - 1))) return 0;
+  lacc h;
+  ac->g = h.g = -1;
+  if (resolve(W, w, 0, e->space, lo, n, write, ac) != E_OK || ac->perlane) return 0;
+  if (resolve(W, w, 0, e->space, hi, n, write, &h) != E_OK || h.rs != ac->rs ||
+      h.perlane || h.g != ac->g || h.p - ac->p != (ptrdiff_t)(hi - lo))
+    return 0;
+  if (ac->g >= 0 && (ac->rs == R_GLOBAL || ac->rs == R_CONST)) {
+    /* resolve() filled the ends of a lazily filled allocation; the middle */
+    const galloc *g = &d_of(W)->a[ac->g];
+    emu_lazy_fill(g, lo - g->base, hi + n - lo);
   }
   return 1;
 }
@@ -1973,7 +2003,22 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   const uint64_t *base = r + (size_t)e->abase * EMU_LANES;
   uint64_t lo = UINT64_MAX, hi = 0, orv = 0, prev = 0;
   int mono = 1;
-  for (uint32_t mm = m; mm; mm &= mm - 1) {
+  /* unit: a full warp of single-element loads or stores at consecutive
+     addresses (lane l at addr[0] + l * n), the coalesced case; its lanes
+     are checked, copied and counted as one block below */
+  int unit = 0;
+  if (m == UINT32_MAX && e->vec == 1 && e->k != K_ATOM) {
+    uint64_t a0 = base[0] + (uint64_t)e->aoff, bad = 0;
+    if (e->a32) a0 = (uint32_t)a0;
+    for (uint32_t l = 0; l < EMU_LANES; l++) {
+      uint64_t a = base[l] + (uint64_t)e->aoff;
+      if (e->a32) a = (uint32_t)a;
+      addr[l] = a;
+      bad |= a ^ (a0 + (uint64_t)l * n);
+    }
+    if (!bad) unit = 1, lo = orv = a0, hi = addr[EMU_LANES - 1];
+  }
+  for (uint32_t mm = unit ? 0 : m; mm; mm &= mm - 1) {
     uint32_t l = (uint32_t)__builtin_ctz(mm);
     uint64_t a = base[l] + (uint64_t)e->aoff;
     if (e->a32) a = (uint32_t)a;
@@ -1987,7 +2032,16 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   lacc ac;
   long g1 = -1; /* the one allocation of the global lanes, or -1: see gidx */
   uint32_t drop = 0; /* lanes whose access is tolerated and not performed */
-  if (warp_region(W, w, e, addr, m, lo, hi, orv, n, write, p, &ac)) {
+  if (unit && warp_block(W, w, e, lo, hi, n, write, &ac)) {
+    /* p[] stays unset: the block path reads and writes ac.p directly,
+       except in shared memory, whose bank count wants the lanes */
+    if (ac.rs == R_GLOBAL) gl = m, g1 = ac.g;
+    else if (ac.rs == R_SHARED) {
+      for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = ac.p + (size_t)l * n;
+      sl = m;
+      unit = 0;
+    }
+  } else if ((unit = 0), warp_region(W, w, e, addr, m, lo, hi, orv, n, write, p, &ac)) {
     if (ac.rs == R_GLOBAL) gl = m, g1 = ac.g;
     else if (ac.rs == R_SHARED) sl = m;
     else if (ac.rs == R_LOCAL) ll = m;
@@ -2022,7 +2076,15 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     }
     m &= ~drop;
   }
-  if (e->k == K_LD) {
+  if (unit) {
+    uint64_t *dst = r + (size_t)(e->k == K_LD ? e->o.d[0] : e->o.s[0]) * EMU_LANES;
+    if (e->k == K_LD) {
+      for (uint32_t l = 0; l < EMU_LANES; l++)
+        dst[l] = extend(load_n(ac.p + (size_t)l * n, n), n, e->sext, e->dw[0]);
+    } else {
+      for (uint32_t l = 0; l < EMU_LANES; l++) store_n(ac.p + (size_t)l * n, dst[l], n);
+    }
+  } else if (e->k == K_LD) {
     for (uint32_t mm = m; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
       for (unsigned k = 0; k < e->vec; k++) {
@@ -2053,6 +2115,17 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     W->st[S_GBYTES] += bytes;
     W->st[e->k == K_LD ? S_GLOAD : e->k == K_ST ? S_GSTORE : S_GATOM] += bytes;
     W->st[S_GACC]++;
+    if (unit) {
+      /* [lo, hi + n) contiguous, every element aligned and at most 8 bytes:
+         no element spans two sectors and every sector between is hit */
+      W->st[S_GSECT] += (hi >> 5) - (lo >> 5) + 1;
+      if (emu_touch(d_of(W), g1, lo - d_of(W)->a[g1].base, hi + n - lo, &W->tc)) {
+        W->oom = 1;
+        fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
+        return -1;
+      }
+      return 0;
+    }
     /* distinct 32-byte sectors; ascending addresses need no sort */
     uint64_t sec[2 * EMU_LANES];
     unsigned ns = 0;

@@ -53,6 +53,24 @@ void emu_device_free(emu_device *d);
 
 /* Allocate bytes (zero-filled, 256-byte aligned); *addr is the device address. */
 int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err, size_t cap);
+/*
+ * The contents of a lazily filled allocation (emu_malloc_lazy): write bytes
+ * [off, off + n) to dst.  off is a multiple of EMU_FILL_PAGE and n is
+ * EMU_FILL_PAGE except for the allocation's last page.  The bytes must
+ * depend on (ctx, off, n) alone: pages are filled in any order, from any
+ * thread of a launch, each exactly once.
+ */
+#define EMU_FILL_PAGE 4096u
+typedef void (*emu_fill_fn)(const void *ctx, uint64_t off, uint8_t *dst, size_t n);
+/*
+ * Allocate bytes like emu_malloc, with contents given by fill: a page is
+ * filled the first time anything reads or writes it (an emulated access,
+ * emu_host_ptr, a copy), so a launch that samples a few CTAs of a large
+ * buffer pays for the pages it reaches.  The ctx_size bytes at ctx are
+ * copied (the caller's copy may go).
+ */
+int emu_malloc_lazy(emu_device *d, size_t bytes, emu_fill_fn fill, const void *ctx,
+                    size_t ctx_size, uint64_t *addr, char *err, size_t cap);
 /* Free an allocation by its base address (0 is a no-op); an external
    mapping (emu_map_external) is unregistered, its memory left alone.  The
    range is remembered: a later access to it, or a copy, is reported as a
@@ -69,7 +87,8 @@ int emu_memset(emu_device *d, uint64_t dst, int value, size_t n, char *err,
                size_t cap);
 /*
  * Host pointer for [addr, addr+n) when the range lies in one allocation, else
- * NULL.  Valid until that allocation is freed.
+ * NULL.  Valid until that allocation is freed.  The range of a lazily
+ * filled allocation is filled first.
  */
 void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n);
 

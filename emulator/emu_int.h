@@ -119,12 +119,29 @@ typedef struct galloc {
   uint64_t size;   /* bytes (>= 1) */
   uint8_t *host;   /* size bytes; owned unless external */
   int external;    /* registered by emu_map_external: host not freed here */
+  struct emu_lazy *lazy; /* emu_malloc_lazy: the fill and its pages' state;
+                            NULL: host holds every byte already */
   uint64_t **touch; /* footprint during a launch: NULL until the launch's
                        first access, then (size >> EMU_TCHUNK_SHIFT) + 1
                        chunk pointers, each NULL until its first access and
                        then EMU_TCHUNK_WORDS words, bit i of the chunk for
                        its byte i (emu_touch) */
 } galloc;
+
+/* A lazily filled allocation's fill (emu_malloc_lazy). */
+struct emu_lazy {
+  emu_fill_fn fill;
+  void *ctx;        /* the caller's bytes, copied; owned */
+  uint8_t *state;   /* per EMU_FILL_PAGE page: 0 unfilled, 1 being filled,
+                       2 filled (atomic) */
+};
+
+void emu_lazy_fill_range(const galloc *g, uint64_t off, uint64_t len);
+/* Make bytes [off, off+len) of g hold their contents before an access
+   (len >= 1, inside g); nothing to do unless g is lazily filled. */
+static inline void emu_lazy_fill(const galloc *g, uint64_t off, uint64_t len) {
+  if (g->lazy) emu_lazy_fill_range(g, off, len);
+}
 
 /* Footprint chunks: 64 KiB of data per 8 KiB bitmap, allocated on first
    access, so a launch pays for the data it touches, not for every

@@ -12,6 +12,7 @@
 #include "emulator/emu.h"
 #include "emulator/emu_int.h"
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,22 +60,52 @@ long emu_galloc_below(const emu_device *d, uint64_t addr) {
   return (long)lo - 1;
 }
 
-int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err,
-               size_t cap) {
-  if (!d || !addr) return emu_errf(err, cap, "emu_malloc: null argument");
+static void free_lazy(struct emu_lazy *z) {
+  if (!z) return;
+  free(z->ctx);
+  free(z->state);
+  free(z);
+}
+
+/* emu_malloc with the allocation's lazy fill z (NULL: none); z is the
+   allocation's on success, freed on failure. */
+static int alloc_global(emu_device *d, size_t bytes, struct emu_lazy *z, uint64_t *addr,
+                        char *err, size_t cap) {
+  if (!d || !addr) {
+    free_lazy(z);
+    return emu_errf(err, cap, "emu_malloc: null argument");
+  }
+  int rc = -1;
+  uint8_t *h = NULL;
   uint64_t size = bytes ? bytes : 1;
-  if (size > (1ull << 40)) return emu_errf(err, cap, "emu_malloc: %zu bytes is too large", bytes);
+  if (size > (1ull << 40)) {
+    emu_errf(err, cap, "emu_malloc: %zu bytes is too large", bytes);
+    goto fail;
+  }
   if (d->n == d->cap) {
     size_t nc = d->cap ? d->cap * 2 : 16;
     galloc *na = realloc(d->a, nc * sizeof *na);
-    if (!na) return emu_errf(err, cap, "emu_malloc: out of memory");
+    if (!na) {
+      emu_errf(err, cap, "emu_malloc: out of memory");
+      goto fail;
+    }
     d->a = na;
     d->cap = nc;
   }
-  if (d->next + size > EMU_SHARED_WIN)
-    return emu_errf(err, cap, "emu_malloc: the emulated global space is exhausted");
-  uint8_t *h = calloc(1, size);
-  if (!h) return emu_errf(err, cap, "emu_malloc: cannot allocate %zu bytes", bytes);
+  if (d->next + size > EMU_SHARED_WIN) {
+    emu_errf(err, cap, "emu_malloc: the emulated global space is exhausted");
+    goto fail;
+  }
+  if (z && !(z->state = calloc((size + EMU_FILL_PAGE - 1) / EMU_FILL_PAGE, 1))) {
+    emu_errf(err, cap, "emu_malloc: cannot allocate %zu bytes", bytes);
+    goto fail;
+  }
+  /* calloc: the C library takes large blocks from fresh (zero) pages */
+  h = calloc(1, size);
+  if (!h) {
+    emu_errf(err, cap, "emu_malloc: cannot allocate %zu bytes", bytes);
+    goto fail;
+  }
   /* bases only grow and stay below EMU_SHARED_WIN < EMU_EXT_BASE, so global allocations sort
      before every external mapping: insert after the last global one */
   size_t at = (size_t)(emu_galloc_below(d, d->next) + 1);
@@ -85,10 +116,49 @@ int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err,
   g->base = d->next;
   g->size = size;
   g->host = h;
+  g->lazy = z;
   g->touch = NULL;
   d->next = emu_align_up(g->base + size + EMU_GLOBAL_GAP, 256);
   *addr = g->base;
-  return 0;
+  rc = 0;
+  z = NULL;
+fail:
+  free_lazy(z);
+  return rc;
+}
+
+int emu_malloc(emu_device *d, size_t bytes, uint64_t *addr, char *err, size_t cap) {
+  return alloc_global(d, bytes, NULL, addr, err, cap);
+}
+
+int emu_malloc_lazy(emu_device *d, size_t bytes, emu_fill_fn fill, const void *ctx,
+                    size_t ctx_size, uint64_t *addr, char *err, size_t cap) {
+  if (!fill || (ctx_size && !ctx)) return emu_errf(err, cap, "emu_malloc_lazy: null argument");
+  struct emu_lazy *z = calloc(1, sizeof *z);
+  if (!z || !(z->ctx = malloc(ctx_size ? ctx_size : 1))) {
+    free(z);
+    return emu_errf(err, cap, "emu_malloc_lazy: out of memory");
+  }
+  if (ctx_size) memcpy(z->ctx, ctx, ctx_size);
+  z->fill = fill;
+  return alloc_global(d, bytes, z, addr, err, cap);
+}
+
+void emu_lazy_fill_range(const galloc *g, uint64_t off, uint64_t len) {
+  struct emu_lazy *z = g->lazy;
+  for (uint64_t pg = off / EMU_FILL_PAGE; pg <= (off + len - 1) / EMU_FILL_PAGE; pg++) {
+    uint8_t s = __atomic_load_n(&z->state[pg], __ATOMIC_ACQUIRE);
+    if (s == 2) continue;
+    s = 0;
+    if (__atomic_compare_exchange_n(&z->state[pg], &s, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      uint64_t at = pg * EMU_FILL_PAGE, n = g->size - at < EMU_FILL_PAGE ? g->size - at : EMU_FILL_PAGE;
+      z->fill(z->ctx, at, g->host + at, (size_t)n);
+      __atomic_store_n(&z->state[pg], 2, __ATOMIC_RELEASE);
+      continue;
+    }
+    /* another thread of the launch is filling it: a page's fill is short */
+    while (__atomic_load_n(&z->state[pg], __ATOMIC_ACQUIRE) != 2) sched_yield();
+  }
 }
 
 long emu_freed_near(const emu_device *d, uint64_t addr, uint64_t slack, uint64_t *dist) {
@@ -149,6 +219,7 @@ int emu_free(emu_device *d, uint64_t addr, char *err, size_t cap) {
   if (add_freed(d, d->a[i].base, d->a[i].size) < 0)
     return emu_errf(err, cap, "emu_free: out of memory");
   if (!d->a[i].external) free(d->a[i].host);
+  free_lazy(d->a[i].lazy);
   free_touch(&d->a[i]);
   memmove(&d->a[i], &d->a[i + 1], (d->n - (size_t)i - 1) * sizeof *d->a);
   d->n--;
@@ -183,7 +254,8 @@ int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *e
   size_t at = (size_t)(b + 1);
   memmove(&d->a[at + 1], &d->a[at], (d->n - at) * sizeof *d->a);
   d->n++;
-  d->a[at] = (galloc){.base = addr, .size = n, .host = host, .external = 1, .touch = NULL};
+  d->a[at] = (galloc){.base = addr, .size = n, .host = host, .external = 1, .lazy = NULL,
+                     .touch = NULL};
   return 0;
 }
 
@@ -199,6 +271,7 @@ void *emu_host_ptr(emu_device *d, uint64_t addr, size_t n) {
   if (i < 0) return NULL;
   const galloc *g = &d->a[i];
   if (n > g->size - (addr - g->base)) return NULL;
+  emu_lazy_fill(g, addr - g->base, n ? n : 1);
   return g->host + (addr - g->base);
 }
 
@@ -394,6 +467,7 @@ void emu_device_free(emu_device *d) {
   while (d->nmods) emu_module_free(d->mods[d->nmods - 1]);
   for (size_t i = 0; i < d->n; i++) {
     if (!d->a[i].external) free(d->a[i].host);
+    free_lazy(d->a[i].lazy);
     free_touch(&d->a[i]);
   }
   for (size_t i = 0; i < d->nspare; i++) free(d->spare[i]);

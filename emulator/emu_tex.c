@@ -96,6 +96,7 @@ int emu_texview_open(emu_device *d, uint64_t handle, emu_texview *v, char *why, 
   v->handle = handle;
   v->t = t;
   v->gi = gi;
+  emu_lazy_fill(&d->a[gi], t->addr - d->a[gi].base, span ? span : 1);
   v->host = d->a[gi].host + (t->addr - d->a[gi].base);
   v->off = t->addr - d->a[gi].base;
   v->elem = elem;

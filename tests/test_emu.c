@@ -5,7 +5,8 @@
  * thread, line and address), budgets, calls with parameter passing, device
  * printf, warp collectives, memory statistics, thread-count independence,
  * sampling, registers read before being written (0), load-time rejection
- * of unsupported instructions and external (caller-owned) memory.
+ * of unsupported instructions, external (caller-owned) memory and lazily
+ * filled allocations.
  *
  * Each kernel is a PTX string parsed with ptx_parse(); the expected numbers
  * are derived in comments next to each check.
@@ -1585,6 +1586,133 @@ static void test_unwritten_registers(void) {
   env_free(&E);
 }
 
+/* ------------------------------------------------------ lazy fills -- */
+
+/* Thread i reads in[i * stride] into out[i] and writes that value + 1 to
+   in[i * stride + off]. */
+static const char *lazy_ptx = HDR
+    ".visible .entry k(.param .u64 in, .param .u64 out, .param .u32 stride, .param .u32 off)\n"
+    "{\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n"
+    "  ld.param.u32 %r1, [stride];\n  ld.param.u32 %r2, [off];\n"
+    "  mov.u32 %r3, %ctaid.x;\n  mov.u32 %r4, %ntid.x;\n  mov.u32 %r5, %tid.x;\n"
+    "  mad.lo.s32 %r3, %r3, %r4, %r5;\n"
+    "  mul.lo.s32 %r4, %r3, %r1;\n"
+    "  mul.wide.u32 %rd3, %r4, 4;\n  add.s64 %rd4, %rd1, %rd3;\n"
+    "  ld.global.u32 %r6, [%rd4];\n"
+    "  mul.wide.u32 %rd5, %r3, 4;\n  add.s64 %rd5, %rd2, %rd5;\n"
+    "  st.global.u32 [%rd5], %r6;\n"
+    "  add.s32 %r7, %r6, 1;\n"
+    "  add.s32 %r4, %r4, %r2;\n  mul.wide.u32 %rd3, %r4, 4;\n  add.s64 %rd4, %rd1, %rd3;\n"
+    "  st.global.u32 [%rd4], %r7;\n"
+    "  ret;\n"
+    "}\n";
+
+static uint32_t lazy_word(uint32_t salt, uint64_t k) {
+  return (uint32_t)(k * 2654435761u) ^ salt;
+}
+
+static void lazy_fill(const void *ctx, uint64_t off, uint8_t *dst, size_t n) {
+  uint32_t salt;
+  memcpy(&salt, ctx, 4);
+  for (size_t i = 0; i < n; i += 4) {
+    uint32_t w = lazy_word(salt, (off + i) / 4);
+    memcpy(dst + i, &w, n - i < 4 ? n - i : 4);
+  }
+}
+
+/* One launch of lazy_ptx over `words` words of input, lazily filled or
+   (eager) filled before the launch from the same function; the input
+   buffer after the launch into in_after, the output into out_h. */
+static int lazy_run(int lazy, unsigned grid, unsigned block, uint32_t stride, uint32_t off,
+                    size_t words, uint32_t *in_after, uint32_t *out_h, feat_vec *fv) {
+  env E;
+  if (env_load(&E, lazy_ptx)) return -1;
+  uint32_t salt = 0x5bd1e995u;
+  uint64_t in = 0, out = 0;
+  int rc = -1;
+  if (lazy ? emu_malloc_lazy(E.d, words * 4 + 2, lazy_fill, &salt, sizeof salt, &in, E.err,
+                             sizeof E.err)
+           : emu_malloc(E.d, words * 4 + 2, &in, E.err, sizeof E.err))
+    goto out;
+  if (emu_malloc(E.d, (size_t)grid * block * 4, &out, E.err, sizeof E.err)) goto out;
+  if (!lazy) {
+    uint8_t *h = emu_host_ptr(E.d, in, words * 4 + 2);
+    if (!h) goto out;
+    lazy_fill(&salt, 0, h, words * 4 + 2);
+  }
+  unsigned char params[24];
+  memcpy(params, &in, 8);
+  memcpy(params + 8, &out, 8);
+  memcpy(params + 16, &stride, 4);
+  memcpy(params + 20, &off, 4);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.grid[0] = grid;
+  cfg.block[0] = block;
+  cfg.params = params;
+  cfg.params_size = sizeof params;
+  cfg.threads = 2;
+  if (emu_launch(E.em, "k", &cfg, fv, NULL, E.err, sizeof E.err)) goto out;
+  if (emu_memcpy_dtoh(E.d, out_h, out, (size_t)grid * block * 4, E.err, sizeof E.err) ||
+      emu_memcpy_dtoh(E.d, in_after, in, words * 4, E.err, sizeof E.err))
+    goto out;
+  rc = 0;
+out:
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  env_free(&E);
+  return rc;
+}
+
+static void test_lazy_fill(void) {
+  /* (a) one page per thread (stride 1024 words), 128 threads in 2 CTAs, 2
+     OpenMP threads; (b) coalesced: 256 consecutive words read, the next
+     256 written.  The buffer is 2 bytes longer than its words: a short
+     last page. */
+  struct { unsigned grid, block; uint32_t stride, off; size_t words; } cs[2] = {
+      {2, 64, 1024, 1, 128 * 1024 + 16}, {2, 128, 1, 256, 4096}};
+  for (int c = 0; c < 2; c++) {
+    size_t nw = cs[c].words, nt = (size_t)cs[c].grid * cs[c].block;
+    uint32_t *inl = calloc(nw, 4), *ine = calloc(nw, 4), *outl = calloc(nt, 4),
+             *oute = calloc(nt, 4);
+    feat_vec fl, fe;
+    feat_init(&fl);
+    feat_init(&fe);
+    CU_ASSERT_FATAL(inl && ine && outl && oute);
+    CU_ASSERT_EQUAL_FATAL(lazy_run(1, cs[c].grid, cs[c].block, cs[c].stride, cs[c].off, nw, inl,
+                                   outl, &fl), 0);
+    CU_ASSERT_EQUAL_FATAL(lazy_run(0, cs[c].grid, cs[c].block, cs[c].stride, cs[c].off, nw, ine,
+                                   oute, &fe), 0);
+    int ok = 1;
+    for (size_t i = 0; i < nt; i++) ok &= outl[i] == lazy_word(0x5bd1e995u, i * cs[c].stride);
+    CHECK(ok, "every thread read the fill's word from its lazily filled page");
+    ok = 1;
+    for (size_t k = 0; k < nw; k++) {
+      uint32_t want = lazy_word(0x5bd1e995u, k);
+      if (k >= cs[c].off && (k - cs[c].off) % cs[c].stride == 0 &&
+          (k - cs[c].off) / cs[c].stride < nt)
+        want = lazy_word(0x5bd1e995u, k - cs[c].off) + 1;
+      ok &= inl[k] == want;
+    }
+    CHECK(ok, "the kernel's stores survive (no later fill of their page) and unread pages "
+              "hold the fill when copied out");
+    CHECK(!memcmp(inl, ine, nw * 4) && !memcmp(outl, oute, nt * 4),
+          "a lazily filled buffer ends as the eagerly filled one does");
+    ok = fl.n == fe.n && fl.n > 0;
+    for (size_t i = 0; ok && i < fl.n; i++)
+      ok = feat_get(&fe, fl.names[i], NAN) == fl.vals[i];
+    CHECK(ok, "the launch's features are those of the eagerly filled buffer");
+    feat_free(&fl);
+    feat_free(&fe);
+    free(inl);
+    free(ine);
+    free(outl);
+    free(oute);
+  }
+}
+
 TEST_SUITES(register_emu) {
   CU_pSuite s = tests_suite("emu");
   TEST_ADD(s, test_divergent_ifelse);
@@ -1611,4 +1739,5 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_unsupported);
   TEST_ADD(s, test_param_layout);
   TEST_ADD(s, test_unwritten_registers);
+  TEST_ADD(s, test_lazy_fill);
 }
