@@ -1899,6 +1899,38 @@ static unsigned count_distinct(uint64_t *v, unsigned n) {
 
 static emu_device *d_of(const worker *W) { return W->L->em->d; }
 
+static int touch_lanes(worker *W, const uint64_t *addr, const long *gidx, long g1,
+                       uint32_t gl, unsigned n, int mono);
+
+/*
+ * A full warp loading n bytes at the one address a (mem_op): resolved and
+ * read once, the value given to every lane, counted as the lane-by-lane
+ * path counts it (global: one sector, n bytes of footprint).  0 when done,
+ * 1 when the lanes must go the general way (local or shared memory, or an
+ * error to report there), -1 on failure.
+ */
+static int mem_uniform_ld(worker *W, warp *w, uint64_t *r, const eop *e, uint64_t a, unsigned n) {
+  lacc ac;
+  ac.g = -1;
+  if (resolve(W, w, 0, e->space, a, n, 0, &ac) != E_OK || ac.perlane || ac.rs == R_SHARED)
+    return 1;
+  uint64_t v = extend(load_n(ac.p, n), n, e->sext, e->dw[0]);
+  uint64_t *dst = r + (size_t)e->o.d[0] * EMU_LANES;
+  for (uint32_t l = 0; l < EMU_LANES; l++) dst[l] = v;
+  if (ac.rs != R_GLOBAL) return 0;
+  uint64_t bytes = (uint64_t)EMU_LANES * e->mbytes;
+  W->st[S_GBYTES] += bytes;
+  W->st[S_GLOAD] += bytes;
+  W->st[S_GACC]++;
+  W->st[S_GSECT] += 1 + (((a + n - 1) >> 5) != (a >> 5));
+  if (touch_lanes(W, &a, NULL, ac.g, 1, n, 1)) {
+    W->oom = 1;
+    fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
+    return -1;
+  }
+  return 0;
+}
+
 /*
  * All lanes of m in one region (resolve() of the lowest and the highest
  * address agree: the same space, the same allocation, both in bounds,
@@ -2008,15 +2040,21 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
      are checked, copied and counted as one block below */
   int unit = 0;
   if (m == UINT32_MAX && e->vec == 1 && e->k != K_ATOM) {
-    uint64_t a0 = base[0] + (uint64_t)e->aoff, bad = 0;
+    uint64_t a0 = base[0] + (uint64_t)e->aoff, bad = 0, same = 0;
     if (e->a32) a0 = (uint32_t)a0;
     for (uint32_t l = 0; l < EMU_LANES; l++) {
       uint64_t a = base[l] + (uint64_t)e->aoff;
       if (e->a32) a = (uint32_t)a;
       addr[l] = a;
       bad |= a ^ (a0 + (uint64_t)l * n);
+      same |= a ^ a0;
     }
     if (!bad) unit = 1, lo = orv = a0, hi = addr[EMU_LANES - 1];
+    /* a full warp loading one address (a parameter, a constant) */
+    if (!same && e->k == K_LD) {
+      int rc = mem_uniform_ld(W, w, r, e, a0, n);
+      if (rc <= 0) return rc;
+    }
   }
   for (uint32_t mm = unit ? 0 : m; mm; mm &= mm - 1) {
     uint32_t l = (uint32_t)__builtin_ctz(mm);
@@ -2078,9 +2116,22 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   }
   if (unit) {
     uint64_t *dst = r + (size_t)(e->k == K_LD ? e->o.d[0] : e->o.s[0]) * EMU_LANES;
-    if (e->k == K_LD) {
+    if (e->k == K_LD && n == 4 && !e->sext && e->dw[0] >= 4) {
+      for (uint32_t l = 0; l < EMU_LANES; l++) {
+        uint32_t v;
+        memcpy(&v, ac.p + (size_t)l * 4, 4);
+        dst[l] = v;
+      }
+    } else if (e->k == K_LD) {
       for (uint32_t l = 0; l < EMU_LANES; l++)
         dst[l] = extend(load_n(ac.p + (size_t)l * n, n), n, e->sext, e->dw[0]);
+    } else if (n == 4) {
+      for (uint32_t l = 0; l < EMU_LANES; l++) {
+        uint32_t v = (uint32_t)dst[l];
+        memcpy(ac.p + (size_t)l * 4, &v, 4);
+      }
+    } else if (n == 8) {
+      memcpy(ac.p, dst, 8 * EMU_LANES); /* the slots are the lanes' 64-bit values */
     } else {
       for (uint32_t l = 0; l < EMU_LANES; l++) store_n(ac.p + (size_t)l * n, dst[l], n);
     }

@@ -1586,6 +1586,68 @@ static void test_unwritten_registers(void) {
   env_free(&E);
 }
 
+/* ---------------------------------------------------- broadcast load -- */
+
+/* Every lane loads the u32 at in + off (one address for the warp) and
+   stores it to out[tid]. */
+static const char *bcast_ptx = HDR
+    ".visible .entry k(.param .u64 in, .param .u64 out, .param .u32 off)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n  ld.param.u32 %r1, [off];\n"
+    "  cvt.u64.u32 %rd3, %r1;\n  add.s64 %rd3, %rd1, %rd3;\n"
+    "  ld.global.u32 %r2, [%rd3];\n"
+    "  mov.u32 %r3, %tid.x;\n  mul.wide.u32 %rd4, %r3, 4;\n  add.s64 %rd5, %rd2, %rd4;\n"
+    "  st.global.u32 [%rd5], %r2;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_broadcast_load(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, bcast_ptx), 0);
+  uint64_t in, out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64, &in, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64 * 4, &out, E.err, sizeof E.err), 0);
+  uint32_t v = 0xdeadbeefu;
+  CU_ASSERT_EQUAL_FATAL(emu_memcpy_htod(E.d, in + 8, &v, 4, E.err, sizeof E.err), 0);
+  unsigned char params[20];
+  uint32_t off = 8;
+  memcpy(params, &in, 8);
+  memcpy(params + 8, &out, 8);
+  memcpy(params + 16, &off, 4);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.block[0] = 64;
+  cfg.params = params;
+  cfg.params_size = sizeof params;
+  feat_vec fv;
+  feat_init(&fv);
+  CU_ASSERT_EQUAL_FATAL(emu_launch(E.em, "k", &cfg, &fv, NULL, E.err, sizeof E.err), 0);
+  uint32_t h[64];
+  CU_ASSERT_EQUAL_FATAL(emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err), 0);
+  int ok = 1;
+  for (int i = 0; i < 64; i++) ok &= h[i] == v;
+  CHECK(ok, "every lane received the word all lanes loaded");
+  /* per warp: the load is 32 x 4 bytes in one sector, the store 128
+     bytes in 4 sectors; footprint: the 4 loaded bytes and 256 stored */
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.global_load_bytes", -1), 2 * 128);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.global_bytes", -1), 2 * 256);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.global_accesses", -1), 4);
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.global_sectors", -1), 2 * (1 + 4));
+  CU_ASSERT_EQUAL(feat_get(&fv, "mem.footprint_bytes", -1), 4 + 256);
+  feat_free(&fv);
+  /* the same load at in + 2 is misaligned: the error names it */
+  off = 2;
+  memcpy(params + 16, &off, 4);
+  CU_ASSERT_EQUAL(emu_launch(E.em, "k", &cfg, NULL, NULL, E.err, sizeof E.err), -1);
+  char want[256];
+  snprintf(want, sizeof want, "misaligned global read of 4 bytes at 0x%llx",
+           (unsigned long long)(in + 2));
+  CHECK(strstr(E.err, want) != NULL, "a misaligned broadcast load is reported as one");
+  env_free(&E);
+}
+
 /* ------------------------------------------------------ lazy fills -- */
 
 /* Thread i reads in[i * stride] into out[i] and writes that value + 1 to
@@ -1740,4 +1802,5 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_param_layout);
   TEST_ADD(s, test_unwritten_registers);
   TEST_ADD(s, test_lazy_fill);
+  TEST_ADD(s, test_broadcast_load);
 }
