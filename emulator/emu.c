@@ -1880,6 +1880,10 @@ static uint64_t atom_do(const eop *e, uint8_t *p, uint64_t b, uint64_t c) {
   }
 }
 
+/* Shared-memory words a warp access may span for the bitmap count of
+   its bank replays (mem_op): 64 x 16 = 1024 words, 4 KiB. */
+#define SH_SPAN_WORDS 16
+
 /* Distinct values in v[0..n) (small n); sorts v. */
 static unsigned count_distinct(uint64_t *v, unsigned n) {
   int sorted = 1;
@@ -1898,6 +1902,15 @@ static unsigned count_distinct(uint64_t *v, unsigned n) {
 }
 
 static emu_device *d_of(const worker *W) { return W->L->em->d; }
+
+/* Fill the pages the lanes m of a lazily filled allocation g reach. */
+static __attribute__((noinline)) void lazy_lanes(const galloc *g, const uint64_t *addr,
+                                                 uint32_t m, unsigned n) {
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(mm);
+    emu_lazy_fill(g, addr[l] - g->base, n);
+  }
+}
 
 static int touch_lanes(worker *W, const uint64_t *addr, const long *gidx, long g1,
                        uint32_t gl, unsigned n, int mono);
@@ -1938,7 +1951,7 @@ static int mem_uniform_ld(worker *W, warp *w, uint64_t *r, const eop *e, uint64_
  * so every address between the two is in bounds too.  0 when the lanes
  * must be resolved one by one (an error to report, or mixed regions).
  */
-static int warp_region(worker *W, const warp *w, const eop *e, const uint64_t *addr,
+static inline __attribute__((always_inline)) int warp_region(worker *W, const warp *w, const eop *e, const uint64_t *addr,
                        uint32_t m, uint64_t lo, uint64_t hi, uint64_t orv, unsigned n,
                        int write, uint8_t **p, lacc *ac) {
   if (n > 1 && (orv & (n - 1))) return 0;
@@ -1958,14 +1971,12 @@ static int warp_region(worker *W, const warp *w, const eop *e, const uint64_t *a
       p[l] = lane_local(W, w, l) + off + (addr[l] - lo);
     }
   } else {
-    const galloc *g = NULL;
-    if (ac->g >= 0 && (ac->rs == R_GLOBAL || ac->rs == R_CONST) && W->L->em->d->a[ac->g].lazy)
-      g = &W->L->em->d->a[ac->g]; /* resolve() filled the ends: the lanes between */
     for (uint32_t mm = m; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
       p[l] = ac->p + (addr[l] - lo);
-      if (g) emu_lazy_fill(g, addr[l] - g->base, n);
     }
+    if (ac->g >= 0 && (ac->rs == R_GLOBAL || ac->rs == R_CONST) && d_of(W)->a[ac->g].lazy)
+      lazy_lanes(&d_of(W)->a[ac->g], addr, m, n); /* resolve() filled the ends only */
   }
   return 1;
 }
@@ -2196,19 +2207,46 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     unsigned cnt = emu_popc32(sl);
     W->st[S_SBYTES] += (uint64_t)cnt * e->mbytes;
     W->st[S_SACC]++;
-    uint64_t wd[4 * EMU_LANES];
+    uint64_t wd[4 * EMU_LANES], wlo = UINT64_MAX, whi = 0;
     unsigned nw = 0;
     for (uint32_t mm = sl; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
       uint64_t o = (uint64_t)(p[l] - W->sh);
-      for (uint64_t x = o >> 2; x <= (o + n - 1) >> 2 && nw < 4 * EMU_LANES; x++) wd[nw++] = x;
+      for (uint64_t x = o >> 2; x <= (o + n - 1) >> 2 && nw < 4 * EMU_LANES; x++) {
+        wd[nw++] = x;
+        if (x < wlo) wlo = x;
+        if (x > whi) whi = x;
+      }
     }
-    count_distinct(wd, nw); /* sorts */
+    /* replays: the most distinct 4-byte words any one bank (word % 32)
+       serves, less one */
     unsigned per[32] = {0}, mx = 0;
-    for (unsigned i = 0; i < nw; i++) {
-      if (i && wd[i] == wd[i - 1]) continue;
-      unsigned b = (unsigned)(wd[i] & 31);
-      if (++per[b] > mx) mx = per[b];
+    if (whi - wlo < 64) {
+      /* the usual case: one map word, kept in a register */
+      uint64_t x = 0;
+      for (unsigned i = 0; i < nw; i++) x |= 1ull << (wd[i] - wlo);
+      for (; x; x &= x - 1) {
+        unsigned b = (unsigned)__builtin_ctzll(x) & 31;
+        if (++per[b] > mx) mx = per[b];
+      }
+    } else if (whi - wlo < 64 * SH_SPAN_WORDS) {
+      /* the words as a bitmap from wlo: each set bit is one distinct word;
+         bit j of a 64-bit map word is in bank (wlo + j) % 32, and shifting
+         every word by wlo only renames the banks, so the maximum is the same */
+      uint64_t bm[SH_SPAN_WORDS] = {0};
+      for (unsigned i = 0; i < nw; i++) bm[(wd[i] - wlo) >> 6] |= 1ull << ((wd[i] - wlo) & 63);
+      for (unsigned k = 0; k <= (whi - wlo) >> 6; k++)
+        for (uint64_t x = bm[k]; x; x &= x - 1) {
+          unsigned b = (unsigned)__builtin_ctzll(x) & 31;
+          if (++per[b] > mx) mx = per[b];
+        }
+    } else {
+      count_distinct(wd, nw); /* sorts */
+      for (unsigned i = 0; i < nw; i++) {
+        if (i && wd[i] == wd[i - 1]) continue;
+        unsigned b = (unsigned)(wd[i] & 31);
+        if (++per[b] > mx) mx = per[b];
+      }
     }
     if (mx > 1) W->st[S_SREPLAY] += mx - 1;
   }

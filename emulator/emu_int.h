@@ -140,7 +140,12 @@ void emu_lazy_fill_range(const galloc *g, uint64_t off, uint64_t len);
 /* Make bytes [off, off+len) of g hold their contents before an access
    (len >= 1, inside g); nothing to do unless g is lazily filled. */
 static inline void emu_lazy_fill(const galloc *g, uint64_t off, uint64_t len) {
-  if (g->lazy) emu_lazy_fill_range(g, off, len);
+  if (!g->lazy) return;
+  uint64_t p0 = off / EMU_FILL_PAGE;
+  if (p0 == (off + len - 1) / EMU_FILL_PAGE &&
+      __atomic_load_n(&g->lazy->state[p0], __ATOMIC_ACQUIRE) == 2)
+    return; /* one page, filled already: the common case, kept inline */
+  emu_lazy_fill_range(g, off, len);
 }
 
 /* Footprint chunks: 64 KiB of data per 8 KiB bitmap, allocated on first
