@@ -180,8 +180,10 @@ typedef enum kcast_fill {
   KCAST_FILL_ZERO = 0,   /* zero bytes */
   KCAST_FILL_SEQ = 1,    /* 32-bit words 0, 1, 2, ... */
   KCAST_FILL_SEQF = 2,   /* floats 0.0, 1.0, 2.0, ... */
-  KCAST_FILL_RAND = 3,   /* random bytes from seed */
-  KCAST_FILL_RANDF = 4   /* random floats in [0, 1) from seed */
+  KCAST_FILL_RAND = 3,   /* random bytes from seed: 8-byte word k is
+                            output k of splitmix64 (little-endian) */
+  KCAST_FILL_RANDF = 4   /* random floats in [0, 1) from seed: word k is
+                            output k's top 24 bits / 2^24 */
 } kcast_fill;
 
 typedef struct kcast_arg {
