@@ -82,55 +82,12 @@ static kcast_status select_kernel(const ptx_module *m, const char *want, const c
   return api_fail(KCAST_E_NOTFOUND, "%s: no kernel '%s'", path, want);
 }
 
-/* Output k (0, 1, ...) of the splitmix64 sequence started at seed: the
-   sequence is a counter (seed + (k + 1) * gamma) through a mixer, so any
-   element can be had without its predecessors. */
-static uint64_t splitmix64_at(uint64_t seed, uint64_t k) {
-  uint64_t z = seed + (k + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 /* A buffer's fill: the emulator fills a page when the launch first reaches
-   it (emu_malloc_lazy), with the bytes the whole buffer would hold:
-     rand   8-byte word k = splitmix64 output k (little-endian)
-     randf  4-byte word k = the float of output k's top 24 bits / 2^24
-     seq    4-byte word k = k;  seqf: the float k */
-typedef struct fill_spec {
-  kcast_fill fill;
-  uint64_t seed;
-} fill_spec;
-
-static void fill_page(const void *ctx, uint64_t off, uint8_t *b, size_t n) {
-  const fill_spec *a = ctx;
-  /* off is a multiple of EMU_FILL_PAGE: word k of the page is word
-     off / size + k of the buffer */
-  if (a->fill == KCAST_FILL_RAND) {
-    for (size_t i = 0; i < n; i += 8) {
-      uint64_t r = splitmix64_at(a->seed, (off + i) / 8);
-      if (n - i >= 8) memcpy(b + i, &r, 8); /* x86-64 and aarch64 are little-endian */
-      else
-        for (size_t k = 0; i + k < n; k++) b[i + k] = (unsigned char)(r >> (8 * k));
-    }
-    return;
-  }
-  for (size_t i = 0; i < n; i += 4) {
-    uint64_t k = (off + i) / 4;
-    uint32_t w = 0;
-    float f;
-    switch (a->fill) {
-      case KCAST_FILL_SEQ: w = (uint32_t)k; break;
-      case KCAST_FILL_SEQF: f = (float)k; memcpy(&w, &f, 4); break;
-      case KCAST_FILL_RANDF:
-        f = (float)(splitmix64_at(a->seed, k) >> 40) * (1.0f / 16777216.0f);
-        memcpy(&w, &f, 4);
-        break;
-      default: break;
-    }
-    for (size_t q = 0; q < 4 && i + q < n; q++) b[i + q] = (unsigned char)(w >> (8 * q));
-  }
-}
+   it (emu_malloc_lazy), with the bytes the whole buffer would hold
+   (emu_fill_pattern: kcast_fill's kinds are the emulator's patterns). */
+_Static_assert((int)KCAST_FILL_SEQ == EMU_PAT_SEQ && (int)KCAST_FILL_SEQF == EMU_PAT_SEQF &&
+                   (int)KCAST_FILL_RAND == EMU_PAT_RAND && (int)KCAST_FILL_RANDF == EMU_PAT_RANDF,
+               "kcast_fill and emu_pattern kinds agree");
 
 /* Everything one from_ptx call owns; freed by ptx_job_free. */
 typedef struct ptx_job {
@@ -192,9 +149,9 @@ static kcast_status setup_args(ptx_job *j, const ptx_func *k, const kcast_launch
         return api_fail(KCAST_E_ARG, "%s: argument %zu: unknown fill %d", path, i, (int)a->fill);
       uint64_t addr = 0;
       size_t n = (size_t)a->bytes;
-      fill_spec fsp = {a->fill, a->seed};
+      emu_pattern fsp = {(unsigned)a->fill, a->seed};
       if (a->fill == KCAST_FILL_ZERO ? emu_malloc(j->dev, n, &addr, err, sizeof err)
-                                     : emu_malloc_lazy(j->dev, n, fill_page, &fsp, sizeof fsp,
+                                     : emu_malloc_lazy(j->dev, n, emu_fill_pattern, &fsp, sizeof fsp,
                                                        &addr, err, sizeof err))
         return api_fail(KCAST_E_NOMEM, "%s: argument %zu: %s", path, i, err);
       for (int b = 0; b < 8; b++) j->pbuf[j->offs[i] + (size_t)b] = (unsigned char)(addr >> (8 * b));

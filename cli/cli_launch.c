@@ -231,37 +231,17 @@ static int encode_literal(const ptx_var *p, const char *s, unsigned char *out,
 
 /* ----------------------------------------------------------- buffer fill -- */
 
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/* Fill host bytes b[0..n) as a says (not CLI_FILL_FILE). */
-static void fill_bytes(const cli_arg_spec *a, unsigned char *b, size_t n) {
-  uint64_t st = a->seed;
-  if (a->fill == CLI_FILL_RAND) {
-    for (size_t i = 0; i < n; i += 8) {
-      uint64_t r = splitmix64(&st);
-      for (size_t k = 0; k < 8 && i + k < n; k++) b[i + k] = (unsigned char)(r >> (8 * k));
-    }
-    return;
+/* The emulator's pattern of a fill other than zero and file. */
+static emu_pattern pattern_of(const cli_arg_spec *a) {
+  emu_pattern p = {EMU_PAT_ZERO, a->seed};
+  switch (a->fill) {
+    case CLI_FILL_SEQ: p.kind = EMU_PAT_SEQ; break;
+    case CLI_FILL_SEQF: p.kind = EMU_PAT_SEQF; break;
+    case CLI_FILL_RAND: p.kind = EMU_PAT_RAND; break;
+    case CLI_FILL_RANDF: p.kind = EMU_PAT_RANDF; break;
+    default: break;
   }
-  for (size_t i = 0; i < n; i += 4) {
-    uint32_t w = 0;
-    float f = 0;
-    switch (a->fill) {
-      case CLI_FILL_SEQ: w = (uint32_t)(i / 4); break;
-      case CLI_FILL_SEQF: f = (float)(i / 4); memcpy(&w, &f, 4); break;
-      case CLI_FILL_RANDF:
-        f = (float)(splitmix64(&st) >> 40) * (1.0f / 16777216.0f);
-        memcpy(&w, &f, 4);
-        break;
-      default: break;
-    }
-    for (size_t k = 0; k < 4 && i + k < n; k++) b[i + k] = (unsigned char)(w >> (8 * k));
-  }
+  return p;
 }
 
 /* Fill n device bytes at addr as a says; 0, or -1 with the reason in err
@@ -299,7 +279,8 @@ static int fill_region(emu_device *d, const cli_arg_spec *a, uint64_t addr, size
   } else if (a->fill == CLI_FILL_ZERO) {
     memset(host, 0, n);
   } else {
-    fill_bytes(a, host, n);
+    emu_pattern p = pattern_of(a);
+    emu_fill_pattern(&p, 0, host, n);
   }
   if (!rc && tmp && emu_memcpy_htod(d, addr, tmp, n, e2, sizeof e2)) {
     snprintf(err, cap, "%s: %s", what, e2);
@@ -318,10 +299,15 @@ static int make_buffer_err(emu_device *d, const cli_arg_spec *a, unsigned idx, u
     return -1;
   }
   size_t n = (size_t)a->bytes;
-  if (emu_malloc(d, n, addr, e2, sizeof e2)) {
+  /* a pattern buffer is filled page by page as the launch reaches it */
+  int lazy = a->fill != CLI_FILL_ZERO && a->fill != CLI_FILL_FILE;
+  emu_pattern p = pattern_of(a);
+  if (lazy ? emu_malloc_lazy(d, n, emu_fill_pattern, &p, sizeof p, addr, e2, sizeof e2)
+           : emu_malloc(d, n, addr, e2, sizeof e2)) {
     snprintf(err, cap, "--arg %u '%s': %s", idx, a->text, e2);
     return -1;
   }
+  if (lazy) return 0;
   snprintf(what, sizeof what, "--arg %u", idx);
   return fill_region(d, a, *addr, n, what, err, cap);
 }

@@ -71,6 +71,21 @@ typedef void (*emu_fill_fn)(const void *ctx, uint64_t off, uint8_t *dst, size_t 
  */
 int emu_malloc_lazy(emu_device *d, size_t bytes, emu_fill_fn fill, const void *ctx,
                     size_t ctx_size, uint64_t *addr, char *err, size_t cap);
+/*
+ * The pattern fills of kcast_fill and the CLI's --arg fills, as an
+ * emu_fill_fn whose ctx is an emu_pattern (any page, any order):
+ *   EMU_PAT_SEQ    4-byte word k = k;  EMU_PAT_SEQF: the float k
+ *   EMU_PAT_RAND   8-byte word k = output k of splitmix64 from seed
+ *                  (little-endian)
+ *   EMU_PAT_RANDF  4-byte word k = the float of output k's top 24 bits / 2^24
+ * Other kinds write zeros.
+ */
+enum { EMU_PAT_ZERO, EMU_PAT_SEQ, EMU_PAT_SEQF, EMU_PAT_RAND, EMU_PAT_RANDF };
+typedef struct emu_pattern {
+  unsigned kind;
+  uint64_t seed;
+} emu_pattern;
+void emu_fill_pattern(const void *ctx, uint64_t off, uint8_t *dst, size_t n);
 /* Free an allocation by its base address (0 is a no-op); an external
    mapping (emu_map_external) is unregistered, its memory left alone.  The
    range is remembered: a later access to it, or a copy, is reported as a

@@ -144,6 +144,50 @@ int emu_malloc_lazy(emu_device *d, size_t bytes, emu_fill_fn fill, const void *c
   return alloc_global(d, bytes, z, addr, err, cap);
 }
 
+/* Output k (0, 1, ...) of the splitmix64 sequence started at seed: the
+   sequence is a counter (seed + (k + 1) * gamma) through a mixer, so any
+   element can be had without its predecessors. */
+static uint64_t splitmix64_at(uint64_t seed, uint64_t k) {
+  uint64_t z = seed + (k + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void emu_fill_pattern(const void *ctx, uint64_t off, uint8_t *b, size_t n) {
+  const emu_pattern *a = ctx;
+  if (a->kind == EMU_PAT_RAND) {
+    /* word k of these bytes is word off / 8 + k of the whole fill when off
+       is a multiple of 8 (emu_malloc_lazy's pages are) */
+    for (size_t i = 0; i < n; i += 8) {
+      uint64_t r = splitmix64_at(a->seed, (off + i) / 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      if (n - i >= 8) {
+        memcpy(b + i, &r, 8);
+        continue;
+      }
+#endif
+      for (size_t k = 0; k < 8 && i + k < n; k++) b[i + k] = (uint8_t)(r >> (8 * k));
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; i += 4) {
+    uint64_t k = (off + i) / 4;
+    uint32_t w = 0;
+    float f;
+    switch (a->kind) {
+      case EMU_PAT_SEQ: w = (uint32_t)k; break;
+      case EMU_PAT_SEQF: f = (float)k; memcpy(&w, &f, 4); break;
+      case EMU_PAT_RANDF:
+        f = (float)(splitmix64_at(a->seed, k) >> 40) * (1.0f / 16777216.0f);
+        memcpy(&w, &f, 4);
+        break;
+      default: break;
+    }
+    for (size_t q = 0; q < 4 && i + q < n; q++) b[i + q] = (uint8_t)(w >> (8 * q));
+  }
+}
+
 void emu_lazy_fill_range(const galloc *g, uint64_t off, uint64_t len) {
   struct emu_lazy *z = g->lazy;
   for (uint64_t pg = off / EMU_FILL_PAGE; pg <= (off + len - 1) / EMU_FILL_PAGE; pg++) {
