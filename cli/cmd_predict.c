@@ -107,6 +107,8 @@ const char cmd_predict_usage[] =
     "instance to answer for: its mangled name or its source name with\n"
     "numbers ('gemm_tiled_kernel<16>'), which need not be one it was fitted on;\n"
     "an instance beyond the fitted template arguments is an extrapolation.\n"
+    "The table's first line says that nothing was emulated (JSON:\n"
+    "ctas_emulated null); a template's rows name the instance.\n"
     "\n"
     "Exit status: 0 ok, 1 bad input (unknown GPU, failed launch, bad model),\n"
     "2 bad command line.\n";
@@ -145,7 +147,8 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
       ok = cJSON_AddItemToArray(ga, cJSON_CreateNumber(grid[k])) &&
            cJSON_AddItemToArray(ba, cJSON_CreateNumber(block[k]));
     ok = ok && cJSON_AddNumberToObject(root, "ctas", ctas) &&
-             cJSON_AddNumberToObject(root, "ctas_emulated", emulated);
+         (isnan(emulated) ? cJSON_AddNullToObject(root, "ctas_emulated")
+                          : cJSON_AddNumberToObject(root, "ctas_emulated", emulated));
     cJSON *arr = ok ? cJSON_AddArrayToObject(root, "predictions") : NULL;
     ok = arr != NULL;
     for (size_t i = 0; ok && i < n; i++) {
@@ -181,9 +184,13 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
     }
   } else {
     printf("kernel %s%s%s\n", kernel, dm ? "  " : "", dm ? dm : "");
-    printf("grid %u,%u,%u  block %u,%u,%u  (emulated %.0f of %.0f CTAs%s)\n", grid[0], grid[1],
-           grid[2], block[0], block[1], block[2], emulated, ctas,
-           emulated < ctas ? ", counts scaled to the grid" : "");
+    if (isnan(emulated))
+      printf("grid %u,%u,%u  block %u,%u,%u  (%.0f CTAs; features from the feature model, "
+             "nothing emulated)\n", grid[0], grid[1], grid[2], block[0], block[1], block[2], ctas);
+    else
+      printf("grid %u,%u,%u  block %u,%u,%u  (emulated %.0f of %.0f CTAs%s)\n", grid[0],
+             grid[1], grid[2], block[0], block[1], block[2], emulated, ctas,
+             emulated < ctas ? ", counts scaled to the grid" : "");
     printf("%-10s %10s %21s %8s %17s %11s  %-8s %s\n", "gpu", "time_us", "band_us", "power_w",
            "band_w", "energy_mj", "bound", "model (time / power)");
     for (size_t i = 0; i < n; i++) {
@@ -564,7 +571,12 @@ static int predict_featmodel(cli_launch *L, const char *fmpath, const char *mode
     if (f && forest_row(model, f, fgpu, unseen, &feats, coverage, label, r)) goto out;
   }
   double ctas = (double)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
-  if (rows_out(fmt, fi.kernel, L->cfg.grid, L->cfg.block, ctas, ctas, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
+  /* a template's rows name the instance asked for */
+  const char *kname = fi.ntpl && L->kernel ? L->kernel : fi.kernel;
+  if (rows_out(fmt, kname, L->cfg.grid, L->cfg.block, ctas, NAN, rows, nrows)) {
+    cli_error("out of memory writing output");
+    goto out;
+  }
   rc = KCAST_EXIT_OK;
 out:
   free(rows);

@@ -351,6 +351,7 @@ static void test_cli_predict(void) {
            "--arg 16384 --gpu H200 --format json", tests_kcast(), kcf_path);
   CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
   CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "\"time_us\""));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "\"ctas_emulated\":\tnull")); /* none ran */
   CU_ASSERT_PTR_NULL(err && strstr(err, "extrapolated"));     /* a fitted size */
   free(out), free(err);
   snprintf(cmd, sizeof cmd, "'%s' predict --featmodel '%s' --grid 4096 --block 256 --arg buf "
@@ -656,6 +657,8 @@ static void test_template_cli(void) {
            "--block 128 --arg buf --arg 4096 --gpu H200", tests_kcast(), kcf);
   CU_ASSERT_EQUAL(tests_run(cmd, &out, &err), 0);
   CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "extrapolated"));
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "kernel tile<4>\n"));   /* the instance asked */
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "nothing emulated"));
   free(out), free(err);
   snprintf(cmd, sizeof cmd, "'%s' predict --featmodel '%s' --grid 32 --block 128 --arg buf "
            "--arg 4096 --gpu H200", tests_kcast(), kcf);
