@@ -23,6 +23,8 @@
  *   rf_bench run OUTDIR NAME [--quick]      TSV result lines on stdout
  *   rf_bench scale OUTDIR [--quick]         scaling TSV lines on stdout
  *   rf_bench one OUTDIR ROWS TREES RF|ET DEPTH   one timed training (tuning)
+ *   rf_bench prep-scale OUTDIR ROWS         only the scaling set, ROWS rows
+ *                                           (one on 1,000,000 rows: n log n)
  *
  * Result line (tab separated; what rf_bench.sh prints as the table):
  *   R  dataset  peer  method  train_s  cv_median_ape  cv_mape  latency_us  rows_per_s
@@ -201,6 +203,14 @@ static int cmd_prep(const char *out, const char *dd, int quick) {
     printf(" %s", nm);
   }
   printf("\n");
+  return 0;
+}
+
+/* The scaling set alone with more rows than prep writes (its first rows
+   are prep's: the same seeded stream), for `one` at 1,000,000 rows. */
+static int cmd_prep_scale(const char *out, size_t rows) {
+  if (rows < 2) die("prep-scale: ROWS must be at least 2");
+  prep_synth(out, "synth_scale", rows);
   return 0;
 }
 
@@ -433,10 +443,13 @@ int main(int argc, char **argv) {
     return cmd_one(argv[2], strtoul(argv[3], NULL, 10), (unsigned)strtoul(argv[4], NULL, 10),
                    !strcmp(argv[5], "ET"), (unsigned)strtoul(argv[6], NULL, 10));
   if (argc >= 3 && !strcmp(argv[1], "scale")) return cmd_scale(argv[2], quick);
+  if (argc >= 4 && !strcmp(argv[1], "prep-scale"))
+    return cmd_prep_scale(argv[2], strtoul(argv[3], NULL, 10));
   fprintf(stderr,
           "usage: rf_bench prep OUTDIR DEDISP_DIR|- [--quick]\n"
           "       rf_bench run OUTDIR NAME [--quick]\n"
           "       rf_bench scale OUTDIR [--quick]\n"
-          "       rf_bench one OUTDIR ROWS TREES RF|ET DEPTH\n");
+          "       rf_bench one OUTDIR ROWS TREES RF|ET DEPTH\n"
+          "       rf_bench prep-scale OUTDIR ROWS\n");
   return 2;
 }

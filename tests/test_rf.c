@@ -246,8 +246,9 @@ static void test_partition_matches_two_pointer_replay(void) {
  * writes them) with 6 features, the same with 4 noise columns (bins
  * through the row index) and 2 features tried per split, and 5 continuous
  * features (every feature over 64 bins).  Random forests with leaves of 1
- * and 5 samples, with and without the log target, and extra trees: the
- * model files must be the same to the byte.
+ * and 5 samples, with and without the log target, and extra trees on
+ * each set (on codes, build_codes, against the value rows): the model
+ * files must be the same to the byte.
  */
 static void make_grid(rf_data *d, size_t extra, uint64_t seed) {
   static const unsigned levels[6] = {6, 29, 1, 4, 8, 2};
@@ -318,10 +319,21 @@ static void test_fast_training_paths_match_plain(void) {
         all &= same_model(sets[k], &p, a, b);
         runs++;
       }
-  rf_params e = params(8);
-  e.extra_trees = 1;
-  all &= same_model(&g, &e, a, b);
-  CHECK_MSG("fast and plain training paths write byte-identical model files", all && runs == 12);
+  /* extra trees on codes (one byte a cell on the grids, two on the
+     continuous set, whose values are not floats), every feature or some
+     tried per split, against the value rows of the plain path */
+  int eruns = 0;
+  for (int k = 0; k < 3; k++)
+    for (int some = 0; some < 2; some++) {
+      rf_params e = params(8);
+      e.extra_trees = 1;
+      e.max_features = some ? (k == 1 ? 2 : 1.0 / 3.0) : 1.0;
+      e.min_leaf = some ? 3 : 1;
+      all &= same_model(sets[k], &e, a, b);
+      eruns++;
+    }
+  CHECK_MSG("fast and plain training paths write byte-identical model files",
+            all && runs == 12 && eruns == 6);
   rf_data_free(&g);
   rf_data_free(&g10);
   rf_data_free(&c);
