@@ -140,6 +140,8 @@ typedef struct work {
   double ymin, ymax;
   uint64_t cst;  /* random forest: features j < 64 known to be constant
                     on the node's rows (bit j) */
+  uint32_t mm;   /* extra trees on codes: the node's code ranges are in
+                    its slot of grow_tree's pool (its parent's partition) */
 } work;
 
 void rf__tree_free(rf_tree *t) {
@@ -265,10 +267,23 @@ static void radix_sort(uint64_t *key, uint32_t *ord, uint64_t *k2, uint32_t *o2,
   }
 }
 
+/* The float next to finite f (or to +inf going down), up or down: what
+   nextafterf gives, without its call (the thresholds of extra trees take
+   one or two per candidate and node). */
+static inline float float_next(float f, int up) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (f == 0) u = up ? 1u : 0x80000001u;
+  else if ((f > 0) == (up != 0)) u++;
+  else u--;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
 /* Largest float <= v (v finite, within float range). */
 static inline float float_down(double v) {
   float f = (float)v;
-  if ((double)f > v) f = nextafterf(f, -INFINITY);
+  if ((double)f > v) f = float_next(f, 0);
   return f;
 }
 
@@ -278,12 +293,12 @@ static inline float float_down(double v) {
  * same way; a float one lets prediction compare floats exactly (rf_int.h,
  * rf_cnode).
  */
-static double float_thr(double t, double a, double b) {
+static inline double float_thr(double t, double a, double b) {
   if (!(fabs(t) <= FLT_MAX) || !(fabs(a) <= FLT_MAX)) return t;
   double c = float_down(t);
   if (c >= a && c < b) return c;
   c = (double)(float)a;
-  if (c < a) c = nextafterf((float)a, INFINITY);
+  if (c < a) c = float_next((float)a, 1);
   return c >= a && c < b ? c : t;
 }
 
@@ -1120,16 +1135,17 @@ static inline void row_ahead(const void *row, size_t bytes) {
  */
 #define EVAL_CODES(NAME, T)                                                                 \
   static void NAME(builder *b, const shared *S, const work *w, const T *rx,                 \
-                   const uint32_t *cand, unsigned m, int all, double sum, split *best) {   \
+                   const uint32_t *cand, unsigned m, int all, double sum, split *best,     \
+                   const uint16_t *pmm) {                                                   \
     size_t p = S->p;                                                                        \
     T *restrict mn = (T *)(void *)b->ecmn, *restrict mx = (T *)(void *)b->ecmx;             \
     size_t rowb = p * sizeof(T);                                                            \
     int pf = S->pf && w->hi - w->lo > CODE_AHEAD;                                           \
     for (unsigned k = 0; k < m; k++) {                                                      \
-      mn[k] = (T)~(T)0;                                                                     \
-      mx[k] = 0;                                                                            \
+      mn[k] = pmm ? (T)pmm[all ? k : cand[k]] : (T)~(T)0;                                   \
+      mx[k] = pmm ? (T)pmm[p + (all ? k : cand[k])] : 0;                                    \
     }                                                                                       \
-    for (uint32_t i = w->lo; i < w->hi; i++) {                                              \
+    for (uint32_t i = w->lo; i < w->hi && !pmm; i++) {                                      \
       if (pf) row_ahead(rx + (size_t)b->idx[i + CODE_AHEAD < w->hi ? i + CODE_AHEAD : i] * p, rowb); \
       const T *row = rx + (size_t)b->idx[i] * p;                                            \
       if (all) {                                                                            \
@@ -1332,12 +1348,62 @@ PART_ROWS(rf__part_rows, uint32_t)
 static PART_ROWS(part_rows8, uint64_t)
 #undef PART_ROWS
 
+/*
+ * The sides of a split on codes (code < c goes left) of the node's n rows
+ * ix[0, n) into gf, returning the rows going left, and on the way every
+ * feature's smallest and largest code on each side: the right side's p
+ * minima and p maxima at mm, the left side's after them.  A child's range
+ * pass read its rows again; here each row is read once for its side and
+ * both children's ranges (the smallest and largest code do not depend on
+ * the order of the rows).
+ */
+#define FUSED_SIDES(NAME, T)                                                                \
+  static uint32_t NAME(const shared *S, const T *rc, const uint32_t *ix, uint32_t n,        \
+                       size_t f, unsigned c, uint8_t *gf, uint16_t *mm) {                   \
+    size_t p = S->p, rowb = p * sizeof(T);                                                  \
+    uint16_t *rmm = mm, *lmm = mm + 2 * p;                                                  \
+    for (size_t j = 0; j < p; j++) {                                                        \
+      rmm[j] = lmm[j] = UINT16_MAX;                                                         \
+      rmm[p + j] = lmm[p + j] = 0;                                                          \
+    }                                                                                       \
+    int pf = S->pf && n > CODE_AHEAD;                                                       \
+    uint32_t nl = 0;                                                                        \
+    for (uint32_t k = 0; k < n; k++) {                                                      \
+      if (pf) row_ahead(rc + (size_t)ix[k + CODE_AHEAD < n ? k + CODE_AHEAD : k] * p, rowb); \
+      const T *row = rc + (size_t)ix[k] * p;                                                \
+      uint8_t g = row[f] < c;                                                               \
+      gf[k] = g;                                                                            \
+      nl += g;                                                                              \
+      uint16_t *restrict a = g ? lmm : rmm;                                                 \
+      _Pragma("omp simd")                                                                   \
+      for (size_t j = 0; j < p; j++) {                                                      \
+        uint16_t v = row[j];                                                                \
+        a[j] = v < a[j] ? v : a[j];                                                         \
+        a[p + j] = v > a[p + j] ? v : a[p + j];                                             \
+      }                                                                                     \
+    }                                                                                       \
+    return nl;                                                                              \
+  }
+FUSED_SIDES(fused_sides8, uint8_t)
+FUSED_SIDES(fused_sides16, uint16_t)
+#undef FUSED_SIDES
+
 static int grow_tree(builder *b, const shared *S) {
   const rf_params *prm = S->prm;
   size_t p = S->p;
   work *stack = rf__mallocn(64 + 2 * (size_t)64, sizeof(work));
   size_t sp = 0, cap_stack = 192;
-  if (!stack) return -1;
+  /* extra trees on codes trying every feature: the partition of a node
+     takes both children's code ranges (fused_sides), so their own passes
+     for them go; slot k of the pool holds stack[k]'s, p minima then p
+     maxima */
+  int fuse = (S->rc8 || S->rc16) && S->mtry >= p;
+  uint16_t *mm = fuse ? rf__mallocn(cap_stack, 2 * p * sizeof(uint16_t)) : NULL;
+  if (!stack || (fuse && !mm)) {
+    rf__free(stack);
+    rf__free(mm);
+    return -1;
+  }
   if (push_node(b)) goto fail;
   b->t.n_nodes = 1;
   {
@@ -1350,7 +1416,7 @@ static int grow_tree(builder *b, const shared *S) {
     uint64_t cst = 0; /* one bin for the whole data: constant everywhere */
     if (!prm->extra_trees && !rf__plain_training)
       for (size_t j = 0; j < p && j < 64; j++) cst |= (uint64_t)(S->n_cuts[j] == 0) << j;
-    stack[sp++] = (work){0, (uint32_t)b->n_idx, 0, 0, ymin, ymax, cst};
+    stack[sp++] = (work){0, (uint32_t)b->n_idx, 0, 0, ymin, ymax, cst, 0};
   }
   while (sp) {
     work w = stack[--sp];
@@ -1379,8 +1445,9 @@ static int grow_tree(builder *b, const shared *S) {
       }
       int all = m == p;
       if (prm->extra_trees) {
-        if (S->rc8) eval_codes8(b, S, &w, S->rc8, b->cand, m, all, sum, &best);
-        else if (S->rc16) eval_codes16(b, S, &w, S->rc16, b->cand, m, all, sum, &best);
+        const uint16_t *pmm = w.mm ? mm + sp * 2 * p : NULL;
+        if (S->rc8) eval_codes8(b, S, &w, S->rc8, b->cand, m, all, sum, &best, pmm);
+        else if (S->rc16) eval_codes16(b, S, &w, S->rc16, b->cand, m, all, sum, &best, pmm);
         else if (S->rxf) eval_extra_f(b, S, &w, S->rxf, b->cand, m, all, sum, &best);
         else eval_extra_d(b, S, &w, S->rxd, b->cand, m, all, sum, &best);
       } else {
@@ -1431,8 +1498,22 @@ static int grow_tree(builder *b, const shared *S) {
       gf[k] = g_;                            \
       nl += g_;                              \
     }
+    if (sp + 2 > cap_stack) {
+      work *t = rf__realloc(stack, cap_stack * 2 * sizeof *t);
+      if (!t) goto fail;
+      stack = t;
+      if (fuse) {
+        uint16_t *t2 = rf__realloc(mm, cap_stack * 2 * 2 * p * sizeof(uint16_t));
+        if (!t2) goto fail;
+        mm = t2;
+      }
+      cap_stack *= 2;
+    }
     uint64_t *rv = b->rv ? b->rv + w.lo : NULL;
-    if (rv) {
+    if (fuse) {
+      if (S->rc8) nl = fused_sides8(S, S->rc8, ix, n, f, best.code, gf, mm + sp * 2 * p);
+      else nl = fused_sides16(S, S->rc16, ix, n, f, best.code, gf, mm + sp * 2 * p);
+    } else if (rv) {
       const uint8_t *rvb = (const uint8_t *)rv;
       for (uint32_t k = 0; k < n; k++) {
         uint8_t g_ = rvb[8 * (size_t)k + f] <= best.bin;
@@ -1465,22 +1546,20 @@ static int grow_tree(builder *b, const shared *S) {
     nd->feature = best.feature;
     nd->left = left;
     b->mdi[best.feature] += best.score - parent;
-    if (sp + 2 > cap_stack) {
-      work *t = rf__realloc(stack, cap_stack * 2 * sizeof *t);
-      if (!t) goto fail;
-      stack = t;
-      cap_stack *= 2;
-    }
     /* what is constant here is constant in both children; so is the
        split feature on a side that holds one of its bins */
     uint64_t fb = f < 64 ? 1ULL << f : 0;
-    stack[sp++] = (work){i, w.hi, left + 1, w.depth + 1, rmin, rmax, cst | (best.rcst ? fb : 0)};
-    stack[sp++] = (work){w.lo, i, left, w.depth + 1, lmin, lmax, cst | (best.lcst ? fb : 0)};
+    stack[sp++] = (work){i, w.hi, left + 1, w.depth + 1, rmin, rmax, cst | (best.rcst ? fb : 0),
+                         (uint32_t)fuse};
+    stack[sp++] = (work){w.lo, i, left, w.depth + 1, lmin, lmax, cst | (best.lcst ? fb : 0),
+                         (uint32_t)fuse};
   }
   rf__free(stack);
+  rf__free(mm);
   return 0;
 fail:
   rf__free(stack);
+  rf__free(mm);
   return -1;
 }
 
