@@ -133,6 +133,11 @@ int rf__subset(const rf_data *d, const size_t *sel, size_t k, rf_data *out);
    passes -- which must give the same model to the byte. */
 extern int rf__plain_training;
 
+/* Test hook: while nonzero, extra trees take codes (build_codes in
+   model/rf_train.c) whenever the data allows them, not only for the large
+   data where they are faster. */
+extern int rf__codes_always;
+
 /* The training's partition of a node's n rows (model/rf_train.c): rows
    with gf[k] = 1 (nl of them) to the front, ix and yy moved alike, in the
    order of the model's two-pointer scheme; fl is n + 1 entries of
