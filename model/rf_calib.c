@@ -250,11 +250,28 @@ static void select_keys(uint64_t *a, size_t n, uint64_t base, const double *tgt,
   }
 }
 
-/* The leaf number of tree t's vote, or UINT32_MAX when it has none: from
-   node pointers (nodes) or numbers (nums), whichever is given. */
-static inline uint32_t vote(const rf_node *const *nodes, const uint32_t *nums, size_t t) {
-  if (nodes) return nodes[t] ? nodes[t]->left : UINT32_MAX;
-  return nums[t];
+/* Tree t's vote: its leaf's samples start at values[*a] and are *c; 0
+   when it has none.  From node pointers (nodes) or leaf codes (nums,
+   rf_int.h: numbers, or offset and count with f->cdirect). */
+static inline int vote(const rf_forest *f, const rf_node *const *nodes, const uint32_t *nums,
+                       size_t t, uint32_t *a, uint32_t *c) {
+  uint32_t k;
+  if (nodes) {
+    if (!nodes[t]) return 0;
+    k = nodes[t]->left;
+  } else {
+    k = nums[t];
+    if (k == UINT32_MAX) return 0;
+    if (f->cdirect) {
+      *a = k >> f->cbits;
+      *c = (k & ((1u << f->cbits) - 1)) + 1;
+      return 1;
+    }
+  }
+  const uint32_t *lo = f->trees[t].leaf_off;
+  *a = lo[k];
+  *c = lo[k + 1] - *a;
+  return 1;
 }
 
 /* A leaf's samples, a sorted run, each of integer weight w. */
@@ -335,23 +352,25 @@ static void select_runs(const run *r, size_t nr, uint32_t lo, uint32_t hi, uint6
 #define STACK_WORDS 1024
 
 static int quantiles(const rf_forest *f, const rf_node *const *nodes, const uint32_t *nums,
-                     const double *probs, size_t np, double *out, void **scratch, size_t *cap) {
+                     const double *means, const double *probs, size_t np, double *out,
+                     void **scratch, size_t *cap) {
   size_t T = f->n_trees, used = 0, total = 0;
   uint32_t cmax = 0;
+  /* one-sample leaves read their sample from the mean: no cache miss on
+     the tree's samples (a 10,000-row extra-trees forest has only those) */
+  int solo = means && f->csolo && f->cdirect;
   for (size_t t = 0; t < T; t++) {
-    uint32_t k = vote(nodes, nums, t);
-    if (k == UINT32_MAX) continue;
-    const rf_tree *tr = &f->trees[t];
-    uint32_t a = tr->leaf_off[k], c = tr->leaf_off[k + 1] - a;
-    __builtin_prefetch(tr->values + a);
+    uint32_t a, c;
+    if (!vote(f, nodes, nums, t, &a, &c)) continue;
+    if (!(solo && c == 1)) __builtin_prefetch(f->trees[t].values + a);
     used++;
     total += c;
     cmax = c > cmax ? c : cmax;
   }
   int exact = total && cmax <= (1u << SEL_L) && used < (1u << (30 - SEL_L));
-  /* exact: the runs (three words each) and the samples; else the sort's
-     two arrays */
-  size_t need = exact ? 3 * used + total : 2 * total;
+  /* exact: the runs (three words each), the samples and the solo leaves'
+     floats; else the sort's two arrays */
+  size_t need = exact ? 3 * used + total + (solo ? used / 2 + 1 : 0) : 2 * total;
   uint64_t stackbuf[STACK_WORDS], *buf = stackbuf;
   void *mine = NULL;
   if (need > STACK_WORDS) {
@@ -372,16 +391,21 @@ static int quantiles(const rf_forest *f, const rf_node *const *nodes, const uint
   if (exact) {
     _Static_assert(sizeof(run) == 3 * sizeof(uint64_t), "a run is three words");
     run *r = (run *)(void *)buf;
+    float *one = (float *)(void *)(buf + 3 * used + total); /* solo samples */
     size_t nr = 0;
     uint64_t tw = 0;
     uint32_t lo = UINT32_MAX, hi = 0;
     for (size_t t = 0; t < T; t++) {
-      uint32_t k = vote(nodes, nums, t);
-      if (k == UINT32_MAX) continue;
+      uint32_t a, c;
+      if (!vote(f, nodes, nums, t, &a, &c)) continue;
       const rf_tree *tr = &f->trees[t];
-      uint32_t a = tr->leaf_off[k], c = tr->leaf_off[k + 1] - a;
       float w = 1.0f / (float)c;
-      r[nr].v = tr->values + a;
+      if (solo && c == 1) {
+        *one = (float)means[t];
+        r[nr].v = one++;
+      } else {
+        r[nr].v = tr->values + a;
+      }
       r[nr].c = c;
       r[nr].w = (uint32_t)(w * 0x1p31f); /* exact: w >= 2^-8 */
       tw += (uint64_t)c * r[nr].w;
@@ -414,10 +438,10 @@ static int quantiles(const rf_forest *f, const rf_node *const *nodes, const uint
   }
   size_t m = 0;
   for (size_t t = 0; t < T; t++) {
-    uint32_t k = vote(nodes, nums, t);
-    if (k == UINT32_MAX) continue;
+    uint32_t a, c;
+    if (!vote(f, nodes, nums, t, &a, &c)) continue;
     const rf_tree *tr = &f->trees[t];
-    uint32_t a = tr->leaf_off[k], e = tr->leaf_off[k + 1];
+    uint32_t e = a + c;
     float w = 1.0f / (float)(e - a);
     for (uint32_t q = a; q < e; q++) buf[m++] = pack(tr->values[q], w);
   }
@@ -435,12 +459,13 @@ static int quantiles(const rf_forest *f, const rf_node *const *nodes, const uint
 
 int rf__leaf_quantiles(const rf_forest *f, const rf_node *const *leaf, const double *probs,
                        size_t np, double *out, void **scratch, size_t *cap) {
-  return quantiles(f, leaf, NULL, probs, np, out, scratch, cap);
+  return quantiles(f, leaf, NULL, NULL, probs, np, out, scratch, cap);
 }
 
-int rf__leaf_quantiles_n(const rf_forest *f, const uint32_t *leaf, const double *probs, size_t np,
-                         double *out, void **scratch, size_t *cap) {
-  return quantiles(f, NULL, leaf, probs, np, out, scratch, cap);
+int rf__leaf_quantiles_n(const rf_forest *f, const uint32_t *leaf, const double *means,
+                         const double *probs, size_t np, double *out, void **scratch,
+                         size_t *cap) {
+  return quantiles(f, NULL, leaf, means, probs, np, out, scratch, cap);
 }
 
 double rf__calib_q(const rf_calib *c, double coverage) {

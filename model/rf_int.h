@@ -53,9 +53,15 @@ typedef struct rf_tree {
  * the row rounded up to float.  Exact: every threshold the trainer makes
  * is a float (rf_train.c), and for a float t, x <= t <=> roundup(x) <= t.
  * Leaf: feat == RF_CLEAF, kid = its own index, and the bits of thr are
- * its leaf number (for the interval's samples, leaf_off) << 3 | the slot
- * of its 64-byte block holding its mean (a double; the block is the
- * leaf's own, see below).  The walk
+ * its leaf code << 3 | the slot of its 64-byte block holding its mean (a
+ * double; the block is the leaf's own, see below).  The leaf code names
+ * the leaf's samples for the interval: when the forest allows it
+ * (cdirect), their offset in the tree's values and their count,
+ *
+ *   code = leaf_off[k] << cbits | (count - 1)     (29 bits at most),
+ *
+ * so that the interval reads the samples without a load of leaf_off (a
+ * cache miss per tree); otherwise the leaf number k.  The walk
  * sets xf[RF_CLEAF] = -inf, so a leaf's step goes to kid, itself: a walk
  * of exactly depth steps, with no test for leaves, ends on the leaf.
  *
@@ -102,6 +108,12 @@ struct rf_forest {
   uint32_t *corder;    /* walk order: trees by decreasing cdepth within
                           each batch of RF_WALK_BATCH (rf_train.c) */
   uint32_t *cdepth;    /* branch-free rounds of tree corder[i] */
+  int cdirect;         /* leaf codes are offset << cbits | count - 1
+                          (rf_cnode); 0: leaf numbers */
+  unsigned cbits;      /* count bits of a direct leaf code */
+  int csolo;           /* every one-sample leaf's sample is its mean
+                          rounded to float (bit for bit), so the interval
+                          may take it from the mean the walk read */
   rf_calib cal;        /* interval calibration (n == 0: none) */
   rf_calib cal_unseen; /* calibration for GPUs the model was not trained on
                           (n == 0: none; file version 3) */
@@ -132,6 +144,10 @@ int rf__subset(const rf_data *d, const size_t *sel, size_t k, rf_data *out);
    paths -- rows through the index, every candidate's pass, no direct
    passes -- which must give the same model to the byte. */
 extern int rf__plain_training;
+/* Test hook (tests/test_rf.c): while nonzero, rf__build_fast codes leaves
+   by number (no direct leaf codes), which must give the same predictions
+   and intervals bit for bit. */
+extern int rf__leaf_numbers;
 
 /* Test hook: while nonzero, extra trees take codes (build_codes in
    model/rf_train.c) whenever the data allows them, not only for the large
@@ -226,10 +242,14 @@ void rf__walk(const rf_forest *f, const double *row, const rf_node **leaf);
  */
 int rf__leaf_quantiles(const rf_forest *f, const rf_node *const *leaf, const double *probs,
                        size_t np, double *out, void **scratch, size_t *cap);
-/* The same with tree t's vote given as its leaf number leaf[t]
-   (UINT32_MAX: none). */
-int rf__leaf_quantiles_n(const rf_forest *f, const uint32_t *leaf, const double *probs, size_t np,
-                         double *out, void **scratch, size_t *cap);
+/* The same with tree t's vote given as its leaf code leaf[t] on the
+   8-byte nodes (rf_cnode: the leaf number, or offset and count when
+   f->cdirect; UINT32_MAX: none).  means (may be NULL): the leaves' means
+   by tree, which stand for one-sample leaves' samples when f->csolo
+   (the same values, without a load from the tree's samples). */
+int rf__leaf_quantiles_n(const rf_forest *f, const uint32_t *leaf, const double *means,
+                         const double *probs, size_t np, double *out, void **scratch,
+                         size_t *cap);
 /* Widening at coverage c (0 for an uncalibrated model). */
 double rf__calib_q(const rf_calib *c, double coverage);
 /*

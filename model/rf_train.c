@@ -1732,6 +1732,9 @@ void rf__free_fast(rf_forest *f) {
   f->cmem = NULL;
   f->corder = NULL;
   f->cdepth = NULL;
+  f->cdirect = 0;
+  f->cbits = 0;
+  f->csolo = 0;
 }
 
 /*
@@ -1747,12 +1750,15 @@ static inline uint32_t fkey(float v) {
 }
 
 _Static_assert(sizeof(rf_cnode) == 8 && sizeof(double) == 8, "8-byte slots");
-#define CBLOCK 8 /* slots of a 64-byte block */
+#define CSLOT_BITS 3 /* 64-byte blocks: 128 measured no faster (7.98 against 7.98 us) */
+#define CBLOCK (1u << CSLOT_BITS)          /* slots of a block */
+#define CBLOCK_BYTES (CBLOCK * sizeof(rf_cnode))
 
-/* The mean of leaf p: in p's own block, at slot key & 7 (rf_int.h). */
+/* The mean of leaf p: in p's own block, at the slot in key's low bits
+   (rf_int.h). */
 static inline double cmean(const rf_cnode *p) {
   double v;
-  memcpy(&v, (const rf_cnode *)((uintptr_t)p & ~(uintptr_t)63) + (p->key & (CBLOCK - 1)),
+  memcpy(&v, (const rf_cnode *)((uintptr_t)p & ~(uintptr_t)(CBLOCK_BYTES - 1)) + (p->key & (CBLOCK - 1)),
          sizeof v);
   return v;
 }
@@ -1775,8 +1781,8 @@ static uint32_t place_tree(const rf_tree *t, uint32_t *pos, uint32_t *q) {
   }
   uint32_t first = nd[0].left;
   for (;;) {
-    /* at most 4 pairs fit and each queues 2: 9 entries at most */
-    uint32_t loc[16];
+    /* at most CBLOCK / 2 pairs fit and each queues 2 */
+    uint32_t loc[CBLOCK + 2];
     unsigned lh = 0, lt = 0;
     loc[lt++] = first;
     while (lh < lt) {
@@ -1835,6 +1841,8 @@ static uint32_t walk_rounds(const rf_tree *t, uint32_t *d, uint64_t *w) {
   return mx;
 }
 
+int rf__leaf_numbers;
+
 /* Trees are independent: both passes run in parallel (this runs after
    every training and load). */
 int rf__build_fast(rf_forest *f) {
@@ -1857,6 +1865,8 @@ int rf__build_fast(rf_forest *f) {
   f->corder = rf__mallocn(T, sizeof(uint32_t));
   f->cdepth = rf__mallocn(T, sizeof(uint32_t));
   int nt = rf__nthreads(0), failed = 0, big = 0;
+  uint32_t maxc = 0, maxv = 0, minc = UINT32_MAX; /* leaf counts, samples a tree */
+  int notsolo = 0; /* a one-sample leaf whose sample is not its mean as float */
   if (!pos || !f->cn || !f->corder || !f->cdepth) {
     rf__free(pos);
     goto nomem;
@@ -1865,7 +1875,8 @@ int rf__build_fast(rf_forest *f) {
      tree is read anyway: a serial pass over the nodes of 100 trees cost
      1.3 ms after the training had left them out of cache), placement,
      sizes and rounds */
-#pragma omp parallel num_threads(nt) reduction(| : failed, big)
+#pragma omp parallel num_threads(nt) reduction(| : failed, big, notsolo) \
+    reduction(max : maxc, maxv) reduction(min : minc)
   {
     uint32_t *q = rf__mallocn(max_nodes, sizeof(uint32_t));
     uint64_t *w = rf__mallocn(max_nodes, sizeof(uint64_t));
@@ -1876,6 +1887,20 @@ int rf__build_fast(rf_forest *f) {
       const rf_tree *tr = &f->trees[t];
       for (uint32_t k = 0; k < tr->n_nodes; k++)
         big |= tr->nodes[k].feature >= 0 && (double)(float)tr->nodes[k].v != tr->nodes[k].v;
+      for (uint32_t k = 0; k < tr->n_leaves; k++) {
+        uint32_t c = tr->leaf_off[k + 1] - tr->leaf_off[k];
+        maxc = c > maxc ? c : maxc;
+        minc = c < minc ? c : minc;
+      }
+      for (uint32_t k = 0; k < tr->n_nodes; k++) {
+        const rf_node *nd = &tr->nodes[k];
+        if (nd->feature >= 0) continue;
+        uint32_t a = tr->leaf_off[nd->left];
+        if (tr->leaf_off[nd->left + 1] - a != 1) continue;
+        float m = (float)nd->v;
+        notsolo |= memcmp(&m, &tr->values[a], sizeof m) != 0;
+      }
+      maxv = tr->n_values > maxv ? tr->n_values : maxv;
       uint32_t nb = place_tree(tr, pos + 2 * pofs[t], q);
       big |= (uint64_t)nb * CBLOCK >= (1u << 24);
       off[t + 1] = (size_t)nb * CBLOCK;
@@ -1892,6 +1917,14 @@ int rf__build_fast(rf_forest *f) {
   }
   off[0] = 0;
   for (size_t t = 0; t < T; t++) off[t + 1] += off[t];
+  /* direct leaf codes (rf_int.h) when offsets and counts fit 29 bits */
+  {
+    unsigned cb = maxc > 1 ? 32u - (unsigned)__builtin_clz(maxc - 1) : 0;
+    unsigned ob = maxv > 1 ? 32u - (unsigned)__builtin_clz(maxv - 1) : 0;
+    f->cdirect = minc >= 1 && cb + ob <= 32 - CSLOT_BITS && !rf__leaf_numbers;
+    f->cbits = cb;
+    f->csolo = !notsolo;
+  }
   /* walk order: by decreasing rounds within each batch (stable) */
   for (size_t t0 = 0; t0 < T; t0 += RF_WALK_BATCH) {
     size_t e = T - t0 < RF_WALK_BATCH ? T : t0 + RF_WALK_BATCH;
@@ -1912,7 +1945,7 @@ int rf__build_fast(rf_forest *f) {
     rf__free(pos);
     goto nomem;
   }
-  rf_cnode *arena = (rf_cnode *)(((uintptr_t)f->cmem + 63) & ~(uintptr_t)63);
+  rf_cnode *arena = (rf_cnode *)(((uintptr_t)f->cmem + CBLOCK_BYTES - 1) & ~(uintptr_t)(CBLOCK_BYTES - 1));
   want_hugepages(arena, off[T] * sizeof(rf_cnode));
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
   for (size_t t = 0; t < T; t++) {
@@ -1925,7 +1958,12 @@ int rf__build_fast(rf_forest *f) {
       rf_cnode *o = &c[ps[2 * (size_t)k]];
       if (nd->feature < 0) {
         uint32_t vs = ps[2 * (size_t)k + 1];
-        o->key = nd->left << 3 | (vs & (CBLOCK - 1)); /* leaf number, mean's slot */
+        uint32_t code = nd->left; /* leaf number, or offset and count */
+        if (f->cdirect) {
+          uint32_t a = tr->leaf_off[nd->left], cnt = tr->leaf_off[nd->left + 1] - a;
+          code = a << f->cbits | (cnt - 1);
+        }
+        o->key = code << CSLOT_BITS | (vs & (CBLOCK - 1)); /* leaf code, mean's slot */
         o->kw = RF_CLEAF; /* kid offset 0: steps to itself */
         memcpy(&c[vs], &nd->v, sizeof nd->v);
       } else {
@@ -1963,8 +2001,8 @@ static inline float float_up(double v) {
  * for 100 full-depth trees, most of them cache misses), so trees are
  * walked together and their loads overlap.  On the 8-byte nodes a leaf
  * steps to itself, so the walk needs no test for leaves (that test
- * mispredicted as trees finished at different rounds): eight trees at a
- * time, held in registers, step for the rounds of the deepest of them
+ * mispredicted as trees finished at different rounds): sixteen trees at a
+ * time (RF_WALK_WIDTH) step for the rounds of the deepest of them
  * (walk_rounds: the depth most rows are done by; trees sorted by it), and
  * the few still inside a tree then finish in an interleaved tail.  Leaf
  * values are summed in tree order afterwards, so the result is bit-
@@ -1977,12 +2015,19 @@ static inline float float_up(double v) {
  * (20,000 x 100 synthetic rows, 637,000 nodes) only the repeated row gains
  * (3.0 -> 2.1-2.9 us); cycling rows stay at 7-10 us, bound by misses.
  */
-static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf);
+static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf, double *mean);
+/* Trees a group walks together (the rest in groups of eight, then one by
+   one).  Measured on the 10,000 x 30 synthetic extra-trees forest of
+   bench/api_bench (2 million nodes, most steps a miss), kcast_predict with
+   interval, cycling 1,000 rows, per-run medians of two runs: 8 trees
+   9.2-10.5 us, 16 trees 7.7-8.8, 24 and 32 trees no better (8.2-9.4):
+   about as many misses as a core keeps in flight. */
+#define RF_WALK_WIDTH 16
 
 double rf__raw_mean(const rf_forest *f, const double *row) {
   size_t T = f->n_trees;
   double s = 0;
-  if (f->cn) return fast_leaves(f, row, NULL) / (double)T;
+  if (f->cn) return fast_leaves(f, row, NULL, NULL) / (double)T;
   for (size_t t0 = 0; t0 < T; t0 += RF_WALK_BATCH) {
     size_t nb = T - t0 < RF_WALK_BATCH ? T - t0 : RF_WALK_BATCH;
     const rf_tree *tr = f->trees + t0;
@@ -2026,7 +2071,7 @@ double rf__raw_mean(const rf_forest *f, const double *row) {
  * 6.5 us; this walk costs what the point prediction does, 1.2-2 and 4-6
  * us).
  */
-static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf) {
+static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf, double *mean) {
   size_t T = f->n_trees;
   uint32_t xk[RF_CLEAF + 1];
   for (size_t j = 0; j < f->n_features; j++) {
@@ -2045,6 +2090,15 @@ static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf)
     uint32_t kw_ = (p)->kw;                               \
     (p) = (p) + (kw_ >> 8) + (xk[kw_ & 0xFF] > (p)->key); \
   } while (0)
+    for (; i + RF_WALK_WIDTH <= nb; i += RF_WALK_WIDTH) {
+      const rf_cnode *pw[RF_WALK_WIDTH];
+      for (unsigned q = 0; q < RF_WALK_WIDTH; q++) pw[q] = f->cn[ord[i + q]];
+      for (uint32_t r = 0; r < rounds[i]; r++) {
+#pragma GCC unroll 16
+        for (unsigned q = 0; q < RF_WALK_WIDTH; q++) STEP(pw[q]);
+      }
+      for (unsigned q = 0; q < RF_WALK_WIDTH; q++) cur[i + q] = pw[q];
+    }
     for (; i + 8 <= nb; i += 8) { /* named, so that they stay in registers */
       const rf_cnode *p0 = f->cn[ord[i]], *p1 = f->cn[ord[i + 1]], *p2 = f->cn[ord[i + 2]],
                      *p3 = f->cn[ord[i + 3]], *p4 = f->cn[ord[i + 4]], *p5 = f->cn[ord[i + 5]],
@@ -2093,8 +2147,9 @@ static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf)
     }
     for (i = 0; i < nb; i++) {
       val[ord[i] - t0] = cmean(cur[i]);
-      if (leaf) leaf[ord[i]] = cur[i]->key >> 3;
+      if (leaf) leaf[ord[i]] = cur[i]->key >> CSLOT_BITS;
     }
+    if (mean) memcpy(mean + t0, val, nb * sizeof *val);
     for (i = 0; i < nb; i++) s += val[i];
   }
   return s;
@@ -2104,17 +2159,18 @@ double rf_predict(const rf_forest *f, const double *row) {
   return rf__untransform(f->params.transform, rf__raw_mean(f, row) + rf__offset(f, row));
 }
 
-/* The prediction and interval of a row from its leaves (numbers on the
+/* The prediction and interval of a row from its leaves (codes on the
    8-byte nodes, else nodes) and s, the sum of their means in tree order;
-   off is the row's base offset. */
+   means: those means by tree, or NULL; off is the row's base offset. */
 static int interval_of(const rf_forest *f, const rf_calib *cal, double coverage, double s,
-                       double off, const void *leaves, double *pred, double *lo, double *hi) {
+                       double off, const void *leaves, const double *means, double *pred,
+                       double *lo, double *hi) {
   size_t T = f->n_trees;
   if (pred) *pred = rf__untransform(f->params.transform, s / (double)T + off);
   if (lo || hi) {
     /* QRF quantiles and the calibration's widening: model/rf_calib.c */
     double alpha = (1 - coverage) / 2, probs[2] = {alpha, 1 - alpha}, v[2];
-    if (f->cn ? rf__leaf_quantiles_n(f, leaves, probs, 2, v, NULL, NULL)
+    if (f->cn ? rf__leaf_quantiles_n(f, leaves, means, probs, 2, v, NULL, NULL)
               : rf__leaf_quantiles(f, leaves, probs, 2, v, NULL, NULL))
       return -1;
     double vlo = v[0], vhi = v[1];
@@ -2146,24 +2202,32 @@ int rf_predict_interval_on(const rf_forest *f, const double *row, double coverag
     return rf__err("feature %s, the model's base, is %g; it must be positive",
                    f->features[f->params.base_feature], row[f->params.base_feature]);
   size_t T = f->n_trees;
-  /* the leaves: their numbers (8-byte nodes) or nodes (16-byte ones) */
+  /* the leaves: their codes (8-byte nodes) or nodes (16-byte ones); the
+     means by tree on the 8-byte nodes */
   union {
     uint32_t num[512];
     const rf_node *node[512];
   } st;
+  double stmean[512], *means = NULL;
   void *leaves = T <= 512 ? (void *)&st : rf__mallocn(T, f->cn ? sizeof(uint32_t) : sizeof(rf_node *));
   if (!leaves) return rf__nomem();
   double s = 0;
   if (f->cn) {
-    s = fast_leaves(f, row, leaves);
+    means = T <= 512 ? stmean : rf__mallocn(T, sizeof *means);
+    if (!means) {
+      if (leaves != (void *)&st) rf__free(leaves);
+      return rf__nomem();
+    }
+    s = fast_leaves(f, row, leaves, means);
   } else {
     const rf_node **nd = leaves;
     for (size_t t = 0; t < T; t++) nd[t] = f->trees[t].nodes;
     rf__walk(f, row, nd);
     for (size_t t = 0; t < T; t++) s += nd[t]->v;
   }
-  int rc = interval_of(f, cal, coverage, s, off, leaves, pred, lo, hi);
+  int rc = interval_of(f, cal, coverage, s, off, leaves, means, pred, lo, hi);
   if (leaves != (void *)&st) rf__free(leaves);
+  if (means != stmean) rf__free(means);
   return rc;
 }
 
@@ -2238,7 +2302,7 @@ static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t n
         const uint32_t *xq = x0 + q * stride;
         while ((p->kw & 0xFF) != RF_CLEAF) BSTEP(p, xq);
         B->s[r + q] += cmean(p);
-        if (B->leaf) B->leaf[(r + q) * T + t] = p->key >> 3;
+        if (B->leaf) B->leaf[(r + q) * T + t] = p->key >> CSLOT_BITS;
       }
     }
     for (; r < nr; r++) {
@@ -2246,7 +2310,7 @@ static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t n
       const uint32_t *xq = B->xk + r * stride;
       while ((p->kw & 0xFF) != RF_CLEAF) BSTEP(p, xq);
       B->s[r] += cmean(p);
-      if (B->leaf) B->leaf[r * T + t] = p->key >> 3;
+      if (B->leaf) B->leaf[r * T + t] = p->key >> CSLOT_BITS;
     }
   }
 #undef BSTEP
@@ -2312,7 +2376,8 @@ int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage, doub
           }
         } else if (want_iv) {
           double a = 0, b = 0;
-          if (interval_of(f, &f->cal, coverage, B.s[r], off, B.leaf + r * T, &pred[i], &a, &b))
+          if (interval_of(f, &f->cal, coverage, B.s[r], off, B.leaf + r * T, NULL, &pred[i], &a,
+                          &b))
             failed |= 1;
           if (lo) lo[i] = a;
           if (hi) hi[i] = b;

@@ -1232,8 +1232,18 @@ static void test_fast_prediction_matches_plain_walk(void) {
     rf_forest *f = NULL;
     CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
     CHECK_MSG("a trained forest has the fast layout", f->cn != NULL);
-    for (int pass = 0; pass < 2; pass++) {
-      if (pass == 1) rf__free_fast(f); /* from here on: the 16-byte walk */
+    CHECK_MSG("its leaves carry their samples' offset and count (direct leaf codes)",
+              f->cdirect);
+    CHECK_MSG("its one-sample leaves' samples are their means as floats", f->csolo);
+    for (int pass = 0; pass < 4; pass++) {
+      if (pass == 1) f->csolo = 0; /* the samples from the tree's array */
+      if (pass == 2) { /* leaves coded by number, samples through leaf_off */
+        rf__leaf_numbers = 1;
+        CU_ASSERT_FATAL(rf__build_fast(f) == 0);
+        rf__leaf_numbers = 0;
+        CHECK_MSG("the test hook turns the direct leaf codes off", f->cn && !f->cdirect);
+      }
+      if (pass == 3) rf__free_fast(f); /* from here on: the 16-byte walk */
       size_t same = 0;
       for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < 5; j++) row[j] = te.x[j * n + i];
@@ -1243,8 +1253,10 @@ static void test_fast_prediction_matches_plain_walk(void) {
         else same += memcmp(fast + 4 * i, r, sizeof r) == 0;
         if (pass == 0) same += memcmp(&r[0], &r[1], sizeof r[0]) == 0;
       }
-      CHECK_MSG(pass == 0 ? "rf_predict and rf_predict_interval give the same point on every row"
-                          : "the fast layout gives the plain walk's point and interval on every row",
+      CHECK_MSG(pass == 0   ? "rf_predict and rf_predict_interval give the same point on every row"
+                : pass == 1 ? "samples read from the trees give the solo leaves' interval"
+                : pass == 2 ? "leaves coded by number give the direct codes' point and interval"
+                            : "the fast layout gives the plain walk's point and interval on every row",
                 same == n);
     }
     rf_free(f);
