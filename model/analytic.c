@@ -38,85 +38,141 @@
 #define L2_BW 3.0            /* L2 bandwidth as a multiple of DRAM peak */
 #define MEM_LAT_CYC 500.0    /* global-memory latency, cycles */
 
-/* Value of feature name (dflt when absent). */
-static double fv_or(const char *const *names, const double *vals, size_t n, const char *name,
-                    double dflt) {
-  for (size_t i = 0; i < n; i++)
-    if (names[i] && !strcmp(names[i], name)) return vals[i];
-  return dflt;
-}
+/*
+ * The features the estimate reads, gathered in one pass over the launch's
+ * names: it looked each one up by a scan of them all, some forty scans a
+ * call, which were half of a kcast_predict with a forest whose base is
+ * an.time_us.  key_name is sorted by strcmp (a binary search); the first
+ * occurrence of a name counts, as the scans found it.
+ */
+enum {
+  K_ATOMG, K_CMP, K_CONVERT, K_FP16, K_FP32, K_FP64, K_INT, K_LDCONST, K_LDG, K_LDSH,
+  K_LOGIC, K_SPECIAL, K_STG, K_STSH, K_ALR, K_WI, K_BX, K_BY, K_BZ, K_CTAS, K_LSHARED,
+  K_THREADS, K_FOOT, K_GACC, K_GBYTES, K_GSECT, K_GSTORE, K_LBYTES, K_SHACC, K_REPLAYS,
+  K_SSHARED, K_N
+};
+static const char *const key_name[K_N] = {
+  "class.atomic_global", "class.compare", "class.convert", "class.fp16", "class.fp32",
+  "class.fp64", "class.int_arith", "class.ld_const", "class.ld_global", "class.ld_shared",
+  "class.logic", "class.special", "class.st_global", "class.st_shared",
+  "ctrl.active_lane_ratio", "ctrl.warp_insns",
+  "launch.block_x", "launch.block_y", "launch.block_z", "launch.ctas", "launch.shared_bytes",
+  "launch.threads",
+  "mem.footprint_bytes", "mem.global_accesses", "mem.global_bytes", "mem.global_sectors",
+  "mem.global_store_bytes", "mem.local_bytes", "mem.shared_accesses",
+  "mem.shared_bank_replays",
+  "static.shared_bytes",
+};
 
-/* Value of feature name (0 when absent). */
-static double fv(const char *const *names, const double *vals, size_t n, const char *name) {
-  return fv_or(names, vals, n, name, 0);
-}
+/* The ptxas.sm_XY.<what> columns read (ptxas_pick). */
+enum { P_SMEM, P_REGS, P_SST, P_SLD, P_N };
+static const char *const ptx_what[P_N] = {"smem_bytes", "registers", "spill_store_bytes",
+                                          "spill_load_bytes"};
 
-/* Threads per CTA: block_x x block_y x block_z (an absent y or z counts
-   1), else launch.threads / ctas. */
-static double threads_per_cta(const char *const *names, const double *vals, size_t n,
-                              double ctas) {
-  double tpc = fv(names, vals, n, "launch.block_x") * fv_or(names, vals, n, "launch.block_y", 1) *
-               fv_or(names, vals, n, "launch.block_z", 1);
-  if (!(tpc > 0) && ctas > 0) tpc = fv(names, vals, n, "launch.threads") / ctas;
-  return tpc;
+typedef struct an_in {
+  double v[K_N];            /* 0 when absent */
+  unsigned char have[K_N];
+  double class_sum;         /* the class.* values summed in the names' order */
+  double ptx[P_N];          /* NAN when the launch has no such column */
+  int ptx_score[P_N];
+} an_in;
+
+static long key_find(const char *c) {
+  size_t lo = 0, hi = K_N;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int r = strcmp(c, key_name[mid]);
+    if (!r) return (long)mid;
+    if (r < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return -1;
 }
 
 /*
- * The ptxas.sm_XY.<what> column for the architecture nearest to cc: XY
- * itself, else the newest one of the same major version not newer than cc,
- * else the newest one not newer, else the oldest one (register counts
- * change little between neighbouring architectures; docs/features.md).
- * NAN when the launch has no such column.
+ * A ptxas.sm_XY.<what> column (c + 9 is past "ptxas.sm_") for the
+ * architecture nearest to cc: XY itself, else the newest one of the same
+ * major version not newer than cc, else the newest one not newer, else the
+ * oldest one (register counts change little between neighbouring
+ * architectures; docs/features.md).  The best-ranked column wins, the
+ * first of equals.
  */
-static double ptxas_value(const char *const *names, const double *vals, size_t n, int cc,
-                          const char *what) {
-  int best = -1;
-  double v = NAN;
-  for (size_t i = 0; i < n; i++) {
-    const char *c = names[i];
-    if (!c || strncmp(c, "ptxas.sm_", 9)) continue;
-    char *e;
-    long a = strtol(c + 9, &e, 10);
-    if (e == c + 9 || a <= 0 || a > 999 || e[0] != '.' || strcmp(e + 1, what)) continue;
+static void ptxas_pick(an_in *in, const char *c, double v, int cc) {
+  char *e;
+  long a = strtol(c, &e, 10);
+  if (e == c || a <= 0 || a > 999 || e[0] != '.') return;
+  for (int k = 0; k < P_N; k++) {
+    if (strcmp(e + 1, ptx_what[k])) continue;
     /* rank: exact 4, same major and older 3, older 2, newer 1 (then by
        closeness) */
     int arch = (int)a;
     int rank = arch == cc ? 4 : arch < cc && arch / 10 == cc / 10 ? 3 : arch < cc ? 2 : 1;
     int score = rank * 1000 + (arch <= cc ? arch : 999 - arch);
-    if (score > best) { best = score; v = vals[i]; }
+    if (score > in->ptx_score[k]) {
+      in->ptx_score[k] = score;
+      in->ptx[k] = v;
+    }
+    return;
   }
-  return v;
+}
+
+static void gather(const char *const *names, const double *vals, size_t n, int cc, an_in *in) {
+  memset(in, 0, sizeof *in);
+  for (int k = 0; k < P_N; k++) {
+    in->ptx[k] = NAN;
+    in->ptx_score[k] = -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const char *c = names[i];
+    if (!c) continue;
+    if (!strncmp(c, "ptxas.sm_", 9)) {
+      ptxas_pick(in, c + 9, vals[i], cc);
+      continue;
+    }
+    if (!strncmp(c, "class.", 6)) in->class_sum += vals[i];
+    long k = key_find(c);
+    if (k >= 0 && !in->have[k]) {
+      in->have[k] = 1;
+      in->v[k] = vals[i];
+    }
+  }
+}
+
+/* Value of key k, dflt when absent. */
+static inline double in_or(const an_in *in, int k, double dflt) {
+  return in->have[k] ? in->v[k] : dflt;
+}
+
+/* Threads per CTA: block_x x block_y x block_z (an absent y or z counts
+   1), else launch.threads / ctas. */
+static double threads_per_cta(const an_in *in, double ctas) {
+  double tpc = in->v[K_BX] * in_or(in, K_BY, 1) * in_or(in, K_BZ, 1);
+  if (!(tpc > 0) && ctas > 0) tpc = in->v[K_THREADS] / ctas;
+  return tpc;
 }
 
 /* The launch's CTAs and threads per CTA, checked; -1 naming what is wrong. */
-static int launch_shape(const char *const *names, const double *vals, size_t n, double *ctas,
-                        double *tpc) {
-  *ctas = fv(names, vals, n, "launch.ctas");
-  *tpc = threads_per_cta(names, vals, n, *ctas);
+static int launch_shape(const an_in *in, double *ctas, double *tpc) {
+  *ctas = in->v[K_CTAS];
+  *tpc = threads_per_cta(in, *ctas);
   if (!(*ctas >= 1) || !(*tpc >= 1))
     return rf__err("the features need launch.ctas and launch.block_x/y/z (positive)");
   if (*tpc > 1024) return rf__err("launch has %.0f threads per CTA (at most 1024)", *tpc);
   return 0;
 }
 
-int an_occupancy_of(const an_gpu *g, const char *const *names, const double *vals, size_t n,
-                    an_occupancy *o) {
-  if (!g || !o || (n && (!names || !vals))) return rf__err("an_occupancy_of: NULL argument");
+/* an_occupancy_of on gathered features. */
+static int occupancy(const an_gpu *g, const an_in *in, an_occupancy *o) {
   memset(o, 0, sizeof *o);
-#define F(name) fv(names, vals, n, name)
   double ctas, tpc;
-  if (launch_shape(names, vals, n, &ctas, &tpc)) return -1;
-  int cc = g->cc_major * 10 + g->cc_minor;
-  double smem = ptxas_value(names, vals, n, cc, "smem_bytes");
-  double regs = ptxas_value(names, vals, n, cc, "registers");
-  double sst = ptxas_value(names, vals, n, cc, "spill_store_bytes");
-  double sld = ptxas_value(names, vals, n, cc, "spill_load_bytes");
+  if (launch_shape(in, &ctas, &tpc)) return -1;
+  double smem = in->ptx[P_SMEM], regs = in->ptx[P_REGS], sst = in->ptx[P_SST],
+         sld = in->ptx[P_SLD];
   o->tpc = tpc;
   o->wpc = ceil(tpc / 32);
-  o->shared = F("launch.shared_bytes") + (isnan(smem) ? F("static.shared_bytes") : smem);
+  o->shared = in->v[K_LSHARED] + (isnan(smem) ? in->v[K_SSHARED] : smem);
   o->regs = isnan(regs) || regs < 0 ? 0 : regs;
   o->spill_bytes = (isnan(sst) ? 0 : sst) + (isnan(sld) ? 0 : sld);
-#undef F
   o->fits = 1;
   double res = g->max_ctas_per_sm;
   o->limiter = AN_LIMIT_CTAS;
@@ -148,6 +204,14 @@ int an_occupancy_of(const an_gpu *g, const char *const *names, const double *val
   return 0;
 }
 
+int an_occupancy_of(const an_gpu *g, const char *const *names, const double *vals, size_t n,
+                    an_occupancy *o) {
+  if (!g || !o || (n && (!names || !vals))) return rf__err("an_occupancy_of: NULL argument");
+  an_in in;
+  gather(names, vals, n, g->cc_major * 10 + g->cc_minor, &in);
+  return occupancy(g, &in, o);
+}
+
 int an_estimate_launch(const an_gpu *g, const char *const *names, const double *vals,
                        size_t n, an_estimate *o) {
   if (!g || !o || (n && (!names || !vals))) return rf__err("an_estimate_launch: NULL argument");
@@ -157,13 +221,15 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   for (size_t i = 0; i < n; i++)
     if (!isfinite(vals[i])) return rf__err("feature %s is not finite", names[i] ? names[i] : "?");
   memset(o, 0, sizeof *o);
-#define F(name) fv(names, vals, n, name)
+  an_in in;
+  gather(names, vals, n, g->cc_major * 10 + g->cc_minor, &in);
+#define F(k) in.v[k]
   double ctas, tpc;
-  if (launch_shape(names, vals, n, &ctas, &tpc)) return -1;
+  if (launch_shape(&in, &ctas, &tpc)) return -1;
 
   /* Residency and waves. */
   an_occupancy occ;
-  if (an_occupancy_of(g, names, vals, n, &occ)) return -1;
+  if (occupancy(g, &in, &occ)) return -1;
   double res = occ.ctas_per_sm, wpc = occ.wpc;
   double sms = g->sms, clock = g->boost_mhz * 1e6; /* Hz */
   double concurrent = sms * res;
@@ -179,11 +245,11 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   double int_lanes = kepler ? 160 : 64, sfu_lanes = kepler ? 32 : 16, cvt_lanes = 16;
   double issue = kepler ? 6 : 4;
   double pipe[5];
-  pipe[0] = (F("class.fp32") + F("class.fp16")) / fp32_lanes;
-  pipe[1] = F("class.fp64") / fp64_lanes;
-  pipe[2] = (F("class.int_arith") + F("class.logic") + F("class.compare")) / int_lanes;
-  pipe[3] = F("class.special") / sfu_lanes;
-  pipe[4] = F("class.convert") / cvt_lanes;
+  pipe[0] = (F(K_FP32) + F(K_FP16)) / fp32_lanes;
+  pipe[1] = F(K_FP64) / fp64_lanes;
+  pipe[2] = (F(K_INT) + F(K_LOGIC) + F(K_CMP)) / int_lanes;
+  pipe[3] = F(K_SPECIAL) / sfu_lanes;
+  pipe[4] = F(K_CONVERT) / cvt_lanes;
   double cyc = 0;
   for (int i = 0; i < 5; i++)
     if (pipe[i] > cyc) cyc = pipe[i];
@@ -194,30 +260,34 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
      the issue of everything else (one wavefront a clock; a conflicted
      access takes one per replay).  Warp counts come from ctrl.warp_insns,
      else from the thread-level counts over 32 lanes. */
-  double lanes = F("ctrl.active_lane_ratio") > 0 ? F("ctrl.active_lane_ratio") : 1;
-  double wi = F("ctrl.warp_insns");
+  double lanes = F(K_ALR) > 0 ? F(K_ALR) : 1;
+  double wi = F(K_WI);
   if (!(wi > 0)) {
-    for (size_t i = 0; i < n; i++)
-      if (names[i] && !strncmp(names[i], "class.", 6)) wi += vals[i];
+    if (wi == 0 && !signbit(wi)) {
+      wi = in.class_sum; /* 0 + the sum: the same additions in the same order */
+    } else {
+      for (size_t i = 0; i < n; i++)
+        if (names[i] && !strncmp(names[i], "class.", 6)) wi += vals[i];
+    }
     wi /= 32;
   }
-  double const_w = F("class.ld_const") / 32 / lanes;
-  double shared_w = F("mem.shared_accesses");
-  if (!(shared_w > 0)) shared_w = (F("class.ld_shared") + F("class.st_shared")) / 32 / lanes;
-  shared_w += F("mem.shared_bank_replays");
+  double const_w = F(K_LDCONST) / 32 / lanes;
+  double shared_w = F(K_SHACC);
+  if (!(shared_w > 0)) shared_w = (F(K_LDSH) + F(K_STSH)) / 32 / lanes;
+  shared_w += F(K_REPLAYS);
   o->t_issue_us = (fmax(wi - const_w, 0) / issue + shared_w) * load / clock * 1e6;
 
   /* Memory. */
-  double sectors = F("mem.global_sectors");
-  double bytes = sectors > 0 ? sectors * 32 : F("mem.global_bytes");
-  bytes += F("mem.local_bytes");
-  double accesses = F("mem.global_accesses");
+  double sectors = F(K_GSECT);
+  double bytes = sectors > 0 ? sectors * 32 : F(K_GBYTES);
+  bytes += F(K_LBYTES);
+  double accesses = F(K_GACC);
   if (!(accesses > 0)) /* thread-level counts only (e.g. CUDA Flux): full warps */
-    accesses = (F("class.ld_global") + F("class.st_global") + F("class.atomic_global")) / 32 / lanes;
+    accesses = (F(K_LDG) + F(K_STG) + F(K_ATOMG)) / 32 / lanes;
   double bw = g->mem_bw_gbs * 1e9 * BW_EFF; /* B/s */
   /* Reuse through L2: distinct bytes are read once, written bytes go back. */
-  double foot = F("mem.footprint_bytes"), dram = bytes, t_l2 = 0;
-  double once = foot + F("mem.global_store_bytes");
+  double foot = F(K_FOOT), dram = bytes, t_l2 = 0;
+  double once = foot + F(K_GSTORE);
   if (foot > 0 && once < bytes && foot <= g->l2_mb * 1048576.0) {
     dram = once;
     t_l2 = bytes / (g->mem_bw_gbs * 1e9 * L2_BW);
