@@ -124,7 +124,10 @@ static void gather(const char *const *names, const double *vals, size_t n, int c
   }
   for (size_t i = 0; i < n; i++) {
     const char *c = names[i];
-    if (!c) continue;
+    /* every name read starts with one of these (op.*, arg.*, emu.*, ...
+       are most of a launch's names and read none) */
+    if (!c || (c[0] != 'c' && c[0] != 'l' && c[0] != 'm' && c[0] != 'p' && c[0] != 's'))
+      continue;
     if (!strncmp(c, "ptxas.sm_", 9)) {
       ptxas_pick(in, c + 9, vals[i], cc);
       continue;
