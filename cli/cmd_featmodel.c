@@ -429,7 +429,11 @@ static int featmodel_fit(int argc, char **argv) {
   fm_rows r;
   if (group_rows(db, &g[0], &r)) goto out;
   if (fm_fit(&r, NULL, g[0].kernel, g[0].app, &m)) {
-    cli_error("%s: kernel %s: %s", db_path, g[0].kernel, rf_last_error());
+    /* most of fm_fit's messages start with the kernel's name already */
+    const char *e = rf_last_error();
+    size_t kl = strlen(g[0].kernel);
+    if (!strncmp(e, g[0].kernel, kl) && e[kl] == ':') cli_error("%s: kernel %s", db_path, e);
+    else cli_error("%s: kernel %s: %s", db_path, g[0].kernel, e);
     goto out;
   }
   double herr;
