@@ -94,6 +94,7 @@ struct kcast_model {
   const an_gpu *gpus[32]; /* the GPU-table rows of the GPUs it was trained
                              on (those the table knows) */
   size_t ngpus;
+  size_t *fhash;       /* feat_name_hash of each feature name (fill_row) */
 };
 
 static kcast_target target_of(const char *t) {
@@ -136,6 +137,12 @@ kcast_status kcast_model_load(const char *path, kcast_model **model) {
   }
   m->target = target_of(rf_get_info(m->f)->target);
   m->ngpus = an_gpu_list(rf_get_info(m->f)->gpu, m->gpus, sizeof m->gpus / sizeof m->gpus[0]);
+  const rf_info *info = rf_get_info(m->f);
+  if (!(m->fhash = malloc((info->n_features ? info->n_features : 1) * sizeof *m->fhash))) {
+    kcast_model_free(m);
+    return api_fail(KCAST_E_NOMEM, "%s: out of memory", path);
+  }
+  for (size_t j = 0; j < info->n_features; j++) m->fhash[j] = feat_name_hash(info->features[j]);
   *model = m;
   return KCAST_OK;
 }
@@ -144,6 +151,7 @@ void kcast_model_free(kcast_model *model) {
   if (!model) return;
   rf_free(model->f);
   free(model->path);
+  free(model->fhash);
   free(model);
 }
 
@@ -235,7 +243,7 @@ static kcast_status fill_row(const kcast_model *m, const char *gpu, const kcast_
   md_cache dc = {0};
   for (size_t j = 0; j < info->n_features; j++) {
     const char *name = info->features[j];
-    long at = feat_find(&fs->v, name);
+    long at = feat_find_hashed(&fs->v, name, m->fhash[j]);
     if (at >= 0) { row[j] = fs->v.vals[at]; continue; }
     /* Derived columns (model/derived.c) come from the raw features, as at
        training time; an.* on the model's GPU. */

@@ -32,7 +32,7 @@
 
 /* ------------------------------------------------------------ feat_vec -- */
 
-static size_t name_hash(const char *s) {
+size_t feat_name_hash(const char *s) {
   uint64_t h = 1469598103934665603ull;
   for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ull; }
   return (size_t)h;
@@ -49,11 +49,16 @@ void feat_free(feat_vec *v) {
   feat_init(v);
 }
 
-/* Slot of name in the index: where it is, or the empty slot it would take. */
-static size_t hash_slot(const feat_vec *v, const char *name) {
-  size_t mask = v->hcap - 1, s = name_hash(name) & mask;
+/* Slot of name (hash h) in the index: where it is, or the empty slot it
+   would take. */
+static size_t hash_slot_h(const feat_vec *v, const char *name, size_t h) {
+  size_t mask = v->hcap - 1, s = h & mask;
   while (v->hash[s] && strcmp(v->names[v->hash[s] - 1], name)) s = (s + 1) & mask;
   return s;
+}
+
+static size_t hash_slot(const feat_vec *v, const char *name) {
+  return hash_slot_h(v, name, feat_name_hash(name));
 }
 
 static int rehash(feat_vec *v, size_t hcap) {
@@ -69,6 +74,12 @@ static int rehash(feat_vec *v, size_t hcap) {
 long feat_find(const feat_vec *v, const char *name) {
   if (!v || !v->hcap || !name) return -1;
   size_t s = hash_slot(v, name);
+  return v->hash[s] ? (long)(v->hash[s] - 1) : -1;
+}
+
+long feat_find_hashed(const feat_vec *v, const char *name, size_t h) {
+  if (!v || !v->hcap || !name) return -1;
+  size_t s = hash_slot_h(v, name, h);
   return v->hash[s] ? (long)(v->hash[s] - 1) : -1;
 }
 

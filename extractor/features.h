@@ -35,6 +35,10 @@ int feat_add(feat_vec *v, const char *name, double value);
 double feat_get(const feat_vec *v, const char *name, double dflt);
 /* Index of name, or -1 when absent. */
 long feat_find(const feat_vec *v, const char *name);
+/* feat_find with h = feat_name_hash(name) computed once by the caller, for
+   names looked up again and again (a model's features, every prediction). */
+size_t feat_name_hash(const char *name);
+long feat_find_hashed(const feat_vec *v, const char *name, size_t h);
 /* Sort by name (bytewise); keeps the index valid. */
 void feat_sort(feat_vec *v);
 
