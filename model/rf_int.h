@@ -154,6 +154,11 @@ extern int rf__leaf_numbers;
    data where they are faster. */
 extern int rf__codes_always;
 
+/* Test hook: while nonzero, the QRF quantiles (model/rf_calib.c) never
+   copy a few samples out (SEL_COPY) but select on the runs, which must
+   give the same intervals bit for bit. */
+extern int rf__sel_runs;
+
 /* The training's partition of a node's n rows (model/rf_train.c): rows
    with gf[k] = 1 (nl of them) to the front, ix and yy moved alike, in the
    order of the model's two-pointer scheme; fl is n + 1 entries of

@@ -1268,6 +1268,57 @@ static void test_fast_prediction_matches_plain_walk(void) {
 }
 
 /*
+ * The QRF quantiles of a few samples (at most SEL_COPY, model/rf_calib.c)
+ * are selected on a copy of them; the selection on the leaves' runs must
+ * give the same intervals bit for bit, at every coverage, for one-sample
+ * leaves (their samples from the means) and leaves of several samples,
+ * through the fast layout and the 16-byte walk.
+ */
+static void test_few_samples_copy_matches_runs(void) {
+  rf_data tr, te;
+  make_data(&tr, 800, 0.3, 31);
+  make_data(&te, 200, 0.3, 32);
+  size_t n = te.n_rows;
+  static const double cov[] = {0.05, 0.5, 0.8, 0.9, 0.99};
+  double row[5];
+  for (int kind = 0; kind < 3; kind++) {
+    rf_params p = params(30);
+    p.extra_trees = kind != 2;
+    p.min_leaf = kind == 0 ? 1 : 3; /* solo leaves; 3+ samples (ET); bootstrap */
+    rf_forest *f = NULL;
+    CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
+    for (int walk = 0; walk < 2; walk++) {
+      if (walk) rf__free_fast(f);
+      size_t same = 0, total = 0, differ_by_cov = 0;
+      for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < 5; j++) row[j] = te.x[j * n + i];
+        double prev_lo = NAN;
+        for (size_t c = 0; c < sizeof cov / sizeof cov[0]; c++) {
+          double a[3], b[3];
+          CU_ASSERT_FATAL(rf_predict_interval(f, row, cov[c], &a[0], &a[1], &a[2]) == 0);
+          rf__sel_runs = 1;
+          CU_ASSERT_FATAL(rf_predict_interval(f, row, cov[c], &b[0], &b[1], &b[2]) == 0);
+          rf__sel_runs = 0;
+          same += memcmp(a, b, sizeof a) == 0;
+          differ_by_cov += c && a[1] != prev_lo;
+          prev_lo = a[1];
+          total++;
+        }
+      }
+      CHECK_MSG(kind == 0   ? "one-sample leaves: the copy's intervals are the runs' bit for bit"
+                : kind == 1 ? "leaves of several samples: the copy's intervals are the runs'"
+                            : "bootstrap leaves: the copy's intervals are the runs'",
+                same == total);
+      CHECK_MSG("the coverages give different intervals (the check sees the quantiles)",
+                differ_by_cov > n);
+    }
+    rf_free(f);
+  }
+  rf_data_free(&tr);
+  rf_data_free(&te);
+}
+
+/*
  * Thresholds at the limit of float precision: training values 1 and the
  * next double above it can only be split at the float 1.0, and a row of
  * that next double (which rounds to 1.0f to nearest) must still go right.
@@ -1581,6 +1632,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_allocation_failures_are_reported);
   TEST_ADD(s, test_dedispersion_data);
   TEST_ADD(s, test_fast_prediction_matches_plain_walk);
+  TEST_ADD(s, test_few_samples_copy_matches_runs);
   TEST_ADD(s, test_cli_feature_families);
   TEST_ADD(s, test_split_exact_at_float_precision);
   TEST_ADD(s, test_cli_mangrove_features);
