@@ -159,6 +159,11 @@ extern int rf__codes_always;
    give the same intervals bit for bit. */
 extern int rf__sel_runs;
 
+/* The 8-byte nodes' keys of x[0..n) (model/rf_train.c): the order key of
+   the smallest float >= x[j], 0 for NaN.  Internal; tested against the
+   definition in tests/test_rf.c. */
+void rf__row_keys(const double *x, size_t n, uint32_t *k);
+
 /* The training's partition of a node's n rows (model/rf_train.c): rows
    with gf[k] = 1 (nl of them) to the front, ix and yy moved alike, in the
    order of the model's two-pointer scheme; fl is n + 1 entries of

@@ -66,6 +66,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <time.h>
 
 int rf__plain_training;
@@ -1995,6 +1998,54 @@ static inline float float_up(double v) {
   return x;
 }
 
+/* rf__row_keys of one value, without a branch: the float's bits one step up
+   (+1, or -1 when negative) when it is below v, -0 made +0, fkey's flip,
+   0 for NaN. */
+static inline uint32_t key_up(double v) {
+  float x = (float)v;
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  u += -(uint32_t)((double)x < v) & (1u | -(u >> 31));
+  u &= -(uint32_t)(u != 0x80000000u);
+  u ^= (uint32_t)((int32_t)u >> 31) | 0x80000000u;
+  return u & -(uint32_t)(v == v);
+}
+
+/*
+ * The walk's keys of x[0..n): k[j] = fkey(float_up(x[j])), 0 for NaN.
+ * Written that way it branched on whether the float is below the double
+ * (half the time, at random, for data that is not float to begin with)
+ * and called nextafterf: 1,045 ns for a row of 100 random doubles, about
+ * 0.9 of the 2.3 us a cycling single-row prediction took on the rf
+ * bench's synthetic forest; branch-free 300 ns, four at a time with SSE2
+ * 75 ns.  Checked equal to fkey(float_up(v)) on 2e8 doubles (any bits,
+ * floats, doubles within 2^29 ulps of a float) and the special values.
+ */
+void rf__row_keys(const double *x, size_t n, uint32_t *k) {
+  size_t j = 0;
+#ifdef __SSE2__
+  const __m128i one = _mm_set1_epi32(1), sign = _mm_set1_epi32((int)0x80000000u);
+  for (; j + 4 <= n; j += 4) {
+    __m128d v0 = _mm_loadu_pd(x + j), v1 = _mm_loadu_pd(x + j + 2);
+    __m128 f = _mm_movelh_ps(_mm_cvtpd_ps(v0), _mm_cvtpd_ps(v1));
+    __m128d f0 = _mm_cvtps_pd(f), f1 = _mm_cvtps_pd(_mm_movehl_ps(f, f));
+    /* the 64-bit masks of the two pairs as four 32-bit lanes */
+    __m128i up = _mm_castps_si128(_mm_shuffle_ps(_mm_castpd_ps(_mm_cmplt_pd(f0, v0)),
+                                                 _mm_castpd_ps(_mm_cmplt_pd(f1, v1)),
+                                                 _MM_SHUFFLE(2, 0, 2, 0)));
+    __m128i ok = _mm_castps_si128(_mm_shuffle_ps(_mm_castpd_ps(_mm_cmpord_pd(v0, v0)),
+                                                 _mm_castpd_ps(_mm_cmpord_pd(v1, v1)),
+                                                 _MM_SHUFFLE(2, 0, 2, 0)));
+    __m128i u = _mm_castps_si128(f);
+    u = _mm_add_epi32(u, _mm_and_si128(up, _mm_or_si128(_mm_srai_epi32(u, 31), one)));
+    u = _mm_andnot_si128(_mm_cmpeq_epi32(u, sign), u);
+    u = _mm_xor_si128(u, _mm_or_si128(_mm_srai_epi32(u, 31), sign));
+    _mm_storeu_si128((__m128i *)(void *)(k + j), _mm_and_si128(u, ok));
+  }
+#endif
+  for (; j < n; j++) k[j] = key_up(x[j]);
+}
+
 /*
  * Mean leaf value over the trees.  Walking one tree after the other makes
  * every node load wait for the previous one (about 1,500 dependent loads
@@ -2074,10 +2125,7 @@ double rf__raw_mean(const rf_forest *f, const double *row) {
 static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf, double *mean) {
   size_t T = f->n_trees;
   uint32_t xk[RF_CLEAF + 1];
-  for (size_t j = 0; j < f->n_features; j++) {
-    float x = float_up(row[j]);
-    xk[j] = x == x ? fkey(x) : 0;
-  }
+  rf__row_keys(row, f->n_features, xk);
   xk[RF_CLEAF] = 0;
   double s = 0;
   for (size_t t0 = 0; t0 < T; t0 += RF_WALK_BATCH) {
@@ -2268,13 +2316,14 @@ typedef struct bwalk {
 static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t nr,
                        const uint32_t *rounds, bwalk *B) {
   size_t n = d->n_rows, T = f->n_trees, P = f->n_features, stride = P + 1;
+  /* a column's keys at once (contiguous), then into the rows */
+  uint32_t col[RF_BLOCK_MAX];
+  for (size_t j = 0; j < P; j++) {
+    rf__row_keys(d->x + j * n + i0, nr, col);
+    for (size_t r = 0; r < nr; r++) B->xk[r * stride + j] = col[r];
+  }
   for (size_t r = 0; r < nr; r++) {
-    uint32_t *xk = B->xk + r * stride;
-    for (size_t j = 0; j < P; j++) {
-      float x = float_up(d->x[j * n + i0 + r]);
-      xk[j] = x == x ? fkey(x) : 0;
-    }
-    xk[P] = 0;
+    B->xk[r * stride + P] = 0;
     B->s[r] = 0;
   }
   /* a leaf's feature byte (RF_CLEAF) reads the row's last key, 0 */

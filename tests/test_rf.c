@@ -1267,6 +1267,62 @@ static void test_fast_prediction_matches_plain_walk(void) {
   rf_data_free(&te);
 }
 
+/* The walk's key of v by its definition: the smallest float >= v (NaN
+   stays NaN), -0 as +0, its bits ordered as unsigned integers; NaN 0. */
+static uint32_t key_by_definition(double v) {
+  if (v != v) return 0;
+  float x = (float)v;
+  if ((double)x < v) x = nextafterf(x, INFINITY);
+  x += 0.0f;
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u >> 31 ? ~u : u | 0x80000000u;
+}
+
+/* rf__row_keys (branch-free, four at a time) against the definition on
+   any bit patterns, floats and doubles near floats, special values, and
+   every length 0..9 (the vector loop's tail). */
+static void test_row_keys_match_definition(void) {
+  enum { N = 4096 };
+  static double x[N];
+  static uint32_t k[N + 1];
+  uint64_t s = 0x9E3779B97F4A7C15ull;
+  size_t bad = 0, checked = 0;
+  for (int round = 0; round < 200; round++) {
+    for (size_t j = 0; j < N; j++) {
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      uint32_t fu = (uint32_t)(s >> 32);
+      float f;
+      memcpy(&f, &fu, sizeof f);
+      double d = (double)f;
+      switch (s & 3) {
+      case 0: memcpy(&d, &s, sizeof d); break; /* any double */
+      case 1: break;                           /* a float */
+      default: {                               /* near a float */
+        uint64_t du;
+        memcpy(&du, &d, sizeof du);
+        du += (uint64_t)((int64_t)(s >> 8 & 0x3fffffff) - 0x1fffffff);
+        memcpy(&d, &du, sizeof d);
+      }
+      }
+      x[j] = d;
+    }
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, 1e-320, -1e-320,
+                                     3.4028235677973366e38, -3.4028235677973366e38,
+                                     1.401298464324817e-45, 7e-46, -7e-46, 1.0, -1.0, 1e300};
+    if (round == 10) /* the first of full length */
+      for (size_t j = 0; j < sizeof special / sizeof special[0]; j++) x[j * 3] = special[j];
+    size_t len = round < 10 ? (size_t)round : N;
+    k[len] = 0xDEADBEEFu;
+    rf__row_keys(x, len, k);
+    for (size_t j = 0; j < len; j++) bad += k[j] != key_by_definition(x[j]);
+    bad += k[len] != 0xDEADBEEFu; /* nothing past the end written */
+    checked += len;
+  }
+  CHECK_MSG("rf__row_keys equals the definition on every value (and writes n keys only)",
+            bad == 0 && checked > 700000);
+}
+
 /*
  * The QRF quantiles of a few samples (at most SEL_COPY, model/rf_calib.c)
  * are selected on a copy of them; the selection on the leaves' runs must
@@ -1633,6 +1689,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_dedispersion_data);
   TEST_ADD(s, test_fast_prediction_matches_plain_walk);
   TEST_ADD(s, test_few_samples_copy_matches_runs);
+  TEST_ADD(s, test_row_keys_match_definition);
   TEST_ADD(s, test_cli_feature_families);
   TEST_ADD(s, test_split_exact_at_float_precision);
   TEST_ADD(s, test_cli_mangrove_features);
