@@ -2635,7 +2635,7 @@ static int oob_fast(const rf_forest *f, const shared *S, uint64_t *const *inbag,
       size_t c1 = c0 + BLOCK < n ? c0 + BLOCK : n;
       for (size_t i = c0; i < c1; i++) {
         uint32_t *k = xk + (i - c0) * stride;
-        for (size_t j = 0; j < p; j++) k[j] = fkey(float_up(S->x[j * n + i])); /* finite */
+        for (size_t j = 0; j < p; j++) k[j] = key_up(S->x[j * n + i]); /* finite */
         k[p] = 0;
         op[i] = 0;
         cnt[i - c0] = 0;
