@@ -2170,10 +2170,14 @@ static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf,
       cur[i + 6] = p6;
       cur[i + 7] = p7;
     }
-    for (; i < nb; i++) {
-      const rf_cnode *p = f->cn[ord[i]];
-      for (uint32_t r = 0; r < rounds[i]; r++) STEP(p);
-      cur[i] = p;
+    if (i < nb) { /* the last few together too: one by one, each step of
+                     theirs waited for the last (10 % of a prediction on a
+                     10,000 x 30 forest of 100 trees, perf, for 4 trees) */
+      size_t e = nb;
+      for (size_t q = i; q < e; q++) cur[q] = f->cn[ord[q]];
+      for (uint32_t r = 0; r < rounds[i]; r++)
+        for (size_t q = i; q < e; q++) STEP(cur[q]);
+      i = e;
     }
 #undef STEP
     uint16_t act[RF_WALK_BATCH];
