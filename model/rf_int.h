@@ -1,8 +1,9 @@
 /*
  * rf_int.h -- internals of the forest module shared by its .c files: the
  * forest and tree structs, the packed node, the allocator with its fault
- * hook, the error buffer and the random generator.  Nothing outside model/
- * includes this header.
+ * hook, the error buffer and the random generator.  Outside model/ only
+ * api/api.c (the batch walker, rf__predict_rows) and the tests include
+ * this header.
  */
 #ifndef KCAST_RF_INT_H
 #define KCAST_RF_INT_H
@@ -235,6 +236,23 @@ static inline double rf__rng_unit_(rf_rng *r) {
 }
 /* Uniform in [0, 1). */
 double rf__rng_unit(rf_rng *r);
+
+/*
+ * Tree-major prediction of rows the caller gathers (rf_train.c; api/api.c's
+ * kcast_predict_batch): the walk of rf_predict_batch over nr <= max_rows
+ * rows stored one after another (rows[r * n_features + j]).  rf__rows_new
+ * makes a walker's scratch for f (NULL out of memory); one walker serves
+ * one thread.  rf__predict_rows fills pred[r], lo[r], hi[r] as
+ * rf_predict_interval_on(f, row r, coverage, unseen) does, bit for bit,
+ * and returns nr, or the first row that failed (a bad base value, out of
+ * memory; rf_last_error as rf_predict_interval_on sets it), every row
+ * before it filled.
+ */
+typedef struct rf_rows rf_rows;
+rf_rows *rf__rows_new(const rf_forest *f, size_t max_rows);
+void rf__rows_free(rf_rows *w);
+size_t rf__predict_rows(const rf_forest *f, rf_rows *w, const double *rows, size_t nr,
+                        double coverage, int unseen, double *pred, double *lo, double *hi);
 
 /* ------------------------------------------- intervals (rf_calib.c) -- */
 

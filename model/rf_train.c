@@ -2262,6 +2262,12 @@ static int interval_of(const rf_forest *f, const rf_calib *cal, double coverage,
   return 0;
 }
 
+/* The error of a row whose base value is not > 0 and finite (-1). */
+static int bad_base(const rf_forest *f, const double *row) {
+  return rf__err("feature %s, the model's base, is %g; it must be positive",
+                 f->features[f->params.base_feature], row[f->params.base_feature]);
+}
+
 int rf_predict_interval(const rf_forest *f, const double *row, double coverage, double *pred,
                         double *lo, double *hi) {
   return rf_predict_interval_on(f, row, coverage, 0, pred, lo, hi);
@@ -2272,9 +2278,7 @@ int rf_predict_interval_on(const rf_forest *f, const double *row, double coverag
   const rf_calib *cal = unseen && f->cal_unseen.n ? &f->cal_unseen : &f->cal;
   if (!(coverage > 0 && coverage < 1)) return rf__err("coverage %g is not in (0, 1)", coverage);
   double off = rf__offset(f, row);
-  if (isnan(off))
-    return rf__err("feature %s, the model's base, is %g; it must be positive",
-                   f->features[f->params.base_feature], row[f->params.base_feature]);
+  if (isnan(off)) return bad_base(f, row);
   size_t T = f->n_trees;
   /* the leaves: their codes (8-byte nodes) or nodes (16-byte ones); the
      means by tree on the 8-byte nodes */
@@ -2334,19 +2338,25 @@ typedef struct bwalk {
   uint32_t *xk;    /* rows x (n_features + 1) keys */
   double *s;       /* rows sums */
   uint32_t *leaf;  /* rows x n_trees leaf numbers, or NULL */
+  double *mean;    /* rows x n_trees leaf means, or NULL */
 } bwalk;
 
-/* Rows [i0, i0 + nr) of d (column-major) through every tree: sums in
-   B->s, leaf numbers in B->leaf[r * T + t] when it is there.  rounds[t]:
-   tree t's rounds. */
-static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t nr,
+/* nr rows through every tree, feature j of row r at x[r * rs + j * cs]:
+   a column-major block of nr <= RF_BLOCK_MAX rows (rs 1, cs the column
+   length) or rows one after another (rs n_features, cs 1).  Sums in
+   B->s, leaf numbers in B->leaf[r * T + t] and means in B->mean[r * T +
+   t] when they are there.  rounds[t]: tree t's rounds. */
+static void walk_block(const rf_forest *f, const double *x, size_t rs, size_t cs, size_t nr,
                        const uint32_t *rounds, bwalk *B) {
-  size_t n = d->n_rows, T = f->n_trees, P = f->n_features, stride = P + 1;
-  /* a column's keys at once (contiguous), then into the rows */
-  uint32_t col[RF_BLOCK_MAX];
-  for (size_t j = 0; j < P; j++) {
-    rf__row_keys(d->x + j * n + i0, nr, col);
-    for (size_t r = 0; r < nr; r++) B->xk[r * stride + j] = col[r];
+  size_t T = f->n_trees, P = f->n_features, stride = P + 1;
+  if (cs == 1) { /* rows one after another: a row's keys at once */
+    for (size_t r = 0; r < nr; r++) rf__row_keys(x + r * rs, P, B->xk + r * stride);
+  } else { /* a column's keys at once (contiguous), then into the rows */
+    uint32_t col[RF_BLOCK_MAX];
+    for (size_t j = 0; j < P; j++) {
+      rf__row_keys(x + j * cs, nr, col);
+      for (size_t r = 0; r < nr; r++) B->xk[r * stride + j] = col[r];
+    }
   }
   for (size_t r = 0; r < nr; r++) {
     B->xk[r * stride + P] = 0;
@@ -2384,16 +2394,20 @@ static void walk_block(const rf_forest *f, const rf_data *d, size_t i0, size_t n
         const rf_cnode *p = pp[q];
         const uint32_t *xq = x0 + q * stride;
         while ((p->kw & 0xFF) != RF_CLEAF) BSTEP(p, xq);
-        B->s[r + q] += cmean(p);
+        double v = cmean(p);
+        B->s[r + q] += v;
         if (B->leaf) B->leaf[(r + q) * T + t] = p->key >> CSLOT_BITS;
+        if (B->mean) B->mean[(r + q) * T + t] = v;
       }
     }
     for (; r < nr; r++) {
       const rf_cnode *p = root;
       const uint32_t *xq = B->xk + r * stride;
       while ((p->kw & 0xFF) != RF_CLEAF) BSTEP(p, xq);
-      B->s[r] += cmean(p);
+      double v = cmean(p);
+      B->s[r] += v;
       if (B->leaf) B->leaf[r * T + t] = p->key >> CSLOT_BITS;
+      if (B->mean) B->mean[r * T + t] = v;
     }
   }
 #undef BSTEP
@@ -2437,7 +2451,7 @@ int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage, doub
     for (size_t blk = 0; blk < nblocks; blk++) {
       if (!ok || failed) continue;
       size_t i0 = blk * blk_rows, nr = n - i0 < blk_rows ? n - i0 : blk_rows;
-      if (f->cn) walk_block(f, d, i0, nr, rounds, &B);
+      if (f->cn) walk_block(f, d->x + i0, 1, n, nr, rounds, &B);
       for (size_t r = 0; r < nr; r++) {
         size_t i = i0 + r;
         for (size_t j = 0; j < p; j++) row[j] = d->x[j * n + i];
@@ -2485,6 +2499,83 @@ int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage, doub
     }
   }
   return failed ? rf__nomem() : 0;
+}
+
+/* The walker of rf__predict_rows: a block's keys, sums, leaf codes and
+   means, and the trees' rounds by tree (all NULL on the 16-byte nodes). */
+struct rf_rows {
+  size_t max_rows;
+  uint32_t *rounds;
+  bwalk B;
+};
+
+rf_rows *rf__rows_new(const rf_forest *f, size_t max_rows) {
+  rf_rows *w = rf__calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->max_rows = max_rows;
+  if (!f->cn) return w;
+  size_t T = f->n_trees ? f->n_trees : 1, m = max_rows ? max_rows : 1;
+  w->rounds = rf__mallocn(T, sizeof *w->rounds);
+  w->B.xk = rf__mallocn(m, (f->n_features + 1) * sizeof *w->B.xk);
+  w->B.s = rf__mallocn(m, sizeof *w->B.s);
+  w->B.leaf = rf__mallocn(m, T * sizeof *w->B.leaf);
+  w->B.mean = rf__mallocn(m, T * sizeof *w->B.mean);
+  if (!w->rounds || !w->B.xk || !w->B.s || !w->B.leaf || !w->B.mean) {
+    rf__rows_free(w);
+    return NULL;
+  }
+  for (size_t i = 0; i < f->n_trees; i++) w->rounds[f->corder[i]] = f->cdepth[i];
+  return w;
+}
+
+void rf__rows_free(rf_rows *w) {
+  if (!w) return;
+  rf__free(w->rounds);
+  rf__free(w->B.xk);
+  rf__free(w->B.s);
+  rf__free(w->B.leaf);
+  rf__free(w->B.mean);
+  rf__free(w);
+}
+
+/*
+ * The rows of one call walk tree-major (walk_block) with their means kept,
+ * so that each interval is formed from the same leaves, sum and means as
+ * rf_predict_interval_on forms it, with the same calibration table: bit
+ * for bit the same answer.  The 16-byte nodes take rf_predict_interval_on
+ * row by row.
+ */
+size_t rf__predict_rows(const rf_forest *f, rf_rows *w, const double *rows, size_t nr,
+                        double coverage, int unseen, double *pred, double *lo, double *hi) {
+  if (!(coverage > 0 && coverage < 1)) {
+    rf__err("coverage %g is not in (0, 1)", coverage);
+    return 0;
+  }
+  size_t P = f->n_features, T = f->n_trees;
+  if (nr > w->max_rows) {
+    rf__err("%zu rows, more than the walker's %zu", nr, w->max_rows);
+    return 0;
+  }
+  if (!f->cn) {
+    for (size_t r = 0; r < nr; r++)
+      if (rf_predict_interval_on(f, rows + r * P, coverage, unseen, &pred[r], &lo[r], &hi[r]))
+        return r;
+    return nr;
+  }
+  const rf_calib *cal = unseen && f->cal_unseen.n ? &f->cal_unseen : &f->cal;
+  walk_block(f, rows, P, 1, nr, w->rounds, &w->B);
+  for (size_t r = 0; r < nr; r++) {
+    const double *row = rows + r * P;
+    double off = rf__offset(f, row);
+    if (isnan(off)) {
+      bad_base(f, row);
+      return r;
+    }
+    if (interval_of(f, cal, coverage, w->B.s[r], off, w->B.leaf + r * T, w->B.mean + r * T,
+                    &pred[r], &lo[r], &hi[r]))
+      return r;
+  }
+  return nr;
 }
 
 /* ------------------------------------------------------------- importance -- */
