@@ -18,6 +18,7 @@
 #include "datasets/ds.h"
 #include "include/kcast.h"
 #include "model/model.h"
+#include "model/rf_int.h"
 
 #define NROWS 300
 static const char *const feat_names[3] = {"launch.ctas", "launch.threads", "op.fma.rn.f32"};
@@ -316,6 +317,99 @@ static void test_batch_parallel(void) {
   kcast_model_free(m);
 }
 
+/* The answers a and b are the same bits (value, lo, hi) and source. */
+static int pred_bits(const kcast_prediction *a, const kcast_prediction *b) {
+  return !memcmp(&a->value, &b->value, sizeof a->value) && !memcmp(&a->lo, &b->lo, sizeof a->lo) &&
+         !memcmp(&a->hi, &b->hi, sizeof a->hi) && a->source == b->source;
+}
+
+/* kcast_predict_batch of sets[0..n) against kcast_predict of each set, bit
+   for bit; 0 when a call fails or an answer differs. */
+static int batch_matches_singles(const kcast_model *m, kcast_features *const *sets, size_t n) {
+  kcast_prediction *out = calloc(n, sizeof *out);
+  int same = out && kcast_predict_batch(m, (const kcast_features *const *)sets, n, 0.9, out) ==
+                        KCAST_OK;
+  for (size_t i = 0; same && i < n; i++) {
+    kcast_prediction p;
+    same = kcast_predict(m, sets[i], 0.9, &p) == KCAST_OK && pred_bits(&p, &out[i]);
+  }
+  free(out);
+  return same;
+}
+
+/* The batch walks blocks of sets tree-major (api.c, rf__predict_rows):
+   batches below, at and past the size that runs on the calling thread and
+   the block sizes, on the calibrated time model (8-byte nodes) and on a
+   model of 260 features, whose nodes cannot be packed (16-byte walk). */
+#define WIDE_FEATURES 260
+
+static void test_batch_blocks(void) {
+  kcast_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(time_model, &m), KCAST_OK);
+  CU_ASSERT(rf_get_info(ref_forest)->n_cal > 0); /* its intervals are calibrated */
+  enum { NMAX = 5000 };
+  kcast_features **sets = calloc(NMAX, sizeof *sets);
+  CU_ASSERT_FATAL(sets != NULL);
+  int built = 1;
+  for (unsigned i = 0; i < NMAX; i++) built &= (sets[i] = features_of_row(i * 31 + 3)) != NULL;
+  CU_ASSERT_FATAL(built);
+  static const size_t ns[] = {1, 2, 31, 32, 33, 63, 64, 65, 127, 1000, 1023, NMAX};
+  int same = 1;
+  for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
+    if (!batch_matches_singles(m, sets, ns[t])) {
+      same = 0;
+      fprintf(stderr, "test_api: batch of %zu differs from kcast_predict\n", ns[t]);
+    }
+  CU_ASSERT(same); /* every batch size: each answer is kcast_predict's, bit for bit */
+  kcast_model_free(m);
+  for (unsigned i = 0; i < NMAX; i++) kcast_features_free(sets[i]);
+
+  /* 260 features: the forest keeps its 16-byte nodes */
+  char wide[4300];
+  snprintf(wide, sizeof wide, "%s/wide.kcm", tmp);
+  rf_data d;
+  memset(&d, 0, sizeof d);
+  CU_ASSERT_FATAL(rf_data_alloc(&d, NROWS, WIDE_FEATURES, 1) == 0);
+  if (!d.names) d.names = calloc(WIDE_FEATURES, sizeof *d.names);
+  CU_ASSERT_FATAL(d.names != NULL);
+  for (size_t j = 0; j < WIDE_FEATURES; j++) {
+    char name[32];
+    snprintf(name, sizeof name, "w.f%03zu", j);
+    d.names[j] = strdup(name);
+  }
+  d.target = strdup("time");
+  for (unsigned i = 0; i < NROWS; i++) {
+    for (size_t j = 0; j < WIDE_FEATURES; j++)
+      d.x[j * NROWS + i] = (double)((i * (j + 3) * 7919) % 1000);
+    d.y[i] = 100 + d.x[i] + 0.5 * d.x[7 * NROWS + i] + 0.1 * d.x[259 * NROWS + i];
+  }
+  rf_params p;
+  rf_params_default(&p);
+  p.n_trees = 20;
+  p.n_threads = 1;
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0 && rf_save(f, wide) == 0);
+  rf_free(f);
+  f = NULL;
+  CU_ASSERT_FATAL(rf_load(wide, &f) == 0);
+  CU_ASSERT(f->cn == NULL); /* no packed nodes: the walk of 16-byte nodes */
+  rf_free(f);
+  CU_ASSERT_FATAL(kcast_model_load(wide, &m) == KCAST_OK);
+  int wbuilt = 1;
+  for (unsigned i = 0; i < 200; i++) {
+    wbuilt &= kcast_features_new(&sets[i]) == KCAST_OK;
+    for (size_t j = 0; wbuilt && j < WIDE_FEATURES; j++)
+      kcast_features_set(sets[i], d.names[j], d.x[j * NROWS + (i * 7) % NROWS] + i % 3);
+  }
+  CU_ASSERT_FATAL(wbuilt);
+  CU_ASSERT(batch_matches_singles(m, sets, 200)); /* 16-byte nodes: the same answers */
+  CU_ASSERT(batch_matches_singles(m, sets, 40));  /* on the calling thread too */
+  for (unsigned i = 0; i < 200; i++) kcast_features_free(sets[i]);
+  rf_data_free(&d);
+  kcast_model_free(m);
+  free(sets);
+}
+
 /* ----------------------------------------------------------- threads -- */
 
 #define NTHREADS 8
@@ -586,6 +680,7 @@ TEST_SUITES(register_api) {
   TEST_ADD(s, test_misuse);
   TEST_ADD(s, test_matches_forest);
   TEST_ADD(s, test_batch_parallel);
+  TEST_ADD(s, test_batch_blocks);
   TEST_ADD(s, test_threads);
   TEST_ADD(s, test_error_per_thread);
   TEST_ADD(s, test_from_launch);

@@ -20,6 +20,7 @@
 #include "datasets/ds.h"
 #include "include/kcast.h"
 #include "model/model.h"
+#include "model/rf_int.h"
 #include "tests.h"
 
 #define CHECK_MSG(msg, cond) \
@@ -211,6 +212,121 @@ static void test_dataset_of_two_gpus(void) {
   free(err);
 }
 
+/* Feature set i of the batch tests: launch i % NL, its FMA count scaled
+   by the round (i / NL) so that no two sets are alike. */
+static kcast_features *batch_set(int i) {
+  const char *names[32];
+  double vals[32];
+  size_t n;
+  launch_features(i % NL, names, vals, &n);
+  kcast_features *fs = NULL;
+  if (kcast_features_new(&fs)) return NULL;
+  for (size_t k = 0; k < n; k++)
+    kcast_features_set(fs, names[k], vals[k] * (k == 5 ? 1 + 0.07 * (i / NL) : 1));
+  return fs;
+}
+
+/* kcast_predict_batch_gpu of sets[0..n) on g against kcast_predict_gpu of
+   each set, bit for bit (value, lo, hi, source). */
+static int batch_is_singles(const kcast_model *m, const char *g, kcast_features *const *sets,
+                            size_t n, kcast_prediction *out) {
+  if (kcast_predict_batch_gpu(m, g, (const kcast_features *const *)sets, n, 0.9, out)) return 0;
+  for (size_t i = 0; i < n; i++) {
+    kcast_prediction p;
+    if (kcast_predict_gpu(m, g, sets[i], 0.9, &p) ||
+        memcmp(&p.value, &out[i].value, sizeof p.value) ||
+        memcmp(&p.lo, &out[i].lo, sizeof p.lo) || memcmp(&p.hi, &out[i].hi, sizeof p.hi) ||
+        p.source != out[i].source)
+      return 0;
+  }
+  return 1;
+}
+
+/* The batch of a model of two GPUs (the model test_dataset_of_two_gpus
+   trained: its base is an.time_us, and it has a calibration for GPUs it
+   has not seen): on H100 (unseen) and A100 (seen), across the batch's
+   block sizes, each answer is kcast_predict_gpu's bit for bit -- the
+   unseen table included; a bad base value fails at its index with
+   kcast_predict_gpu's text, every set before it answered, and the lowest
+   failing set wins. */
+#define NB 300
+
+static void test_batch_of_two_gpus(void) {
+  /* the launches' times are exact, so both tables hardly widen: a copy of
+     the model whose unseen table widens by 0.3 more shows which one an
+     answer took */
+  char wider[1300];
+  snprintf(wider, sizeof wider, "%s/two-wider.kcm", dir);
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_load(model, &f) == 0);
+  CHECK_MSG("the model has a table for unseen GPUs", f->cal_unseen.n > 0 && f->cal.n > 0);
+  CHECK_MSG("its base is an.time_us",
+            f->params.base_feature >= 0 &&
+                !strcmp(f->features[f->params.base_feature], "an.time_us"));
+  for (unsigned k = 0; k < f->cal_unseen.n; k++) f->cal_unseen.q[k] += 0.3;
+  CU_ASSERT_FATAL(rf_save(f, wider) == 0);
+  rf_free(f);
+  kcast_model *m = NULL;
+  CU_ASSERT_FATAL(kcast_model_load(wider, &m) == KCAST_OK);
+  kcast_features *sets[NB];
+  kcast_prediction out[NB], h100[NB];
+  int built = 1;
+  for (int i = 0; i < NB; i++) built &= (sets[i] = batch_set(i)) != NULL;
+  CU_ASSERT_FATAL(built);
+  static const size_t ns[] = {1, 63, 64, 65, 129, NB};
+  int unseen = 1, seen = 1;
+  for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+    unseen &= batch_is_singles(m, "H100", sets, ns[t], out);
+    seen &= batch_is_singles(m, "A100", sets, ns[t], out);
+  }
+  CHECK_MSG("H100, unseen: every batch size answers as kcast_predict_gpu, bit for bit", unseen);
+  CHECK_MSG("A100, seen: the same", seen);
+  const kcast_features *const *cs = (const kcast_features *const *)sets;
+  CU_ASSERT(kcast_predict_batch_gpu(m, "H100", cs, NB, 0.9, h100) == KCAST_OK);
+  int wide = 1;
+  for (int i = 0; i < NB; i++)
+    wide &= h100[i].hi / h100[i].lo > 1.3 * out[i].hi / out[i].lo; /* exp(0.6) = 1.82 */
+  CHECK_MSG("H100's intervals take the unseen table (wider by the 0.3 added)", wide);
+
+  /* a bad base value at 100: KCAST_E_ARG with kcast_predict_gpu's text */
+  kcast_features_set(sets[100], "an.time_us", -1);
+  kcast_prediction p;
+  CU_ASSERT(kcast_predict_gpu(m, "H100", sets[100], 0.9, &p) == KCAST_E_ARG);
+  char single[1024], want[1100];
+  snprintf(single, sizeof single, "%s", kcast_last_error());
+  const char *why = strstr(single, "feature an.time_us, the model's base, is -1");
+  CU_ASSERT_FATAL(why != NULL);
+  snprintf(want, sizeof want, "%.*sfeature set 100: %s", (int)(why - single), single, why);
+  memset(out, 0, sizeof out);
+  CU_ASSERT(kcast_predict_batch_gpu(m, "H100", cs, NB, 0.9, out) == KCAST_E_ARG);
+  CHECK_MSG("a bad base value: the single call's text, naming the set",
+            !strcmp(kcast_last_error(), want));
+  if (strcmp(kcast_last_error(), want))
+    fprintf(stderr, "test_cross_gpu: '%s', want '%s'\n", kcast_last_error(), want);
+  int filled = 1;
+  for (int i = 0; i < 100; i++)
+    filled &= !memcmp(&out[i].value, &h100[i].value, sizeof out[i].value) &&
+              !memcmp(&out[i].lo, &h100[i].lo, sizeof out[i].lo) &&
+              !memcmp(&out[i].hi, &h100[i].hi, sizeof out[i].hi) && out[i].source == h100[i].source;
+  CHECK_MSG("every set before it answered", filled);
+  /* a missing feature above it loses, one below it wins */
+  kcast_features *empty = NULL, *keep = sets[250];
+  kcast_features_new(&empty);
+  sets[250] = empty;
+  int lowest = kcast_predict_batch_gpu(m, "H100", cs, NB, 0.9, out) == KCAST_E_ARG &&
+               strstr(kcast_last_error(), "feature set 100: ");
+  sets[250] = keep;
+  keep = sets[40];
+  sets[40] = empty;
+  lowest &= kcast_predict_batch_gpu(m, "H100", cs, NB, 0.9, out) == KCAST_E_FEATURE &&
+            strstr(kcast_last_error(), "feature set 40 lacks");
+  sets[40] = keep;
+  CHECK_MSG("the lowest failing set is reported, whatever fails there", lowest);
+  kcast_features_free(empty);
+  for (int i = 0; i < NB; i++) kcast_features_free(sets[i]);
+  kcast_model_free(m);
+}
+
 static void test_csv_gpu_column_and_predictions(void) {
   char args[4096], pred[1300], *out = NULL, *err = NULL;
   snprintf(pred, sizeof pred, "%s/pred.csv", dir);
@@ -248,5 +364,6 @@ static void test_csv_gpu_column_and_predictions(void) {
 TEST_SUITES(register_cross_gpu) {
   CU_pSuite s = tests_suite("cross_gpu");
   TEST_ADD(s, test_dataset_of_two_gpus);
+  TEST_ADD(s, test_batch_of_two_gpus);
   TEST_ADD(s, test_csv_gpu_column_and_predictions);
 }
