@@ -362,13 +362,14 @@ kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs, d
  * block, as rf_predict_batch walks its rows; at least four blocks a thread
  * when there are sets enough, and a thread's scratch (the rows, their keys,
  * 12 bytes a tree for the leaf codes and means) within BATCH_BLOCK_BYTES.
- * Measured (bench/api_bench, 10,000 sets, one thread, medians of five runs
- * beside predict_one's set-by-set walk, on a shared two-core machine): the
- * synthetic 10,000 x 30 forest 76,700 -> 113,500 sets/s (its 1,000 sets
- * cycled, so a block meets each twice; 10,000 distinct sets 68,800 ->
- * 88,800, three runs); the Mangrove T4 forest, whose small trees stay in
- * cache either way, 243,000 -> 227,000 (ranges 149-252 k, 204-243 k).
- * Two threads were too noisy there to tell the two apart.
+ * Measured (bench/api_bench, 10,000 sets, one thread, medians of three
+ * runs beside predict_one's set-by-set walk, on a shared two-core machine):
+ * the synthetic 10,000 x 30 forest 93.1 k -> 130.7 k sets/s (its 1,000
+ * sets cycled, so a block meets most twice; 10,000 distinct sets 82.9 k ->
+ * 98.4 k); the Mangrove T4 forest stays in cache and is walked row by row
+ * as before (rf_train.c, RF_ROWS_CACHED: 402 k and 417 k).  With two
+ * threads both forests made what they made before (134 k and 132 k, 120 k
+ * and 116 k distinct; 591 k and 588 k).
  */
 #define BATCH_BLOCK_MAX 2048
 #define BATCH_BLOCK_MIN 32

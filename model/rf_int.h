@@ -240,7 +240,8 @@ double rf__rng_unit(rf_rng *r);
 /*
  * Tree-major prediction of rows the caller gathers (rf_train.c; api/api.c's
  * kcast_predict_batch): the walk of rf_predict_batch over nr <= max_rows
- * rows stored one after another (rows[r * n_features + j]).  rf__rows_new
+ * rows stored one after another (rows[r * n_features + j]), row by row
+ * for a forest that stays in cache (rf_train.c, RF_ROWS_CACHED).  rf__rows_new
  * makes a walker's scratch for f (NULL out of memory); one walker serves
  * one thread.  rf__predict_rows fills pred[r], lo[r], hi[r] as
  * rf_predict_interval_on(f, row r, coverage, unseen) does, bit for bit,
@@ -250,6 +251,10 @@ double rf__rng_unit(rf_rng *r);
  */
 typedef struct rf_rows rf_rows;
 rf_rows *rf__rows_new(const rf_forest *f, size_t max_rows);
+/* Test hook: while nonzero, rf__rows_new walks tree-major a forest small
+   enough to stay in cache, which it otherwise walks row by row (the same
+   answers either way, bit for bit). */
+extern int rf__rows_tree_major;
 void rf__rows_free(rf_rows *w);
 size_t rf__predict_rows(const rf_forest *f, rf_rows *w, const double *rows, size_t nr,
                         double coverage, int unseen, double *pred, double *lo, double *hi);

@@ -337,10 +337,11 @@ static int batch_matches_singles(const kcast_model *m, kcast_features *const *se
   return same;
 }
 
-/* The batch walks blocks of sets tree-major (api.c, rf__predict_rows):
-   batches below, at and past the size that runs on the calling thread and
-   the block sizes, on the calibrated time model (8-byte nodes) and on a
-   model of 260 features, whose nodes cannot be packed (16-byte walk). */
+/* The batch walks blocks of sets tree-major (api.c, rf__predict_rows),
+   or row by row when the forest stays in cache: batches below, at and
+   past the size that runs on the calling thread and the block sizes, on
+   the calibrated time model (8-byte nodes) both ways and on a model of
+   260 features, whose nodes cannot be packed (16-byte walk). */
 #define WIDE_FEATURES 260
 
 static void test_batch_blocks(void) {
@@ -355,12 +356,18 @@ static void test_batch_blocks(void) {
   CU_ASSERT_FATAL(built);
   static const size_t ns[] = {1, 2, 31, 32, 33, 63, 64, 65, 127, 1000, 1023, NMAX};
   int same = 1;
-  for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
-    if (!batch_matches_singles(m, sets, ns[t])) {
-      same = 0;
-      fprintf(stderr, "test_api: batch of %zu differs from kcast_predict\n", ns[t]);
-    }
-  CU_ASSERT(same); /* every batch size: each answer is kcast_predict's, bit for bit */
+  /* the model is small: row by row, and tree-major through the test hook */
+  for (int tm = 0; tm < 2; tm++) {
+    rf__rows_tree_major = tm;
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
+      if (!batch_matches_singles(m, sets, ns[t])) {
+        same = 0;
+        fprintf(stderr, "test_api: batch of %zu (tree-major %d) differs from kcast_predict\n",
+                ns[t], tm);
+      }
+  }
+  rf__rows_tree_major = 0;
+  CU_ASSERT(same); /* every batch size, both walks: each answer is kcast_predict's, bit for bit */
   kcast_model_free(m);
   for (unsigned i = 0; i < NMAX; i++) kcast_features_free(sets[i]);
 
