@@ -351,13 +351,52 @@ static void select_runs(const run *r, size_t nr, uint32_t lo, uint32_t hi, uint6
 #define SEL_L 8
 #define STACK_WORDS 1024
 #define SEL_COPY 256 /* samples: at most this many are copied (quantiles) */
-int rf__sel_runs;
+int rf__sel_runs, rf__sel_keys;
+
+/* Tails this short are kept in a sorted buffer by order_stat; a target
+   further inside takes select_keys. */
+#define SEL_TAIL 32
+
+/* The q-th smallest key (1 <= q <= n) of sel[0..n) when q or n + 1 - q
+   is at most SEL_TAIL: one pass keeps the q smallest (or largest) keys
+   seen in a sorted buffer; a key joins it only when it beats the buffer's
+   last, a few times a pass (about q ln(n/q)). */
+static uint32_t order_stat(const uint64_t *sel, size_t n, size_t q) {
+  uint32_t b[SEL_TAIL];
+  int low = q <= SEL_TAIL;
+  size_t m = low ? q : n + 1 - q;
+  uint32_t flip = low ? 0 : UINT32_MAX; /* the largest as the smallest of ~key */
+  for (size_t i = 0; i < m; i++) {
+    uint32_t k = (uint32_t)(sel[i] >> 32) ^ flip;
+    size_t j = i;
+    for (; j > 0 && b[j - 1] > k; j--) b[j] = b[j - 1];
+    b[j] = k;
+  }
+  uint32_t last = b[m - 1];
+  for (size_t i = m; i < n; i++) {
+    uint32_t k = (uint32_t)(sel[i] >> 32) ^ flip;
+    if (k >= last) continue;
+    size_t j = m - 1;
+    for (; j > 0 && b[j - 1] > k; j--) b[j] = b[j - 1];
+    b[j] = k;
+    last = b[m - 1];
+  }
+  return last ^ flip;
+}
 
 /* The quantiles of the samples sel[0..n) (key << 32 | integer weight,
    total weight tw) for used voting trees: the targets and the largest
-   sample for those beyond the total weight, as the runs' path forms them. */
-static int select_copy(uint64_t *sel, size_t n, uint64_t tw, size_t used, const double *probs,
-                       size_t np, double *out) {
+   sample for those beyond the total weight, as the runs' path forms them.
+   equal: every sample weighs the same (leaves of one size: one sample
+   each in an extra-trees forest of min-leaf 1), so a target's answer is
+   the q-th smallest key, q the fewest samples whose weight reaches it:
+   found by order_stat.  On the 10,000 x 30 extra-trees forest of
+   bench/api_bench (100 one-sample leaves, coverage 0.9) the quantiles of
+   a call took 13.7k -> 11.5k instructions (callgrind); on the Mangrove T4
+   forest kcast_predict's mean 2.40-2.45 -> 2.25-2.28 us, its p90 3.0-3.2
+   -> 2.4 us (cycling its 43 sets; sets of only one-sample leaves). */
+static int select_copy(uint64_t *sel, size_t n, uint64_t tw, size_t used, int equal,
+                       const double *probs, size_t np, double *out) {
   double g = 0x1p-31, tgt[64], *tg = np <= 64 ? tgt : rf__mallocn(np, sizeof(double));
   if (!tg) return rf__nomem();
   size_t k1 = np;
@@ -368,7 +407,20 @@ static int select_copy(uint64_t *sel, size_t n, uint64_t tw, size_t used, const 
     for (size_t i = 0; i < n; i++) kmax = (uint32_t)(sel[i] >> 32) > kmax ? (uint32_t)(sel[i] >> 32) : kmax;
     for (size_t k = k1; k < np; k++) out[k] = unpack_v((uint64_t)kmax << 32);
   }
-  if (k1) select_keys(sel, n, 0, tg, 0, k1, g, out);
+  size_t k0 = 0;
+  if (equal && !rf__sel_keys) {
+    /* the weight of q samples, q * w, is exact in a double (q <= SEL_COPY) */
+    uint64_t w = (uint32_t)sel[0];
+    for (; k0 < k1; k0++) {
+      double est = ceil(tg[k0] / ((double)w * g));
+      size_t q = est >= (double)n ? n : est > 1 ? (size_t)est : 1;
+      while (q > 1 && (double)((q - 1) * w) * g >= tg[k0]) q--;
+      while (q < n && !((double)(q * w) * g >= tg[k0])) q++;
+      if (q > SEL_TAIL && n + 1 - q > SEL_TAIL) break; /* the rest: select_keys */
+      out[k0] = unpack_v((uint64_t)order_stat(sel, n, q) << 32);
+    }
+  }
+  if (k0 < k1) select_keys(sel, n, 0, tg, k0, k1, g, out);
   if (tg != tgt) rf__free(tg);
   return 0;
 }
@@ -398,16 +450,19 @@ static int quantiles(const rf_forest *f, const rf_node *const *nodes, const uint
        leaf, callgrind) */
     uint64_t sel[SEL_COPY], tw = 0;
     size_t n = 0;
+    uint32_t cmin = UINT32_MAX;
     for (size_t t = 0; t < T; t++) {
       uint32_t a, c;
       if (!vote(f, nodes, nums, t, &a, &c)) continue;
       float one = solo && c == 1 ? (float)means[t] : 0;
       const float *v = solo && c == 1 ? &one : f->trees[t].values + a;
-      uint32_t w = (uint32_t)(1.0f / (float)c * 0x1p31f); /* exact: 1/c >= 2^-8 */
+      /* exact: 1/c >= 2^-8 */
+      uint32_t w = (uint32_t)(1.0f / (float)c * 0x1p31f);
       tw += (uint64_t)c * w;
+      cmin = c < cmin ? c : cmin;
       for (uint32_t q = 0; q < c; q++) sel[n++] = (uint64_t)vkey(v[q]) << 32 | w;
     }
-    return select_copy(sel, n, tw, used, probs, np, out);
+    return select_copy(sel, n, tw, used, cmin == cmax, probs, np, out);
   }
   /* exact: the runs (three words each), the samples and the solo leaves'
      floats; else the sort's two arrays */

@@ -157,8 +157,10 @@ extern int rf__codes_always;
 
 /* Test hook: while nonzero, the QRF quantiles (model/rf_calib.c) never
    copy a few samples out (SEL_COPY) but select on the runs, which must
-   give the same intervals bit for bit. */
-extern int rf__sel_runs;
+   give the same intervals bit for bit.  rf__sel_keys: while nonzero, the
+   copy's samples of equal weight are selected by select_keys, not by
+   their order statistics. */
+extern int rf__sel_runs, rf__sel_keys;
 
 /* The 8-byte nodes' keys of x[0..n) (model/rf_train.c): the order key of
    the smallest float >= x[j], 0 for NaN.  Internal; tested against the

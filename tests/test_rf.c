@@ -1338,14 +1338,16 @@ static void test_few_samples_copy_matches_runs(void) {
   static const double cov[] = {0.05, 0.5, 0.8, 0.9, 0.99};
   double row[5];
   for (int kind = 0; kind < 3; kind++) {
-    rf_params p = params(30);
+    /* 100 one-sample leaves: coverages whose quantiles lie more than
+       SEL_TAIL samples inside take select_keys */
+    rf_params p = params(kind == 0 ? 100 : 30);
     p.extra_trees = kind != 2;
     p.min_leaf = kind == 0 ? 1 : 3; /* solo leaves; 3+ samples (ET); bootstrap */
     rf_forest *f = NULL;
     CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
     for (int walk = 0; walk < 2; walk++) {
       if (walk) rf__free_fast(f);
-      size_t same = 0, total = 0, differ_by_cov = 0;
+      size_t same = 0, same_keys = 0, total = 0, differ_by_cov = 0;
       for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < 5; j++) row[j] = te.x[j * n + i];
         double prev_lo = NAN;
@@ -1356,6 +1358,12 @@ static void test_few_samples_copy_matches_runs(void) {
           CU_ASSERT_FATAL(rf_predict_interval(f, row, cov[c], &b[0], &b[1], &b[2]) == 0);
           rf__sel_runs = 0;
           same += memcmp(a, b, sizeof a) == 0;
+          /* equal weights (one-sample leaves): order statistics against
+             select_keys on the same copy */
+          rf__sel_keys = 1;
+          CU_ASSERT_FATAL(rf_predict_interval(f, row, cov[c], &b[0], &b[1], &b[2]) == 0);
+          rf__sel_keys = 0;
+          same_keys += memcmp(a, b, sizeof a) == 0;
           differ_by_cov += c && a[1] != prev_lo;
           prev_lo = a[1];
           total++;
@@ -1367,6 +1375,8 @@ static void test_few_samples_copy_matches_runs(void) {
                 same == total);
       CHECK_MSG("the coverages give different intervals (the check sees the quantiles)",
                 differ_by_cov > n);
+      CHECK_MSG("the order statistics of equal weights are select_keys's bit for bit",
+                same_keys == total);
     }
     rf_free(f);
   }
