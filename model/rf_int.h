@@ -112,6 +112,9 @@ struct rf_forest {
   int cdirect;         /* leaf codes are offset << cbits | count - 1
                           (rf_cnode); 0: leaf numbers */
   unsigned cbits;      /* count bits of a direct leaf code */
+  unsigned cwide;      /* trees a group of the single-row walk steps
+                          together: RF_WALK_WIDTH, or twice that for a
+                          forest far beyond the caches (rf_train.c) */
   int csolo;           /* every one-sample leaf's sample is its mean
                           rounded to float (bit for bit), so the interval
                           may take it from the mean the walk read */

@@ -1738,6 +1738,7 @@ void rf__free_fast(rf_forest *f) {
   f->cdirect = 0;
   f->cbits = 0;
   f->csolo = 0;
+  f->cwide = 0;
 }
 
 /*
@@ -1766,6 +1767,21 @@ static inline double cmean(const rf_cnode *p) {
   return v;
 }
 #define RF_WALK_BATCH 256
+
+/* Trees a group walks together (the rest in groups of eight, then one by
+   one).  Measured on the 10,000 x 30 synthetic extra-trees forest of
+   bench/api_bench (2 million nodes, most steps a miss), kcast_predict with
+   interval, cycling 1,000 rows, per-run medians of two runs: 8 trees
+   9.2-10.5 us, 16 trees 7.7-8.8, 24 and 32 trees no better (8.2-9.4):
+   about as many misses as a core keeps in flight.  With the adc step (and
+   on a machine of 2 MB of L2 a core) 32 trees gained there, 4.73-4.84 ->
+   4.46-4.67 us, but not on forests within reach of the caches (the
+   Mangrove T4 forest 2.11-2.15 -> 2.13-2.20 us, dedispersion A100 ET
+   1.84-1.88 -> 1.88-1.91): a forest whose nodes pass RF_WIDE_BYTES walks
+   RF_WALK_WIDE trees a group (f->cwide). */
+#define RF_WALK_WIDTH 16
+#define RF_WALK_WIDE 32
+#define RF_WIDE_BYTES (16u << 20)
 
 /*
  * Blocked layout of one tree (rf_int.h): node k goes to slot pos[2k], a
@@ -1970,6 +1986,7 @@ int rf__build_fast(rf_forest *f) {
     rf__free(pos);
     goto nomem;
   }
+  f->cwide = off[T] * sizeof(rf_cnode) > RF_WIDE_BYTES ? RF_WALK_WIDE : RF_WALK_WIDTH;
   rf_cnode *arena = (rf_cnode *)(((uintptr_t)f->cmem + CBLOCK_BYTES - 1) & ~(uintptr_t)(CBLOCK_BYTES - 1));
   want_hugepages(arena, off[T] * sizeof(rf_cnode));
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 4)
@@ -2090,13 +2107,6 @@ static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf,
    dedispersion A100 RF 1.96 -> 1.88, ET 1.98 -> 1.87; kcast_predict with
    interval on the 10,000 x 30 forest 4.8-5.2 -> 4.6-4.9 us (one set
    repeated 2.62 -> 2.37). */
-/* Trees a group walks together (the rest in groups of eight, then one by
-   one).  Measured on the 10,000 x 30 synthetic extra-trees forest of
-   bench/api_bench (2 million nodes, most steps a miss), kcast_predict with
-   interval, cycling 1,000 rows, per-run medians of two runs: 8 trees
-   9.2-10.5 us, 16 trees 7.7-8.8, 24 and 32 trees no better (8.2-9.4):
-   about as many misses as a core keeps in flight. */
-#define RF_WALK_WIDTH 16
 
 double rf__raw_mean(const rf_forest *f, const double *row) {
   size_t T = f->n_trees;
@@ -2163,15 +2173,18 @@ static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf,
     o_ += (p)->key < xk[kw_ & 0xFF];           \
     (p) += o_;                                 \
   } while (0)
-    for (; i + RF_WALK_WIDTH <= nb; i += RF_WALK_WIDTH) {
-      const rf_cnode *pw[RF_WALK_WIDTH];
-      for (unsigned q = 0; q < RF_WALK_WIDTH; q++) pw[q] = f->cn[ord[i + q]];
-      for (uint32_t r = 0; r < rounds[i]; r++) {
-#pragma GCC unroll 16
-        for (unsigned q = 0; q < RF_WALK_WIDTH; q++) STEP(pw[q]);
-      }
-      for (unsigned q = 0; q < RF_WALK_WIDTH; q++) cur[i + q] = pw[q];
-    }
+#define GROUPS(W)                                                \
+  for (; i + (W) <= nb; i += (W)) {                              \
+    const rf_cnode *pw[W];                                       \
+    for (unsigned q = 0; q < (W); q++) pw[q] = f->cn[ord[i + q]]; \
+    for (uint32_t r = 0; r < rounds[i]; r++) {                   \
+      _Pragma("GCC unroll 32") for (unsigned q = 0; q < (W); q++) STEP(pw[q]); \
+    }                                                            \
+    for (unsigned q = 0; q < (W); q++) cur[i + q] = pw[q];       \
+  }
+    if (f->cwide == RF_WALK_WIDE) GROUPS(RF_WALK_WIDE)
+    GROUPS(RF_WALK_WIDTH)
+#undef GROUPS
     for (; i + 8 <= nb; i += 8) { /* named, so that they stay in registers */
       const rf_cnode *p0 = f->cn[ord[i]], *p1 = f->cn[ord[i + 1]], *p2 = f->cn[ord[i + 2]],
                      *p3 = f->cn[ord[i + 3]], *p4 = f->cn[ord[i + 4]], *p5 = f->cn[ord[i + 5]],
