@@ -433,6 +433,21 @@ static int quantiles(const rf_forest *f, const rf_node *const *nodes, const uint
   /* one-sample leaves read their sample from the mean: no cache miss on
      the tree's samples (a 10,000-row extra-trees forest has only those) */
   int solo = means && f->csolo && f->cdirect;
+  if (solo && nums && T <= SEL_COPY && !rf__sel_runs) {
+    /* every tree voting with a one-sample leaf (count bits 0; extra trees
+       of min-leaf 1): the samples are the means, of one weight each, and
+       the copy below is made without its two passes over the trees (the
+       quantiles of a call on the 10,000 x 30 forest: 11.5k -> 5.1k
+       instructions, callgrind; kcast_predict with interval 4.5-4.9 ->
+       4.1-4.6 us, cycling its 1,000 sets) */
+    uint32_t cm = (1u << f->cbits) - 1, many = 0;
+    for (size_t t = 0; t < T; t++) many |= (nums[t] & cm) | (nums[t] == UINT32_MAX);
+    if (!many) {
+      uint64_t sel[SEL_COPY];
+      for (size_t t = 0; t < T; t++) sel[t] = (uint64_t)vkey((float)means[t]) << 32 | 1u << 31;
+      return select_copy(sel, T, (uint64_t)T << 31, T, 1, probs, np, out);
+    }
+  }
   for (size_t t = 0; t < T; t++) {
     uint32_t a, c;
     if (!vote(f, nodes, nums, t, &a, &c)) continue;
