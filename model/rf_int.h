@@ -162,8 +162,9 @@ extern int rf__codes_always;
    copy a few samples out (SEL_COPY) but select on the runs, which must
    give the same intervals bit for bit.  rf__sel_keys: while nonzero, the
    copy's samples of equal weight are selected by select_keys, not by
-   their order statistics. */
-extern int rf__sel_runs, rf__sel_keys;
+   their order statistics; rf__sel_scalar: while nonzero, those order
+   statistics never take the SSE4.1 tails. */
+extern int rf__sel_runs, rf__sel_keys, rf__sel_scalar;
 
 /* The 8-byte nodes' keys of x[0..n) (model/rf_train.c): the order key of
    the smallest float >= x[j], 0 for NaN.  Internal; tested against the
