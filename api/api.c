@@ -99,6 +99,8 @@ struct kcast_model {
                              on (those the table knows) */
   size_t ngpus;
   size_t *fhash;       /* feat_name_hash of each feature name (fill_row) */
+  uint32_t *fhint;     /* where fill_row last found each feature in a set
+                          (relaxed atomics: threads share the model) */
 };
 
 static kcast_target target_of(const char *t) {
@@ -142,11 +144,17 @@ kcast_status kcast_model_load(const char *path, kcast_model **model) {
   m->target = target_of(rf_get_info(m->f)->target);
   m->ngpus = an_gpu_list(rf_get_info(m->f)->gpu, m->gpus, sizeof m->gpus / sizeof m->gpus[0]);
   const rf_info *info = rf_get_info(m->f);
-  if (!(m->fhash = malloc((info->n_features ? info->n_features : 1) * sizeof *m->fhash))) {
+  size_t nf = info->n_features ? info->n_features : 1;
+  m->fhash = malloc(nf * sizeof *m->fhash);
+  m->fhint = malloc(nf * sizeof *m->fhint);
+  if (!m->fhash || !m->fhint) {
     kcast_model_free(m);
     return api_fail(KCAST_E_NOMEM, "%s: out of memory", path);
   }
-  for (size_t j = 0; j < info->n_features; j++) m->fhash[j] = feat_name_hash(info->features[j]);
+  for (size_t j = 0; j < info->n_features; j++) {
+    m->fhash[j] = feat_name_hash(info->features[j]);
+    m->fhint[j] = (uint32_t)j; /* a set built in the model's order */
+  }
   *model = m;
   return KCAST_OK;
 }
@@ -156,6 +164,7 @@ void kcast_model_free(kcast_model *model) {
   rf_free(model->f);
   free(model->path);
   free(model->fhash);
+  free(model->fhint);
   free(model);
 }
 
@@ -247,7 +256,20 @@ static kcast_status fill_row(const kcast_model *m, const char *gpu, const kcast_
   md_cache dc = {0};
   for (size_t j = 0; j < info->n_features; j++) {
     const char *name = info->features[j];
-    long at = feat_find_hashed(&fs->v, name, m->fhash[j]);
+    /* Sets are often built alike: where the last one had the name is
+       checked first (names are unique in a set, so a match is the one);
+       else the set's index, on a cold set a cache miss in its table for
+       most names: kcast_predict with interval on the 10,000 x 30 forest,
+       cycling 1,000 sets, 4.52-4.71 -> 4.37-4.52 us in a slow phase of
+       the machine (alternated runs). */
+    uint32_t h = __atomic_load_n(&m->fhint[j], __ATOMIC_RELAXED);
+    long at;
+    if (h < fs->v.n && !strcmp(fs->v.names[h], name)) {
+      at = h;
+    } else {
+      at = feat_find_hashed(&fs->v, name, m->fhash[j]);
+      if (at >= 0 && (uint64_t)at < UINT32_MAX) __atomic_store_n(&m->fhint[j], (uint32_t)at, __ATOMIC_RELAXED);
+    }
     if (at >= 0) { row[j] = fs->v.vals[at]; continue; }
     /* Derived columns (model/derived.c) come from the raw features, as at
        training time; an.* on the model's GPU. */

@@ -245,6 +245,50 @@ static void test_matches_forest(void) {
   kcast_model_free(m);
 }
 
+/* Sets holding the model's names in other orders, behind decoys or
+   without one of them, one after another (kcast_predict first checks where
+   the last set had each name): every answer is rf_predict's on the row,
+   and the set that lacks a name fails (or, for an op count, reads 0),
+   whatever the last set held there. */
+static void test_feature_order(void) {
+  kcast_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(time_model, &m), KCAST_OK);
+  static const unsigned order[4][3] = {{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {0, 2, 1}};
+  int equal = 1, lacking = 1;
+  for (unsigned i = 0; i < 40; i++) {
+    double r[3];
+    row_of(i * 3, r);
+    kcast_features *fs = NULL;
+    CU_ASSERT_FATAL(kcast_features_new(&fs) == KCAST_OK);
+    for (unsigned d = 0; d < i % 3; d++) { /* decoys shift the names */
+      char name[32];
+      snprintf(name, sizeof name, "decoy.%u", d);
+      kcast_features_set(fs, name, -1);
+    }
+    const unsigned *o = order[i % 4];
+    for (size_t j = 0; j < 3; j++) kcast_features_set(fs, feat_names[o[j]], r[o[j]]);
+    kcast_prediction p;
+    equal &= kcast_predict(m, fs, 0.9, &p) == KCAST_OK && p.value == rf_predict(ref_forest, r);
+    kcast_features_free(fs);
+    /* the same positions, one name missing: a decoy where it was */
+    CU_ASSERT_FATAL(kcast_features_new(&fs) == KCAST_OK);
+    for (size_t j = 0; j < 3; j++)
+      kcast_features_set(fs, j == i % 3 ? "decoy.x" : feat_names[o[j]], r[o[j]]);
+    unsigned miss = o[i % 3];
+    kcast_status st = kcast_predict(m, fs, 0.9, &p);
+    if (miss == 2) { /* an op count: absent means 0 */
+      r[2] = 0;
+      lacking &= st == KCAST_OK && p.value == rf_predict(ref_forest, r);
+    } else {
+      lacking &= st == KCAST_E_FEATURE && strstr(kcast_last_error(), feat_names[miss]) != NULL;
+    }
+    kcast_features_free(fs);
+  }
+  CU_ASSERT(equal);   /* any order, any offset: rf_predict's answer */
+  CU_ASSERT(lacking); /* a missing name is named (or 0), never read from elsewhere */
+  kcast_model_free(m);
+}
+
 /* kcast_predict_batch over 1000 sets, spread over OpenMP threads: each
    answer equals the one-by-one call bit for bit; with bad sets at some
    indices, the lowest one is reported -- on the calling thread, although a
@@ -686,6 +730,7 @@ TEST_SUITES(register_api) {
   TEST_ADD(s, test_version_and_gpus);
   TEST_ADD(s, test_misuse);
   TEST_ADD(s, test_matches_forest);
+  TEST_ADD(s, test_feature_order);
   TEST_ADD(s, test_batch_parallel);
   TEST_ADD(s, test_batch_blocks);
   TEST_ADD(s, test_threads);
