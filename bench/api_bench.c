@@ -57,6 +57,7 @@
 #define COVERAGE 0.9
 #define LAT_CALLS 10000
 #define LAT_WARMUP 1000
+#define LAT_WARMUP_PASSES 10
 #define MAX_SETS 1000
 #define BATCH_N 10000
 #define BATCH_REPS_MIN 3  /* runs per thread count: at least this many, */
@@ -171,13 +172,19 @@ typedef struct lat {
 } lat;
 
 /* LAT_CALLS timed kcast_predict calls; stride 1 cycles the sets, 0 repeats
-   set 0.  -1 when a call fails. */
+   set 0.  -1 when a call fails.  The calls before them pass LAT_WARMUP_PASSES
+   times over the sets (at least LAT_WARMUP calls): a forest loaded just now
+   is not in the caches yet, and one pass over 1,000 sets of the 10,000 x 30
+   forest (33 MB of nodes) left the first timed calls slow: their median
+   swung 3.9-5.0 us from run to run, 3.6-3.9 us after ten passes. */
 static int latency(const kcast_model *m, kcast_features *const *sets, size_t nsets, int stride,
                    lat *out) {
   static double t[LAT_CALLS];
   kcast_prediction p;
   double sink = 0;
-  for (size_t i = 0; i < LAT_WARMUP; i++) {
+  size_t warm = stride ? LAT_WARMUP_PASSES * nsets : 0;
+  if (warm < LAT_WARMUP) warm = LAT_WARMUP;
+  for (size_t i = 0; i < warm; i++) {
     if (kcast_predict(m, sets[(i * (size_t)stride) % nsets], COVERAGE, &p)) goto fail;
     sink += p.value;
   }
