@@ -437,7 +437,7 @@ static int have_sse41(void) {
    equal: every sample weighs the same (leaves of one size: one sample
    each in an extra-trees forest of min-leaf 1), so a target's answer is
    the q-th smallest key, q the fewest samples whose weight reaches it:
-   found by order_stat.  On the 10,000 x 30 extra-trees forest of
+   found by tails8 or order_stat.  On the 10,000 x 30 extra-trees forest of
    bench/api_bench (100 one-sample leaves, coverage 0.9) the quantiles of
    a call took 13.7k -> 11.5k instructions (callgrind); on the Mangrove T4
    forest kcast_predict's mean 2.40-2.45 -> 2.25-2.28 us, its p90 3.0-3.2
@@ -495,7 +495,7 @@ static int quantiles(const rf_forest *f, const rf_node *const *nodes, const uint
   /* one-sample leaves read their sample from the mean: no cache miss on
      the tree's samples (a 10,000-row extra-trees forest has only those) */
   int solo = means && f->csolo && f->cdirect;
-  if (solo && nums && T <= SEL_COPY && !rf__sel_runs) {
+  if (solo && nums && T && T <= SEL_COPY && !rf__sel_runs) {
     /* every tree voting with a one-sample leaf (count bits 0; extra trees
        of min-leaf 1): the samples are the means, of one weight each, and
        the copy below is made without its two passes over the trees (the
