@@ -52,14 +52,15 @@ run_small() {
   echo "$best"
 }
 
-# the emulator's single-thread rate on this kernel (M thread-insns/s)
+# the emulator's single-thread rate on this kernel (M thread-insns/s), from
+# kcast run's table: kernel, launches, CTAs, thread-insns, emu-seconds, name
 single_rate() {
   best=0
   i=0
   while [ $i -lt $reps ]; do
     rm -f "$tmp/b.db"
     r=$("$kcast" run -o "$tmp/b.db" --threads 1 -- "$prog" 1 0 1048576 2>&1 >/dev/null |
-        awk '$1 ~ /^_Z/ {printf "%.1f", $(NF-1) / $NF / 1e6}')
+        awk '$1 ~ /^_Z/ && $5 > 0 {printf "%.1f", $4 / $5 / 1e6}')
     if awk -v a="$r" -v b="$best" 'BEGIN{exit !(a > b)}'; then best=$r; fi
     i=$((i + 1))
   done
