@@ -3176,14 +3176,25 @@ static int worker_init(worker *W, launch *L, int use_cache) {
    from there, else freed. */
 static void worker_free(worker *W) {
   wcache *c = NULL;
-  if (W->cached && W->L && !W->L->em->cache) c = W->L->em->cache = calloc(1, sizeof *c);
+  if (W->cached && W->L) { /* the cache itself stays once made (worker_init empties it) */
+    c = W->L->em->cache;
+    if (!c) c = W->L->em->cache = calloc(1, sizeof *c);
+  }
   wcache held = {W->w, W->nwa, W->tcnt, W->wcnt, W->sh, W->loc, W->shcap, W->loccap};
-  if (c) *c = held;
-  else wcache_clear(&held);
+  if (c) {
+    wcache_clear(c); /* empty: what it held is W's */
+    *c = held;
+  } else {
+    wcache_clear(&held);
+  }
   free(W->pf.p);
   for (size_t i = 0; i < W->npo; i++) free(W->po[i].b.p);
   free(W->po);
   memset(W, 0, sizeof *W);
+}
+
+uint32_t emu__cached_warps(const emu_module *em) {
+  return em && em->cache && em->cache->w ? em->cache->nwa : 0;
 }
 
 static int cmp_pfout(const void *a, const void *b) {

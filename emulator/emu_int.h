@@ -288,4 +288,8 @@ typedef int (*emu_read_fn)(void *ctx, uint64_t addr, void *dst, size_t n);
 int emu_printf_format(emu_strbuf *out, uint64_t fmt_addr, uint64_t args,
                       emu_read_fn rd, void *ctx, char *err, size_t cap);
 
+/* Test hook (tests/test_emu.c): the warps whose buffers em keeps for the
+   calling thread's next launch (emu.c's worker cache); 0 when none. */
+uint32_t emu__cached_warps(const struct emu_module *em);
+
 #endif

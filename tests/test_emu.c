@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "emulator/emu.h"
+#include "emulator/emu_int.h"
 #include "extractor/features.h"
 #include "extractor/ptx.h"
 
@@ -285,6 +286,47 @@ static void test_bank_conflicts(void) {
   CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_bank_replays", -1), 1);
   CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_accesses", -1), 2);
   feat_free(&fv);
+  env_free(&E);
+}
+
+/*
+ * Launches one after another on the calling thread keep its worker's
+ * buffers on the module (warps, register arenas, counters): the cache was
+ * once emptied by the second launch and never filled again, so every later
+ * launch allocated, cleared and freed them (a quarter of a small launch
+ * under kcast run).  And the features of a launch into an empty vector
+ * (built in place) are those it adds to a vector that holds names already.
+ */
+static void test_worker_cache_and_features(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, bank_ptx), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.block[0] = 64; /* two warps (the kernel stores at 8 bytes a thread in 512) */
+  cfg.threads = 1;
+  int kept = 1;
+  feat_vec first;
+  feat_init(&first);
+  for (int i = 0; i < 4; i++) {
+    feat_vec fv;
+    feat_init(&fv);
+    CU_ASSERT_EQUAL_FATAL(emu_launch(E.em, "k", &cfg, &fv, NULL, E.err, sizeof E.err), 0);
+    kept &= emu__cached_warps(E.em) >= 2;
+    if (i == 0) first = fv;
+    else feat_free(&fv);
+  }
+  CHECK(kept, "every launch leaves its warps in the module's cache for the next one");
+  feat_vec more;
+  feat_init(&more);
+  CU_ASSERT_FATAL(feat_set(&more, "user.x", 7) == 0);
+  CU_ASSERT_EQUAL_FATAL(emu_launch(E.em, "k", &cfg, &more, NULL, E.err, sizeof E.err), 0);
+  int same = more.n == first.n + 1 && first.n > 20 && feat_get(&more, "user.x", 0) == 7;
+  for (size_t i = 0; same && i < first.n; i++)
+    same = !strcmp(more.names[i + 1], first.names[i]) && more.vals[i + 1] == first.vals[i];
+  CHECK(same, "a launch into an empty vector gives the names and values, in order, it adds to a "
+              "filled one");
+  feat_free(&more);
+  feat_free(&first);
   env_free(&E);
 }
 
@@ -1782,6 +1824,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_nested_loops);
   TEST_ADD(s, test_barrier);
   TEST_ADD(s, test_bank_conflicts);
+  TEST_ADD(s, test_worker_cache_and_features);
   TEST_ADD(s, test_out_of_bounds);
   TEST_ADD(s, test_map_external);
   TEST_ADD(s, test_misaligned);
