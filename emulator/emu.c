@@ -3425,6 +3425,18 @@ static int arg_features(const emu_module *em, const ptx_func *f, const uint8_t *
   return bad ? -1 : 0;
 }
 
+/* feat_set of prefix + s (a feature name: short; a longer one is cut as
+   the name buffer of snprintf cut it). */
+static int set_prefixed(feat_vec *v, const char *prefix, const char *s, double val) {
+  char name[512];
+  size_t a = strlen(prefix), b = strlen(s);
+  if (a + b >= sizeof name) b = sizeof name - 1 - a;
+  memcpy(name, prefix, a);
+  memcpy(name + a, s, b);
+  name[a + b] = 0;
+  return feat_set(v, name, val);
+}
+
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap) {
   if (!em || !kernel || !cfg) return emu_errf(err, cap, "emu_launch: null argument");
@@ -3599,32 +3611,30 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     snprintf(st->oob_first, sizeof st->oob_first, "%s", L.oob_msg);
   }
   if (features) {
-    feat_vec v;
-    feat_init(&v);
+    /* an empty vector (what the runtime passes each launch) takes the
+       names straight away; else they go in after the last one is made, so
+       a failure adds none */
+    feat_vec tmp, *v = features->n ? &tmp : features;
+    feat_init(&tmp);
     int bad = 0;
-    const char *dims = "xyz";
-    char name[512];
+    static const char *const gname[3] = {"launch.grid_x", "launch.grid_y", "launch.grid_z"};
+    static const char *const bname[3] = {"launch.block_x", "launch.block_y", "launch.block_z"};
     for (int i = 0; i < 3; i++) {
-      snprintf(name, sizeof name, "launch.grid_%c", dims[i]);
-      bad |= feat_set(&v, name, cfg->grid[i]);
-      snprintf(name, sizeof name, "launch.block_%c", dims[i]);
-      bad |= feat_set(&v, name, cfg->block[i]);
+      bad |= feat_set(v, gname[i], cfg->grid[i]);
+      bad |= feat_set(v, bname[i], cfg->block[i]);
     }
-    bad |= feat_set(&v, "launch.ctas", (double)ntotal);
-    bad |= feat_set(&v, "launch.threads", (double)ntotal * (double)nthreads);
-    bad |= feat_set(&v, "launch.shared_bytes", (double)cfg->shared_bytes);
-    bad |= feat_set(&v, "launch.param_bytes", (double)pend);
+    bad |= feat_set(v, "launch.ctas", (double)ntotal);
+    bad |= feat_set(v, "launch.threads", (double)ntotal * (double)nthreads);
+    bad |= feat_set(v, "launch.shared_bytes", (double)cfg->shared_bytes);
+    bad |= feat_set(v, "launch.param_bytes", (double)pend);
     double cls[FEAT_C_COUNT] = {0};
     for (uint32_t k = 0; k < m->nkeys; k++) {
       if (!keyc[k]) continue;
-      snprintf(name, sizeof name, "op.%s", m->keys[k]);
-      bad |= feat_set(&v, name, keyc[k] * scale);
+      bad |= set_prefixed(v, "op.", m->keys[k], keyc[k] * scale);
       cls[feat_class_of_key(m->keys[k])] += keyc[k] * scale;
     }
-    for (int c = 0; c < FEAT_C_COUNT; c++) {
-      snprintf(name, sizeof name, "class.%s", feat_class_name((feat_class)c));
-      bad |= feat_set(&v, name, cls[c]);
-    }
+    for (int c = 0; c < FEAT_C_COUNT; c++)
+      bad |= set_prefixed(v, "class.", feat_class_name((feat_class)c), cls[c]);
     double foot = 0;
     for (size_t i = 0; i < d->n; i++) {
       emu_foot f;
@@ -3640,19 +3650,24 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       {"ctrl.branches", S_BRANCH}, {"ctrl.divergent_branches", S_DIVERGE},
       {"ctrl.barriers", S_BARRIER}};
     for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
-      bad |= feat_set(&v, mem[i].name, (double)stt[mem[i].s] * scale);
-    bad |= feat_set(&v, "mem.footprint_bytes", foot);
-    bad |= feat_set(&v, "ctrl.warp_insns", (double)winsn * scale);
-    bad |= feat_set(&v, "emu.ctas_emulated", (double)L.nrun);
-    if (L.oob_n) bad |= feat_set(&v, "emu.oob_accesses", (double)L.oob_n);
-    bad |= feat_set(&v, "ctrl.active_lane_ratio",
+      bad |= feat_set(v, mem[i].name, (double)stt[mem[i].s] * scale);
+    bad |= feat_set(v, "mem.footprint_bytes", foot);
+    bad |= feat_set(v, "ctrl.warp_insns", (double)winsn * scale);
+    bad |= feat_set(v, "emu.ctas_emulated", (double)L.nrun);
+    if (L.oob_n) bad |= feat_set(v, "emu.oob_accesses", (double)L.oob_n);
+    bad |= feat_set(v, "ctrl.active_lane_ratio",
                     winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);
     /* warp instructions over the executed blocks' critical paths */
-    bad |= feat_set(&v, "ctrl.ilp", wchain ? (double)winsn / (double)wchain : 0.0);
-    for (size_t i = 0; i < argv.n; i++) bad |= feat_set(&v, argv.names[i], argv.vals[i]);
-    for (size_t i = 0; i < v.n && !bad; i++) bad |= feat_set(features, v.names[i], v.vals[i]);
-    feat_free(&v);
-    if (bad) { emu_errf(err, cap, "out of memory"); goto fpout; }
+    bad |= feat_set(v, "ctrl.ilp", wchain ? (double)winsn / (double)wchain : 0.0);
+    for (size_t i = 0; i < argv.n; i++) bad |= feat_set(v, argv.names[i], argv.vals[i]);
+    for (size_t i = 0; v == &tmp && i < tmp.n && !bad; i++)
+      bad |= feat_set(features, tmp.names[i], tmp.vals[i]);
+    feat_free(&tmp);
+    if (bad) {
+      if (v == features) feat_free(features); /* empty again, as it came */
+      emu_errf(err, cap, "out of memory");
+      goto fpout;
+    }
   }
   rc = 0;
 fpout:
