@@ -1291,6 +1291,14 @@ static inline void range_of(const double *y, uint32_t n, double *mn, double *mx)
   *mx = b2 > b0 ? b2 : b0;
 }
 
+/* A double's bits, for selects without a branch. */
+static inline uint64_t u64_of(const double *p) {
+  uint64_t u;
+  memcpy(&u, p, sizeof u);
+  return u;
+}
+static inline void u64_to(double *p, uint64_t u) { memcpy(p, &u, sizeof u); }
+
 /*
  * The two-pointer partition, moved in place without its loop.  The scheme
  * (the model's since its first version): a front pointer F from 0 and a
@@ -1315,7 +1323,11 @@ static inline void range_of(const double *y, uint32_t n, double *mn, double *mx)
  * pattern up to 16 rows and on random ones (tests/test_rf.c).  Walking B's
  * rows upward writes slot q-1 after reading it; FR[k]'s row, overwritten
  * by BL[k], is carried to BL[k-1] in a register.  fl: n+1 entries of
- * scratch.  nl: the rows with gf[k] = 1.
+ * scratch.  nl: the rows with gf[k] = 1.  B's loop has no branch on the
+ * side (a row going right writes its own slot, rewritten in the next
+ * step): a split's sides are random, and the branch mispredicted on about
+ * half of B's rows; random-forest training on the dedispersion A4000 set,
+ * one thread, 0.125-0.128 -> 0.119-0.122 s.
  */
 /* ix: row numbers (T uint32_t) or packed rows (uint64_t) */
 #define PART_ROWS(NAME, T)                                                                         \
@@ -1342,21 +1354,23 @@ void NAME(T *ix, double *yy, const uint8_t *gf, uint32_t n, uint32_t nl, uint32_
     pi = ix[fl[j]];                                                                                \
     py = yy[fl[j]];                                                                                \
   }                                                                                                \
-  for (; q < n; q++) {                                                                             \
+  for (; q < n; q++) { /* without a branch: the sides of a split are random */                     \
     T ci = ix[q];                                                                                  \
-    double cy = yy[q];                                                                             \
-    if (gf[q]) {                                                                                   \
-      uint32_t t = fl[--j];                                                                        \
-      ix[q - 1] = pi;                                                                              \
-      yy[q - 1] = py;                                                                              \
-      pi = ix[t];                                                                                  \
-      py = yy[t];                                                                                  \
-      ix[t] = ci;                                                                                  \
-      yy[t] = cy;                                                                                  \
-    } else {                                                                                       \
-      ix[q - 1] = ci;                                                                              \
-      yy[q - 1] = cy;                                                                              \
-    }                                                                                              \
+    uint64_t cy = u64_of(yy + q), pu = u64_of(&py);                                                \
+    uint32_t g = gf[q];                                                                            \
+    j -= g;                                                                                        \
+    uint32_t t = q ^ ((q ^ fl[j]) & -g); /* q when g = 0: a slot rewritten in the next step */   \
+    T mt = (T)0 - (T)g;                                                                            \
+    uint64_t m64 = (uint64_t)0 - g;                                                                \
+    ix[q - 1] = ci ^ ((ci ^ pi) & mt);                                                             \
+    u64_to(yy + q - 1, cy ^ ((cy ^ pu) & m64));                                                    \
+    T ti = ix[t];                                                                                  \
+    uint64_t tu = u64_of(yy + t);                                                                  \
+    ix[t] = ci;                                                                                    \
+    u64_to(yy + t, cy);                                                                            \
+    pi = pi ^ ((pi ^ ti) & mt);                                                                    \
+    pu = pu ^ ((pu ^ tu) & m64);                                                                   \
+    u64_to(&py, pu);                                                                               \
   }                                                                                                \
   ix[n - 1] = pi;                                                                                  \
   yy[n - 1] = py;                                                                                  \
