@@ -666,6 +666,58 @@ static void test_batch_equals_single_rows_bit_for_bit(void) {
   rf_data_free(&te);
 }
 
+/* The batch walks read a row's keys at (feature byte & M), M + 1 the power
+   of two above the features (rf_train.c, key_stride): feature counts on
+   both sides of a power of two, with the last feature the one that
+   matters (a row whose leaf read a real key would step on), every batch
+   value bit for bit the single-row one. */
+static void test_batch_key_strides(void) {
+  static const size_t widths[] = {1, 3, 7, 8, 15, 16, 31, 32};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+    size_t P = widths[w], n = 400, m = 70;
+    rf_data d;
+    lcg_state = 100 + P;
+    CU_ASSERT_FATAL(rf_data_alloc(&d, n, P, 1) == 0);
+    for (size_t j = 0; j < P; j++) {
+      char name[16];
+      snprintf(name, sizeof name, "x%u", (unsigned)j);
+      d.names[j] = strdup(name);
+    }
+    d.target = strdup("y");
+    for (size_t i = 0; i < n; i++) {
+      for (size_t j = 0; j < P; j++) d.x[j * n + i] = urand();
+      d.y[i] = 8 * d.x[(P - 1) * n + i] + d.x[i] + 0.1 * nrand();
+    }
+    rf_params p = params(19);
+    p.min_leaf = 1 + (unsigned)(P & 1);
+    rf_forest *f = NULL;
+    CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+    rf_data t;
+    size_t *sel = malloc(m * sizeof *sel);
+    for (size_t i = 0; i < m; i++) sel[i] = (i * 37) % n;
+    CU_ASSERT_FATAL(rf__subset(&d, sel, m, &t) == 0);
+    free(sel);
+    double *pr = malloc(m * 8), *lo = malloc(m * 8), *hi = malloc(m * 8), *row = malloc(P * 8);
+    CU_ASSERT_FATAL(rf_predict_batch(f, &t, 0.8, pr, lo, hi, 1) == 0);
+    int same = 1;
+    for (size_t i = 0; i < m; i++) {
+      for (size_t j = 0; j < P; j++) row[j] = t.x[j * m + i];
+      double a, b, e;
+      CU_ASSERT_FATAL(rf_predict_interval(f, row, 0.8, &e, &a, &b) == 0);
+      same &= memcmp(&e, &pr[i], 8) == 0 && memcmp(&a, &lo[i], 8) == 0 &&
+              memcmp(&b, &hi[i], 8) == 0;
+    }
+    CHECK_MSG("batch values equal the single-row ones at every key stride", same);
+    free(pr);
+    free(lo);
+    free(hi);
+    free(row);
+    rf_data_free(&t);
+    rf_data_free(&d);
+    rf_free(f);
+  }
+}
+
 /* y = 4 x0 + 2 sin(6 x1) + (0.2 + 1.5 x0) N(0,1): the noise grows with x0.
    Dense in two dimensions and noise-dominated: single-sample leaves give
    a new row the targets of its one or two nearest training rows, whose
@@ -1691,6 +1743,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_damaged_files_are_refused_by_name);
   TEST_ADD(s, test_intervals_cover_nominal_rate);
   TEST_ADD(s, test_batch_equals_single_rows_bit_for_bit);
+  TEST_ADD(s, test_batch_key_strides);
   TEST_ADD(s, test_calibration_reaches_nominal_coverage);
   TEST_ADD(s, test_calibration_widens_by_the_table);
   TEST_ADD(s, test_calibration_for_unseen_groups);
