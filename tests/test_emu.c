@@ -290,6 +290,93 @@ static void test_bank_conflicts(void) {
 }
 
 /*
+ * 32-bit shared loads (mem_op's one-pass path, mem_shared_ld32): a warp
+ * fills 1,024 words (word i = 3 i + 1) and loads word (lane x s) & 1023.
+ * Replays of the load, by stride: 0 and 1 none, 2 one (lanes l and l + 16
+ * share a bank, within one map word), 3 none (coprime with 32, 94 words
+ * apart: the general path), 16 fifteen and 32 thirty-one (every lane in
+ * two banks, or one).  The fill's 32 stores are consecutive words: none.
+ * A load past the end of shared memory is still an error that names it.
+ */
+static const char *shld_ptx = HDR
+    ".visible .entry k(.param .u64 out, .param .u32 s, .param .u32 extra)\n"
+    "{\n"
+    "  .shared .align 4 .b8 sh[4096];\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r5, sh;\n"
+    "  mov.u32 %r3, %r1;\n"
+    "FILL:\n"
+    "  shl.b32 %r4, %r3, 2;\n"
+    "  add.u32 %r6, %r5, %r4;\n"
+    "  mad.lo.u32 %r7, %r3, 3, 1;\n"
+    "  st.shared.u32 [%r6], %r7;\n"
+    "  add.u32 %r3, %r3, 32;\n"
+    "  setp.lt.u32 %p1, %r3, 1024;\n"
+    "  @%p1 bra FILL;\n"
+    "  bar.sync 0;\n"
+    "  ld.param.u32 %r2, [s];\n"
+    "  mul.lo.u32 %r8, %r1, %r2;\n"
+    "  and.b32 %r8, %r8, 1023;\n"
+    "  ld.param.u32 %r11, [extra];\n"
+    "  add.u32 %r8, %r8, %r11;\n"
+    "  shl.b32 %r8, %r8, 2;\n"
+    "  add.u32 %r9, %r5, %r8;\n"
+    "  ld.shared.u32 %r10, [%r9];\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r10;\n"
+    "  ret;\n"
+    "}\n";
+
+static int run_shld(env *E, uint64_t out, uint32_t s, uint32_t extra, feat_vec *fv) {
+  unsigned char params[16];
+  memcpy(params, &out, 8);
+  memcpy(params + 8, &s, 4);
+  memcpy(params + 12, &extra, 4);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.grid[0] = 1;
+  cfg.block[0] = 32;
+  cfg.params = params;
+  cfg.params_size = sizeof params;
+  return emu_launch(E->em, "k", &cfg, fv, NULL, E->err, sizeof E->err);
+}
+
+static void test_shared_load_banks(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, shld_ptx), 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 32 * 4, &out, E.err, sizeof E.err), 0);
+  static const uint32_t stride[] = {0, 1, 2, 3, 16, 32}, replays[] = {0, 0, 1, 0, 15, 31};
+  for (size_t c = 0; c < sizeof stride / sizeof stride[0]; c++) {
+    feat_vec fv;
+    feat_init(&fv);
+    int rc = run_shld(&E, out, stride[c], 0, &fv);
+    if (rc) fprintf(stderr, "\n%s\n", E.err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    uint32_t h[32];
+    emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+    int ok = 1;
+    for (uint32_t l = 0; l < 32; l++) ok &= h[l] == ((l * stride[c]) & 1023) * 3 + 1;
+    CHECK(ok, "every lane loaded its word");
+    CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_bank_replays", -1), replays[c]);
+    CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_accesses", -1), 33);
+    CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_bytes", -1), 33 * 32 * 4);
+    feat_free(&fv);
+  }
+  feat_vec fv;
+  feat_init(&fv);
+  CU_ASSERT_NOT_EQUAL(run_shld(&E, out, 1, 1024 - 16, &fv), 0); /* lanes 16-31 past the end */
+  CHECK(strstr(E.err, "shared") != NULL, "the error names shared memory");
+  feat_free(&fv);
+  env_free(&E);
+}
+
+/*
  * Launches one after another on the calling thread keep its worker's
  * buffers on the module (warps, register arenas, counters): the cache was
  * once emptied by the second launch and never filled again, so every later
@@ -1824,6 +1911,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_nested_loops);
   TEST_ADD(s, test_barrier);
   TEST_ADD(s, test_bank_conflicts);
+  TEST_ADD(s, test_shared_load_banks);
   TEST_ADD(s, test_worker_cache_and_features);
   TEST_ADD(s, test_out_of_bounds);
   TEST_ADD(s, test_map_external);
