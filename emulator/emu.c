@@ -2036,18 +2036,20 @@ static int touch_lanes(worker *W, const uint64_t *addr, const long *gidx, long g
 }
 
 /*
- * ld.shared of one 32-bit element a lane, zero-extended (the tiles of a
- * tiled kernel: two of every three instructions of gemm_tiled's inner
- * loop), in one pass over the lanes for their loads and the bank count
- * mem_op makes: 0 when done; 1 when mem_op must do it, before anything is
- * written (a lane out of bounds or misaligned, which it reports, or words
- * 64 or more apart).  Offsets as resolve() takes them: in the shared
- * window or from 0.  mem_op went over the lanes four times (addresses,
- * their region, the loads, a list of their words for the banks):
- * kcast_features_from_ptx of gemm_tiled n=1024 (64 CTAs sampled), medians
- * of 5, 170-172 -> 83-87 ms; the suite's 190,394 feature values the same.
+ * ld.shared and st.shared of one 32-bit element a lane (a load
+ * zero-extended; the tiles of a tiled kernel: two of every three
+ * instructions of gemm_tiled's inner loop are such loads), in one pass
+ * over the lanes for their accesses and the bank count mem_op makes: 0
+ * when done; 1 when mem_op must do it, before anything is read or written
+ * (a lane out of bounds or misaligned, which it reports, or words 64 or
+ * more apart).  Offsets as resolve() takes them: in the shared window or
+ * from 0; lanes store in ascending order, as mem_op's do.  mem_op went
+ * over the lanes four times (addresses, their region, the accesses, a
+ * list of their words for the banks): kcast_features_from_ptx of
+ * gemm_tiled n=1024 (64 CTAs sampled), medians of 5, 170-172 -> 83-87 ms
+ * with the loads alone; the suite's 190,394 feature values the same.
  */
-static int mem_shared_ld32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
+static int mem_shared32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
   const uint64_t *base = r + (size_t)e->abase * EMU_LANES;
   uint64_t shs = W->L->shsize, bad = 0, wlo = UINT64_MAX, whi = 0;
   uint64_t off[EMU_LANES];
@@ -2062,12 +2064,22 @@ static int mem_shared_ld32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
     whi = o >> 2 > whi ? o >> 2 : whi;
   }
   if (bad || whi - wlo >= 64) return 1;
-  uint64_t *dst = r + (size_t)e->o.d[0] * EMU_LANES, x = 0;
-  for (uint32_t mm = m; mm; mm &= mm - 1) {
-    uint32_t l = (uint32_t)__builtin_ctz(mm), v;
-    memcpy(&v, W->sh + off[l], 4);
-    dst[l] = v;
-    x |= 1ull << ((off[l] >> 2) - wlo);
+  uint64_t x = 0;
+  if (e->k == K_LD) {
+    uint64_t *dst = r + (size_t)e->o.d[0] * EMU_LANES;
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm), v;
+      memcpy(&v, W->sh + off[l], 4);
+      dst[l] = v;
+      x |= 1ull << ((off[l] >> 2) - wlo);
+    }
+  } else {
+    const uint64_t *src = r + (size_t)e->o.s[0] * EMU_LANES;
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm), v = (uint32_t)src[l];
+      memcpy(W->sh + off[l], &v, 4);
+      x |= 1ull << ((off[l] >> 2) - wlo);
+    }
   }
   W->st[S_SBYTES] += (uint64_t)emu_popc32(m) * e->mbytes;
   W->st[S_SACC]++;
@@ -2078,8 +2090,8 @@ static int mem_shared_ld32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
 /* ld / st / atom / red for the lanes in m. */
 static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   unsigned n = (unsigned)e->size * e->vec;
-  if (e->space == PTX_SP_SHARED && e->k == K_LD && e->vec == 1 && e->size == 4 && !e->sext &&
-      e->dw[0] >= 4 && m && !mem_shared_ld32(W, r, e, m))
+  if (e->space == PTX_SP_SHARED && e->vec == 1 && e->size == 4 && m &&
+      ((e->k == K_LD && !e->sext && e->dw[0] >= 4) || e->k == K_ST) && !mem_shared32(W, r, e, m))
     return 0;
   int write = e->k != K_LD;
   uint64_t addr[EMU_LANES];

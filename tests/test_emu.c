@@ -290,13 +290,14 @@ static void test_bank_conflicts(void) {
 }
 
 /*
- * 32-bit shared loads (mem_op's one-pass path, mem_shared_ld32): a warp
+ * 32-bit shared loads (mem_op's one-pass path, mem_shared32): a warp
  * fills 1,024 words (word i = 3 i + 1) and loads word (lane x s) & 1023.
  * Replays of the load, by stride: 0 and 1 none, 2 one (lanes l and l + 16
  * share a bank, within one map word), 3 none (coprime with 32, 94 words
  * apart: the general path), 16 fifteen and 32 thirty-one (every lane in
  * two banks, or one).  The fill's 32 stores are consecutive words: none.
- * A load past the end of shared memory is still an error that names it.
+ * The fill goes the same path (32-bit stores).  A load past the end of
+ * shared memory is still an error that names it.
  */
 static const char *shld_ptx = HDR
     ".visible .entry k(.param .u64 out, .param .u32 s, .param .u32 extra)\n"
