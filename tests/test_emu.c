@@ -334,16 +334,16 @@ static const char *shld_ptx = HDR
     "}\n";
 
 static int run_shld(env *E, uint64_t out, uint32_t s, uint32_t extra, feat_vec *fv) {
-  unsigned char params[16];
-  memcpy(params, &out, 8);
-  memcpy(params + 8, &s, 4);
-  memcpy(params + 12, &extra, 4);
+  struct {
+    uint64_t out;
+    uint32_t s, extra;
+  } pk = {out, s, extra}; /* the kernel's parameters, as laid out */
+  _Static_assert(sizeof pk == 16, "no padding");
   emu_launch_cfg cfg;
   emu_launch_cfg_init(&cfg);
-  cfg.grid[0] = 1;
   cfg.block[0] = 32;
-  cfg.params = params;
-  cfg.params_size = sizeof params;
+  cfg.params = &pk;
+  cfg.params_size = sizeof pk;
   return emu_launch(E->em, "k", &cfg, fv, NULL, E->err, sizeof E->err);
 }
 
