@@ -408,6 +408,11 @@ typedef struct an_gpu {
   int max_ctas_per_sm;       /* resident CTAs per SM */
   double tdp_w;              /* board power limit (per GPU for K80) */
   double idle_w;             /* estimated idle power */
+  double l1_kb;              /* L1 data cache per SM, KB: the unified L1 and
+                                shared memory from cc 7.0 (shared memory in
+                                use is taken from it), the L1/texture or
+                                read-only cache before (optional column; its
+                                default comes from the compute capability) */
 } an_gpu;
 
 /* Number of GPUs in the table, and the i-th (NULL when out of range). */
