@@ -461,8 +461,26 @@ static void test_cli_predict_csv(void) {
   CHECK_MSG("an empty count cell reads as 0, text columns are not read", rc == 0);
   CHECK_MSG("--measured prints one summary line naming the column",
             err && strstr(err, "against t_us (3 rows)") && strstr(err, "Spearman"));
+  CHECK_MSG("--measured gives the ranking figures: Kendall's tau, top-1 and top-5 regret",
+            err && strstr(err, "Kendall") && strstr(err, "top-1 regret") &&
+                strstr(err, "top-5 regret"));
+  CHECK_MSG("with --gpu-column one more line per GPU",
+            err && strstr(err, "against t_us, gpu T4 (2 rows)") &&
+                strstr(err, "against t_us, gpu H200 (1 rows)"));
   free(out);
   free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --gpu T4 --features '%s' --measured t_us --group name",
+           tests_kcast(), path);
+  rc = tests_run(cmd, &out, &err);
+  CHECK_MSG("--group COLUMN: a line per value of the column",
+            rc == 0 && err && strstr(err, "against t_us, name a (1 rows)") &&
+                strstr(err, "against t_us, name c (1 rows)"));
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --gpu T4 --features '%s' --group name", tests_kcast(),
+           path);
+  CHECK_MSG("--group without --measured is a usage error (exit 2)",
+            tests_run(cmd, NULL, NULL) == 2);
   const char *bad = "gpu,launch.block_x,launch.ctas\nT4,32,1\nNOPE,32,1\n";
   CU_ASSERT_EQUAL_FATAL(tests_write_file(path, bad, strlen(bad)), 0);
   snprintf(cmd, sizeof cmd, "'%s' predict --gpu-column gpu --features '%s'", tests_kcast(), path);
