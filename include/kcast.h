@@ -300,6 +300,25 @@ kcast_status kcast_predict_gpu(const kcast_model *model, const char *gpu_name,
  */
 kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features *const *fs,
                                  size_t n, double coverage, kcast_prediction *out);
+/* Bits of kcast_predict_check's flags. */
+enum {
+  KCAST_CHECK_OUT_OF_RANGE = 1u << 0, /* a feature the forest splits on lies
+                                         outside its training values: the
+                                         answer extrapolates */
+  KCAST_CHECK_UNSEEN_GPU = 1u << 1    /* the model was not trained on the GPU */
+};
+/*
+ * What kcast_predict_gpu's answer for the launch fs on the GPU called
+ * gpu_name (NULL as there) rests on.  [out] *flags: KCAST_CHECK_* bits, 0
+ * when the launch lies within what the model was trained on; *feature
+ * (may be NULL): with KCAST_CHECK_OUT_OF_RANGE the most important feature
+ * outside its training range (owned by the model), else NULL.  Models
+ * written before training ranges were stored (file version < 4) never set
+ * KCAST_CHECK_OUT_OF_RANGE.  The errors of kcast_predict_gpu.  Thread-safe
+ * on one model.
+ */
+kcast_status kcast_predict_check(const kcast_model *model, const char *gpu_name,
+                                 const kcast_features *fs, unsigned *flags, const char **feature);
 /* kcast_predict_batch for the GPU called gpu_name (as kcast_predict_gpu). */
 kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_name,
                                      const kcast_features *const *fs, size_t n, double coverage,

@@ -34,9 +34,10 @@
 extern "C" {
 #endif
 
-/* Version of the .kcm format this build writes (it reads 1 and 2; 2 adds
-   the calibration table). */
-#define RF_FORMAT_VERSION 3
+/* Version of the .kcm format this build writes (it reads 1 to 4; 2 adds
+   the calibration table, 3 the base feature and the unseen-GPU table, 4
+   the features' training ranges). */
+#define RF_FORMAT_VERSION 4
 /* Largest number of histogram bins per feature. */
 #define RF_MAX_BINS 256
 
@@ -266,6 +267,14 @@ double rf_predict(const rf_forest *f, const double *row);
  */
 int rf_predict_interval(const rf_forest *f, const double *row, double coverage,
                         double *pred, double *lo, double *hi);
+/*
+ * Is row (n_features values, model order) outside what f was trained on?
+ * The features f splits on whose value lies below the smallest or above the
+ * largest training value: returns the index of the most important one, -1
+ * when none is (or the model predates stored ranges: file version < 4);
+ * *n_out (may be NULL) their number.
+ */
+long rf_outside(const rf_forest *f, const double *row, size_t *n_out);
 /* rf_predict_interval with the calibration table for GPUs the model was
    not trained on when unseen and the model has one (rf_info.n_cal_unseen),
    else the usual table. */
@@ -461,11 +470,16 @@ typedef struct an_estimate {
   double t_compute_us;                       /* slowest functional-unit pipe */
   double t_issue_us;                         /* warp instruction issue */
   double t_memory_us;                        /* DRAM / L2 traffic */
-  double t_latency_us;                       /* dependent-latency floor per wave */
+  double t_latency_us;                       /* one warp's dependent chain per round */
   double waves;                              /* ceil(ctas / (sms * resident)) */
   int resident_ctas;                         /* CTAs resident per SM */
   double utilisation;                        /* in [0,1]: drives the power */
-  const char *bound;                         /* "compute" "issue" "memory" "latency" */
+  const char *bound;                         /* "compute" "issue" "lsu" "latency" "l2" "dram" */
+  double t_lsu_us;                           /* the SM's load/store path */
+  double t_l2_us, t_dram_us;                 /* L2 and DRAM traffic (t_memory_us: the larger) */
+  double l1_hit_rate;                        /* load sectors L1 serves (model/cache.c) */
+  double l2_hit_rate;                        /* of the L2 requests, those L2 serves */
+  double dram_bytes;                         /* read and written */
 } an_estimate;
 
 /*
@@ -519,6 +533,7 @@ int an_occupancy_of(const an_gpu *g, const char *const *names, const double *val
  *                     reuse; instruction mix)
  *   occ       occ.*   registers, residency, occupancy, waves on the GPU
  *   gpu       gpu.*   the GPU's descriptor
+ *   cache     cache.* the memory hierarchy on the GPU (model/cache.c)
  * Training and prediction both call these, so a model trained on derived
  * columns predicts from raw feature sets.  Each returns 0, or -1 with
  * rf_last_error() when the launch.* columns it needs are missing or the GPU
@@ -529,13 +544,16 @@ int an_occupancy_of(const an_gpu *g, const char *const *names, const double *val
 #define MD_WORK_N 16
 #define MD_OCC_N 9
 #define MD_GPU_N 10
+#define MD_CACHE_N 7
 #define MD_MAX_N 16
-enum { MD_FAM_MANGROVE, MD_FAM_ANALYTIC, MD_FAM_WORK, MD_FAM_OCC, MD_FAM_GPU, MD_FAM_N };
+enum { MD_FAM_MANGROVE, MD_FAM_ANALYTIC, MD_FAM_WORK, MD_FAM_OCC, MD_FAM_GPU, MD_FAM_CACHE,
+       MD_FAM_N };
 extern const char *const md_mangrove_names[MD_MANGROVE_N];
 extern const char *const md_analytic_names[MD_ANALYTIC_N];
 extern const char *const md_work_names[MD_WORK_N];
 extern const char *const md_occ_names[MD_OCC_N];
 extern const char *const md_gpu_names[MD_GPU_N];
+extern const char *const md_cache_names[MD_CACHE_N];
 int md_mangrove(const char *const *names, const double *vals, size_t n, double out[MD_MANGROVE_N]);
 int md_analytic(const char *gpu, const char *const *names, const double *vals, size_t n,
                 double out[MD_ANALYTIC_N]);
@@ -543,6 +561,12 @@ int md_work(const char *const *names, const double *vals, size_t n, double out[M
 int md_occupancy(const char *gpu, const char *const *names, const double *vals, size_t n,
                  double out[MD_OCC_N]);
 int md_gpu(const char *gpu, double out[MD_GPU_N]);
+/* cache.*: where the launch's global loads are served on the GPU
+   (model/cache.c: L1 and L2 hit rates, DRAM bytes read and written, L2
+   traffic, the L1 capacity left beside shared memory, whether the
+   emulator's reuse features were there to model it). */
+int md_memory(const char *gpu, const char *const *names, const double *vals, size_t n,
+              double out[MD_CACHE_N]);
 /* Family fam (MD_FAM_*) into out[] of its size. */
 int md_compute(int fam, const char *gpu, const char *const *names, const double *vals, size_t n,
                double *out);

@@ -121,7 +121,13 @@ struct rf_forest {
   rf_calib cal;        /* interval calibration (n == 0: none) */
   rf_calib cal_unseen; /* calibration for GPUs the model was not trained on
                           (n == 0: none; file version 3) */
+  double *range_lo, *range_hi; /* n_features: each feature's smallest and
+                          largest training value (rf_range.c; NULL in files
+                          before version 4) */
 };
+
+/* The training ranges of d's columns into f (rf_range.c); 0 or -1. */
+int rf__ranges(rf_forest *f, const rf_data *d);
 
 /* Build the compact layout when the forest allows it (0; -1 out of
    memory).  Called by rf_train and rf_load. */

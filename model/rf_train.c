@@ -3010,6 +3010,8 @@ void rf_free(rf_forest *f) {
   rf__free(f->trees);
   rf__free(f->mdi);
   rf__free(f->perm);
+  rf__free(f->range_lo);
+  rf__free(f->range_hi);
   rf__free(f);
 }
 
@@ -3191,8 +3193,8 @@ int rf_train(const rf_data *d, const rf_params *pin, rf_forest **out) {
     rf__fill_info(f);
     if (rf_permutation_importance(f, d, prm.seed, nt, f->perm)) goto out;
   }
-  /* interval calibration (model/rf_calib.c) */
-  if (rf__calibrate(f, d, y, &prm, inbag, nt)) goto out;
+  /* interval calibration (model/rf_calib.c), training ranges (rf_range.c) */
+  if (rf__calibrate(f, d, y, &prm, inbag, nt) || rf__ranges(f, d)) goto out;
   rf__fill_info(f);
   *out = f;
   f = NULL;

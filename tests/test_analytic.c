@@ -105,11 +105,16 @@ static void test_estimate_shape(void) {
   const an_gpu *g = an_gpu_find("H200");
   launch l = streaming(1 << 14);
   an_estimate e = est(g, &l);
-  CHECK_MSG("a large streaming launch is memory bound", !strcmp(e.bound, "memory"));
+  CHECK_MSG("a large streaming launch is DRAM bound", !strcmp(e.bound, "dram"));
   CHECK_MSG("time is at least the launch overhead", e.time_us >= e.t_overhead_us);
-  CHECK_MSG("time = overhead + the largest throughput term + the exposed latency",
-            fabs(e.time_us - e.t_overhead_us -
-                 fmax(fmax(e.t_compute_us, e.t_issue_us), e.t_memory_us) - e.t_latency_us) < 1e-9);
+  double big = fmax(fmax(fmax(e.t_compute_us, e.t_issue_us), e.t_lsu_us),
+                    fmax(e.t_l2_us, e.t_dram_us));
+  CHECK_MSG("time = overhead + the L2 norm of the SM, L2 and DRAM times: at least the largest "
+            "term, at most sqrt(3) x it",
+            e.time_us - e.t_overhead_us >= big - 1e-9 &&
+                e.time_us - e.t_overhead_us <= sqrt(3.0) * fmax(big, e.t_latency_us) + 1e-9);
+  CHECK_MSG("the memory term is the larger of the L2 and DRAM terms",
+            e.t_memory_us == fmax(e.t_l2_us, e.t_dram_us));
   CHECK_MSG("the time band is x0.5 .. x2", fabs(e.time_lo_us * 2 - e.time_us) < 1e-9 &&
                                                fabs(e.time_hi_us / 2 - e.time_us) < 1e-9);
   CHECK_MSG("power lies in [idle, TDP] with lo <= point <= hi",

@@ -21,6 +21,8 @@
 #include "model/rf_int.h"
 
 #define NROWS 300
+#define CHECK_MSG(msg, cond) \
+  CU_assertImplementation(!!(cond), __LINE__, (msg), __FILE__, "", CU_FALSE)
 static const char *const feat_names[3] = {"launch.ctas", "launch.threads", "op.fma.rn.f32"};
 
 static char tmp[4096];
@@ -286,6 +288,32 @@ static void test_feature_order(void) {
   }
   CU_ASSERT(equal);   /* any order, any offset: rf_predict's answer */
   CU_ASSERT(lacking); /* a missing name is named (or 0), never read from elsewhere */
+  kcast_model_free(m);
+}
+
+/* kcast_predict_check: a launch inside the training ranges, one beyond
+   them, and a GPU the model was not trained on. */
+static void test_predict_check(void) {
+  kcast_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(time_model, &m), KCAST_OK);
+  kcast_features *fs = features_of_row(5);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fs);
+  unsigned flags = 99;
+  const char *feat = "x";
+  CHECK_MSG("a training row's launch: no flag, no feature",
+            kcast_predict_check(m, NULL, fs, &flags, &feat) == KCAST_OK && flags == 0 &&
+                feat == NULL);
+  kcast_features_set(fs, feat_names[0], 1e6); /* launch.ctas: 512 at most in training */
+  CHECK_MSG("a launch with 1e6 CTAs (512 at most in training) is out of range, naming the feature",
+            kcast_predict_check(m, NULL, fs, &flags, &feat) == KCAST_OK &&
+                flags == KCAST_CHECK_OUT_OF_RANGE && feat && !strcmp(feat, feat_names[0]));
+  CHECK_MSG("another GPU than the model's (H200) is flagged unseen",
+            kcast_predict_check(m, "T4", fs, &flags, NULL) == KCAST_OK &&
+                flags == (KCAST_CHECK_OUT_OF_RANGE | KCAST_CHECK_UNSEEN_GPU));
+  CHECK_MSG("an unknown GPU is KCAST_E_NOTFOUND",
+            kcast_predict_check(m, "NOPE", fs, &flags, NULL) == KCAST_E_NOTFOUND);
+  CHECK_MSG("NULL flags is KCAST_E_ARG", kcast_predict_check(m, NULL, fs, NULL, NULL) == KCAST_E_ARG);
+  kcast_features_free(fs);
   kcast_model_free(m);
 }
 
@@ -731,6 +759,7 @@ TEST_SUITES(register_api) {
   TEST_ADD(s, test_misuse);
   TEST_ADD(s, test_matches_forest);
   TEST_ADD(s, test_feature_order);
+  TEST_ADD(s, test_predict_check);
   TEST_ADD(s, test_batch_parallel);
   TEST_ADD(s, test_batch_blocks);
   TEST_ADD(s, test_threads);

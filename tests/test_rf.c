@@ -474,9 +474,51 @@ static void test_damaged_files_are_refused_by_name(void) {
   CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
   CHECK_MSG("a child pointing back (a loop) is refused", ERR_HAS("child index 0"));
 
-  /* The version 3 tail closes the payload: i32 base feature, then the
-     unseen-GPU table (u32 n = 0 here). */
-  size_t tail = len - 4 - 8;
+  /* The version 4 tail closes the payload: u32 has_ranges = 1, then
+     (f64 lo, f64 hi) for each of the 5 features. */
+  size_t v4 = 4 + 5 * 16, ranges = len - 4 - v4;
+  uint32_t has;
+  double lo0, hi0;
+  memcpy(&has, orig + ranges, 4);
+  memcpy(&lo0, orig + ranges + 4, 8);
+  memcpy(&hi0, orig + ranges + 12, 8);
+  CHECK_MSG("the version 4 tail: the training ranges, feature 0's in [0, 1)",
+            has == 1 && lo0 >= 0 && hi0 < 1 && lo0 < hi0);
+  memcpy(b, orig, len);
+  uint32_t two = 2;
+  memcpy(b + ranges, &two, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a training-range flag of 2 is refused by name", ERR_HAS("training-range flag is 2"));
+  memcpy(b, orig, len);
+  memcpy(b + ranges + 4, &hi0, 8);
+  memcpy(b + ranges + 12, &lo0, 8);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a range whose lo exceeds its hi is refused, naming the feature",
+            ERR_HAS("training range") && ERR_HAS("is empty or not finite"));
+  /* a version 3 file (no ranges) still loads, and tests nothing */
+  {
+    size_t n3 = ranges;
+    memcpy(b, orig, n3);
+    uint32_t v3 = 3;
+    uint64_t L3 = n3 - 24;
+    memcpy(b + 8, &v3, 4);
+    memcpy(b + 16, &L3, 8);
+    fix_crc(b, n3 + 4);
+    rf_forest *v3m = NULL;
+    CU_ASSERT_FATAL(tests_write_file(bad, b, n3 + 4) == 0);
+    CHECK_EQ(rf_load(bad, &v3m), 0, "a version 3 file still loads");
+    if (v3m) {
+      double far[5] = {1e9, 1e9, 1e9, 1e9, 1e9};
+      CHECK_MSG("a version 3 model has no ranges: nothing is out of range",
+                rf_outside(v3m, far, NULL) == -1);
+      rf_free(v3m);
+    }
+  }
+  /* The version 3 part before it: i32 base feature, then the unseen-GPU
+     table (u32 n = 0 here). */
+  size_t tail = len - 4 - v4 - 8;
   int32_t base;
   uint32_t n2;
   memcpy(&base, orig + tail, 4);
@@ -833,7 +875,8 @@ static void test_calibration_widens_by_the_table(void) {
   unsigned char *buf = (unsigned char *)tests_read_file(path, &len);
   CU_ASSERT_FATAL(buf != NULL);
   double neg = -1e6;
-  memcpy(buf + len - 4 - 8 - 6 * 16 + 3 * 16 + 8, &neg, 8); /* q at 0.9 (before the v3 tail) */
+  /* q at 0.9, before the version 3 tail and the version 4 ranges of 2 features */
+  memcpy(buf + len - 4 - (4 + 2 * 16) - 8 - 6 * 16 + 3 * 16 + 8, &neg, 8);
   fix_crc(buf, len);
   CU_ASSERT_FATAL(tests_write_file(path, buf, len) == 0);
   free(buf);
@@ -1101,6 +1144,36 @@ static double kendall_naive(const double *a, const double *b, size_t n) {
       if (x == y) c++; else d++;
     }
   return (c - d) / sqrt((c + d + ta) * (c + d + tb));
+}
+
+/* rf_outside: the training ranges a model keeps, and a row beyond them. */
+static void test_training_ranges(void) {
+  rf_data d;
+  make_data(&d, 300, 0.1, 5);
+  rf_params p = params(20);
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  double in[5] = {0.5, 0.5, 0.5, 0.5, 0.5}, out[5] = {0.5, 0.5, 0.5, 0.5, 0.5};
+  size_t k = 9;
+  CHECK_MSG("a row inside every training range is not flagged",
+            rf_outside(f, in, &k) == -1 && k == 0);
+  out[0] = 3.0; /* x0 drives y: the forest splits on it */
+  long j = rf_outside(f, out, &k);
+  CHECK_MSG("x0 three times its largest training value is flagged, by its index",
+            j == 0 && k == 1);
+  out[1] = -2.0;
+  j = rf_outside(f, out, &k);
+  CHECK_MSG("two features outside: both counted, the more important one named",
+            k == 2 && j == (rf_get_info(f)->mdi[0] >= rf_get_info(f)->mdi[1] ? 0 : 1));
+  char path[1200];
+  tmpfile_path(path, sizeof path, "ranges.kcm");
+  rf_forest *g = NULL;
+  CU_ASSERT_FATAL(rf_save(f, path) == 0 && rf_load(path, &g) == 0);
+  CHECK_MSG("the ranges survive the model file (version 4)",
+            rf_outside(g, out, &k) == j && k == 2 && rf_outside(g, in, NULL) == -1);
+  rf_free(f);
+  rf_free(g);
+  rf_data_free(&d);
 }
 
 static void test_ranking_metrics(void) {
@@ -1811,6 +1884,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_permutation_importance);
   TEST_ADD(s, test_metrics_known_values);
   TEST_ADD(s, test_ranking_metrics);
+  TEST_ADD(s, test_training_ranges);
   TEST_ADD(s, test_cross_validation);
   TEST_ADD(s, test_csv_loader);
   TEST_ADD(s, test_allocation_failures_are_reported);
