@@ -389,11 +389,13 @@ static lanes lanes_of(const an_gpu *g) {
    several are close (they overlap, but a scheduler does not keep every
    unit busy at once). */
 static double norm_p(const double *t, int n) {
+  static double P = 0;
+  if (P == 0) { const char *e = getenv("KCAST_NORM_P"); P = e ? atof(e) : NORM_P; }
   double m = 0, s = 0;
   for (int i = 0; i < n; i++) m = fmax(m, t[i]);
   if (!(m > 0)) return 0;
-  for (int i = 0; i < n; i++) s += pow(t[i] / m, NORM_P);
-  return m * pow(s, 1.0 / NORM_P);
+  for (int i = 0; i < n; i++) s += pow(t[i] / m, P);
+  return m * pow(s, 1.0 / P);
 }
 
 int an_estimate_launch(const an_gpu *g, const char *const *names, const double *vals,
@@ -483,8 +485,11 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   double chain = (wsass / warps / ilp) * LAT_ALU + (gacc * ld_share / warps) * lat / ilp +
                  (shacc / warps) * LAT_SHARED / ilp;
   /* rounds of resident CTAs on the busiest SM */
-  double terms[3] = {c_pipe, c_issue, c_lsu};
-  double c_cta = norm_p(terms, 3) / ctas; /* cycles of one CTA's throughput */
+  /* every instruction takes an issue slot; the units work side by side:
+     each unit's time with the issue time, the largest of those */
+  double ti[2] = {c_issue, c_pipe}, tl[2] = {c_issue, c_lsu};
+  double c_thr = fmax(norm_p(ti, 2), norm_p(tl, 2));
+  double c_cta = c_thr / ctas; /* cycles of one CTA's throughput */
   double full = floor(ctas_sm / res), last = ctas_sm - full * res;
   double c_sm = full * fmax(c_cta * res, chain) + (last > 0 ? fmax(c_cta * last, chain) : 0);
   double t_sm = c_sm / clock;
@@ -504,7 +509,7 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   /* the bound: the largest term */
   const char *bn[6] = {"compute", "issue", "lsu", "latency", "l2", "dram"};
   double bv[6] = {o->t_compute_us, o->t_issue_us, o->t_lsu_us,
-                  t_sm * 1e6 > norm_p(terms, 3) * load / clock * 1e6 * 1.0001 ? o->t_latency_us : 0,
+                  t_sm * 1e6 > c_thr * load / clock * 1e6 * 1.0001 ? o->t_latency_us : 0,
                   o->t_l2_us, o->t_dram_us};
   int bi = 0;
   for (int i = 1; i < 6; i++)
