@@ -86,8 +86,17 @@ $(BUILD)/libkcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libkcast.so: $(LIB_OBJ) api/libkcast.map
-	$(CC) -shared -Wl,--version-script=api/libkcast.map -o $@ $(LIB_OBJ) $(LDLIBS_ALL)
+# The shared library's SONAME is libkcast.so.<major> (include/kcast.h's
+# KCAST_VERSION_MAJOR; docs/api.md, "Versions", says when it changes), its
+# symbols versioned by api/libkcast.map; libkcast.so.<major> beside it is
+# the name programs linked against it load.
+KCAST_VER   := $(shell sed -n 's/^\#define KCAST_VERSION_STRING "\(.*\)"/\1/p' include/kcast.h)
+KCAST_MAJOR := $(firstword $(subst ., ,$(KCAST_VER)))
+KCAST_SONAME := libkcast.so.$(KCAST_MAJOR)
+$(BUILD)/libkcast.so: $(LIB_OBJ) api/libkcast.map include/kcast.h
+	$(CC) -shared -Wl,-soname,$(KCAST_SONAME) -Wl,--version-script=api/libkcast.map \
+	  -o $@.tmp $(LIB_OBJ) $(LDLIBS_ALL) && mv $@.tmp $@
+	ln -sf libkcast.so $(BUILD)/$(KCAST_SONAME)
 
 $(BUILD)/kcast: $(CLI_OBJ) $(BUILD)/libkcast.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libkcast.a $(LDLIBS_ALL)
@@ -337,14 +346,15 @@ featmodel-check: all
 # Libs.private for libkcast.a.  tests/test_install.c installs into a
 # temporary prefix and builds a program against it.
 PREFIX      ?= /usr/local
-KCAST_VER   := $(shell sed -n 's/^\#define KCAST_VERSION_STRING "\(.*\)"/\1/p' include/kcast.h)
 INSTALL_DIR  = $(DESTDIR)$(PREFIX)
 .PHONY: install
 install: $(BUILD)/kcast $(BUILD)/libkcast.so $(BUILD)/libkcast.a $(CUDART_LIB) $(INJECT_LIB)
 	install -d $(INSTALL_DIR)/bin $(INSTALL_DIR)/lib/pkgconfig $(INSTALL_DIR)/include \
 	  $(INSTALL_DIR)/share/man/man1
 	install -m 755 $(BUILD)/kcast $(INSTALL_DIR)/bin/kcast
-	install -m 755 $(BUILD)/libkcast.so $(INSTALL_DIR)/lib/libkcast.so
+	install -m 755 $(BUILD)/libkcast.so $(INSTALL_DIR)/lib/libkcast.so.$(KCAST_VER)
+	ln -sf libkcast.so.$(KCAST_VER) $(INSTALL_DIR)/lib/$(KCAST_SONAME)
+	ln -sf $(KCAST_SONAME) $(INSTALL_DIR)/lib/libkcast.so
 	install -m 644 $(BUILD)/libkcast.a $(INSTALL_DIR)/lib/libkcast.a
 	install -m 644 include/kcast.h $(INSTALL_DIR)/include/kcast.h
 	$(if $(CUDART_LIB),install -d $(INSTALL_DIR)/lib/kcast/cudart && \

@@ -48,9 +48,9 @@ extern "C" {
 #endif
 
 #define KCAST_VERSION_MAJOR 0
-#define KCAST_VERSION_MINOR 1
+#define KCAST_VERSION_MINOR 2
 #define KCAST_VERSION_PATCH 0
-#define KCAST_VERSION_STRING "0.1.0"
+#define KCAST_VERSION_STRING "0.2.0"
 
 /* ------------------------------------------------------------ statuses -- */
 
@@ -81,7 +81,7 @@ const char *kcast_status_name(kcast_status s);
 
 /* ------------------------------------------------------------- version -- */
 
-/* The library's version string ("0.1.0").  Static storage. */
+/* The library's version string ("0.2.0").  Static storage. */
 const char *kcast_version(void);
 
 /*
