@@ -88,6 +88,9 @@ const char cmd_suite_usage[] =
     "  --force          run entries the dataset already holds\n"
     "  -n, --dry-run    print the plan (the shard's entries, expected cost, run\n"
     "                   or skip) and run nothing\n"
+    "  --progress       also when stderr is not a terminal (a Slurm log), a line\n"
+    "                   saying which entries run and for how long, after a\n"
+    "                   second and then every 10 s (every command's option)\n"
     "  --gpu NAME       profile: GPU key of the measurements (default: from the\n"
     "                   device name, as kcast profile)\n"
     "  --power          profile: also power and energy (kcast profile --power)\n"
@@ -1142,7 +1145,9 @@ int cmd_suite(int argc, char **argv) {
   sa.sa_handler = on_signal;
   got_signal = 0;
   for (int k = 0; k < 3; k++) sigaction(sigs[k], &sa, &old[k]);
-  double t0 = now_s();
+  /* the first progress line after a second, then every CLI_PROGRESS_LOG_S */
+  double t0 = now_s(), last_progress = t0 + 1.0 - CLI_PROGRESS_LOG_S;
+  int progress_lines = cli_progress_style() == CLI_PROGRESS_LINES;
   size_t next = 0, running = 0, done = 0, passed = 0, failed = 0, skipped = 0;
   for (size_t k = 0; k < s.n; k++) {
     entry *e = &s.e[order[k]];
@@ -1204,6 +1209,19 @@ int cmd_suite(int argc, char **argv) {
                entry_label(e, lb, sizeof lb), e->secs, e->reason);
       }
       fflush(stdout);
+    }
+    /* --progress in a log: what runs (the per-entry lines come only when
+       an entry ends) */
+    if (progress_lines && running && t - last_progress >= CLI_PROGRESS_LOG_S) {
+      last_progress = t;
+      fprintf(stderr, "kcast suite %s: %zu/%zu done, running:", sub, done, mine);
+      for (size_t k = 0; k < s.n; k++) {
+        char lb[512];
+        if (s.e[k].state == ST_RUNNING)
+          fprintf(stderr, " %s (%.0f s)", entry_label(&s.e[k], lb, sizeof lb), t - s.e[k].t0);
+      }
+      fputc('\n', stderr);
+      fflush(stderr);
     }
     if (w <= 0) {
       struct timespec nap = {0, 20 * 1000 * 1000};
