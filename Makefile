@@ -173,9 +173,23 @@ $(BUILD)/cudart/libcudart.so.13: $(CUDART_OBJ) runtime/cudart/libcudart.map
 	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--version-script=runtime/cudart/libcudart.map \
 	  -Wl,--no-undefined -o $@.tmp $(CUDART_OBJ) -llz4 -lm -ldl -fopenmp -pthread && mv $@.tmp $@
 
-# CUDA test programs (tests/programs/*.cu), for GPU machines: sm_90 code and
-# compute_90 PTX.  `make gpu-check` builds and runs them (docs/gpu-check.md).
-GPU_GENCODE  ?= -gencode arch=compute_90,code=[sm_90,compute_90]
+# GPU architectures of the programs built for GPUs (the suite, the test
+# programs; `kcast nvcc` makes the same, extractor/frontend.h
+# FE_GPU_ARCHS): machine code for each generation from sm_70 (V100) to
+# sm_90 (H100/H200) that this nvcc makes -- CUDA 13 starts at sm_75 -- and
+# PTX of the newest for later GPUs and for the emulator, so an array job
+# spread over T4, A100, A10, L4 and H100 nodes runs the same binaries.
+# SUITE_ARCHS="90" builds for one (faster); docs/gpu-check.md.
+NVCC_CODES   := $(if $(NVCC_FOUND),$(shell $(NVCC) --list-gpu-code 2>/dev/null))
+SUITE_ARCHS  ?= $(patsubst sm_%,%,$(filter $(patsubst %,sm_%,70 75 80 86 89 90),$(NVCC_CODES)))
+SUITE_LAST   := $(lastword $(SUITE_ARCHS))
+SUITE_GENCODE := $(foreach a,$(filter-out $(SUITE_LAST),$(SUITE_ARCHS)),-gencode arch=compute_$(a),code=sm_$(a)) \
+                 -gencode arch=compute_$(or $(SUITE_LAST),90),code=[sm_$(or $(SUITE_LAST),90),compute_$(or $(SUITE_LAST),90)]
+
+# CUDA test programs (tests/programs/*.cu), for GPU machines: SUITE_ARCHS'
+# machine code and PTX.  `make gpu-check` builds and runs them
+# (docs/gpu-check.md).
+GPU_GENCODE  ?= $(SUITE_GENCODE)
 PROGRAMS     := $(patsubst tests/programs/%.cu,$(BUILD)/programs/%,$(wildcard tests/programs/*.cu))
 .PHONY: programs gpu-check
 programs: $(PROGRAMS)
@@ -186,17 +200,20 @@ gpu-check:
 	BUILD=$(BUILD) profiler/gpu_check.sh
 
 # The kernel suite (datasets/suite): self-checking CUDA programs, each with
-# PTX for the emulator and sm_90 machine code for the H200 (the flags
-# `kcast nvcc` uses).  `make datasets` runs datasets/suite/suite.txt under
-# `kcast run` into datasets/data/suite-features.db (+ a provenance note).
-SUITE_NVCCFLAGS ?= -O2 -cudart shared --no-compress \
-                   -gencode arch=compute_90,code=[sm_90,compute_90]
+# PTX for the emulator and machine code for SUITE_ARCHS (the flags `kcast
+# nvcc` uses).  `make datasets` runs datasets/suite/suite.txt under `kcast
+# run` into datasets/data/suite-features.db (+ a provenance note).
+# SUITE_NVCCFLAGS replaces the whole set (docs/gpu-check.md).
+SUITE_NVCCFLAGS ?= -O2 -cudart shared --no-compress $(SUITE_GENCODE)
 SUITE_PROGS := $(patsubst datasets/suite/%.cu,$(BUILD)/suite/%,$(wildcard datasets/suite/*.cu))
 # The fast subset `make test` runs under kcast run (tests/test_suite.c).
 SUITE_FAST  := gemm_tiled reduce_shuffle histogram_shared scan stencil2d bfs
 .PHONY: suite datasets
 suite: $(SUITE_PROGS)
-$(BUILD)/suite/%: datasets/suite/%.cu $(wildcard datasets/suite/*.h)
+# The flags are a prerequisite too: a changed SUITE_NVCCFLAGS rebuilds.
+SUITE_FLAGS_NOW := $(shell mkdir -p $(BUILD)/suite && f=$(BUILD)/suite/.nvccflags && \
+  printf '%s\n' '$(SUITE_NVCCFLAGS)' | cmp -s - $$f || printf '%s\n' '$(SUITE_NVCCFLAGS)' > $$f)
+$(BUILD)/suite/%: datasets/suite/%.cu $(wildcard datasets/suite/*.h) $(BUILD)/suite/.nvccflags
 	@mkdir -p $(dir $@)
 	$(NVCC) $(SUITE_NVCCFLAGS) -o $@.tmp $< && mv $@.tmp $@
 datasets: all suite

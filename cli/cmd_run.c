@@ -137,9 +137,12 @@ const char cmd_nvcc_usage[] =
     "\n"
     "Run nvcc ($NVCC, default nvcc) with what makes the program runnable by\n"
     "`kcast run`: -cudart shared (unless -cudart is given), --no-compress, and\n"
-    "-gencode arch=compute_90,code=[sm_90,compute_90] (sm_90 machine code plus\n"
-    "PTX) unless an -arch, -gencode or -code option is given.  nvcc's output and\n"
-    "exit status pass through.  nvcc runs its stages through a shell, so an\n"
+    "unless an -arch, -gencode or -code option is given, machine code for every\n"
+    "GPU generation from sm_70 to sm_90 that this nvcc makes (`nvcc\n"
+    "--list-gpu-code`; CUDA 13: sm_75, sm_80, sm_86, sm_89, sm_90) and\n"
+    "compute_90 PTX for newer GPUs and the emulator, so the program runs on a\n"
+    "T4, A100, A10, L4 or H100 node alike.  nvcc's output and exit status pass\n"
+    "through.  nvcc runs its stages through a shell, so an\n"
     "argument holding $, `, \", \\ or a newline is refused.\n";
 
 /* Folder holding kcast's libcudart.so.13, or -1. */
@@ -951,13 +954,23 @@ int cmd_nvcc(int argc, char **argv) {
   }
   const char *nvcc = getenv("NVCC");
   if (!nvcc || !*nvcc) nvcc = "nvcc";
-  char **av = calloc((size_t)argc + 8, sizeof *av);
+  char **av = calloc((size_t)argc + 24, sizeof *av);
   if (!av) return KCAST_EXIT_USER;
   int n = 0;
   av[n++] = (char *)nvcc;
   if (!has_cudart) av[n++] = "-cudart", av[n++] = "shared";
   if (!has_compress) av[n++] = "--no-compress";
-  if (!has_arch) av[n++] = "-gencode", av[n++] = "arch=compute_90,code=[sm_90,compute_90]";
+  char gencode[16][64];
+  if (!has_arch) {
+    char err[512];
+    int ng = fe_nvcc_gencode(nvcc, gencode, 16, err, sizeof err);
+    if (ng < 0) {
+      cli_error("%s", err);
+      free(av);
+      return KCAST_EXIT_USER;
+    }
+    for (int k = 0; k < ng; k++) av[n++] = gencode[k];
+  }
   for (int i = 1; i < argc; i++) av[n++] = argv[i];
   av[n] = NULL;
   fflush(stdout);
