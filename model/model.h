@@ -319,6 +319,18 @@ typedef struct rf_metrics {
 int rf_metrics_compute(const double *y, const double *pred, const double *lo,
                        const double *hi, size_t n, rf_metrics *m);
 
+/*
+ * Top-k regret of a ranking (a tuning space: the configurations of one
+ * kernel on one GPU, lower is better): pick the k rows with the lowest
+ * predictions, run them, keep the fastest -- how much slower is it than the
+ * fastest measured row?  *regret = min(y over those k rows) / min(y) - 1
+ * (0: the best was among them; 0.4: 40 % slower).  Rows with a NaN y or
+ * prediction are left out; ties in the prediction are taken in row order.
+ * -1 (rf_last_error) when n is 0, k is 0, no row is usable or min(y) <= 0.
+ * Separate from rf_metrics so that either can be merged into the other.
+ */
+int rf_rank_regret(const double *y, const double *pred, size_t n, size_t k, double *regret);
+
 /* ------------------------------------------------------ cross-validation -- */
 
 typedef struct rf_cv_opts {
