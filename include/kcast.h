@@ -342,6 +342,11 @@ typedef struct kcast_featmodel kcast_featmodel;
                                            is above the model's limit, or it
                                            had fewer than 3 sizes): emulate it
                                            instead (kcast_features_from_ptx) */
+#define KCAST_FEATMODEL_OTHER_BLOCK 4u  /* (0.2) a template instance launched with
+                                           a block other than its instances were
+                                           fitted with (each ran with one block,
+                                           e.g. block = T0 x T0): also flagged
+                                           EXTRAPOLATED */
 
 /*
  * Load a feature model file.  The whole file is checked.  [out] *fm: free

@@ -574,7 +574,8 @@ int md_value(md_cache *c, const char *name, const char *gpu, const char *const *
  * launch, otherwise a product of powers fitted in log space.  A loaded or
  * fitted model is immutable: fm_eval may run on any number of threads.
  */
-#define FM_FORMAT_VERSION 2   /* 2: template variables; 1 is still read */
+#define FM_FORMAT_VERSION 3   /* 3: the instances' blocks; 2: template
+                                 variables; 1 and 2 are still read */
 /* Kernel parameters an argument may come from: arg.0 .. arg.(FM_MAX_PARAM-1). */
 #define FM_MAX_PARAM 4096
 /* Template variables a model may have (tpl.0 .. tpl.(FM_MAX_TPL-1)): the
@@ -585,6 +586,12 @@ int md_value(md_cache *c, const char *name, const char *gpu, const char *const *
 enum {
   FM_EXTRAPOLATED = 1u << 0, /* a quantity the model uses lies outside the
                                 range of its training launches */
+  FM_OTHER_BLOCK = 1u << 2,  /* a template's instances each ran with one
+                                block, and this launch's is another (the
+                                instance's own, or for an instance nobody
+                                ran the rule its blocks follow: constant or
+                                equal to a template variable); also sets
+                                FM_EXTRAPOLATED */
   FM_UNRELIABLE = 1u << 1    /* the kernel's held-out error is above the
                                 model's limit, or it could not be measured
                                 (fewer than 3 sizes): its work depends on
@@ -681,6 +688,8 @@ typedef struct fm_info {
   size_t ntpl;               /* template variables (0: one kernel; else the
                                 kernel is a template key, fe_template_key) */
   size_t nsizes, nlaunches;  /* training sizes and launches */
+  size_t ninst;              /* template instances recorded with their one
+                                block each (FM_OTHER_BLOCK), 0: none */
   double heldout_error;      /* NaN when not measured */
   unsigned heldout_sizes;
   double limit;              /* FM_UNRELIABLE above this held-out error */
