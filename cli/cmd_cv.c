@@ -1,11 +1,15 @@
 /*
  * cmd_cv.c -- `kcast cv`: cross-validate the forest on a CSV file or a
  * dataset and report MAPE, median APE, RMSE of logs, R^2, Spearman and
- * interval coverage, overall, per fold and per group (application).
+ * interval coverage, and the ranking a tuner reads (Kendall's tau, the
+ * top-1 and top-5 regret: the measured time of the configuration predicted
+ * fastest, and the best of the five predicted fastest, over the true best),
+ * overall, per fold and per group (application, GPU).
  *
  * `--format json` prints one object (a contract other tools read):
  *   {"rows": N, "folds": K, "scheme": "kfold"|"group", "mape": .., "median_ape": ..,
- *    "rmse_log": .., "r2": .., "spearman": .., "coverage": .., "per_fold": [..],
+ *    "rmse_log": .., "r2": .., "spearman": .., "coverage": .., "kendall": ..,
+ *    "top1_regret": .., "top5_regret": .., "per_fold": [..],
  *    "per_app": {GROUP: {metrics}, ...}, "search": [{"max_features":..,"min_leaf":..}]}
  * APEs are percentages; undefined figures are null.  `--format csv`: a
  * header and one row per scope (overall, fold N, group NAME), undefined
@@ -31,7 +35,10 @@ const char cmd_cv_usage[] =
     "\n"
     "Cross-validate a random forest: k-fold (seeded shuffle, default 5 folds) or\n"
     "leave-one-group-out (--group).  Prints MAPE, median APE, RMSE of logs, R^2,\n"
-    "Spearman's rho and the coverage of the prediction intervals.\n"
+    "Spearman's rho, Kendall's tau, the top-1 and top-5 regret (the measured\n"
+    "value of the row predicted lowest, and the lowest measured of the five\n"
+    "predicted lowest, over the lowest measured: 1 = the best was found) and the\n"
+    "coverage of the prediction intervals, overall and per fold or group.\n"
     "\n"
     "  --folds K           number of folds (5)\n"
     "  --group COLUMN      leave one group out (CSV column, or app for a dataset)\n"
@@ -61,12 +68,16 @@ static cJSON *metrics_json(const rf_metrics *m) {
   cJSON_AddItemToObject(o, "r2", num(m->r2));
   cJSON_AddItemToObject(o, "spearman", num(m->spearman));
   cJSON_AddItemToObject(o, "coverage", num(m->coverage));
+  cJSON_AddItemToObject(o, "kendall", num(m->kendall));
+  cJSON_AddItemToObject(o, "top1_regret", num(m->top1_regret));
+  cJSON_AddItemToObject(o, "top5_regret", num(m->top5_regret));
   return o;
 }
 
 static void row(const char *name, const rf_metrics *m) {
-  printf("%-24s %7zu %9.2f %9.2f %9.4f %8.4f %8.4f %8.3f\n", name, m->n, m->mape, m->median_ape,
-         m->rmse_log, m->r2, m->spearman, m->coverage);
+  printf("%-24s %7zu %9.2f %9.2f %9.4f %8.4f %8.4f %8.4f %7.3f %7.3f %8.3f\n", name, m->n, m->mape,
+         m->median_ape, m->rmse_log, m->r2, m->spearman, m->kendall, m->top1_regret,
+         m->top5_regret, m->coverage);
 }
 
 /* One CSV row of figures; empty cells for undefined ones. */
@@ -74,8 +85,9 @@ static void csv_row(const char *scope, const char *name, const rf_metrics *m) {
   printf("%s,", scope);
   cli_csv_field(stdout, name);
   printf(",%zu", m->n);
-  double v[] = {m->mape, m->median_ape, m->rmse_log, m->r2, m->spearman, m->coverage};
-  for (int k = 0; k < 6; k++) {
+  double v[] = {m->mape,     m->median_ape,  m->rmse_log,    m->r2,         m->spearman,
+                m->coverage, m->kendall,     m->top1_regret, m->top5_regret};
+  for (int k = 0; k < 9; k++) {
     putchar(',');
     if (isfinite(v[k])) printf("%.9g", v[k]);
   }
@@ -266,7 +278,8 @@ int cmd_cv(int argc, char **argv) {
     free(txt);
     cJSON_Delete(root);
   } else if (fmt == CLI_FMT_CSV) {
-    puts("scope,name,rows,mape,median_ape,rmse_log,r2,spearman,coverage");
+    puts("scope,name,rows,mape,median_ape,rmse_log,r2,spearman,coverage,kendall,top1_regret,"
+         "top5_regret");
     csv_row("overall", "", &r.overall);
     for (unsigned k = 0; k < r.n_folds; k++) {
       char name[32];
@@ -283,8 +296,8 @@ int cmd_cv(int argc, char **argv) {
     printf("%s: %zu rows, %zu features, %u %s, target %s (%s)\n", in.csv ? in.csv : in.db,
            d.n_rows, d.n_cols, r.n_folds, o.by_group ? "groups (leave one out)" : "folds",
            in.target, how);
-    printf("%-24s %7s %9s %9s %9s %8s %8s %8s\n", "", "rows", "MAPE%", "medAPE%", "RMSElog",
-           "R2", "rho", "cover");
+    printf("%-24s %7s %9s %9s %9s %8s %8s %8s %7s %7s %8s\n", "", "rows", "MAPE%", "medAPE%",
+           "RMSElog", "R2", "rho", "tau", "top1", "top5", "cover");
     row("overall", &r.overall);
     if (r.n_groups) {
       printf("per %s:\n", d.group_name ? d.group_name : "group");

@@ -313,9 +313,21 @@ typedef struct rf_metrics {
   double r2;          /* 1 - SS_res/SS_tot */
   double spearman;    /* rank correlation (average ranks for ties) */
   double coverage;    /* fraction with lo <= y <= hi; NaN without intervals */
+  double kendall;     /* Kendall's tau-b (ties in either order count neither
+                         way) */
+  double top1_regret; /* what a tuner choosing by the predictions pays: the
+                         measured value of the row predicted lowest (the
+                         mean over rows tied there) over the lowest measured
+                         value; 1 = it picked the best.  NaN unless every
+                         measured value is > 0 */
+  double top5_regret; /* the lowest measured value among the five rows
+                         predicted lowest (ties broken by row order), over
+                         the lowest measured value */
 } rf_metrics;
 
-/* Metrics over n rows; lo/hi may be NULL.  NaN where undefined. */
+/* Metrics over n rows; lo/hi may be NULL.  NaN where undefined.  The
+   ranking figures (spearman, kendall, top-k regret) treat lower as better,
+   as for a time. */
 int rf_metrics_compute(const double *y, const double *pred, const double *lo,
                        const double *hi, size_t n, rf_metrics *m);
 
@@ -420,6 +432,11 @@ typedef struct an_gpu {
   int max_ctas_per_sm;       /* resident CTAs per SM */
   double tdp_w;              /* board power limit (per GPU for K80) */
   double idle_w;             /* estimated idle power */
+  double l1_kb;              /* L1 data cache per SM, KB: the unified L1 and
+                                shared memory from cc 7.0 (shared memory in
+                                use is taken from it), the L1/texture or
+                                read-only cache before (optional column; its
+                                default comes from the compute capability) */
 } an_gpu;
 
 /* Number of GPUs in the table, and the i-th (NULL when out of range). */

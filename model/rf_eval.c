@@ -69,10 +69,112 @@ static double pearson(const double *a, const double *b, size_t n) {
   return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
 }
 
+/*
+ * Kendall's tau-b of (a, b) in O(n log n) (Knight 1966): sort the pairs by
+ * a then b, count the pairs tied in a (n1) and in both (n3), then merge-sort
+ * by b counting the exchanges, which are the discordant pairs, and the
+ * pairs tied in b (n2).  tau_b = (n0 - n1 - n2 + n3 - 2 swaps) /
+ * sqrt((n0 - n1) (n0 - n2)), n0 = n(n-1)/2.  NaN when either order is
+ * constant.  An O(n^2) count took 0.3 s for 11,130 rows.
+ */
+typedef struct kpair { double a, b; } kpair;
+
+static int cmp_kpair(const void *x, const void *y) {
+  const kpair *p = x, *q = y;
+  if (p->a != q->a) return (p->a > q->a) - (p->a < q->a);
+  return (p->b > q->b) - (p->b < q->b);
+}
+
+/* Merge sort of v[0..n) by b, into order; returns the exchanges. */
+static double merge_swaps(kpair *v, kpair *tmp, size_t n) {
+  if (n < 2) return 0;
+  size_t h = n / 2;
+  double s = merge_swaps(v, tmp, h) + merge_swaps(v + h, tmp, n - h);
+  size_t i = 0, j = h, k = 0;
+  while (i < h && j < n) {
+    if (v[j].b < v[i].b) {
+      s += (double)(h - i); /* v[j] jumps every remaining left element */
+      tmp[k++] = v[j++];
+    } else {
+      tmp[k++] = v[i++];
+    }
+  }
+  while (i < h) tmp[k++] = v[i++];
+  while (j < n) tmp[k++] = v[j++];
+  memcpy(v, tmp, n * sizeof *v);
+  return s;
+}
+
+/* Pairs within runs of equal key: sum of t(t-1)/2 over runs. */
+static double tied_pairs(const kpair *v, size_t n, int by_b, int both) {
+  double t = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && (by_b ? v[j].b == v[i].b : v[j].a == v[i].a) &&
+           (!both || v[j].b == v[i].b))
+      j++;
+    double c = (double)(j - i);
+    t += c * (c - 1) / 2;
+    i = j;
+  }
+  return t;
+}
+
+static int kendall_tau_b(const double *a, const double *b, size_t n, double *tau) {
+  *tau = NAN;
+  if (n < 2) return 0;
+  kpair *v = rf__mallocn(n, sizeof *v), *tmp = rf__mallocn(n, sizeof *tmp);
+  if (!v || !tmp) {
+    rf__free(v);
+    rf__free(tmp);
+    return rf__nomem();
+  }
+  for (size_t i = 0; i < n; i++) v[i] = (kpair){a[i], b[i]};
+  qsort(v, n, sizeof *v, cmp_kpair);
+  double n0 = (double)n * (double)(n - 1) / 2;
+  double n1 = tied_pairs(v, n, 0, 0), n3 = tied_pairs(v, n, 0, 1);
+  double swaps = merge_swaps(v, tmp, n);
+  double n2 = tied_pairs(v, n, 1, 0);
+  double den = sqrt((n0 - n1) * (n0 - n2));
+  if (den > 0) *tau = (n0 - n1 - n2 + n3 - 2 * swaps) / den;
+  rf__free(v);
+  rf__free(tmp);
+  return 0;
+}
+
+/* Order of rows by prediction, ties by row index (cmp_ri). */
+static int regrets(const double *y, const double *pred, size_t n, double *top1, double *top5) {
+  *top1 = *top5 = NAN;
+  double best = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    if (!(y[i] > 0) || !isfinite(pred[i])) return 0;
+    if (y[i] < best) best = y[i];
+  }
+  if (!n) return 0;
+  ri *a = rf__mallocn(n, sizeof *a);
+  if (!a) return rf__nomem();
+  for (size_t i = 0; i < n; i++) a[i] = (ri){pred[i], i};
+  qsort(a, n, sizeof *a, cmp_ri);
+  double s = 0;
+  size_t t = 0;
+  while (t < n && a[t].v == a[0].v) s += y[a[t++].i];
+  *top1 = s / (double)t / best;
+  double b5 = INFINITY;
+  for (size_t k = 0; k < n && k < 5; k++)
+    if (y[a[k].i] < b5) b5 = y[a[k].i];
+  *top5 = b5 / best;
+  rf__free(a);
+  return 0;
+}
+
 int rf_metrics_compute(const double *y, const double *pred, const double *lo, const double *hi,
                        size_t n, rf_metrics *m) {
   m->n = n;
   m->mape = m->median_ape = m->rmse_log = m->r2 = m->spearman = m->coverage = NAN;
+  m->kendall = m->top1_regret = m->top5_regret = NAN;
+  if (regrets(y, pred, n, &m->top1_regret, &m->top5_regret) ||
+      kendall_tau_b(y, pred, n, &m->kendall))
+    return -1;
   if (n == 0) return 0;
   double *ape = rf__mallocn(n, sizeof(double));
   double *ra = rf__mallocn(n, sizeof(double));

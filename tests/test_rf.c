@@ -1089,6 +1089,66 @@ static void test_metrics_known_values(void) {
   CHECK_MSG("no intervals: coverage is NaN", isnan(m.coverage));
 }
 
+/* Kendall's tau-b by the definition, O(n^2). */
+static double kendall_naive(const double *a, const double *b, size_t n) {
+  double c = 0, d = 0, ta = 0, tb = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++) {
+      double x = (a[i] > a[j]) - (a[i] < a[j]), y = (b[i] > b[j]) - (b[i] < b[j]);
+      if (x == 0 && y == 0) continue;
+      if (x == 0) { ta++; continue; }
+      if (y == 0) { tb++; continue; }
+      if (x == y) c++; else d++;
+    }
+  return (c - d) / sqrt((c + d + ta) * (c + d + tb));
+}
+
+static void test_ranking_metrics(void) {
+  /* a tuner's view: the row predicted fastest (index 2, 1.0) measures 6,
+     the best measured is 3 (index 0); of the five predicted fastest
+     (2, 4, 1, 0, 5) the best measures 3 */
+  double y[] = {3, 5, 6, 9, 4, 8, 7}, pr[] = {4, 2, 1, 9, 1.5, 5, 8};
+  rf_metrics m;
+  CU_ASSERT_FATAL(rf_metrics_compute(y, pr, NULL, NULL, 7, &m) == 0);
+  CHECK_MSG("top-1 regret: the measured value of the row predicted lowest over the best (6/3)",
+            fabs(m.top1_regret - 2.0) < 1e-12);
+  CHECK_MSG("top-5 regret: the best measured among the five predicted lowest over the best (3/3)",
+            fabs(m.top5_regret - 1.0) < 1e-12);
+  CHECK_MSG("Kendall's tau equals the definition's pair count",
+            fabs(m.kendall - kendall_naive(y, pr, 7)) < 1e-12);
+  double tied[] = {1, 1, 5, 5, 5, 2, 3};
+  CU_ASSERT_FATAL(rf_metrics_compute(y, tied, NULL, NULL, 7, &m) == 0);
+  CHECK_MSG("top-1 regret with a tie at the lowest prediction is the tied rows' mean ((3+5)/2/3)",
+            fabs(m.top1_regret - 4.0 / 3.0) < 1e-12);
+  CHECK_MSG("Kendall's tau-b with ties in the predictions equals the definition's",
+            fabs(m.kendall - kendall_naive(y, tied, 7)) < 1e-12);
+  /* random rows with many ties on both sides */
+  size_t n = 500;
+  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  uint64_t st = 12345;
+  for (size_t i = 0; i < n; i++) {
+    st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+    a[i] = (double)(st >> 60) + 1;
+    st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+    b[i] = (double)(st >> 59) + a[i] * 0.5;
+  }
+  CU_ASSERT_FATAL(rf_metrics_compute(a, b, NULL, NULL, n, &m) == 0);
+  CHECK_MSG("Kendall's tau-b of 500 tied rows: the merge-sort count equals the O(n^2) one",
+            fabs(m.kendall - kendall_naive(a, b, n)) < 1e-12);
+  CHECK_MSG("predicting the measured values exactly: tau 1, regrets 1",
+            rf_metrics_compute(y, y, NULL, NULL, 7, &m) == 0 && fabs(m.kendall - 1) < 1e-12 &&
+                m.top1_regret == 1 && m.top5_regret == 1);
+  double neg[] = {1, -2, 3};
+  CHECK_MSG("regrets are NaN when a measured value is not positive",
+            rf_metrics_compute(neg, neg, NULL, NULL, 3, &m) == 0 && isnan(m.top1_regret) &&
+                isnan(m.top5_regret));
+  double same[] = {2, 2, 2};
+  CHECK_MSG("tau is NaN when the predictions are constant",
+            rf_metrics_compute(y, same, NULL, NULL, 3, &m) == 0 && isnan(m.kendall));
+  free(a);
+  free(b);
+}
+
 static void test_cross_validation(void) {
   rf_data d;
   make_data(&d, 900, 0.1, 12);
@@ -1750,6 +1810,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_cli_calibration);
   TEST_ADD(s, test_permutation_importance);
   TEST_ADD(s, test_metrics_known_values);
+  TEST_ADD(s, test_ranking_metrics);
   TEST_ADD(s, test_cross_validation);
   TEST_ADD(s, test_csv_loader);
   TEST_ADD(s, test_allocation_failures_are_reported);
