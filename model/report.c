@@ -20,7 +20,7 @@
  *   - the error against the work per launch (thread-instructions, log-log);
  *   - for tuning spaces (an application on a GPU with 20 or more rows), the
  *     predicted rank against the measured rank with the top-1 and top-5
- *     regret (rf_rank_regret) and Spearman's rho;
+ *     regret and Spearman's rho (rf_metrics, as kcast cv prints them);
  *   - the model's feature importance; the dataset's work per launch.
  * At most MAX_POINTS points per plot (every k-th row, said under it); the
  * figures use every row.  Value labels are written with rp_num and placed
@@ -646,11 +646,11 @@ static int rank_panels(page *pg) {
     ranks(r->y, idx, m, ry, tmp);
     ranks(r->pred, idx, m, rp, tmp);
     for (size_t j = 0; j < m; j++) gy[j] = r->y[idx[j]], gp[j] = r->pred[idx[j]];
-    double t1 = NAN, t5 = NAN;
-    rf_rank_regret(gy, gp, m, 1, &t1);
-    rf_rank_regret(gy, gp, m, 5, &t5);
+    /* the regrets of kcast cv and predict --measured (rf_metrics: the
+       measured value of the pick over the best; shown as % slower) */
     rf_metrics mm;
     rf_metrics_compute(gy, gp, NULL, NULL, m, &mm);
+    double t1 = mm.top1_regret - 1, t5 = mm.top5_regret - 1;
     const char *sep = strchr(names[best], '\001');
     char title[300], b1[32], b2[32], b3[32];
     /* the GPU first; an application's name cut to fit the panel */
