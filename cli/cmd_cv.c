@@ -127,10 +127,10 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
      when the rows have them */
   int have_work = 0;
   for (size_t j = 0; j < d->n_cols; j++) have_work |= !strncmp(d->names[j], "class.", 6);
-  fputs("settings,", fp);
-  if (have_work) fputs("work,", fp);
-  fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,demangled\n"
-                : "row,measured,predicted,lo,hi,ape_pct\n", fp);
+  /* the columns of kcast 0.1 first, as they were; what 0.2 adds after */
+  fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,demangled"
+                : "row,measured,predicted,lo,hi,ape_pct", fp);
+  fputs(have_work ? ",work,settings\n" : ",settings\n", fp);
   for (size_t i = 0; i < d->n_rows; i++) {
     for (size_t k = 0; k < d->n_text; k++) {
       cli_csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
@@ -139,16 +139,6 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     if (own_group) {
       cli_csv_field(fp, d->groups[i] ? d->groups[i] : "");
       fputc(',', fp);
-    }
-    cli_csv_field(fp, settings);
-    fputc(',', fp);
-    if (have_work) {
-      double w = 0;
-      for (size_t j = 0; j < d->n_cols; j++) {
-        double v = d->x[j * d->n_rows + i];
-        if (!strncmp(d->names[j], "class.", 6) && isfinite(v)) w += v;
-      }
-      fprintf(fp, "%.9g,", w);
     }
     double y = d->y[i];
     fprintf(fp, "%zu,%.9g,%.9g,%.9g,%.9g,", i + 1, y, r->pred[i], r->lo[i], r->hi[i]);
@@ -160,6 +150,16 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
       cli_csv_field(fp, dm ? dm : k);
       free(dm);
     }
+    if (have_work) {
+      double w = 0;
+      for (size_t j = 0; j < d->n_cols; j++) {
+        double v = d->x[j * d->n_rows + i];
+        if (!strncmp(d->names[j], "class.", 6) && isfinite(v)) w += v;
+      }
+      fprintf(fp, ",%.9g", w);
+    }
+    fputc(',', fp);
+    cli_csv_field(fp, settings);
     fputc('\n', fp);
   }
   int bad = ferror(fp);
