@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "include/kcast.h"
 #include "model/model.h"
 
 const char cmd_cv_usage[] =
@@ -100,7 +101,8 @@ static void csv_row(const char *scope, const char *name, const rf_metrics *m) {
  * fold, as CSV.  Written to FILE.tmp.PID and renamed, so a failed write
  * leaves no partial file.  -1 after printing the error.
  */
-static int write_predictions(const char *path, const rf_data *d, const rf_cv_result *r) {
+static int write_predictions(const char *path, const rf_data *d, const rf_cv_result *r,
+                             const char *settings) {
   size_t tl = strlen(path) + 32;
   char *tmp = malloc(tl);
   if (!tmp) { cli_error("out of memory"); return -1; }
@@ -121,8 +123,14 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     fputc(',', fp);
   }
   long kc = rf_data_text_col(d, "kernel"); /* a dataset's: its signature goes last */
-  fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,demangled\n"
-                : "row,measured,predicted,lo,hi,ape_pct\n", fp);
+  /* work per launch: the sum of the class.* counts (thread-instructions),
+     when the rows have them */
+  int have_work = 0;
+  for (size_t j = 0; j < d->n_cols; j++) have_work |= !strncmp(d->names[j], "class.", 6);
+  /* the columns of kcast 0.1 first, as they were; what 0.2 adds after */
+  fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,demangled"
+                : "row,measured,predicted,lo,hi,ape_pct", fp);
+  fputs(have_work ? ",work,settings\n" : ",settings\n", fp);
   for (size_t i = 0; i < d->n_rows; i++) {
     for (size_t k = 0; k < d->n_text; k++) {
       cli_csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
@@ -142,6 +150,16 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
       cli_csv_field(fp, dm ? dm : k);
       free(dm);
     }
+    if (have_work) {
+      double w = 0;
+      for (size_t j = 0; j < d->n_cols; j++) {
+        double v = d->x[j * d->n_rows + i];
+        if (!strncmp(d->names[j], "class.", 6) && isfinite(v)) w += v;
+      }
+      fprintf(fp, ",%.9g", w);
+    }
+    fputc(',', fp);
+    cli_csv_field(fp, settings);
     fputc('\n', fp);
   }
   int bad = ferror(fp);
@@ -297,7 +315,22 @@ int cmd_cv(int argc, char **argv) {
                r.fold_et[k] ? "extra trees" : "random forest", r.fold_mf[k], r.fold_leaf[k],
                r.fold_base[k] ? "with the base" : "no base");
   }
-  if (predictions && write_predictions(predictions, &d, &r)) {
+  /* what the predictions file says it was made with (docs/formats.md) */
+  char settings[1024];
+  const char *tg = in.target ? in.target : "";
+  const char *unit = in.db ? (!strcmp(tg, "time") ? "ns" : !strcmp(tg, "power") ? "W"
+                               : !strcmp(tg, "energy") ? "J" : "")
+                           : "";
+  snprintf(settings, sizeof settings,
+           "kcast=%s;scheme=%s%s%s;folds=%u;seed=%llu;features=%s;target=%s;unit=%s;transform=%s;"
+           "base=%s;trees=%u;max_features=%g;min_leaf=%u;extra_trees=%d;search=%d;coverage=%g;"
+           "gpus=%s", KCAST_VERSION_STRING, o.by_group ? "group" : "kfold", o.by_group ? " by " : "",
+           o.by_group && d.group_name ? d.group_name : "", r.n_folds,
+           (unsigned long long)p.seed, in.features ? in.features : "default", tg, unit,
+           p.transform == RF_TRANSFORM_LOG ? "log" : "none",
+           p.base_feature >= 0 ? d.names[p.base_feature] : "none", p.n_trees, p.max_features,
+           p.min_leaf, p.extra_trees, search, coverage, in.gpus[0] ? in.gpus : in.gpu ? in.gpu : "");
+  if (predictions && write_predictions(predictions, &d, &r, settings)) {
     rc = KCAST_EXIT_USER;
     rf_cv_result_free(&r);
     rf_data_free(&d);

@@ -48,9 +48,9 @@ extern "C" {
 #endif
 
 #define KCAST_VERSION_MAJOR 0
-#define KCAST_VERSION_MINOR 1
+#define KCAST_VERSION_MINOR 2
 #define KCAST_VERSION_PATCH 0
-#define KCAST_VERSION_STRING "0.1.0"
+#define KCAST_VERSION_STRING "0.2.0"
 
 /* ------------------------------------------------------------ statuses -- */
 
@@ -81,7 +81,7 @@ const char *kcast_status_name(kcast_status s);
 
 /* ------------------------------------------------------------- version -- */
 
-/* The library's version string ("0.1.0").  Static storage. */
+/* The library's version string ("0.2.0").  Static storage. */
 const char *kcast_version(void);
 
 /*
@@ -361,6 +361,11 @@ typedef struct kcast_featmodel kcast_featmodel;
                                            is above the model's limit, or it
                                            had fewer than 3 sizes): emulate it
                                            instead (kcast_features_from_ptx) */
+#define KCAST_FEATMODEL_OTHER_BLOCK 4u  /* (0.2) a template instance launched with
+                                           a block other than its instances were
+                                           fitted with (each ran with one block,
+                                           e.g. block = T0 x T0): also flagged
+                                           EXTRAPOLATED */
 
 /*
  * Load a feature model file.  The whole file is checked.  [out] *fm: free

@@ -340,6 +340,18 @@ typedef struct rf_metrics {
 int rf_metrics_compute(const double *y, const double *pred, const double *lo,
                        const double *hi, size_t n, rf_metrics *m);
 
+/*
+ * Top-k regret of a ranking (a tuning space: the configurations of one
+ * kernel on one GPU, lower is better): pick the k rows with the lowest
+ * predictions, run them, keep the fastest -- how much slower is it than the
+ * fastest measured row?  *regret = min(y over those k rows) / min(y) - 1
+ * (0: the best was among them; 0.4: 40 % slower).  Rows with a NaN y or
+ * prediction are left out; ties in the prediction are taken in row order.
+ * -1 (rf_last_error) when n is 0, k is 0, no row is usable or min(y) <= 0.
+ * Separate from rf_metrics so that either can be merged into the other.
+ */
+int rf_rank_regret(const double *y, const double *pred, size_t n, size_t k, double *regret);
+
 /* ------------------------------------------------------ cross-validation -- */
 
 typedef struct rf_cv_opts {
@@ -603,7 +615,8 @@ int md_value(md_cache *c, const char *name, const char *gpu, const char *const *
  * launch, otherwise a product of powers fitted in log space.  A loaded or
  * fitted model is immutable: fm_eval may run on any number of threads.
  */
-#define FM_FORMAT_VERSION 2   /* 2: template variables; 1 is still read */
+#define FM_FORMAT_VERSION 3   /* 3: the instances' blocks; 2: template
+                                 variables; 1 and 2 are still read */
 /* Kernel parameters an argument may come from: arg.0 .. arg.(FM_MAX_PARAM-1). */
 #define FM_MAX_PARAM 4096
 /* Template variables a model may have (tpl.0 .. tpl.(FM_MAX_TPL-1)): the
@@ -614,6 +627,12 @@ int md_value(md_cache *c, const char *name, const char *gpu, const char *const *
 enum {
   FM_EXTRAPOLATED = 1u << 0, /* a quantity the model uses lies outside the
                                 range of its training launches */
+  FM_OTHER_BLOCK = 1u << 2,  /* a template's instances each ran with one
+                                block, and this launch's is another (the
+                                instance's own, or for an instance nobody
+                                ran the rule its blocks follow: constant or
+                                equal to a template variable); also sets
+                                FM_EXTRAPOLATED */
   FM_UNRELIABLE = 1u << 1    /* the kernel's held-out error is above the
                                 model's limit, or it could not be measured
                                 (fewer than 3 sizes): its work depends on
@@ -710,6 +729,8 @@ typedef struct fm_info {
   size_t ntpl;               /* template variables (0: one kernel; else the
                                 kernel is a template key, fe_template_key) */
   size_t nsizes, nlaunches;  /* training sizes and launches */
+  size_t ninst;              /* template instances recorded with their one
+                                block each (FM_OTHER_BLOCK), 0: none */
   double heldout_error;      /* NaN when not measured */
   unsigned heldout_sizes;
   double limit;              /* FM_UNRELIABLE above this held-out error */

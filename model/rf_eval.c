@@ -545,3 +545,32 @@ out:
   rf__free(buf);
   return rc;
 }
+
+/* ------------------------------------------------------------ regret -- */
+
+int rf_rank_regret(const double *y, const double *pred, size_t n, size_t k, double *regret) {
+  if (!y || !pred || !regret || !n || !k) return rf__err("rf_rank_regret: no rows or k = 0");
+  double best = INFINITY;
+  size_t usable = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!isnan(y[i]) && !isnan(pred[i])) {
+      usable++;
+      if (y[i] < best) best = y[i];
+    }
+  if (!usable) return rf__err("rf_rank_regret: no row has both a measurement and a prediction");
+  if (!(best > 0)) return rf__err("rf_rank_regret: the best measured value is %g, not > 0", best);
+  /* the k lowest predictions by repeated selection: k is small (1, 5) */
+  uint8_t *taken = rf__calloc(n, 1);
+  if (!taken) return rf__nomem();
+  double got = INFINITY;
+  for (size_t r = 0; r < k && r < usable; r++) {
+    size_t at = n;
+    for (size_t i = 0; i < n; i++)
+      if (!taken[i] && !isnan(y[i]) && !isnan(pred[i]) && (at == n || pred[i] < pred[at])) at = i;
+    taken[at] = 1;
+    if (y[at] < got) got = y[at];
+  }
+  rf__free(taken);
+  *regret = got / best - 1;
+  return 0;
+}
