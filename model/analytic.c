@@ -389,13 +389,11 @@ static lanes lanes_of(const an_gpu *g) {
    several are close (they overlap, but a scheduler does not keep every
    unit busy at once). */
 static double norm_p(const double *t, int n) {
-  static double P = 0;
-  if (P == 0) { const char *e = getenv("KCAST_NORM_P"); P = e ? atof(e) : NORM_P; }
   double m = 0, s = 0;
   for (int i = 0; i < n; i++) m = fmax(m, t[i]);
   if (!(m > 0)) return 0;
-  for (int i = 0; i < n; i++) s += pow(t[i] / m, P);
-  return m * pow(s, 1.0 / P);
+  for (int i = 0; i < n; i++) s += pow(t[i] / m, NORM_P);
+  return m * pow(s, 1.0 / NORM_P);
 }
 
 int an_estimate_launch(const an_gpu *g, const char *const *names, const double *vals,
