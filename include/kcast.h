@@ -48,9 +48,9 @@ extern "C" {
 #endif
 
 #define KCAST_VERSION_MAJOR 0
-#define KCAST_VERSION_MINOR 2
+#define KCAST_VERSION_MINOR 3
 #define KCAST_VERSION_PATCH 0
-#define KCAST_VERSION_STRING "0.2.0"
+#define KCAST_VERSION_STRING "0.3.0"
 
 /* ------------------------------------------------------------ statuses -- */
 
