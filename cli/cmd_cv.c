@@ -330,6 +330,11 @@ int cmd_cv(int argc, char **argv) {
            p.transform == RF_TRANSFORM_LOG ? "log" : "none",
            p.base_feature >= 0 ? d.names[p.base_feature] : "none", p.n_trees, p.max_features,
            p.min_leaf, p.extra_trees, search, coverage, in.gpus[0] ? in.gpus : in.gpu ? in.gpu : "");
+  if (r.groups_calibrated < 3)
+    fprintf(stderr, "kcast: note: the intervals for held-out groups were calibrated on %zu "
+            "group%s at least: too few to tell how far a new one lies, so they are widened by "
+            "the prior spread of groups (sigma %.2f in log space; docs/accuracy.md)\n",
+            r.groups_calibrated, r.groups_calibrated == 1 ? "" : "s", RF_UNSEEN_SIGMA);
   if (predictions && write_predictions(predictions, &d, &r, settings)) {
     rc = KCAST_EXIT_USER;
     rf_cv_result_free(&r);

@@ -186,6 +186,11 @@ enum { RF_CALIBRATE_DEFAULT = 0, RF_CALIBRATE_OFF = 1, RF_CALIBRATE_ON = 2 };
 /* How a model's table was made (rf_info.cal_method, stored). */
 enum { RF_CALIB_NONE = 0, RF_CALIB_OOB = 1, RF_CALIB_KFOLD = 2, RF_CALIB_GROUPS = 3 };
 #define RF_CALIB_FOLDS 5
+/* The prior spread of group offsets (a GPU's or a kernel's log ratio of
+   measured time to the analytic base), in the log space of a time target:
+   what intervals for an unseen group add when the calibration data holds
+   fewer than 3 groups (docs/accuracy.md says how it was measured). */
+#define RF_UNSEEN_SIGMA 0.15
 #define RF_CALIB_TREES 50
 /* Most OOB rows scored (a seeded sample when there are more). */
 #define RF_CALIB_ROWS 2000
@@ -381,6 +386,10 @@ typedef struct rf_cv_result {
   int *fold_base;         /* the base feature used (1) or not, per fold */
   size_t n_groups;
   rf_cv_group *groups;    /* per group metrics when d->groups (sorted) */
+  size_t groups_calibrated; /* with calibration for unseen groups: the fewest
+                             groups a fold's intervals were calibrated on
+                             (below 3, RF_UNSEEN_SIGMA widened them);
+                             SIZE_MAX otherwise */
 } rf_cv_result;
 
 /*

@@ -431,6 +431,7 @@ static int metrics_of(const rf_data *d, const rf_cv_result *r, const size_t *lab
 
 int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_result *r) {
   memset(r, 0, sizeof *r);
+  r->groups_calibrated = SIZE_MAX;
   if (!o || o->size < sizeof(rf_cv_opts)) return rf__err("rf_cv: bad options");
   if (!d->y) return rf__err("cross-validation needs a target");
   size_t n = d->n_rows, p_ = d->n_cols;
@@ -506,6 +507,16 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
     int e = rf_train(&dtr, &q, &f);
     rf_data_free(&dtr);
     if (e) goto out;
+    if (p->calib_groups && gidx) {
+      /* intervals for the held-out group: with fewer than 3 groups to
+         calibrate on, the prior spread of groups widens them */
+      size_t ntg = 0;
+      for (size_t g = 0; g < ng; g++)
+        for (size_t t = 0; t < ntr; t++)
+          if (gidx[tr[t]] == g) { ntg++; break; }
+      rf__calib_prior(&f->cal, ntg);
+      r->groups_calibrated = ntg < r->groups_calibrated ? ntg : r->groups_calibrated;
+    }
     r->fold_mf[k] = f->params.max_features;
     r->fold_leaf[k] = f->params.min_leaf;
     r->fold_et[k] = f->params.extra_trees;

@@ -2307,7 +2307,7 @@ int rf_predict_interval(const rf_forest *f, const double *row, double coverage, 
 
 int rf_predict_interval_on(const rf_forest *f, const double *row, double coverage, int unseen,
                            double *pred, double *lo, double *hi) {
-  const rf_calib *cal = unseen && f->cal_unseen.n ? &f->cal_unseen : &f->cal;
+  const rf_calib *cal = !unseen ? &f->cal : f->cal_unseen.n ? &f->cal_unseen : &f->cal_prior;
   if (!(coverage > 0 && coverage < 1)) return rf__err("coverage %g is not in (0, 1)", coverage);
   double off = rf__offset(f, row);
   if (isnan(off)) return bad_base(f, row);
@@ -2656,7 +2656,7 @@ size_t rf__predict_rows(const rf_forest *f, rf_rows *w, const double *rows, size
         return r;
     return nr;
   }
-  const rf_calib *cal = unseen && f->cal_unseen.n ? &f->cal_unseen : &f->cal;
+  const rf_calib *cal = !unseen ? &f->cal : f->cal_unseen.n ? &f->cal_unseen : &f->cal_prior;
   walk_block(f, rows, P, 1, nr, w->rounds, &w->B);
   for (size_t r = 0; r < nr; r++) {
     const double *row = rows + r * P;

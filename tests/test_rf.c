@@ -935,6 +935,53 @@ static double logo_coverage(const rf_data *d, int by_group_cal, double cov) {
 }
 
 /*
+ * Two groups whose times differ by 22 % (0.2 in log space): left one out,
+ * the other is all the calibration data has.  Calibrated by its rows
+ * alone the intervals miss the new group; with the prior spread of groups
+ * (RF_UNSEEN_SIGMA, sqrt(2) of it for one known group: 0.35 at 0.9) they
+ * hold it, and the result says how many groups calibrated.
+ */
+static void test_calibration_prior_for_few_groups(void) {
+  size_t per = 150, n = 2 * per;
+  rf_data d;
+  lcg_state = 99;
+  CU_ASSERT_FATAL(rf_data_alloc(&d, n, 2, 1) == 0);
+  d.names[0] = strdup("x0");
+  d.names[1] = strdup("x1");
+  d.target = strdup("t");
+  d.groups = calloc(n, sizeof(char *));
+  for (size_t i = 0; i < n; i++) {
+    d.groups[i] = strdup(i < per ? "gpuA" : "gpuB");
+    d.x[i] = urand();
+    d.x[n + i] = urand();
+    d.y[i] = exp(2 * d.x[i] + (i < per ? 0 : 0.2) + 0.02 * nrand());
+  }
+  rf_params p = params(30);
+  p.extra_trees = 1;
+  p.max_features = 0;
+  p.min_leaf = 1;
+  p.transform = RF_TRANSFORM_LOG;
+  p.calibrate = RF_CALIBRATE_ON;
+  rf_cv_opts o = {.size = sizeof o, .by_group = 1, .coverage = 0.9};
+  rf_cv_result r;
+  CU_ASSERT_FATAL(rf_cv(&d, &p, &o, &r) == 0);
+  double rows = r.overall.coverage;
+  CHECK_MSG("without calibration for unseen groups: nothing says the count",
+            r.groups_calibrated == SIZE_MAX);
+  rf_cv_result_free(&r);
+  p.calib_groups = 1;
+  CU_ASSERT_FATAL(rf_cv(&d, &p, &o, &r) == 0);
+  printf("\n  two groups, leave one out, 90 %% bands: by rows %.3f, with the prior %.3f ", rows,
+         r.overall.coverage);
+  CHECK_MSG("row-calibrated bands miss the other group's 22 % offset (< 0.5)", rows < 0.5);
+  CHECK_MSG("widened by the prior spread of groups they hold it (>= 0.85)",
+            r.overall.coverage >= 0.85);
+  CHECK_MSG("the result says one group calibrated each fold", r.groups_calibrated == 1);
+  rf_cv_result_free(&r);
+  rf_data_free(&d);
+}
+
+/*
  * Calibration for unseen groups (rf_params.calib_groups): the inner folds
  * hold out whole groups, so leave-one-group-out intervals cover near their
  * nominal rate where row-wise calibration, fitted to the error on rows of
@@ -1880,6 +1927,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_calibration_reaches_nominal_coverage);
   TEST_ADD(s, test_calibration_widens_by_the_table);
   TEST_ADD(s, test_calibration_for_unseen_groups);
+  TEST_ADD(s, test_calibration_prior_for_few_groups);
   TEST_ADD(s, test_cli_calibration);
   TEST_ADD(s, test_permutation_importance);
   TEST_ADD(s, test_metrics_known_values);
