@@ -243,6 +243,86 @@ for g in T4 K80; do
     --gpu "$g" --target time --group app
 done
 
+# ---------------------------------------------------------------------------
+# The same on features this tree computes (ACCURACY_IMPORT=0 skips it): the
+# shared tuning spaces imported again with this kcast (tools/accuracy:
+# the sources as the shared import.sh scripts give them, a seeded sample of
+# pnpoly's 3,774 configurations), and the dedispersion space of the shared
+# A100 cachefile with tools/accuracy/dedispersion.cu -- datasets the
+# emulator's reuse and sharing features are in.  Imports resume where they
+# stopped and are kept in OUT: the first run takes about an hour on two
+# cores, a later one seconds.
+if [ "${ACCURACY_IMPORT:-1}" = 1 ] && [ -d "$RTX" ] && [ -d "$CONV" ]; then
+  here=$(cd "$(dirname "$0")" && pwd)
+  imp() { # name, then the import command
+    local name=$1
+    shift
+    echo "accuracy: importing $name with this tree (resumes; $OUT/$name.log)" >&2
+    "$@" > "$OUT/$name.log" 2>&1 || { echo "accuracy: the $name import failed (see $OUT/$name.log)" >&2; : > "$OUT/failed"; }
+  }
+  KCAST_ABS=$(cd "$(dirname "$KCAST")" && pwd)/$(basename "$KCAST")
+  imp pnpoly env KCAST="$KCAST_ABS" sh "$RTX/import.sh" pnpoly "$OUT/pnpoly.db" --configs 400 --seed 1 --sample 4 -j 2
+  imp convolution env KCAST="$KCAST_ABS" sh "$RTX/import.sh" convolution "$OUT/convolution.db" --sample 4 -j 2
+  imp conv_milo env KCAST="$KCAST_ABS" sh "$CONV/import.sh" "$OUT/conv_milo.db" --configs 431 --seed 1 --sample 4 -j 2
+  dd=$CONV/cachefiles/dedispersion_A100.json.gz
+  if [ -f "$dd" ] && command -v python3 >/dev/null 2>&1; then
+    python3 -c '
+import struct, sys
+fmin, bw, n, ts = 1425.0, 0.1953125, 1536, 40.96e-6
+fmax = fmin + (n - 1) * bw
+d = [4148.808 * (1 / (fmin + c * bw) ** 2 - 1 / fmax ** 2) / ts for c in range(n)]
+open(sys.argv[1], "wb").write(struct.pack("<%df" % n, *d))' "$OUT/dedispersion-shifts.bin"
+    imp dedispersion "$KCAST" dataset import-kerneltuner "$dd" -o "$OUT/dedispersion.db" \
+      --source "$here/accuracy/dedispersion.cu" --grid-div-x block_size_x,tile_size_x \
+      --grid-div-y block_size_y,tile_size_y --arg buf:39398400:rand --arg buf:204800000 \
+      --arg "buf:6144:file=$OUT/dedispersion-shifts.bin" --arch sm_80 --configs 300 --seed 1 \
+      --sample 4 -j 2
+  else
+    echo "accuracy: no python3 (or no dedispersion cachefile): the dedispersion space is skipped" >&2
+  fi
+  echo
+  echo "== generalization on features this tree computes: the analytic estimate"
+  printf "%-22s %-10s %8s %7s %7s %7s %7s\n" kernel gpu medAPE% rho tau top1 top5
+  if [ -s "$OUT/conv_milo.db" ]; then
+    cm=$(gen_csv "$OUT/conv_milo.db")
+    for p in "A100-PCIE A100-PCIE-40GB" "A4000 RTX-A4000" "A6000 RTX-A6000"; do
+      set -- $p
+      an_row "convolution (milo)" "$cm" "$1" "time_ns@$2" ns
+    done
+  fi
+  if [ -s "$OUT/pnpoly.db" ]; then
+    pn=$(gen_csv "$OUT/pnpoly.db")
+    an_row pnpoly "$pn" RTX3090 time_ns@GeForce-RTX-3090 ns
+    an_row pnpoly "$pn" RTX3060L time_ns@GeForce-RTX-3060-Laptop-GPU ns
+  fi
+  if [ -s "$OUT/convolution.db" ]; then
+    co=$(gen_csv "$OUT/convolution.db")
+    for p in "RTX2080Ti GeForce-RTX-2080-Ti" "TITANRTX TITAN-RTX" "RTX3090 GeForce-RTX-3090" \
+             "RTX3060L GeForce-RTX-3060-Laptop-GPU"; do
+      set -- $p
+      an_row "convolution (older)" "$co" "$1" "time_ns@$2" ns
+    done
+  fi
+  if [ -s "$OUT/dedispersion.db" ]; then
+    dc=$(gen_csv "$OUT/dedispersion.db")
+    an_row dedispersion "$dc" A100-PCIE time_ns@A100-PCIE-40GB ns
+  fi
+  echo
+  echo "== generalization on features this tree computes: leave one GPU out, $SEEDS seeds"
+  [ -s "$OUT/conv_milo.db" ] && group_table "convolution (milo), 3 GPUs" "$OUT/conv_milo.db" --gpu all --target time --group gpu
+  [ -s "$OUT/pnpoly.db" ] && group_table "pnpoly, 2 GPUs" "$OUT/pnpoly.db" --gpu all --target time --group gpu
+  [ -s "$OUT/convolution.db" ] && group_table "convolution (older), 4 GPUs" "$OUT/convolution.db" --gpu all --target time --group gpu
+  echo
+  echo "== generalization on features this tree computes: leave one kernel out, $SEEDS seeds"
+  kdb=$OUT/kernels-now.db
+  rm -f "$kdb"
+  set --
+  for f in conv_milo pnpoly convolution dedispersion; do [ -s "$OUT/$f.db" ] && set -- "$@" "$OUT/$f.db"; done
+  if [ $# -ge 2 ] && "$KCAST" dataset merge "$kdb" "$@" >/dev/null 2>>"$OUT/errors.txt"; then
+    group_table "the tuned kernels on their GPUs (7 GPUs)" "$kdb" --gpu all --target time --group app
+  fi
+fi
+
 # What each feature family adds (FAMILIES=1; docs/accuracy.md's table):
 # kcast's defaults with one family left out or added at a time.
 if [ "${FAMILIES:-0}" = 1 ] && [ -f "$CONV/conv_milo.csv" ]; then
