@@ -1,0 +1,1025 @@
+/*
+ * ds_kt.c -- Kernel Tuner cachefiles (measured times of every configuration
+ * of a tunable kernel) and the kernel's source become a trainable dataset
+ * (datasets/ds_kt.h; `kcast dataset import-kerneltuner` is its shell).
+ *
+ * What a configuration becomes (docs/formats.md, "Kernel Tuner
+ * cachefiles"): one launch (app = the given app or the kernel's name,
+ * dataset = the configuration's key, lseq 0) whose grid and block follow
+ * Kernel Tuner's rules (block = the block-size parameters, grid =
+ * ceil(problem size / product of the grid divisors)), with one time_ns
+ * measurement per entry of `times` on the GPU the file names, and -- with a
+ * source -- the features kcast emulate gives for that launch of the kernel
+ * compiled with the configuration's parameters prepended as #define lines,
+ * as Kernel Tuner compiles it.
+ *
+ * Two phases:
+ *  1. times: every chosen configuration's launch and measurements, of every
+ *     cachefile, in one transaction (a bad file or a launch stored with
+ *     another grid changes nothing);
+ *  2. features, for the launches that have none yet: compiled and emulated
+ *     by worker threads (ds_kt_compute), each finished group written in its
+ *     own transaction.  An interrupted import keeps every group it finished
+ *     and a rerun computes only what is missing (resumable); a second
+ *     cachefile of the same kernel (another GPU) finds the features there
+ *     and adds its times only.
+ *
+ * Shared compilation.  nvcc's cost is mostly its fixed start (the driver,
+ * the preprocessor and front end over the CUDA headers), not the kernel:
+ * compiling 50 configurations in one translation unit takes about as long
+ * as compiling one.  So a group of configurations is compiled at once:
+ * each copy of the source sits in its own namespace (kcast_cfgN) behind
+ * its own #define lines, with the kernel renamed (so extern "C" kernels do
+ * not collide) and the source's #include lines hoisted above the copies.
+ * A group that does not compile that way (a source that cannot be
+ * repeated) falls back to one compilation per configuration, which also
+ * names the configuration a compile error belongs to.  The first
+ * configuration is always compiled alone: it checks the source, the
+ * options and the argument list once, and gives the kernel's name as
+ * compiled on its own, the name every launch is stored under.
+ *
+ * Threads: the workers compile (child processes), parse and emulate (each
+ * on its own emulated device, one OpenMP thread each when jobs > 1); only
+ * the calling thread touches the dataset and calls back.
+ */
+#include "datasets/ds_kt.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "extractor/ptx.h"
+#include "model/model.h"
+#include "profiler/prof.h"
+
+#define KT_SOURCE "kcast dataset import-kerneltuner"
+#define KT_TOOL "kernel_tuner"
+#define KT_NS "kcast_cfg"
+#define KT_BATCH_MAX 48
+
+static int kt_fail(char *err, size_t cap, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int kt_fail(char *err, size_t cap, int rc, const char *fmt, ...) {
+  if (err && cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+  }
+  return rc;
+}
+
+/* --------------------------------------------------------------- helpers -- */
+
+/* Index of parameter name (n bytes) among names[0..np), or -1. */
+static long param_index(const char *const *names, size_t np, const char *name, size_t n) {
+  for (size_t j = 0; j < np; j++)
+    if (strlen(names[j]) == n && !strncmp(names[j], name, n)) return (long)j;
+  return -1;
+}
+
+/* Whole positive integer value of text; -1 when it is not one. */
+static long long int_value(const char *s) {
+  char *e;
+  errno = 0;
+  long long v = strtoll(s, &e, 10);
+  if (errno || *e || e == s || v < 1) return -1;
+  return v;
+}
+
+/* The i-th comma-separated item of list into buf; 0 when absent. */
+static int list_item(const char *list, size_t i, char *buf, size_t cap) {
+  const char *p = list;
+  for (size_t k = 0; k < i; k++) {
+    p = strchr(p, ',');
+    if (!p) return 0;
+    p++;
+  }
+  size_t n = strcspn(p, ",");
+  if (n == 0 || n >= cap) return 0;
+  memcpy(buf, p, n);
+  buf[n] = 0;
+  return 1;
+}
+
+int ds_kt_geometry(const ds_kt_grid *g, const char *const *names, const char *const *values,
+                   size_t np, unsigned grid[3], unsigned block[3], char *why, size_t cap) {
+  for (int d = 0; d < 3; d++) {
+    char name[256];
+    block[d] = 1;
+    if (list_item(g->bnames, (size_t)d, name, sizeof name)) {
+      long j = param_index(names, np, name, strlen(name));
+      if (j >= 0) {
+        long long v = int_value(values[j]);
+        if (v < 1 || v > 1024) {
+          snprintf(why, cap, "block size %s = '%s' is not an integer in 1..1024", name,
+                   values[j]);
+          return -1;
+        }
+        block[d] = (unsigned)v;
+      }
+    }
+  }
+  for (int d = 0; d < 3; d++) {
+    double div = 1;
+    const char *list = g->div[d];
+    char item[256];
+    for (size_t i = 0; list && list_item(list, i, item, sizeof item); i++) {
+      long long v = int_value(item);
+      if (v < 0) {
+        long j = param_index(names, np, item, strlen(item));
+        if (j < 0) {
+          /* an unnamed block size is 1, as Kernel Tuner defines it */
+          char bn[256];
+          int is_block = 0;
+          for (size_t b = 0; b < 3; b++)
+            if (list_item(g->bnames, b, bn, sizeof bn) && !strcmp(bn, item)) is_block = 1;
+          if (is_block) continue;
+          snprintf(why, cap, "grid divisor '%s' is not a tuning parameter", item);
+          return -1;
+        }
+        v = int_value(values[j]);
+        if (v < 1) {
+          snprintf(why, cap, "grid divisor %s = '%s' is not a positive integer", item,
+                   values[j]);
+          return -1;
+        }
+      }
+      div *= (double)v;
+    }
+    double gd = ceil((double)g->psize[d] / div);
+    if (gd < 1 || gd > (d ? 65535.0 : 2147483647.0)) {
+      snprintf(why, cap, "grid dimension %c would be %.0f", "xyz"[d], gd);
+      return -1;
+    }
+    grid[d] = (unsigned)gd;
+  }
+  return 0;
+}
+
+/* Append text to a growing buffer; -1 on ENOMEM. */
+typedef struct sbuf { char *s; size_t n, cap; } sbuf;
+static int sb_add(sbuf *b, const char *t, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    size_t nc = b->cap ? b->cap : 4096;
+    while (nc < b->n + n + 1) nc *= 2;
+    char *p = realloc(b->s, nc);
+    if (!p) return -1;
+    b->s = p;
+    b->cap = nc;
+  }
+  memcpy(b->s + b->n, t, n);
+  b->n += n;
+  b->s[b->n] = 0;
+  return 0;
+}
+static int sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sb_printf(sbuf *b, const char *fmt, ...) {
+  char tmp[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0) return -1;
+  if ((size_t)n < sizeof tmp) return sb_add(b, tmp, (size_t)n);
+  char *big = malloc((size_t)n + 1);
+  if (!big) return -1;
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  int rc = sb_add(b, big, (size_t)n);
+  free(big);
+  return rc;
+}
+
+/* Put a C string literal body (for #line). */
+static int sb_cstr(sbuf *b, const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    char t[8];
+    if (c == '"' || c == '\\') snprintf(t, sizeof t, "\\%c", c);
+    else if (c < 32 || c == 127) snprintf(t, sizeof t, "\\%03o", c);
+    else { t[0] = (char)c; t[1] = 0; }
+    if (sb_add(b, t, strlen(t))) return -1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------- the source text -- */
+
+/* Shared state of a computation. */
+typedef struct kt_work {
+  const ds_kt_source *s;
+  char *text;               /* the source (NUL-terminated) */
+  size_t len;
+  char *hoisted;            /* its #include lines */
+  ds_kt_job **todo;         /* configurations, in order */
+  size_t ntodo, next;       /* next: first not yet taken */
+  size_t batch;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  size_t done;              /* configurations finished */
+  int stop;                 /* take no more groups */
+  size_t batch_fallbacks;   /* groups compiled one by one */
+  int threads;              /* OpenMP threads per launch */
+} kt_work;
+
+/* The #define lines of c, as Kernel Tuner writes them: grid_size_x..z,
+   the block sizes, every other parameter, kernel_tuner 1. */
+static int add_defines(sbuf *b, const kt_work *w, const ds_kt_job *c, int undef) {
+  static const char *const gnames[3] = {"grid_size_x", "grid_size_y", "grid_size_z"};
+  const char *const *bn = w->s->bnames;
+  int rc = 0;
+  for (int d = 0; d < 3; d++) {
+    rc |= undef ? sb_printf(b, "#undef %s\n", gnames[d])
+                : sb_printf(b, "#define %s %u\n", gnames[d], c->grid[d]);
+  }
+  for (int d = 0; d < 3; d++)
+    if (bn[d])
+      rc |= undef ? sb_printf(b, "#undef %s\n", bn[d])
+                  : sb_printf(b, "#define %s %u\n", bn[d], c->block[d]);
+  for (size_t j = 0; j < c->nparams; j++) {
+    int is_block = 0;
+    for (int d = 0; d < 3; d++)
+      if (bn[d] && !strcmp(bn[d], c->names[j])) is_block = 1;
+    if (is_block) continue;
+    rc |= undef ? sb_printf(b, "#undef %s\n", c->names[j])
+                : sb_printf(b, "#define %s %s\n", c->names[j], c->values[j]);
+  }
+  rc |= undef ? sb_printf(b, "#undef kernel_tuner\n") : sb_printf(b, "#define kernel_tuner 1\n");
+  return rc;
+}
+
+/* The source of one configuration, compiled alone. */
+static char *single_text(const kt_work *w, const ds_kt_job *c, size_t *len) {
+  sbuf b = {0};
+  int rc = add_defines(&b, w, c, 0);
+  rc |= sb_printf(&b, "#line 1 \"");
+  rc |= sb_cstr(&b, w->s->path);
+  rc |= sb_printf(&b, "\"\n");
+  rc |= sb_add(&b, w->text, w->len);
+  if (rc) { free(b.s); return NULL; }
+  *len = b.n;
+  return b.s;
+}
+
+/* One translation unit with configurations cs[0..n), each in namespace
+   KT_NS<i> with its kernel renamed KERNEL__KT_NS<i>. */
+static char *batch_text(const kt_work *w, ds_kt_job *const *cs, size_t n, size_t *len) {
+  sbuf b = {0};
+  const char *kname = w->s->kernel;
+  int rc = sb_add(&b, w->hoisted, strlen(w->hoisted));
+  for (size_t i = 0; i < n && !rc; i++) {
+    rc |= sb_printf(&b, "namespace " KT_NS "%zu {\n", i);
+    rc |= add_defines(&b, w, cs[i], 0);
+    rc |= sb_printf(&b, "#define %s %s__" KT_NS "%zu\n", kname, kname, i);
+    rc |= sb_printf(&b, "#line 1 \"");
+    rc |= sb_cstr(&b, w->s->path);
+    rc |= sb_printf(&b, "\"\n");
+    rc |= sb_add(&b, w->text, w->len);
+    rc |= sb_printf(&b, "\n#undef %s\n", kname);
+    rc |= add_defines(&b, w, cs[i], 1);
+    rc |= sb_printf(&b, "}\n");
+  }
+  if (rc) { free(b.s); return NULL; }
+  *len = b.n;
+  return b.s;
+}
+
+/* The source's #include lines (hoisted above the copies of a batch). */
+static char *include_lines(const char *text) {
+  sbuf b = {0};
+  if (sb_add(&b, "", 0)) return NULL;
+  for (const char *l = text; *l;) {
+    const char *e = strchr(l, '\n');
+    size_t n = e ? (size_t)(e - l) : strlen(l);
+    const char *p = l;
+    while (p < l + n && (*p == ' ' || *p == '\t')) p++;
+    if (p < l + n && *p == '#') {
+      p++;
+      while (p < l + n && (*p == ' ' || *p == '\t')) p++;
+      if ((size_t)(l + n - p) >= 7 && !strncmp(p, "include", 7) &&
+          (sb_add(&b, l, n) || sb_add(&b, "\n", 1))) {
+        free(b.s);
+        return NULL;
+      }
+    }
+    if (!e) break;
+    l = e + 1;
+  }
+  return b.s;
+}
+
+/* The kernel of a batch's copy i: an .entry named KERNEL__KT_NS<i>, or a
+   mangled name holding that identifier. */
+static const ptx_func *batch_kernel(const ptx_module *m, const char *kname, size_t i) {
+  char want[600], lp[620];
+  snprintf(want, sizeof want, "%s__" KT_NS "%zu", kname, i);
+  snprintf(lp, sizeof lp, "%zu%s", strlen(want), want);
+  const ptx_func *hit = NULL;
+  for (uint32_t f = 0; f < m->nfuncs; f++) {
+    const ptx_func *k = &m->funcs[f];
+    if (!k->is_entry || !k->has_body) continue;
+    if (!strcmp(k->name, want) || (!strncmp(k->name, "_Z", 2) && strstr(k->name, lp))) {
+      if (hit) return NULL; /* ambiguous */
+      hit = k;
+    }
+  }
+  return hit;
+}
+
+/* The kernel of a configuration compiled alone. */
+static const ptx_func *single_kernel(const ptx_module *m, const char *kname) {
+  char lp[600];
+  snprintf(lp, sizeof lp, "%zu%s", strlen(kname), kname);
+  const ptx_func *hit = NULL;
+  for (uint32_t f = 0; f < m->nfuncs; f++) {
+    const ptx_func *k = &m->funcs[f];
+    if (!k->is_entry || !k->has_body) continue;
+    if (!strcmp(k->name, kname)) return k;
+    if (!strncmp(k->name, "_Z", 2) && strstr(k->name, lp)) {
+      if (hit) return NULL;
+      hit = k;
+    }
+  }
+  return hit;
+}
+
+/* ----------------------------------------------------------- the workers -- */
+
+void ds_kt_job_free(ds_kt_job *j) {
+  if (!j) return;
+  feat_free(&j->feats);
+  free(j->err);
+  j->err = NULL;
+}
+
+static void set_failed(ds_kt_job *c, const char *msg) {
+  c->res = -1;
+  free(c->err);
+  c->err = strdup(msg && *msg ? msg : "failed");
+}
+
+static fe_options front_end(const kt_work *w) {
+  fe_options fo = w->s->fo;
+  fo.extra = w->s->copts;
+  fo.nextra = w->s->ncopts;
+  return fo;
+}
+
+/* Emulate c as kernel k of em on dev (ns: its namespace or NULL).  Returns
+   the emu_launch_args code. */
+static int emulate(kt_work *w, ds_kt_job *c, emu_device *dev, emu_module *em, const ptx_func *k,
+                   const char *ns) {
+  char err[1100] = "";
+  emu_launch_cfg cfg = w->s->cfg;
+  memcpy(cfg.grid, c->grid, sizeof cfg.grid);
+  memcpy(cfg.block, c->block, sizeof cfg.block);
+  cfg.threads = w->threads;
+  cfg.printf_out = stderr;
+  feat_init(&c->feats);
+  emu_stats st;
+  int rc = emu_launch_args(dev, em, k, w->s->args, w->s->nargs, w->s->consts, w->s->nconsts, ns,
+                           &cfg, &c->feats, &st, err, sizeof err);
+  if (rc) {
+    feat_free(&c->feats);
+    set_failed(c, err);
+  } else {
+    c->res = 1;
+  }
+  return rc;
+}
+
+/* Compile, load and emulate c alone.  Returns 0, or the failure's code
+   (1: arguments that fit no configuration; -1 otherwise). */
+static int run_single(kt_work *w, ds_kt_job *c, char **kname_out) {
+  char err[1100] = "";
+  size_t tl = 0, pl = 0;
+  char *src = single_text(w, c, &tl), *ptx = NULL;
+  if (!src) { set_failed(c, "out of memory"); return -1; }
+  fe_options fo = front_end(w);
+  int rc = fe_cu_text_to_ptx(src, tl, w->s->path, &fo, &ptx, &pl, err, sizeof err);
+  free(src);
+  if (rc) { set_failed(c, err); return -1; }
+  ptx_error perr;
+  memset(&perr, 0, sizeof perr);
+  ptx_module *m = ptx_parse(ptx, pl, w->s->path, &perr);
+  if (!m) {
+    set_failed(c, perr.msg[0] ? perr.msg : "cannot parse the PTX");
+    free(ptx);
+    return -1;
+  }
+  const ptx_func *k = single_kernel(m, w->s->kernel);
+  emu_device *dev = NULL;
+  emu_module *em = NULL;
+  rc = -1;
+  if (!k) {
+    snprintf(err, sizeof err, "%s: no single kernel named %s in the compiled source (--kernel)",
+             w->s->path, w->s->kernel);
+    set_failed(c, err);
+    rc = 1;
+  } else if (!(dev = emu_device_new())) {
+    set_failed(c, "out of memory");
+  } else if (emu_module_load(dev, m, &em, err, sizeof err)) {
+    set_failed(c, err);
+  } else {
+    rc = emulate(w, c, dev, em, k, NULL);
+    if (kname_out && !(*kname_out = strdup(k->name))) rc = -1;
+  }
+  emu_module_free(em);
+  emu_device_free(dev);
+  ptx_module_free(m);
+  free(ptx);
+  return rc;
+}
+
+/* One group: compiled at once when it has more than one configuration and
+   that works, else one by one. */
+static void run_group(kt_work *w, ds_kt_job **cs, size_t n) {
+  char err[1100] = "";
+  int grouped = 0;
+  if (n > 1) {
+    size_t tl = 0, pl = 0;
+    char *src = batch_text(w, cs, n, &tl), *ptx = NULL;
+    fe_options fo = front_end(w);
+    ptx_module *m = NULL;
+    emu_device *dev = NULL;
+    emu_module *em = NULL;
+    ptx_error perr;
+    memset(&perr, 0, sizeof perr);
+    if (src && !fe_cu_text_to_ptx(src, tl, w->s->path, &fo, &ptx, &pl, err, sizeof err) &&
+        (m = ptx_parse(ptx, pl, w->s->path, &perr)) && (dev = emu_device_new()) &&
+        !emu_module_load(dev, m, &em, err, sizeof err)) {
+      const ptx_func **ks = calloc(n, sizeof *ks);
+      int all = ks != NULL;
+      for (size_t i = 0; all && i < n; i++)
+        all = (ks[i] = batch_kernel(m, w->s->kernel, i)) != NULL;
+      if (all) {
+        grouped = 1;
+        for (size_t i = 0; i < n; i++) {
+          char ns[32];
+          snprintf(ns, sizeof ns, KT_NS "%zu", i);
+          emulate(w, cs[i], dev, em, ks[i], ns);
+        }
+      }
+      free(ks);
+    }
+    emu_module_free(em);
+    emu_device_free(dev);
+    ptx_module_free(m);
+    free(ptx);
+    free(src);
+    if (!grouped) {
+      pthread_mutex_lock(&w->mu);
+      w->batch_fallbacks++;
+      pthread_mutex_unlock(&w->mu);
+    }
+  }
+  for (size_t i = 0; !grouped && i < n; i++) run_single(w, cs[i], NULL);
+}
+
+static void *worker(void *arg) {
+  kt_work *w = arg;
+  for (;;) {
+    pthread_mutex_lock(&w->mu);
+    if (w->stop || w->next >= w->ntodo) {
+      pthread_mutex_unlock(&w->mu);
+      return NULL;
+    }
+    size_t first = w->next, n = w->ntodo - first < w->batch ? w->ntodo - first : w->batch;
+    w->next += n;
+    pthread_mutex_unlock(&w->mu);
+    run_group(w, w->todo + first, n);
+    pthread_mutex_lock(&w->mu);
+    for (size_t i = 0; i < n; i++) w->todo[first + i]->status = w->todo[first + i]->res;
+    w->done += n;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+  }
+}
+
+/* The whole file at path (NUL-terminated) into *text; 0, or -1 with err. */
+static int read_source(const char *path, char **text, size_t *len, char *err, size_t cap) {
+  FILE *sf = fopen(path, "rb");
+  if (!sf) return kt_fail(err, cap, -1, "%s: %s", path, strerror(errno));
+  sbuf sb = {0};
+  char chunk[65536];
+  size_t r;
+  while ((r = fread(chunk, 1, sizeof chunk, sf)) > 0)
+    if (sb_add(&sb, chunk, r)) {
+      fclose(sf);
+      free(sb.s);
+      return kt_fail(err, cap, -1, "out of memory");
+    }
+  int bad = ferror(sf);
+  fclose(sf);
+  if (bad) { free(sb.s); return kt_fail(err, cap, -1, "%s: read error", path); }
+  if (!sb.s && sb_add(&sb, "", 0)) return kt_fail(err, cap, -1, "out of memory");
+  *text = sb.s;
+  *len = sb.n;
+  return 0;
+}
+
+int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_fn done,
+                  void *ctx, char **kname, ds_kt_stats *st, char *err, size_t cap) {
+  kt_work w;
+  memset(&w, 0, sizeof w);
+  w.s = s;
+  w.todo = jobs;
+  w.ntodo = n;
+  w.threads = s->jobs > 1 ? 1 : s->cfg.threads;
+  *kname = NULL;
+  if (st) memset(st, 0, sizeof *st);
+  if (!n) return 0;
+  int rc = -1;
+  pthread_t *th = NULL;
+  size_t nth = 0;
+  if (read_source(s->path, &w.text, &w.len, err, cap)) return -1;
+  if (!(w.hoisted = include_lines(w.text))) {
+    free(w.text);
+    return kt_fail(err, cap, -1, "out of memory");
+  }
+  pthread_mutex_init(&w.mu, NULL);
+  pthread_cond_init(&w.cv, NULL);
+  /* The first configuration alone: source, options and arguments are
+     checked once, and the kernel's own name is learnt.  A configuration
+     that does not compile may be one the others do not share: up to
+     three are tried before the source is called bad. */
+  size_t probe = 0;
+  for (; probe < n && probe < 3 && !*kname; probe++) {
+    ds_kt_job *first = jobs[probe];
+    int frc = run_single(&w, first, kname);
+    first->status = first->res;
+    if (frc == 1) {
+      kt_fail(err, cap, 1, "configuration %s: %s", first->key, first->err);
+      rc = 1;
+      goto out;
+    }
+  }
+  if (!*kname) {
+    kt_fail(err, cap, -1, "configuration %s: %s", jobs[0]->key, jobs[0]->err);
+    goto out;
+  }
+  w.next = probe;
+  w.done = probe;
+  size_t rest = n - probe;
+  unsigned long jn = s->jobs ? s->jobs : 1;
+  w.batch = s->batch ? s->batch : (rest + 2 * jn - 1) / (2 * jn);
+  if (w.batch > KT_BATCH_MAX && !s->batch) w.batch = KT_BATCH_MAX;
+  if (w.batch < 1) w.batch = 1;
+  th = calloc(jn, sizeof *th);
+  if (!th) { kt_fail(err, cap, -1, "out of memory"); goto out; }
+  for (size_t t = 0; t < jn && rest; t++)
+    if (pthread_create(&th[nth], NULL, worker, &w) == 0) nth++;
+  if (!nth && rest) worker(&w);
+  size_t written = 0;
+  int stopped = 0;
+  while (written < n && !stopped) {
+    /* Groups finish out of order; report, in order, every configuration
+       whose group is done. */
+    pthread_mutex_lock(&w.mu);
+    while (jobs[written]->status == 0) pthread_cond_wait(&w.cv, &w.mu);
+    size_t end = written;
+    while (end < n && jobs[end]->status != 0) end++;
+    pthread_mutex_unlock(&w.mu);
+    if (done && done(ctx, jobs + written, end - written)) {
+      pthread_mutex_lock(&w.mu);
+      w.stop = 1;
+      pthread_mutex_unlock(&w.mu);
+      stopped = 1;
+    }
+    written = end;
+  }
+  for (size_t t = 0; t < nth; t++) pthread_join(th[t], NULL);
+  rc = stopped ? -2 : 0;
+out:
+  if (st) st->fallbacks = w.batch_fallbacks;
+  free(th);
+  pthread_cond_destroy(&w.cv);
+  pthread_mutex_destroy(&w.mu);
+  free(w.hoisted);
+  free(w.text);
+  if (rc && rc != -2) {
+    free(*kname);
+    *kname = NULL;
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------ the import -- */
+
+int ds_kt_gpu_row(const char *key, const char *device, ds_gpu *g) {
+  memset(g, 0, sizeof *g);
+  snprintf(g->name, sizeof g->name, "%s", key);
+  const an_gpu *t = an_gpu_find(device);
+  if (!t) t = an_gpu_find(key);
+  if (!t) return 0;
+  g->cc_major = t->cc_major;
+  g->cc_minor = t->cc_minor;
+  g->sm_count = t->sms;
+  g->sm_clock_mhz = t->boost_mhz;
+  g->mem_bytes = (int64_t)(t->mem_gb * 1e9);
+  g->mem_bandwidth_gbs = t->mem_bw_gbs;
+  g->l2_bytes = (int64_t)(t->l2_mb * 1048576.0);
+  g->tdp_w = t->tdp_w;
+  return 1;
+}
+
+void ds_kt_import_report_free(ds_kt_import_report *r) {
+  if (!r) return;
+  free(r->kernel);
+  free(r->app);
+  for (size_t i = 0; r->gpus && i < r->ngpus; i++) free(r->gpus[i]);
+  free(r->gpus);
+  memset(r, 0, sizeof *r);
+}
+
+/* One configuration to import (the union of the cachefiles' keys). */
+typedef struct kt_cfg {
+  const char *key;          /* owned by the first file holding it */
+  const ds_kt_config **in;  /* per file: the entry, or NULL */
+  const ds_kt_file *def;    /* the file whose parameters define it */
+  const ds_kt_config *defc; /* its entry there */
+  int64_t id;               /* launch id once written */
+  int need;                 /* features to compute */
+  ds_kt_job job;            /* its computation */
+} kt_cfg;
+
+/* splitmix64 for the seeded sample. */
+static uint64_t mix(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Key -> configuration index (open addressing over the union of keys). */
+typedef struct key_map { size_t cap; long *slot; } key_map;
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static void note(const ds_kt_import_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void note(const ds_kt_import_opts *o, const char *fmt, ...) {
+  if (!o->note) return;
+  char line[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  o->note(o->ctx, line);
+}
+
+/* Phase 2's writer: the finished configurations' features, one
+   transaction per call. */
+typedef struct kt_writer {
+  const ds_kt_import_opts *o;
+  ds_db *db;
+  const char *app;
+  char **kname_alone;
+  size_t total, written;
+  ds_kt_import_report *r;
+  int dbfail;
+  char *err;
+  size_t cap;
+} kt_writer;
+
+static int write_done(void *ctx, ds_kt_job *const *done, size_t n) {
+  kt_writer *wr = ctx;
+  int dbfail = ds_begin(wr->db) != 0;
+  for (size_t q = 0; q < n && !dbfail; q++) {
+    ds_kt_job *k = done[q];
+    if (k->status != 1) continue;
+    ds_launch l = {0};
+    l.app = wr->app;
+    l.dataset = k->key;
+    l.kernel = *wr->kname_alone;
+    memcpy(l.grid, k->grid, sizeof l.grid);
+    memcpy(l.block, k->block, sizeof l.block);
+    l.shmem = (int64_t)wr->o->src.cfg.shared_bytes;
+    l.source = KT_SOURCE;
+    if (ds_insert_launch(wr->db, &l, &k->feats, NULL)) dbfail = 1;
+  }
+  if (!dbfail && ds_commit(wr->db)) dbfail = 1;
+  if (dbfail) {
+    kt_fail(wr->err, wr->cap, 1, "%s", ds_errmsg(wr->db));
+    ds_rollback(wr->db);
+    wr->dbfail = 1;
+    return 1;
+  }
+  for (size_t q = 0; q < n; q++) {
+    ds_kt_job *k = done[q];
+    if (k->status == 1) {
+      wr->r->computed++;
+    } else {
+      wr->r->failed++;
+      note(wr->o, "kcast: configuration %s: features failed: %s", k->key, k->err);
+    }
+    feat_free(&k->feats);
+  }
+  wr->written += n;
+  if (wr->o->progress) wr->o->progress(wr->o->ctx, (unsigned)wr->written, (unsigned)wr->total);
+  return 0;
+}
+
+int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, size_t cap) {
+  memset(r, 0, sizeof *r);
+  size_t nfiles = o->nfiles;
+  ds_kt_file *files = NULL;
+  kt_cfg *cfgs = NULL;
+  size_t ncfg = 0;
+  ds_db *db = NULL;
+  char *kname_alone = NULL;
+  char **gpus = NULL;
+  ds_kt_job **todo = NULL;
+  size_t ntodo = 0;
+  size_t *chosen = NULL;
+  key_map km = {0, NULL};
+  int existed = 0;
+  const char *source = o->src.path;
+
+  /* Read every cachefile before touching the dataset. */
+  int rc = 1;
+  files = calloc(nfiles ? nfiles : 1, sizeof *files);
+  gpus = calloc(nfiles ? nfiles : 1, sizeof *gpus);
+  if (!files || !gpus) { kt_fail(err, cap, 1, "out of memory"); goto out; }
+  for (size_t i = 0; i < nfiles; i++) {
+    if (ds_kt_read(o->files[i], &files[i], err, cap)) goto out;
+    if (files[i].unterminated)
+      note(o, "kcast: %s: unterminated (a tuning run still writing, or interrupted);"
+           " its %zu complete entries are read", o->files[i], files[i].nconfigs);
+    if (i && strcmp(files[i].kernel_name, files[0].kernel_name) && !o->kernel) {
+      kt_fail(err, cap, 1, "%s: kernel %s, but %s holds kernel %s (one kernel per import, or "
+              "--kernel)", o->files[i], files[i].kernel_name, o->files[0], files[0].kernel_name);
+      goto out;
+    }
+    char key[128];
+    if (o->gpu) snprintf(key, sizeof key, "%s", o->gpu);
+    else prof_gpu_key(files[i].device_name, key, sizeof key);
+    if (!(gpus[i] = strdup(key))) { kt_fail(err, cap, 1, "out of memory"); goto out; }
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(gpus[j], gpus[i])) {
+        kt_fail(err, cap, 1, "%s and %s were both measured on %s: import one of them, or name "
+                "the GPUs", o->files[j], o->files[i], gpus[i]);
+        goto out;
+      }
+  }
+  const char *kname = o->kernel ? o->kernel : files[0].kernel_name;
+  const char *app = o->app ? o->app : kname;
+  ds_kt_grid grid = o->grid;
+  if (!grid.psize[0]) {
+    for (size_t d = 0; d < 3; d++) grid.psize[d] = 1;
+    for (size_t i = 0; i < nfiles; i++) {
+      if (!files[i].ndims) {
+        kt_fail(err, cap, 1, "%s: problem_size is not a list of numbers; give --problem-size",
+                o->files[i]);
+        goto out;
+      }
+      int64_t q[3] = {1, 1, 1};
+      memcpy(q, files[i].problem_size, files[i].ndims * sizeof *q);
+      if (i && memcmp(q, grid.psize, sizeof q)) {
+        kt_fail(err, cap, 1, "%s: problem size differs from %s's; import them separately (--app)",
+                o->files[i], o->files[0]);
+        goto out;
+      }
+      memcpy(grid.psize, q, sizeof grid.psize);
+    }
+  }
+  if (!(r->kernel = strdup(kname)) || !(r->app = strdup(app))) {
+    kt_fail(err, cap, 1, "out of memory");
+    goto out;
+  }
+
+  /* The union of the keys, in file order. */
+  size_t total = 0;
+  for (size_t i = 0; i < nfiles; i++) total += files[i].nconfigs;
+  cfgs = calloc(total ? total : 1, sizeof *cfgs);
+  km.cap = 16;
+  while (km.cap < 2 * total + 16) km.cap *= 2;
+  km.slot = malloc(km.cap * sizeof *km.slot);
+  if (!cfgs || !km.slot) { kt_fail(err, cap, 1, "out of memory"); goto out; }
+  for (size_t s = 0; s < km.cap; s++) km.slot[s] = -1;
+  for (size_t i = 0; i < nfiles; i++) {
+    for (size_t j = 0; j < files[i].nconfigs; j++) {
+      const ds_kt_config *e = &files[i].configs[j];
+      size_t s = (size_t)(hash_str(e->key) & (km.cap - 1));
+      while (km.slot[s] >= 0 && strcmp(cfgs[km.slot[s]].key, e->key)) s = (s + 1) & (km.cap - 1);
+      kt_cfg *k;
+      if (km.slot[s] < 0) {
+        km.slot[s] = (long)ncfg;
+        k = &cfgs[ncfg++];
+        k->key = e->key;
+        if (!(k->in = calloc(nfiles, sizeof *k->in))) {
+          kt_fail(err, cap, 1, "out of memory");
+          goto out;
+        }
+      } else {
+        k = &cfgs[km.slot[s]];
+      }
+      k->in[i] = e;
+      if (!k->def && !e->failed) { k->def = &files[i]; k->defc = e; }
+    }
+  }
+  /* Skipped: failed on every GPU that tried it.  Reported by reason. */
+  size_t nvalid = 0;
+  for (size_t i = 0; i < ncfg; i++) {
+    if (cfgs[i].def) { nvalid++; continue; }
+    r->skipped++;
+  }
+  for (size_t i = 0; i < nfiles; i++) {
+    /* one line per file and failure reason, listing the keys */
+    for (size_t j = 0; j < files[i].nconfigs; j++) {
+      const ds_kt_config *e = &files[i].configs[j];
+      if (!e->failed) continue;
+      int seen = 0;
+      for (size_t q = 0; q < j && !seen; q++)
+        seen = files[i].configs[q].failed && !strcmp(files[i].configs[q].failed, e->failed);
+      if (seen) continue;
+      size_t cnt = 0;
+      for (size_t q = j; q < files[i].nconfigs; q++)
+        cnt += files[i].configs[q].failed && !strcmp(files[i].configs[q].failed, e->failed);
+      sbuf line = {0};
+      int lrc = sb_printf(&line, "kcast: %s: %zu configuration%s skipped (%s on %s):",
+                          o->files[i], cnt, cnt == 1 ? "" : "s", e->failed, gpus[i]);
+      for (size_t q = j; q < files[i].nconfigs && !lrc; q++)
+        if (files[i].configs[q].failed && !strcmp(files[i].configs[q].failed, e->failed))
+          lrc = sb_printf(&line, " %s", files[i].configs[q].key);
+      if (!lrc && o->note) o->note(o->ctx, line.s);
+      free(line.s);
+    }
+  }
+  /* The chosen configurations: all valid ones, or a seeded sample. */
+  size_t nch = 0;
+  chosen = malloc((nvalid ? nvalid : 1) * sizeof *chosen);
+  if (!chosen) { kt_fail(err, cap, 1, "out of memory"); goto out; }
+  for (size_t i = 0; i < ncfg; i++)
+    if (cfgs[i].def) chosen[nch++] = i;
+  if (o->configs && o->configs < nch) {
+    uint64_t st = o->seed;
+    for (size_t i = nch - 1; i > 0; i--) {
+      size_t j = (size_t)(mix(&st) % (i + 1));
+      size_t t = chosen[i];
+      chosen[i] = chosen[j];
+      chosen[j] = t;
+    }
+    nch = o->configs;
+    qsort(chosen, nch, sizeof *chosen, cmp_size);
+  }
+  for (size_t q = 0; q < nch; q++) {
+    kt_cfg *k = &cfgs[chosen[q]];
+    char why[400];
+    ds_kt_job *j = &k->job;
+    j->key = k->key;
+    j->nparams = k->def->nparams;
+    j->names = (const char *const *)k->def->params;
+    j->values = (const char *const *)k->defc->values;
+    if (ds_kt_geometry(&grid, j->names, j->values, j->nparams, j->grid, j->block, why,
+                       sizeof why)) {
+      kt_fail(err, cap, 1, "%s: configuration %s: %s", o->files[0], k->key, why);
+      goto out;
+    }
+  }
+
+  /* Phase 1: launches and times, one transaction. */
+  struct stat sbo;
+  existed = stat(o->out, &sbo) == 0;
+  if (ds_open(o->out, DS_CREATE, &db, err, cap)) goto out;
+  size_t ntimes = 0, nreused = 0;
+  if (ds_begin(db) || ds_record_run(db, o->command, NULL)) goto dberr;
+  for (size_t i = 0; i < nfiles; i++) {
+    ds_gpu g;
+    ds_kt_gpu_row(gpus[i], files[i].device_name, &g);
+    if (ds_upsert_gpu(db, &g)) goto dberr;
+  }
+  for (size_t q = 0; q < nch; q++) {
+    kt_cfg *k = &cfgs[chosen[q]];
+    int64_t id = 0;
+    int found = ds_find_launch(db, app, k->key, 0, &id);
+    if (found < 0) goto dberr;
+    ds_launch l = {0};
+    l.app = app;
+    l.dataset = k->key;
+    l.kernel = kname;
+    memcpy(l.grid, k->job.grid, sizeof l.grid);
+    memcpy(l.block, k->job.block, sizeof l.block);
+    l.shmem = (int64_t)o->src.cfg.shared_bytes;
+    l.source = KT_SOURCE;
+    feat_vec have;
+    feat_init(&have);
+    char *stored_kernel = NULL;
+    if (found) {
+      /* The stored launch must have this import's geometry; it keeps its
+         kernel name (the compiled one, once it has features). */
+      ds_iter *it = NULL;
+      ds_launch s;
+      int64_t sid;
+      int itr;
+      if (ds_iter_launches(db, app, k->key, &it)) goto dberr;
+      while ((itr = ds_iter_next(it, &sid, &s)) == 1) {
+        if (sid != id) continue;
+        if (memcmp(s.grid, k->job.grid, sizeof s.grid) ||
+            memcmp(s.block, k->job.block, sizeof s.block)) {
+          kt_fail(err, cap, 1, "%s: launch (%s, %s) is stored with grid %u,%u,%u block "
+                  "%u,%u,%u; this import makes grid %u,%u,%u block %u,%u,%u (another problem "
+                  "size or divisors: use another --app)", o->out, app, k->key, s.grid[0],
+                  s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], k->job.grid[0],
+                  k->job.grid[1], k->job.grid[2], k->job.block[0], k->job.block[1],
+                  k->job.block[2]);
+          ds_iter_free(it);
+          goto fail_rollback;
+        }
+        if (!(stored_kernel = strdup(s.kernel))) itr = -1;
+        break;
+      }
+      ds_iter_free(it);
+      if (itr < 0) goto dberr;
+      if (stored_kernel) l.kernel = stored_kernel;
+      if (ds_get_features(db, id, &have)) { free(stored_kernel); goto dberr; }
+    }
+    int wrc = ds_insert_launch(db, &l, NULL, &k->id);
+    free(stored_kernel);
+    if (wrc) { feat_free(&have); goto dberr; }
+    k->need = source && have.n == 0;
+    nreused += source && have.n > 0;
+    feat_free(&have);
+    for (size_t i = 0; i < nfiles; i++) {
+      const ds_kt_config *e = k->in[i];
+      if (!e || e->failed) continue;
+      for (size_t t = 0; t < e->ntimes; t++) {
+        if (ds_insert_measurement(db, k->id, gpus[i], "time_ns", e->times_ms[t] * 1e6, (int)t,
+                                  KT_TOOL))
+          goto dberr;
+        ntimes++;
+      }
+    }
+  }
+  if (ds_commit(db)) goto dberr;
+  r->configs = nch;
+  r->times = ntimes;
+  r->kept = nreused;
+  note(o, "kcast: %s: %zu configurations, %zu time_ns values written", o->out, nch, ntimes);
+
+  /* Phase 2: features. */
+  todo = malloc((nch ? nch : 1) * sizeof *todo);
+  if (!todo) { kt_fail(err, cap, 1, "out of memory"); goto out; }
+  for (size_t q = 0; q < nch; q++)
+    if (cfgs[chosen[q]].need) todo[ntodo++] = &cfgs[chosen[q]].job;
+  r->tried = ntodo;
+  if (ntodo) {
+    ds_kt_source src = o->src;
+    src.kernel = kname;
+    kt_writer wr = {o, db, app, &kname_alone, ntodo, 0, r, 0, err, cap};
+    ds_kt_stats st;
+    int crc = ds_kt_compute(&src, todo, ntodo, write_done, &wr, &kname_alone, &st, err, cap);
+    r->fallbacks = st.fallbacks;
+    if (crc == 1) { rc = 2; goto out; }
+    if (crc) goto out;
+  }
+  rc = 0;
+  goto out;
+
+dberr:
+  kt_fail(err, cap, 1, "%s", ds_errmsg(db));
+fail_rollback:
+  ds_rollback(db);
+  ds_close(db);
+  db = NULL;
+  if (!existed) remove(o->out);
+out:
+  if (r->kernel && gpus) {
+    r->gpus = gpus;
+    r->ngpus = nfiles;
+    gpus = NULL;
+  }
+  for (size_t i = 0; cfgs && i < ncfg; i++) {
+    free(cfgs[i].in);
+    ds_kt_job_free(&cfgs[i].job);
+  }
+  free(cfgs);
+  free(chosen);
+  free(km.slot);
+  free(todo);
+  free(kname_alone);
+  for (size_t i = 0; gpus && i < nfiles; i++) free(gpus[i]);
+  free(gpus);
+  for (size_t i = 0; files && i < nfiles; i++) ds_kt_free(&files[i]);
+  free(files);
+  ds_close(db);
+  return rc;
+}
