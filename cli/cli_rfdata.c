@@ -83,7 +83,7 @@ int cli_rf_option(cli_opts *o, int id, struct rf_params *p, cli_rf_input *in) {
     case RF_FEATURES:
       if (!ds_train_valid_families(v)) {
         cli_usage_error(cmd, "--features '%s': give a comma list of families: all, launch, op, "
-                        "class, mem, ctrl, static, ptxas, a CSV's own prefix, or derived: "
+                        "class, mem, ctrl, static, ptxas, tune, a CSV's own prefix, or derived: "
                         "mangrove, analytic, work, occ, gpu", v);
         return -1;
       }
@@ -149,6 +149,8 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   int rc = ds_train_load(in, d, p, err, sizeof err);
   if (rc == -2) cli_usage_error(cmd, "%s", err);
   else if (rc) cli_error("%s", err);
+  else if (in->gpu_note[0]) fprintf(stderr, "kcast: note: %s: %s\n", in->csv ? in->csv : in->db,
+                                    in->gpu_note);
   return rc ? -1 : 0;
 }
 

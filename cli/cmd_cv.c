@@ -26,7 +26,8 @@
 
 const char cmd_cv_usage[] =
     "usage: kcast cv --csv FILE --target COLUMN [--folds K | --group COLUMN] [options]\n"
-    "       kcast cv DB --gpu G --target time|power [--folds K | --group app] [options]\n"
+    "       kcast cv DB --gpu G [--target time|power|energy] [--folds K | --group app]\n"
+    "                [options]        (a dataset's target: time unless given)\n"
     "\n"
     "Cross-validate a random forest: k-fold (seeded shuffle, default 5 folds) or\n"
     "leave-one-group-out (--group).  Prints MAPE, median APE, RMSE of logs, R^2,\n"

@@ -23,7 +23,7 @@
 #define KT_CMD "dataset import-kerneltuner"
 
 typedef struct kt_opts {
-  const char *out, *source, *app, *gpu;
+  const char *out, *source, *app, *gpu, *failures;
   const char *div[3], *bnames;
   int64_t psize[3];
   size_t pdims;
@@ -75,7 +75,8 @@ const char cmd_import_kt_usage[] =
     "              [--block-size-names X[,Y[,Z]]] [--arg SPEC]... [--const NAME=FILL]...\n"
     "              [--copt OPTION]... [--compiler nvcc|clang] [--arch sm_XX] [--shared BYTES]\n"
     "              [--sample CTAS] [--configs N] [--seed S] [-j JOBS] [--batch N]\n"
-    "              [--budget INSNS] [--timeout SECONDS] [--oob error|warn]\n";
+    "              [--budget INSNS] [--timeout SECONDS] [--oob error|warn]\n"
+    "              [--failures FILE.csv]\n";
 
 static void kt_usage(FILE *f) {
   fputs(cmd_import_kt_usage, f);
@@ -108,6 +109,28 @@ static char *join_args(int argc, char **argv) {
   return s;
 }
 
+/* The report's failed configurations as CSV (key, gpu, reason; gpu empty
+   for a failure of the features' computation); 0, or -1 printed. */
+static int write_failures(const char *path, const ds_kt_import_report *r) {
+  cli_out f;
+  if (cli_out_open(&f, path)) return -1;
+  fputs("key,gpu,reason\n", f.f);
+  for (size_t i = 0; i < r->nfails; i++) {
+    const ds_kt_failure *x = &r->fails[i];
+    cli_csv_field(f.f, x->key);
+    fputc(',', f.f);
+    cli_csv_field(f.f, x->gpu ? x->gpu : "");
+    fputc(',', f.f);
+    char one[2048];
+    size_t n = 0;
+    for (const char *p = x->reason; *p && n + 1 < sizeof one; p++) one[n++] = *p == '\n' ? ' ' : *p;
+    one[n] = 0;
+    cli_csv_field(f.f, one);
+    fputc('\n', f.f);
+  }
+  return cli_out_close(&f, !ferror(f.f));
+}
+
 static void kt_note(void *ctx, const char *line) {
   (void)ctx;
   fprintf(stderr, "%s\n", line);
@@ -117,7 +140,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
   /* Own options; the launch options (--arg, --sample, --arch, ...) are
      cli_launch.c's, so they mean what they mean to kcast emulate. */
   enum { O_SOURCE = CLI_OPT_OWN, O_APP, O_GPU, O_PSIZE, O_DIVX, O_DIVY, O_DIVZ, O_BNAMES,
-         O_CONST, O_COPT, O_CONFIGS, O_SEED, O_BATCH, O_JOBS, O_OUT, O_HELP };
+         O_CONST, O_COPT, O_CONFIGS, O_SEED, O_BATCH, O_JOBS, O_OUT, O_HELP, O_FAILURES };
   static const struct option lopts[] = {
       {"output", required_argument, NULL, O_OUT},  {"source", required_argument, NULL, O_SOURCE},
       {"app", required_argument, NULL, O_APP},     {"gpu", required_argument, NULL, O_GPU},
@@ -130,6 +153,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
       {"configs", required_argument, NULL, O_CONFIGS},
       {"seed", required_argument, NULL, O_SEED},   {"jobs", required_argument, NULL, O_JOBS},
       {"batch", required_argument, NULL, O_BATCH}, {"help", no_argument, NULL, O_HELP},
+      {"failures", required_argument, NULL, O_FAILURES},
       {NULL, 0, NULL, 0}};
   kt_opts o;
   memset(&o, 0, sizeof o);
@@ -176,6 +200,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
       case 'h': case O_HELP: kt_usage(stdout); rc = KCAST_EXIT_OK; goto out;
       case O_SOURCE: o.source = val; break;
       case O_APP: o.app = val; break;
+      case O_FAILURES: o.failures = val; break;
       case O_GPU: o.gpu = val; break;
       case O_PSIZE:
         if (parse_dims64(val, o.psize, &o.pdims)) {
@@ -243,6 +268,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
     memcpy(io.grid.psize, o.psize, sizeof io.grid.psize);
     for (size_t d = o.pdims; d < 3; d++) io.grid.psize[d] = 1;
   }
+  io.failures = o.failures;
   io.configs = o.configs;
   io.seed = o.seed;
   io.command = cmdline;
@@ -266,6 +292,11 @@ int cmd_import_kerneltuner(int argc, char **argv) {
   ds_kt_import_report r;
   char err[2048] = "";
   int irc = ds_kt_import(&io, &r, err, sizeof err);
+  if (o.failures && (!irc || r.nfails) && write_failures(o.failures, &r) && !irc) {
+    ds_kt_import_report_free(&r);
+    rc = KCAST_EXIT_USER;
+    goto out;
+  }
   if (irc) {
     cli_error("%s", err);
     rc = irc == 2 ? KCAST_EXIT_USAGE : KCAST_EXIT_USER;

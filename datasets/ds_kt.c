@@ -43,6 +43,7 @@
  * the calling thread touches the dataset and calls back.
  */
 #include "datasets/ds_kt.h"
+#include "datasets/ds_kt_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -55,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "extractor/ptx.h"
 #include "model/model.h"
@@ -64,6 +66,17 @@
 #define KT_TOOL "kernel_tuner"
 #define KT_NS "kcast_cfg"
 #define KT_BATCH_MAX 48
+/* Finished features are handed to the caller (written) at least this
+   often, in seconds: an interrupted import loses at most this much. */
+#define KT_SAVE_S 2.0
+/* Keys a summary line lists per reason (the rest are counted). */
+#define KT_LIST_KEYS 8
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static int kt_fail(char *err, size_t cap, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -165,54 +178,6 @@ int ds_kt_geometry(const ds_kt_grid *g, const char *const *names, const char *co
   return 0;
 }
 
-/* Append text to a growing buffer; -1 on ENOMEM. */
-typedef struct sbuf { char *s; size_t n, cap; } sbuf;
-static int sb_add(sbuf *b, const char *t, size_t n) {
-  if (b->n + n + 1 > b->cap) {
-    size_t nc = b->cap ? b->cap : 4096;
-    while (nc < b->n + n + 1) nc *= 2;
-    char *p = realloc(b->s, nc);
-    if (!p) return -1;
-    b->s = p;
-    b->cap = nc;
-  }
-  memcpy(b->s + b->n, t, n);
-  b->n += n;
-  b->s[b->n] = 0;
-  return 0;
-}
-static int sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sb_printf(sbuf *b, const char *fmt, ...) {
-  char tmp[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0) return -1;
-  if ((size_t)n < sizeof tmp) return sb_add(b, tmp, (size_t)n);
-  char *big = malloc((size_t)n + 1);
-  if (!big) return -1;
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  int rc = sb_add(b, big, (size_t)n);
-  free(big);
-  return rc;
-}
-
-/* Put a C string literal body (for #line). */
-static int sb_cstr(sbuf *b, const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    char t[8];
-    if (c == '"' || c == '\\') snprintf(t, sizeof t, "\\%c", c);
-    else if (c < 32 || c == 127) snprintf(t, sizeof t, "\\%03o", c);
-    else { t[0] = (char)c; t[1] = 0; }
-    if (sb_add(b, t, strlen(t))) return -1;
-  }
-  return 0;
-}
-
 /* ------------------------------------------------------- the source text -- */
 
 /* Shared state of a computation. */
@@ -221,6 +186,8 @@ typedef struct kt_work {
   char *text;               /* the source (NUL-terminated) */
   size_t len;
   char *hoisted;            /* its #include lines */
+  kt_scan scan;             /* what its copies rename, its unroll pragmas
+                               and macros (ds_kt_src.c) */
   ds_kt_job **todo;         /* configurations, in order */
   size_t ntodo, next;       /* next: first not yet taken */
   size_t batch;
@@ -233,61 +200,74 @@ typedef struct kt_work {
 } kt_work;
 
 /* The #define lines of c, as Kernel Tuner writes them: grid_size_x..z,
-   the block sizes, every other parameter, kernel_tuner 1. */
-static int add_defines(sbuf *b, const kt_work *w, const ds_kt_job *c, int undef) {
+   the block sizes, every other parameter, kernel_tuner 1 -- but a
+   loop_unroll_factor parameter as `constexpr int NAME = VALUE;` (it is a
+   pragma's argument), none when it is 0 (the pragma is removed).  undef:
+   the #undef lines that end a copy, with every macro the source defines. */
+static int add_defines(kt_sbuf *b, const kt_work *w, const ds_kt_job *c, int undef) {
   static const char *const gnames[3] = {"grid_size_x", "grid_size_y", "grid_size_z"};
   const char *const *bn = w->s->bnames;
   int rc = 0;
   for (int d = 0; d < 3; d++) {
-    rc |= undef ? sb_printf(b, "#undef %s\n", gnames[d])
-                : sb_printf(b, "#define %s %u\n", gnames[d], c->grid[d]);
+    rc |= undef ? kt_sb_printf(b, "#undef %s\n", gnames[d])
+                : kt_sb_printf(b, "#define %s %u\n", gnames[d], c->grid[d]);
   }
   for (int d = 0; d < 3; d++)
     if (bn[d])
-      rc |= undef ? sb_printf(b, "#undef %s\n", bn[d])
-                  : sb_printf(b, "#define %s %u\n", bn[d], c->block[d]);
+      rc |= undef ? kt_sb_printf(b, "#undef %s\n", bn[d])
+                  : kt_sb_printf(b, "#define %s %u\n", bn[d], c->block[d]);
   for (size_t j = 0; j < c->nparams; j++) {
     int is_block = 0;
     for (int d = 0; d < 3; d++)
       if (bn[d] && !strcmp(bn[d], c->names[j])) is_block = 1;
     if (is_block) continue;
-    rc |= undef ? sb_printf(b, "#undef %s\n", c->names[j])
-                : sb_printf(b, "#define %s %s\n", c->names[j], c->values[j]);
+    if (kt_is_unroll(c->names[j])) {
+      if (!undef && strcmp(c->values[j], "0"))
+        rc |= kt_sb_printf(b, "constexpr int %s = %s;\n", c->names[j], c->values[j]);
+      continue;
+    }
+    rc |= undef ? kt_sb_printf(b, "#undef %s\n", c->names[j])
+                : kt_sb_printf(b, "#define %s %s\n", c->names[j], c->values[j]);
   }
-  rc |= undef ? sb_printf(b, "#undef kernel_tuner\n") : sb_printf(b, "#define kernel_tuner 1\n");
+  rc |= undef ? kt_sb_printf(b, "#undef kernel_tuner\n")
+              : kt_sb_printf(b, "#define kernel_tuner 1\n");
+  for (size_t m = 0; undef && m < w->scan.nmacros; m++)
+    rc |= kt_sb_printf(b, "#undef %s\n", w->scan.macros[m]);
   return rc;
 }
 
 /* The source of one configuration, compiled alone. */
 static char *single_text(const kt_work *w, const ds_kt_job *c, size_t *len) {
-  sbuf b = {0};
+  kt_sbuf b = {0};
   int rc = add_defines(&b, w, c, 0);
-  rc |= sb_printf(&b, "#line 1 \"");
-  rc |= sb_cstr(&b, w->s->path);
-  rc |= sb_printf(&b, "\"\n");
-  rc |= sb_add(&b, w->text, w->len);
+  rc |= kt_sb_printf(&b, "#line 1 \"");
+  rc |= kt_sb_cstr(&b, w->s->path);
+  rc |= kt_sb_printf(&b, "\"\n");
+  rc |= kt_copy_text(&b, w->text, w->len, &w->scan, NULL, c->names, c->values, c->nparams);
   if (rc) { free(b.s); return NULL; }
   *len = b.n;
   return b.s;
 }
 
 /* One translation unit with configurations cs[0..n), each in namespace
-   KT_NS<i> with its kernel renamed KERNEL__KT_NS<i>. */
+   KT_NS<i> with its kernel and its extern "C" names renamed NAME__KT_NS<i>
+   (ds_kt_src.c). */
 static char *batch_text(const kt_work *w, ds_kt_job *const *cs, size_t n, size_t *len) {
-  sbuf b = {0};
-  const char *kname = w->s->kernel;
-  int rc = sb_add(&b, w->hoisted, strlen(w->hoisted));
+  kt_sbuf b = {0};
+  int rc = kt_sb_add(&b, w->hoisted, strlen(w->hoisted));
   for (size_t i = 0; i < n && !rc; i++) {
-    rc |= sb_printf(&b, "namespace " KT_NS "%zu {\n", i);
+    char ns[32];
+    snprintf(ns, sizeof ns, KT_NS "%zu", i);
+    rc |= kt_sb_printf(&b, "namespace %s {\n", ns);
     rc |= add_defines(&b, w, cs[i], 0);
-    rc |= sb_printf(&b, "#define %s %s__" KT_NS "%zu\n", kname, kname, i);
-    rc |= sb_printf(&b, "#line 1 \"");
-    rc |= sb_cstr(&b, w->s->path);
-    rc |= sb_printf(&b, "\"\n");
-    rc |= sb_add(&b, w->text, w->len);
-    rc |= sb_printf(&b, "\n#undef %s\n", kname);
+    rc |= kt_sb_printf(&b, "#line 1 \"");
+    rc |= kt_sb_cstr(&b, w->s->path);
+    rc |= kt_sb_printf(&b, "\"\n");
+    rc |= kt_copy_text(&b, w->text, w->len, &w->scan, ns, cs[i]->names, cs[i]->values,
+                       cs[i]->nparams);
+    rc |= kt_sb_printf(&b, "\n");
     rc |= add_defines(&b, w, cs[i], 1);
-    rc |= sb_printf(&b, "}\n");
+    rc |= kt_sb_printf(&b, "}\n");
   }
   if (rc) { free(b.s); return NULL; }
   *len = b.n;
@@ -296,8 +276,8 @@ static char *batch_text(const kt_work *w, ds_kt_job *const *cs, size_t n, size_t
 
 /* The source's #include lines (hoisted above the copies of a batch). */
 static char *include_lines(const char *text) {
-  sbuf b = {0};
-  if (sb_add(&b, "", 0)) return NULL;
+  kt_sbuf b = {0};
+  if (kt_sb_add(&b, "", 0)) return NULL;
   for (const char *l = text; *l;) {
     const char *e = strchr(l, '\n');
     size_t n = e ? (size_t)(e - l) : strlen(l);
@@ -307,7 +287,7 @@ static char *include_lines(const char *text) {
       p++;
       while (p < l + n && (*p == ' ' || *p == '\t')) p++;
       if ((size_t)(l + n - p) >= 7 && !strncmp(p, "include", 7) &&
-          (sb_add(&b, l, n) || sb_add(&b, "\n", 1))) {
+          (kt_sb_add(&b, l, n) || kt_sb_add(&b, "\n", 1))) {
         free(b.s);
         return NULL;
       }
@@ -441,8 +421,18 @@ static int run_single(kt_work *w, ds_kt_job *c, char **kname_out) {
   return rc;
 }
 
+/* c is finished: publish its result to the calling thread. */
+static void publish(kt_work *w, ds_kt_job *c) {
+  pthread_mutex_lock(&w->mu);
+  c->status = c->res;
+  w->done++;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+}
+
 /* One group: compiled at once when it has more than one configuration and
-   that works, else one by one. */
+   that works, else one by one.  Each configuration is published as soon
+   as it is emulated. */
 static void run_group(kt_work *w, ds_kt_job **cs, size_t n) {
   char err[1100] = "";
   int grouped = 0;
@@ -468,6 +458,7 @@ static void run_group(kt_work *w, ds_kt_job **cs, size_t n) {
           char ns[32];
           snprintf(ns, sizeof ns, KT_NS "%zu", i);
           emulate(w, cs[i], dev, em, ks[i], ns);
+          publish(w, cs[i]);
         }
       }
       free(ks);
@@ -483,7 +474,10 @@ static void run_group(kt_work *w, ds_kt_job **cs, size_t n) {
       pthread_mutex_unlock(&w->mu);
     }
   }
-  for (size_t i = 0; !grouped && i < n; i++) run_single(w, cs[i], NULL);
+  for (size_t i = 0; !grouped && i < n; i++) {
+    run_single(w, cs[i], NULL);
+    publish(w, cs[i]);
+  }
 }
 
 static void *worker(void *arg) {
@@ -498,11 +492,6 @@ static void *worker(void *arg) {
     w->next += n;
     pthread_mutex_unlock(&w->mu);
     run_group(w, w->todo + first, n);
-    pthread_mutex_lock(&w->mu);
-    for (size_t i = 0; i < n; i++) w->todo[first + i]->status = w->todo[first + i]->res;
-    w->done += n;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
   }
 }
 
@@ -510,11 +499,11 @@ static void *worker(void *arg) {
 static int read_source(const char *path, char **text, size_t *len, char *err, size_t cap) {
   FILE *sf = fopen(path, "rb");
   if (!sf) return kt_fail(err, cap, -1, "%s: %s", path, strerror(errno));
-  sbuf sb = {0};
+  kt_sbuf sb = {0};
   char chunk[65536];
   size_t r;
   while ((r = fread(chunk, 1, sizeof chunk, sf)) > 0)
-    if (sb_add(&sb, chunk, r)) {
+    if (kt_sb_add(&sb, chunk, r)) {
       fclose(sf);
       free(sb.s);
       return kt_fail(err, cap, -1, "out of memory");
@@ -522,7 +511,7 @@ static int read_source(const char *path, char **text, size_t *len, char *err, si
   int bad = ferror(sf);
   fclose(sf);
   if (bad) { free(sb.s); return kt_fail(err, cap, -1, "%s: read error", path); }
-  if (!sb.s && sb_add(&sb, "", 0)) return kt_fail(err, cap, -1, "out of memory");
+  if (!sb.s && kt_sb_add(&sb, "", 0)) return kt_fail(err, cap, -1, "out of memory");
   *text = sb.s;
   *len = sb.n;
   return 0;
@@ -542,8 +531,13 @@ int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_
   int rc = -1;
   pthread_t *th = NULL;
   size_t nth = 0;
+  if (!kt_is_identifier(s->kernel))
+    return kt_fail(err, cap, 1, "kernel name '%.200s' is not a C identifier (the source's "
+                   "kernel, as Kernel Tuner names it: --kernel)", s->kernel);
   if (read_source(s->path, &w.text, &w.len, err, cap)) return -1;
-  if (!(w.hoisted = include_lines(w.text))) {
+  if (!(w.hoisted = include_lines(w.text)) ||
+      kt_scan_source(w.text, w.len, s->kernel, jobs[0]->names, jobs[0]->nparams, &w.scan)) {
+    free(w.hoisted);
     free(w.text);
     return kt_fail(err, cap, -1, "out of memory");
   }
@@ -580,26 +574,54 @@ int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_
   for (size_t t = 0; t < jn && rest; t++)
     if (pthread_create(&th[nth], NULL, worker, &w) == 0) nth++;
   if (!nth && rest) worker(&w);
-  size_t written = 0;
-  int stopped = 0;
-  while (written < n && !stopped) {
-    /* Groups finish out of order; report, in order, every configuration
-       whose group is done. */
+  /* Hand over what has finished, in any order, at least every KT_SAVE_S
+     seconds and once more at the end. */
+  ds_kt_job **batch = malloc(n * sizeof *batch);
+  unsigned char *given = calloc(n, 1);
+  size_t reported = 0;
+  int stopped = 0, nomem = !batch || !given;
+  double last = now_s();
+  if (nomem) {
+    kt_fail(err, cap, -1, "out of memory");
+    stopped = 1;
     pthread_mutex_lock(&w.mu);
-    while (jobs[written]->status == 0) pthread_cond_wait(&w.cv, &w.mu);
-    size_t end = written;
-    while (end < n && jobs[end]->status != 0) end++;
+    w.stop = 1;
     pthread_mutex_unlock(&w.mu);
-    if (done && done(ctx, jobs + written, end - written)) {
+  }
+  while (reported < n && !stopped) {
+    pthread_mutex_lock(&w.mu);
+    for (;;) {
+      double t = now_s();
+      if (w.done == n || (w.done > reported && t - last >= KT_SAVE_S)) break;
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      double wait = w.done > reported ? last + KT_SAVE_S - t : 1.0;
+      if (wait < 0.001) wait = 0.001;
+      long long nsec = ts.tv_nsec + (long long)(wait * 1e9);
+      ts.tv_sec += (time_t)(nsec / 1000000000);
+      ts.tv_nsec = (long)(nsec % 1000000000);
+      pthread_cond_timedwait(&w.cv, &w.mu, &ts);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+      if (jobs[i]->status != 0 && !given[i]) {
+        given[i] = 1;
+        batch[k++] = jobs[i];
+      }
+    pthread_mutex_unlock(&w.mu);
+    reported += k;
+    if (k && done && done(ctx, batch, k)) {
       pthread_mutex_lock(&w.mu);
       w.stop = 1;
       pthread_mutex_unlock(&w.mu);
       stopped = 1;
     }
-    written = end;
+    last = now_s();
   }
+  free(batch);
+  free(given);
   for (size_t t = 0; t < nth; t++) pthread_join(th[t], NULL);
-  rc = stopped ? -2 : 0;
+  rc = nomem ? -1 : stopped ? -2 : 0;
 out:
   if (st) st->fallbacks = w.batch_fallbacks;
   free(th);
@@ -607,6 +629,7 @@ out:
   pthread_mutex_destroy(&w.mu);
   free(w.hoisted);
   free(w.text);
+  kt_scan_free(&w.scan);
   if (rc && rc != -2) {
     free(*kname);
     *kname = NULL;
@@ -635,6 +658,12 @@ int ds_kt_gpu_row(const char *key, const char *device, ds_gpu *g) {
 
 void ds_kt_import_report_free(ds_kt_import_report *r) {
   if (!r) return;
+  for (size_t i = 0; i < r->nfails; i++) {
+    free(r->fails[i].key);
+    free(r->fails[i].gpu);
+    free(r->fails[i].reason);
+  }
+  free(r->fails);
   free(r->kernel);
   free(r->app);
   for (size_t i = 0; r->gpus && i < r->ngpus; i++) free(r->gpus[i]);
@@ -686,6 +715,122 @@ static void note(const ds_kt_import_opts *o, const char *fmt, ...) {
   o->note(o->ctx, line);
 }
 
+/* The tuning parameters of job j with a numeric value, as tune.NAME
+   features, into v (set or overwritten); -1 out of memory. */
+static int add_tune(feat_vec *v, const ds_kt_job *j) {
+  for (size_t i = 0; i < j->nparams; i++) {
+    char *e, name[300];
+    double x = strtod(j->values[i], &e);
+    if (*e || e == j->values[i] || !isfinite(x)) continue;
+    snprintf(name, sizeof name, DS_TUNE_PREFIX "%s", j->names[i]);
+    if (feat_set(v, name, x)) return -1;
+  }
+  return 0;
+}
+
+/* Does v hold a feature other than the tuning parameters? */
+static int has_kcast_features(const feat_vec *v) {
+  for (size_t i = 0; i < v->n; i++)
+    if (!ds_is_tune_feature(v->names[i])) return 1;
+  return 0;
+}
+
+/* Record a failed configuration in the report; -1 out of memory. */
+static int add_failure(ds_kt_import_report *r, const char *key, const char *gpu,
+                       const char *reason) {
+  if (r->nfails % 64 == 0) {
+    ds_kt_failure *f = realloc(r->fails, (r->nfails + 64) * sizeof *f);
+    if (!f) return -1;
+    r->fails = f;
+  }
+  ds_kt_failure *f = &r->fails[r->nfails];
+  f->key = strdup(key);
+  f->gpu = gpu ? strdup(gpu) : NULL;
+  f->reason = strdup(reason ? reason : "failed");
+  if (!f->key || (gpu && !f->gpu) || !f->reason) {
+    free(f->key);
+    free(f->gpu);
+    free(f->reason);
+    return -1;
+  }
+  r->nfails++;
+  return 0;
+}
+
+/* A failure message without the names grouped compilation gives (the
+   __kcast_cfgN suffixes, kcast_cfgN:: qualifiers) into out; with digits
+   1, digit runs become '#' (what a group of alike messages shares). */
+static void plain_reason(const char *msg, int digits, char *out, size_t cap) {
+  size_t n = 0;
+  for (const char *p = msg; *p && n + 1 < cap;) {
+    if (!strncmp(p, "__" KT_NS, 2 + strlen(KT_NS)) && isdigit((unsigned char)p[2 + strlen(KT_NS)])) {
+      p += 2 + strlen(KT_NS);
+      while (isdigit((unsigned char)*p)) p++;
+      continue;
+    }
+    if (!strncmp(p, KT_NS, strlen(KT_NS)) && isdigit((unsigned char)p[strlen(KT_NS)])) {
+      const char *q = p + strlen(KT_NS);
+      while (isdigit((unsigned char)*q)) q++;
+      if (q[0] == ':' && q[1] == ':') { p = q + 2; continue; }
+    }
+    if (digits && isdigit((unsigned char)*p)) {
+      out[n++] = '#';
+      while (isdigit((unsigned char)*p)) p++;
+      continue;
+    }
+    out[n++] = *p == '\n' ? ' ' : *p;
+    p++;
+  }
+  out[n] = 0;
+}
+
+/* The summary of the configurations whose features failed: how many, and
+   per kind of message (alike but for numbers) the count, one message and
+   the first keys; at most 10 kinds (the rest counted). */
+static void failure_summary(const ds_kt_import_opts *o, const ds_kt_import_report *r) {
+  size_t nf = 0;
+  for (size_t i = 0; i < r->nfails; i++) nf += r->fails[i].gpu == NULL;
+  if (!nf) return;
+  note(o, "kcast: %zu configuration%s' features failed (the times are kept; running the import "
+       "again retries them%s):", nf, nf == 1 ? "" : "s",
+       o->failures ? "; every one is in the --failures file" : "");
+  enum { MAXG = 10 };
+  char sig[MAXG][512];
+  size_t first[MAXG], cnt[MAXG], ng = 0, other = 0;
+  for (size_t i = 0; i < r->nfails; i++) {
+    if (r->fails[i].gpu) continue;
+    char s[512];
+    plain_reason(r->fails[i].reason, 1, s, sizeof s);
+    size_t g = 0;
+    while (g < ng && strcmp(sig[g], s)) g++;
+    if (g == ng) {
+      if (ng == MAXG) { other++; continue; }
+      snprintf(sig[ng], sizeof sig[ng], "%s", s);
+      first[ng] = i;
+      cnt[ng++] = 0;
+    }
+    cnt[g]++;
+  }
+  for (size_t g = 0; g < ng; g++) {
+    char msg[700];
+    plain_reason(r->fails[first[g]].reason, 0, msg, sizeof msg);
+    kt_sbuf keys = {0};
+    size_t shown = 0;
+    for (size_t i = first[g]; i < r->nfails && shown < KT_LIST_KEYS; i++) {
+      if (r->fails[i].gpu) continue;
+      char s[512];
+      plain_reason(r->fails[i].reason, 1, s, sizeof s);
+      if (strcmp(s, sig[g])) continue;
+      kt_sb_printf(&keys, "%s%s", shown ? " " : "", r->fails[i].key);
+      shown++;
+    }
+    if (cnt[g] > shown) kt_sb_printf(&keys, " and %zu more", cnt[g] - shown);
+    note(o, "kcast:   %zu x %s (%s)", cnt[g], msg, keys.s ? keys.s : "");
+    free(keys.s);
+  }
+  if (other) note(o, "kcast:   %zu more with other messages", other);
+}
+
 /* Phase 2's writer: the finished configurations' features, one
    transaction per call. */
 typedef struct kt_writer {
@@ -714,7 +859,7 @@ static int write_done(void *ctx, ds_kt_job *const *done, size_t n) {
     memcpy(l.block, k->block, sizeof l.block);
     l.shmem = (int64_t)wr->o->src.cfg.shared_bytes;
     l.source = KT_SOURCE;
-    if (ds_insert_launch(wr->db, &l, &k->feats, NULL)) dbfail = 1;
+    if (add_tune(&k->feats, k) || ds_insert_launch(wr->db, &l, &k->feats, NULL)) dbfail = 1;
   }
   if (!dbfail && ds_commit(wr->db)) dbfail = 1;
   if (dbfail) {
@@ -729,7 +874,11 @@ static int write_done(void *ctx, ds_kt_job *const *done, size_t n) {
       wr->r->computed++;
     } else {
       wr->r->failed++;
-      note(wr->o, "kcast: configuration %s: features failed: %s", k->key, k->err);
+      if (add_failure(wr->r, k->key, NULL, k->err)) {
+        kt_fail(wr->err, wr->cap, 1, "out of memory");
+        wr->dbfail = 1;
+        return 1;
+      }
     }
     feat_free(&k->feats);
   }
@@ -843,26 +992,34 @@ int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, 
     r->skipped++;
   }
   for (size_t i = 0; i < nfiles; i++) {
-    /* one line per file and failure reason, listing the keys */
-    for (size_t j = 0; j < files[i].nconfigs; j++) {
+    /* one line per file and failure reason: the count and the first keys */
+    enum { MAXR = 32 };
+    const char *why[MAXR];
+    size_t cnt[MAXR], nr = 0, other = 0;
+    kt_sbuf keys[MAXR];
+    memset(keys, 0, sizeof keys);
+    int lrc = 0;
+    for (size_t j = 0; j < files[i].nconfigs && !lrc; j++) {
       const ds_kt_config *e = &files[i].configs[j];
       if (!e->failed) continue;
-      int seen = 0;
-      for (size_t q = 0; q < j && !seen; q++)
-        seen = files[i].configs[q].failed && !strcmp(files[i].configs[q].failed, e->failed);
-      if (seen) continue;
-      size_t cnt = 0;
-      for (size_t q = j; q < files[i].nconfigs; q++)
-        cnt += files[i].configs[q].failed && !strcmp(files[i].configs[q].failed, e->failed);
-      sbuf line = {0};
-      int lrc = sb_printf(&line, "kcast: %s: %zu configuration%s skipped (%s on %s):",
-                          o->files[i], cnt, cnt == 1 ? "" : "s", e->failed, gpus[i]);
-      for (size_t q = j; q < files[i].nconfigs && !lrc; q++)
-        if (files[i].configs[q].failed && !strcmp(files[i].configs[q].failed, e->failed))
-          lrc = sb_printf(&line, " %s", files[i].configs[q].key);
-      if (!lrc && o->note) o->note(o->ctx, line.s);
-      free(line.s);
+      if (add_failure(r, e->key, gpus[i], e->failed)) lrc = -1;
+      size_t q = 0;
+      while (q < nr && strcmp(why[q], e->failed)) q++;
+      if (q == nr) {
+        if (nr == MAXR) { other++; continue; }
+        why[nr] = e->failed;
+        cnt[nr++] = 0;
+      }
+      if (cnt[q]++ < KT_LIST_KEYS) lrc = kt_sb_printf(&keys[q], " %s", e->key);
     }
+    for (size_t q = 0; q < nr && !lrc; q++) {
+      if (cnt[q] > KT_LIST_KEYS) kt_sb_printf(&keys[q], " and %zu more", cnt[q] - KT_LIST_KEYS);
+      note(o, "kcast: %s: %zu configuration%s skipped (%s on %s):%s", o->files[i], cnt[q],
+           cnt[q] == 1 ? "" : "s", why[q], gpus[i], keys[q].s ? keys[q].s : "");
+    }
+    if (other) note(o, "kcast: %s: %zu more skipped for other reasons", o->files[i], other);
+    for (size_t q = 0; q < MAXR; q++) free(keys[q].s);
+    if (lrc) { kt_fail(err, cap, 1, "out of memory"); goto out; }
   }
   /* The chosen configurations: all valid ones, or a seeded sample. */
   size_t nch = 0;
@@ -904,7 +1061,10 @@ int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, 
   if (ds_begin(db) || ds_record_run(db, o->command, NULL)) goto dberr;
   for (size_t i = 0; i < nfiles; i++) {
     ds_gpu g;
-    ds_kt_gpu_row(gpus[i], files[i].device_name, &g);
+    if (!ds_kt_gpu_row(gpus[i], files[i].device_name, &g))
+      note(o, "kcast: note: GPU %s (%s) is not in the GPU table: train and cv on its times "
+           "leave out the analytic base and the occupancy features (KCAST_GPUS=FILE adds it, "
+           "docs/gpus.md)", gpus[i], files[i].device_name);
     if (ds_upsert_gpu(db, &g)) goto dberr;
   }
   for (size_t q = 0; q < nch; q++) {
@@ -952,11 +1112,16 @@ int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, 
       if (stored_kernel) l.kernel = stored_kernel;
       if (ds_get_features(db, id, &have)) { free(stored_kernel); goto dberr; }
     }
-    int wrc = ds_insert_launch(db, &l, NULL, &k->id);
+    /* the tuning parameters are tune.* features, beside what the launch
+       has (its features, when a former import computed them) */
+    int kcast = has_kcast_features(&have);
+    size_t had = have.n;
+    if (add_tune(&have, &k->job)) { free(stored_kernel); feat_free(&have); goto nomem_db; }
+    int wrc = ds_insert_launch(db, &l, have.n > had || (had && !kcast) ? &have : NULL, &k->id);
     free(stored_kernel);
     if (wrc) { feat_free(&have); goto dberr; }
-    k->need = source && have.n == 0;
-    nreused += source && have.n > 0;
+    k->need = source && !kcast;
+    nreused += source && kcast;
     feat_free(&have);
     for (size_t i = 0; i < nfiles; i++) {
       const ds_kt_config *e = k->in[i];
@@ -988,12 +1153,16 @@ int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, 
     ds_kt_stats st;
     int crc = ds_kt_compute(&src, todo, ntodo, write_done, &wr, &kname_alone, &st, err, cap);
     r->fallbacks = st.fallbacks;
+    failure_summary(o, r);
     if (crc == 1) { rc = 2; goto out; }
     if (crc) goto out;
   }
   rc = 0;
   goto out;
 
+nomem_db:
+  kt_fail(err, cap, 1, "out of memory");
+  goto fail_rollback;
 dberr:
   kt_fail(err, cap, 1, "%s", ds_errmsg(db));
 fail_rollback:

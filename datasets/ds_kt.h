@@ -79,8 +79,9 @@ void ds_kt_job_free(ds_kt_job *j);
 
 /*
  * Called on the calling thread with jobs done[0..n) finished since the last
- * call (their status set); a nonzero return stops the computation (no more
- * groups are started).
+ * call (their status set), in any order: whatever finished, at least every
+ * 2 seconds, and the rest at the end.  A nonzero return stops the
+ * computation (no more groups are started).
  */
 typedef int (*ds_kt_done_fn)(void *ctx, ds_kt_job *const *done, size_t n);
 
@@ -96,7 +97,12 @@ typedef struct ds_kt_stats {
  * threads.  The first configurations are compiled alone first (up to
  * three, until one compiles): they check the source, the options and the
  * arguments, and give the kernel's name as compiled alone, returned in
- * *kname (caller frees).  done is called as jobs finish.  Returns 0 (some
+ * *kname (caller frees).  A copy in a group renames the kernel and every
+ * name of an extern "C" region (ds_kt_src.c), so that a second kernel
+ * there does not make the group compile one configuration at a time; a
+ * loop_unroll_factor parameter is Kernel Tuner's (its value the argument
+ * of `#pragma unroll NAME`, 0 removing the pragma).  done is called as
+ * jobs finish.  Returns 0 (some
  * jobs may have failed: their status says), 1 for arguments that fit no
  * configuration (a usage error), -1 when no probe compiles or on a fatal
  * error, with err set; -2 when done asked to stop.
@@ -122,10 +128,20 @@ typedef struct ds_kt_import_opts {
   unsigned long configs, seed;   /* a seeded sample of configs (0: all) */
   const char *command;           /* runs row's command line */
   ds_kt_source src;              /* with src.path: the features too */
+  const char *failures;          /* only named in the summary: the caller
+                                    writes the report's list there */
   void (*note)(void *ctx, const char *line); /* a line for the user */
   void (*progress)(void *ctx, unsigned done, unsigned total);
   void *ctx;
 } ds_kt_import_opts;
+
+/* A configuration that failed: on a GPU (its cachefile holds a failure
+   string instead of times) or, gpu NULL, in the features' computation. */
+typedef struct ds_kt_failure {
+  char *key;                     /* its cache key */
+  char *gpu;                     /* the GPU key of the file, or NULL */
+  char *reason;                  /* the file's string, or why kcast failed */
+} ds_kt_failure;
 
 /* What an import did (ds_kt_import_report_free frees it). */
 typedef struct ds_kt_import_report {
@@ -138,6 +154,9 @@ typedef struct ds_kt_import_report {
   char *kernel, *app;            /* the kernel's and app's names */
   char **gpus;                   /* per file, the GPU key */
   size_t ngpus;
+  ds_kt_failure *fails;          /* every failed configuration, per file in
+                                    file order, then the features' */
+  size_t nfails;
 } ds_kt_import_report;
 void ds_kt_import_report_free(ds_kt_import_report *r);
 

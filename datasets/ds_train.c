@@ -69,8 +69,8 @@ static int has_token(const char *list, const char *tok) { return has_item(list, 
 /* Families of loaded columns (the part of a name before its first dot);
    "all" keeps every loaded column.  The derived families are model/
    derived.c's words (mangrove, analytic, work, occ, gpu). */
-static const char *const families[] = {"all",  "launch", "op",    "class",
-                                       "mem",  "ctrl",   "static", "ptxas"};
+static const char *const families[] = {"all",  "launch", "op",     "class", "mem",
+                                       "ctrl", "static", "ptxas", "tune"};
 #define N_FAMILIES (sizeof families / sizeof *families)
 
 /* Is name's family in the comma list?  Derived columns are never
@@ -112,7 +112,7 @@ static int check_families(const rf_data *d, const char *list, const char *src, c
     }
     if (!ok) {
       fail(err, cap, -1, "%s: --features %.*s: no column of that family (known: all, launch, op, class, "
-                "mem, ctrl, static, ptxas; derived: mangrove, analytic, work, occ, gpu)",
+                "mem, ctrl, static, ptxas, tune; derived: mangrove, analytic, work, occ, gpu)",
                 src, (int)n, t);
       return -1;
     }
@@ -309,6 +309,9 @@ static int load_db(const ds_train_input *in, rf_data *d, char *err, size_t cap) 
   ds_query q;
   ds_query_init(&q);
   q.drop_constant = in->drop_constant;
+  /* the tuning parameters only when asked for (their meaning is the
+     kernel's own: no model of other kernels can use them) */
+  q.with_tune = in->features && has_token(in->features, "tune");
   if (ng == 1) { q.gpu = gpus[0]; q.metric = metric; }
   if (ds_query_matrix(db, &q, &m)) {
     fail(err, cap, -1, "%s", ds_errmsg(db));
@@ -439,6 +442,9 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   memset(d, 0, sizeof *d);
   in->gpus[0] = 0;
   in->notes[0] = 0;
+  in->gpu_note[0] = 0;
+  /* a dataset's measurements are time, power or energy: time unless said */
+  if (!in->target && in->db && !in->csv) in->target = "time";
   if (!in->target) return fail(err, cap, -2, "--target is required");
   if (in->csv && in->db) return fail(err, cap, -2, "give either --csv FILE or a dataset, not both");
   const char *src = in->csv ? in->csv : in->db;
@@ -515,6 +521,29 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   if (in->features && check_families(d, in->features, src, err, cap)) goto fail;
   int several = strchr(in->gpus, ',') != NULL;
   int known = gpus_known(in, d, gcol);
+  if (!known && col_index(d, "launch.ctas") >= 0 && col_index(d, "launch.block_x") >= 0 &&
+      target_kind(in->target) >= 0 && (!in->base || !strcmp(in->base, "auto")) &&
+      in->log_target != 0) {
+    /* the defaults would have used them: say why they are not there */
+    char unk[256] = "";
+    size_t ul = 0, nu = 0;
+    for (size_t i = 0; i < d->n_rows && nu < 4; i++) {
+      const char *g = row_gpu(in, d, gcol, i);
+      if (!g || !*g || an_gpu_find(g)) continue;
+      char q[140];
+      snprintf(q, sizeof q, "'%s'", g);
+      if (strstr(unk, q)) continue;
+      ul += (size_t)snprintf(unk + ul, sizeof unk - ul, "%s%s", nu ? ", " : "", q);
+      if (ul >= sizeof unk) ul = sizeof unk - 1;
+      nu++;
+    }
+    if (nu)
+      snprintf(in->gpu_note, sizeof in->gpu_note,
+               "GPU %s not in the GPU table: the analytic base%s are left out, so the forest "
+               "predicts only what it saw (kcast gpus lists the table; --gpus FILE or "
+               "KCAST_GPUS=FILE adds a GPU)", unk,
+               in->features || several ? "" : " and the occupancy and analytic features");
+  }
 
   /* features: the families asked for (or all loaded columns), then the
      derived ones */

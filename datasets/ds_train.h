@@ -29,7 +29,9 @@ extern "C" {
 /* What to load (set by the caller) and what loading found (set by
    ds_train_load). */
 typedef struct ds_train_input {
-  const char *csv, *db, *target, *gpu, *group, *ignore;
+  const char *csv, *db, *target, *gpu, *group, *ignore;  /* target: a CSV
+                              column, or for a dataset time (NULL), power
+                              or energy */
   const char *gpu_column;  /* CSV column naming each row's GPU (default: gpu
                               when the file has one and gpu is not given) */
   const char *features;    /* NULL: every loaded column and the default
@@ -46,6 +48,9 @@ typedef struct ds_train_input {
                               GPU (gpu) names them all */
   char gpus[512];          /* the rows' distinct GPUs, comma-separated */
   char notes[512];         /* CSV columns kept as text because of their content */
+  char gpu_note[640];      /* "" or why the analytic base (and the occupancy
+                              features) the defaults use are left out: a
+                              row's GPU the GPU table does not know */
 } ds_train_input;
 
 /* kcast's training defaults into *p and a cleared *in (docs/accuracy.md:

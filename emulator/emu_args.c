@@ -308,13 +308,26 @@ int emu_const_parse(const char *text, emu_const_spec *out, char *tail, size_t ca
 }
 
 /* Address and size of the module variable name, declared in C++ namespace
-   ns when ns is set (then its PTX name is mangled: _ZN<ns><name>E). */
+   ns when ns is set: its PTX name is then mangled (_ZN<ns><name>E), or it
+   is NAME__ns, plain or mangled, when the Kernel Tuner importer's grouped
+   compilation renamed it (an extern "C" symbol). */
 static int find_const(emu_module *em, const char *name, const char *ns, uint64_t *addr,
                       size_t *size, char *err, size_t cap) {
-  char mangled[600];
-  if (ns) snprintf(mangled, sizeof mangled, "_ZN%zu%s%zu%sE", strlen(ns), ns, strlen(name), name);
-  char e2[512] = "";
-  if (emu_symbol(em, ns ? mangled : name, addr, size, e2, sizeof e2) == 0) return 0;
+  char cand[4][600];
+  int nc = 0;
+  if (ns) {
+    char ren[300];
+    snprintf(ren, sizeof ren, "%s__%s", name, ns);
+    snprintf(cand[nc++], sizeof cand[0], "_ZN%zu%s%zu%sE", strlen(ns), ns, strlen(name), name);
+    snprintf(cand[nc++], sizeof cand[0], "%s", ren);
+    snprintf(cand[nc++], sizeof cand[0], "_ZN%zu%s%zu%sE", strlen(ns), ns, strlen(ren), ren);
+  } else {
+    snprintf(cand[nc++], sizeof cand[0], "%s", name);
+  }
+  for (int i = 0; i < nc; i++) {
+    char e2[512] = "";
+    if (emu_symbol(em, cand[i], addr, size, e2, sizeof e2) == 0) return 0;
+  }
   snprintf(err, cap, "--const %s: the kernel's module has no .const or .global variable %s", name,
            name);
   return -1;

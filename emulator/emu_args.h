@@ -90,7 +90,9 @@ int emu_arg_buffer(emu_device *d, const emu_arg_spec *a, unsigned idx, uint64_t 
  * k, and cfg's grid, block, shared memory, sample and limits.  The buffers
  * are made on d for this launch and freed after it; the constant symbols
  * consts[0..nconsts) are filled first (ns: the C++ namespace they were
- * declared in, or NULL).  Returns 0;
+ * declared in, or NULL; a symbol is also found renamed NAME__ns, as the
+ * Kernel Tuner importer's grouped compilation renames extern "C" names).
+ * Returns 0;
  * 1 when an argument or symbol does not fit the kernel (every launch of it
  * would fail alike); -1 for a failed launch.  err holds why.
  */

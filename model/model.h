@@ -104,6 +104,9 @@ typedef struct rf_csv_opts {
                                cell reads as empty_value(column) unless that
                                is NaN (an error, as without it); kcast passes
                                ds_feature_default (0 for count families) */
+  int empty_missing;        /* an empty feature cell empty_value does not fill
+                               reads as NaN -- a missing value the caller
+                               handles -- instead of being an error */
 } rf_csv_opts;
 
 /*
