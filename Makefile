@@ -23,13 +23,18 @@ CLANG      ?= clang-22
 NVCC       ?= nvcc
 
 # Debian packages the build and the tests need.  The one list: README and
-# .ci/run both go through `make deps`.  Slurm and munge are for the test
+# .ci/run both go through `make deps`.  The python3-* ones are for the
+# Python package (python/: built by make python, tested by make test with
+# pytest; numpy, pandas, scikit-learn and matplotlib are what it works with,
+# venv and pip for the test that installs Kernel Tuner from PyPI).  Slurm and munge are for the test
 # that brings up its own one-node cluster (tests/slurm/one-node.sh: its
 # own key, configuration and daemons, stopped when it ends).
 DEPS_PKGS := make gcc g++ libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
              zlib1g-dev liblz4-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
              libomp-22-dev valgrind sqlite3 pkgconf chromium \
-             slurmctld slurmd slurm-client munge
+             slurmctld slurmd slurm-client munge \
+             python3 python3-dev python3-setuptools python3-pip python3-venv python3-numpy \
+             python3-pandas python3-pytest python3-sklearn python3-scipy python3-matplotlib
 
 LLVM_INC   := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)
 LLVM_LIB   := $(shell $(LLVM_CONFIG) --libdir 2>/dev/null)
@@ -285,11 +290,31 @@ fuzz: $(FUZZ_BINS) $(BUILD)/kcast $(SUITE_FAST:%=$(BUILD)/suite/%)
 	    -max_len=65536 -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$f || exit 1; \
 	done
 
+# The Python package (python/): the extension kcast._kcast over libkcast.a
+# and the package's modules, built into $(BUILD)/python (PYTHONPATH for the
+# tests and benchmarks); `pip install ./python` installs it.  Debian's
+# python3 (make deps' packages), or PYTHON=...  Not in sanitizer builds
+# (the extension would need their runtime preloaded into python).
+PYTHON      ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PY_FOUND    := $(shell $(PYTHON) -c 'import sysconfig, numpy' 2>/dev/null && echo yes)
+PY_EXT      := $(if $(and $(PY_FOUND),$(if $(SANFLAGS),,yes)),$(BUILD)/python/kcast/.built)
+.PHONY: python
+python: $(BUILD)/libkcast.a
+	@$(if $(PY_FOUND),,echo "make python: $(PYTHON) with numpy not found (make deps)"; exit 1)
+	$(MAKE) --no-print-directory $(BUILD)/python/kcast/.built
+$(BUILD)/python/kcast/.built: $(BUILD)/libkcast.a include/kcast.h $(wildcard python/kcast/*.py) \
+                              python/kcast/_kcast.c python/setup.py
+	cd python && KCAST_BUILD=$(abspath $(BUILD)) $(PYTHON) setup.py -q build \
+	  --build-base $(abspath $(BUILD))/python-build --build-lib $(abspath $(BUILD))/python \
+	  > /dev/null
+	touch $@
+
 # Tests find the CLI and scratch space through the environment.
 TEST_DEPS := $(BUILD)/kcast $(BUILD)/kcast-tests $(BUILD)/libkcast.so corpus $(INJECT_LIB) \
              $(CUDART_LIB) $(SUITE_FAST:%=$(BUILD)/suite/%) $(EXAMPLES) $(FUZZ_BINS) \
-             $(if $(INJECT_LIB),$(BUILD)/gpu-bundle/MANIFEST)
-TEST_ENV  := KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD))
+             $(if $(INJECT_LIB),$(BUILD)/gpu-bundle/MANIFEST) $(PY_EXT)
+TEST_ENV  := KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
+             KCAST_PYTHON=$(PYTHON)
 test: $(TEST_DEPS)
 	$(TEST_ENV) $(BUILD)/kcast-tests
 

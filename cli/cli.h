@@ -187,6 +187,10 @@ extern const char cmd_featmodel_usage[];
 int cmd_import_kerneltuner(int argc, char **argv);
 extern const char cmd_import_kt_usage[];
 
+/* kcast tune-space (cmd_tune_space.c): a Kernel Tuner space predicted. */
+int cmd_tune_space(int argc, char **argv);
+extern const char cmd_tune_space_usage[];
+
 /* kcast dataset import-nsys / import-ncu (cmd_import_nsight.c). */
 int cmd_import_nsight(int argc, char **argv);
 extern const char cmd_import_nsight_usage[];

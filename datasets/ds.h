@@ -303,6 +303,10 @@ void ds_kt_free(ds_kt_file *f);
    per JSON value), 1 GiB by default; 0 restores the default.
    Process-wide; for tests and fuzzers. */
 void ds_kt_set_memory_limit(size_t bytes);
+/* What the reader takes for a parameter's name (a C identifier) and value
+   (a one-line number, identifier or simple expression, <= 256 bytes). */
+int ds_kt_valid_name(const char *name);
+int ds_kt_valid_value(const char *value);
 
 /* ---------------------------------------------------------------- readers -- */
 

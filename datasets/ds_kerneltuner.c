@@ -210,7 +210,7 @@ void ds_kt_free(ds_kt_file *f) {
 }
 
 /* A C identifier: a letter or '_', then letters, digits and '_'. */
-static int is_identifier(const char *s) {
+int ds_kt_valid_name(const char *s) {
   if (!(isalpha((unsigned char)*s) || *s == '_')) return 0;
   for (; *s; s++)
     if (!isalnum((unsigned char)*s) && *s != '_') return 0;
@@ -221,7 +221,7 @@ static int is_identifier(const char *s) {
    accepts -- numbers, identifiers, and simple expressions of them
    (operators, parentheses, blanks) -- at most KT_VALUE_MAX bytes, without
    a comment and with balanced parentheses. */
-static int value_ok(const char *v) {
+int ds_kt_valid_value(const char *v) {
   size_t n = strlen(v);
   if (!n || n > KT_VALUE_MAX || v[0] == ' ' || v[n - 1] == ' ') return 0;
   int depth = 0;
@@ -263,7 +263,7 @@ static int read_entry(const char *path, const ds_kt_file *f, const cJSON *e, ds_
     if (!(c->values[j] = value_text(v)))
       return kt_fail(err, cap, "%s: cache entry '%s': parameter '%s' is not a number or string",
                      path, key, f->params[j]);
-    if (!value_ok(c->values[j]))
+    if (!ds_kt_valid_value(c->values[j]))
       return kt_fail(err, cap, "%s: cache entry '%s': parameter '%s' = '%.80s%s' is not a "
                      "number, identifier or simple expression on one line (it becomes a "
                      "#define)", path, key, f->params[j], c->values[j],
@@ -405,7 +405,7 @@ int ds_kt_read(const char *path, ds_kt_file *out, char *err, size_t cap) {
       kt_fail(err, cap, "%s: tune_params_keys[%zu] is not a parameter name", path, out->nparams);
       goto out;
     }
-    if (!is_identifier(x->valuestring)) {
+    if (!ds_kt_valid_name(x->valuestring)) {
       kt_fail(err, cap, "%s: tune_params_keys[%zu]: '%.80s' is not a C identifier (a tuning "
               "parameter becomes a #define)", path, out->nparams, x->valuestring);
       goto out;

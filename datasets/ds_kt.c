@@ -62,6 +62,9 @@
 #include "model/model.h"
 #include "profiler/prof.h"
 
+#include <cjson/cJSON.h>
+#include <unistd.h>
+
 #define KT_SOURCE "kcast dataset import-kerneltuner"
 #define KT_TOOL "kernel_tuner"
 #define KT_NS "kcast_cfg"
@@ -717,7 +720,7 @@ static void note(const ds_kt_import_opts *o, const char *fmt, ...) {
 
 /* The tuning parameters of job j with a numeric value, as tune.NAME
    features, into v (set or overwritten); -1 out of memory. */
-static int add_tune(feat_vec *v, const ds_kt_job *j) {
+int ds_kt_tune_features(const ds_kt_job *j, feat_vec *v) {
   for (size_t i = 0; i < j->nparams; i++) {
     char *e, name[300];
     double x = strtod(j->values[i], &e);
@@ -859,7 +862,7 @@ static int write_done(void *ctx, ds_kt_job *const *done, size_t n) {
     memcpy(l.block, k->block, sizeof l.block);
     l.shmem = (int64_t)wr->o->src.cfg.shared_bytes;
     l.source = KT_SOURCE;
-    if (add_tune(&k->feats, k) || ds_insert_launch(wr->db, &l, &k->feats, NULL)) dbfail = 1;
+    if (ds_kt_tune_features(k, &k->feats) || ds_insert_launch(wr->db, &l, &k->feats, NULL)) dbfail = 1;
   }
   if (!dbfail && ds_commit(wr->db)) dbfail = 1;
   if (dbfail) {
@@ -1116,7 +1119,7 @@ int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, 
        has (its features, when a former import computed them) */
     int kcast = has_kcast_features(&have);
     size_t had = have.n;
-    if (add_tune(&have, &k->job)) { free(stored_kernel); feat_free(&have); goto nomem_db; }
+    if (ds_kt_tune_features(&k->job, &have)) { free(stored_kernel); feat_free(&have); goto nomem_db; }
     int wrc = ds_insert_launch(db, &l, have.n > had || (had && !kcast) ? &have : NULL, &k->id);
     free(stored_kernel);
     if (wrc) { feat_free(&have); goto dberr; }
@@ -1190,5 +1193,97 @@ out:
   for (size_t i = 0; files && i < nfiles; i++) ds_kt_free(&files[i]);
   free(files);
   ds_close(db);
+  return rc;
+}
+
+/* ------------------------------------------------------ a cachefile out -- */
+
+/* A value as JSON: a number where the text reads as one, else a string. */
+static cJSON *json_value(const char *v) {
+  char *e;
+  double x = strtod(v, &e);
+  if (*v && !*e && isfinite(x)) return cJSON_CreateNumber(x);
+  return cJSON_CreateString(v);
+}
+
+int ds_kt_write_cachefile(const char *path, const char *device, const char *kernel,
+                          const int64_t psize[3], size_t pdims, int scalar,
+                          const char *const *names, size_t nparams, const char *const *keys,
+                          const char *const *values, const double *time_ms, size_t n, char *err,
+                          size_t cap) {
+  cJSON *root = cJSON_CreateObject();
+  char *text = NULL, *tmp = NULL;
+  int rc = -1;
+  if (!root) goto nomem;
+  if (!cJSON_AddStringToObject(root, "device_name", device) ||
+      !cJSON_AddStringToObject(root, "kernel_name", kernel))
+    goto nomem;
+  if (scalar && pdims == 1) {
+    if (!cJSON_AddNumberToObject(root, "problem_size", (double)psize[0])) goto nomem;
+  } else {
+    cJSON *ps = cJSON_AddArrayToObject(root, "problem_size");
+    if (!ps) goto nomem;
+    for (size_t d = 0; d < pdims; d++)
+      if (!cJSON_AddItemToArray(ps, cJSON_CreateNumber((double)psize[d]))) goto nomem;
+  }
+  cJSON *tk = cJSON_AddArrayToObject(root, "tune_params_keys");
+  cJSON *tp = cJSON_AddObjectToObject(root, "tune_params");
+  if (!tk || !tp) goto nomem;
+  for (size_t p = 0; p < nparams; p++) {
+    if (!cJSON_AddItemToArray(tk, cJSON_CreateString(names[p]))) goto nomem;
+    cJSON *vals = cJSON_AddArrayToObject(tp, names[p]);
+    if (!vals) goto nomem;
+    for (size_t i = 0; i < n; i++) {
+      const char *v = values[i * nparams + p];
+      int seen = 0;
+      for (size_t q = 0; q < i && !seen; q++) seen = !strcmp(values[q * nparams + p], v);
+      if (!seen && !cJSON_AddItemToArray(vals, json_value(v))) goto nomem;
+    }
+  }
+  if (!cJSON_AddStringToObject(root, "objective", "time")) goto nomem;
+  cJSON *cache = cJSON_AddObjectToObject(root, "cache");
+  if (!cache) goto nomem;
+  for (size_t i = 0; i < n; i++) {
+    cJSON *e = cJSON_CreateObject();
+    if (!e || !cJSON_AddItemToObject(cache, keys[i], e)) { cJSON_Delete(e); goto nomem; }
+    for (size_t p = 0; p < nparams; p++)
+      if (!cJSON_AddItemToObject(e, names[p], json_value(values[i * nparams + p]))) goto nomem;
+    if (isnan(time_ms[i])) {
+      if (!cJSON_AddStringToObject(e, "time", "RuntimeFailedConfig")) goto nomem;
+    } else {
+      cJSON *ts = NULL;
+      if (!cJSON_AddNumberToObject(e, "time", time_ms[i]) ||
+          !(ts = cJSON_AddArrayToObject(e, "times")) ||
+          !cJSON_AddItemToArray(ts, cJSON_CreateNumber(time_ms[i])))
+        goto nomem;
+    }
+    if (!cJSON_AddNumberToObject(e, "compile_time", 0) ||
+        !cJSON_AddNumberToObject(e, "verification_time", 0) ||
+        !cJSON_AddNumberToObject(e, "benchmark_time", isnan(time_ms[i]) ? 0 : time_ms[i]) ||
+        !cJSON_AddNumberToObject(e, "strategy_time", 0) ||
+        !cJSON_AddNumberToObject(e, "framework_time", 0))
+      goto nomem;
+  }
+  if (!(text = cJSON_Print(root))) goto nomem;
+  size_t pl = strlen(path);
+  if (!(tmp = malloc(pl + 32))) goto nomem;
+  snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) { kt_fail(err, cap, -1, "%s: %s", tmp, strerror(errno)); goto out; }
+  int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF;
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path)) {
+    kt_fail(err, cap, -1, "%s: %s", path, strerror(errno ? errno : EIO));
+    remove(tmp);
+    goto out;
+  }
+  rc = 0;
+  goto out;
+nomem:
+  kt_fail(err, cap, -1, "%s: out of memory", path);
+out:
+  free(tmp);
+  free(text);
+  cJSON_Delete(root);
   return rc;
 }

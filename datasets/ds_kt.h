@@ -110,6 +110,27 @@ typedef struct ds_kt_stats {
 int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_fn done,
                   void *ctx, char **kname, ds_kt_stats *st, char *err, size_t cap);
 
+/* The numeric parameters of j as tune.NAME features, into v (set or
+   overwritten); -1 out of memory. */
+int ds_kt_tune_features(const ds_kt_job *j, feat_vec *v);
+
+/*
+ * Write a Kernel Tuner cachefile (Kernel Tuner 1.x's JSON, the one it
+ * loads in simulation mode) of n configurations: device and kernel names,
+ * problem_size (a number when scalar, else a list of dims), the nparams
+ * names (tune_params_keys; tune_params lists each one's distinct values in
+ * order of appearance), and per configuration keys[i] with its values
+ * values[i * nparams + p] (numbers where they read as numbers) and
+ * time_ms[i] as time and times (zero compile, verification and benchmark
+ * times), or "RuntimeFailedConfig" where time_ms[i] is NaN.  Written to a
+ * temporary file beside path and renamed.  0, or -1 with err.
+ */
+int ds_kt_write_cachefile(const char *path, const char *device, const char *kernel,
+                          const int64_t psize[3], size_t pdims, int scalar,
+                          const char *const *names, size_t nparams, const char *const *keys,
+                          const char *const *values, const double *time_ms, size_t n, char *err,
+                          size_t cap);
+
 /* The gpus row of GPU key (measurements.gpu) for a device the driver
    called device: the name, and the GPU table's descriptors when the table
    knows device or key.  Returns 1 when the table knows it, else 0. */

@@ -380,6 +380,13 @@ int rf_search(const rf_data *d, const rf_params *p, int by_group, rf_params *bes
 int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o,
           rf_cv_result *r);
 void rf_cv_result_free(rf_cv_result *r);
+/*
+ * The k-fold assignment rf_cv makes of n rows (K folds, seed = the
+ * params' seed): fold[i] in 0..K-1 for each row, after a seeded shuffle.
+ * The same rows in the same order get the same folds, so another program
+ * can train on exactly rf_cv's training rows.  2 <= K <= n.
+ */
+int rf_cv_folds(size_t n, unsigned K, uint64_t seed, size_t *fold);
 
 /* ------------------------------------------------ GPUs and analytic model -- */
 
