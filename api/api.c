@@ -220,6 +220,17 @@ kcast_status kcast_features_set(kcast_features *fs, const char *name, double val
   return KCAST_OK;
 }
 
+kcast_status kcast_features_set_at(kcast_features *fs, size_t i, double value) {
+  if (!fs) return api_fail(KCAST_E_ARG, "kcast_features_set_at: fs is NULL");
+  if (i >= fs->v.n)
+    return api_fail(KCAST_E_ARG, "kcast_features_set_at: index %zu of a set of %zu", i, fs->v.n);
+  if (!isfinite(value))
+    return api_fail(KCAST_E_FEATURE, "kcast_features_set_at: %s = %g is not finite",
+                    fs->v.names[i], value);
+  fs->v.vals[i] = value;
+  return KCAST_OK;
+}
+
 kcast_status kcast_features_get(const kcast_features *fs, const char *name, double *value) {
   if (!fs || !name || !value)
     return api_fail(KCAST_E_ARG, "kcast_features_get: %s is NULL",
@@ -571,9 +582,10 @@ static kcast_status matrix_row(const kcast_model *m, const long *src, const char
         return api_fail(KCAST_E_FEATURE, "%s: row %zu: feature %s: %s", m->path, i,
                         info->features[j], got < 0 ? rf_last_error() : "cannot be derived");
     }
-    if (isnan(v))
-      return api_fail(KCAST_E_FEATURE, "%s: row %zu: feature %s is NaN%s", m->path, i,
-                      info->features[j], src[j] >= 0 ? "" : " (derived from a NaN)");
+    if (!isfinite(v))
+      return api_fail(KCAST_E_FEATURE, "%s: row %zu: feature %s is %s%s", m->path, i,
+                      info->features[j], isnan(v) ? "NaN" : "infinite",
+                      src[j] >= 0 ? "" : " (derived from a value that is not finite)");
     row[j] = v;
   }
   return KCAST_OK;
@@ -608,15 +620,22 @@ kcast_status kcast_predict_matrix(const kcast_model *model, const char *gpu_name
   size_t P = info->n_features;
   long *src = malloc((P ? P : 1) * sizeof *src);
   if (!src) return api_fail(KCAST_E_NOMEM, "%s: out of memory", fn);
-  /* the plan: each feature's column, before any row (one error, not n) */
+  /* the plan: each feature's column, before any row (one error, not n);
+     names compared by hash first (one row from Python: the plan is most of
+     the call) */
+  size_t hstack[256];
+  size_t *ch = n_cols <= 256 ? hstack : malloc(n_cols * sizeof *ch);
+  if (!ch) { free(src); return api_fail(KCAST_E_NOMEM, "%s: out of memory", fn); }
+  for (size_t c = 0; c < n_cols; c++) ch[c] = feat_name_hash(names[c]);
   for (size_t j = 0; j < P; j++) {
     const char *name = info->features[j];
     src[j] = MX_DERIVED;
     for (size_t c = 0; c < n_cols; c++)
-      if (!strcmp(names[c], name)) {
+      if (ch[c] == model->fhash[j] && !strcmp(names[c], name)) {
         if (src[j] >= 0) {
           long prev = src[j];
           free(src);
+          if (ch != hstack) free(ch);
           return api_fail(KCAST_E_ARG, "%s: columns %ld and %zu are both %s", fn, prev, c, name);
         }
         src[j] = (long)c;
@@ -624,10 +643,33 @@ kcast_status kcast_predict_matrix(const kcast_model *model, const char *gpu_name
     if (src[j] >= 0 || md_family_of(name) >= 0) continue;
     if (isnan(ds_feature_default(name))) {
       free(src);
+      if (ch != hstack) free(ch);
       return api_fail(KCAST_E_FEATURE, "%s: no column holds feature %s (%zu features read by "
                       "the model)", model->path, name, P);
     }
     src[j] = MX_ZERO;
+  }
+  if (ch != hstack) free(ch);
+  if (n_rows < BATCH_PARALLEL_MIN) {
+    /* a few rows (one, from Python): row by row on this thread, without
+       the blocked walker's set-up */
+    double stackrow[256];
+    double *row = P <= 256 ? stackrow : malloc(P * sizeof *row);
+    kcast_status st = row ? KCAST_OK : api_fail(KCAST_E_NOMEM, "%s: out of memory", fn);
+    for (size_t i = 0; i < n_rows && !st; i++) {
+      st = matrix_row(model, src, use, x + i * row_stride, n_cols, names, i, row);
+      double a, l, h;
+      if (!st && rf_predict_interval_on(f, row, coverage, unseen, &a, lo ? &l : NULL,
+                                        lo ? &h : NULL))
+        st = api_fail(KCAST_E_ARG, "%s: row %zu: %s", model->path, i, rf_last_error());
+      if (!st) {
+        pred[i] = a;
+        if (lo) { lo[i] = l; hi[i] = h; }
+      }
+    }
+    if (row != stackrow) free(row);
+    free(src);
+    return st;
   }
   batch_fail bf;
   bf.first = n_rows;

@@ -250,6 +250,10 @@ void kcast_features_free(kcast_features *fs);
 /* Set name to value (insert or overwrite).  name non-empty, value finite
    (KCAST_E_FEATURE otherwise). */
 kcast_status kcast_features_set(kcast_features *fs, const char *name, double value);
+/* Set the value of the i-th feature (insertion order, as kcast_features_name
+   numbers them) without looking its name up: refilling a set laid out once.
+   KCAST_E_ARG for i out of range, KCAST_E_FEATURE for a value not finite. */
+kcast_status kcast_features_set_at(kcast_features *fs, size_t i, double value);
 /* [out] *value of name; KCAST_E_NOTFOUND when fs has no such feature. */
 kcast_status kcast_features_get(const kcast_features *fs, const char *name, double *value);
 /* Number of features in fs (0 for NULL). */
@@ -410,8 +414,8 @@ kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_n
  * reads).  A feature the model reads that no column holds is filled as
  * kcast_predict fills one a set lacks (0 for a count; derived columns
  * computed from the row; KCAST_E_FEATURE otherwise, before any row is
- * predicted); a NaN in a column the model reads is KCAST_E_FEATURE naming
- * the row.  gpu_name as kcast_predict_gpu (NULL: the model's GPU).
+ * predicted); a NaN or an infinity in a column the model reads is
+ * KCAST_E_FEATURE naming the row.  gpu_name as kcast_predict_gpu (NULL: the model's GPU).
  * [out] pred[i], and lo[i]/hi[i] at coverage when lo and hi are not NULL.
  * threads OpenMP threads (0: the runtime's default; small batches stay on
  * the calling thread).  Answers equal kcast_predict's bit for bit.

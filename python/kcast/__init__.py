@@ -13,10 +13,9 @@ Errors from the library raise :class:`KcastError` (``.status`` is the
 """
 from __future__ import annotations
 
-import math
 import os
 import struct
-from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -35,13 +34,9 @@ __version__: str = _kcast.version()
 FILLS = {"zero": 0, "seq": 1, "seqf": 2, "rand": 3, "randf": 4}
 
 
-class Prediction(NamedTuple):
-    """One prediction: the point value and its interval (the target's unit:
-    ns for time, W for power, J for energy)."""
-
-    value: float
-    lower: float
-    upper: float
+# One prediction: the point value and its interval (the target's unit: ns
+# for time, W for power, J for energy); a named tuple (value, lower, upper).
+Prediction = _kcast.Prediction
 
 
 def _pandas():
@@ -146,13 +141,17 @@ class Model:
         row, as in the C API.  Batches run on ``threads`` OpenMP threads
         (0: the default) without the GIL.
         """
-        coverage = _check_coverage(coverage)
-        if isinstance(X, Features):
-            return Prediction(*self._m.predict_features(X, gpu, coverage))
+        if not 0.0 < coverage < 1.0:
+            raise ValueError(f"coverage {coverage} is not in (0, 1)")
+        t = type(X)
+        if t is Features:  # one launch: the shortest paths
+            return self._m.predict_features(X, gpu, coverage)
+        if t is dict:
+            return self._m.predict_dict(X, gpu, coverage)
         if isinstance(X, Mapping):
-            if not isinstance(X, dict):
-                X = dict(X)
-            return Prediction(*self._m.predict_dict(X, gpu, coverage))
+            return self._m.predict_dict(X if type(X) is dict else dict(X), gpu, coverage)
+        if isinstance(X, Features):
+            return self._m.predict_features(X, gpu, coverage)
         pd = _pandas()
         frame = pd is not None and isinstance(X, pd.DataFrame)
         arr, names = _as_matrix(X, feature_names)
@@ -302,12 +301,20 @@ def gpus():
     return pd.DataFrame(rows).set_index("name") if pd is not None else rows
 
 
-def read_dataset(path: Union[str, os.PathLike]):
+# Families whose missing value is 0 (a kernel without a barrier has no
+# op.bar.sync), as kcast's matrices and its CSV reader take them.
+COUNT_FAMILIES = ("op.", "class.", "mem.", "static.")
+
+
+def read_dataset(path: Union[str, os.PathLike], counts_as_zero: bool = False):
     """A kcast dataset as a DataFrame: one row per launch (id, app, dataset,
     lseq, kernel), a column per feature (NaN where a launch lacks it) and
     one per GPU and metric measured, ``METRIC@GPU`` (the median), as
     ``kcast dataset export`` writes it -- a table ``kcast train --csv``
-    reads back.  Without pandas: a dict of column name to array or list."""
+    reads back (its empty cells are these NaNs).  With ``counts_as_zero``
+    a missing count (op.*, class.*, mem.*, static.*) is 0, as kcast's own
+    training matrices have it.  Without pandas: a dict of column name to
+    array or list."""
     names, cols, n = _kcast.read_dataset(os.fspath(path))
     data = {}
     for name, col in zip(names, cols):
@@ -315,6 +322,8 @@ def read_dataset(path: Union[str, os.PathLike]):
             arr = np.frombuffer(col, dtype=np.float64).copy()
             if name in ("id", "lseq"):
                 arr = arr.astype(np.int64)
+            elif counts_as_zero and name.startswith(COUNT_FAMILIES):
+                arr[np.isnan(arr)] = 0.0
             data[name] = arr
         else:
             data[name] = col
@@ -331,4 +340,9 @@ def cv_folds(n: int, k: int = 5, seed: int = 1) -> np.ndarray:
     return out
 
 
-from .regressor import Regressor  # noqa: E402  (needs Model)
+def __getattr__(name: str):
+    # kcast.Regressor imports scikit-learn, which takes a while: only when used
+    if name == "Regressor":
+        from .regressor import Regressor
+        return Regressor
+    raise AttributeError(f"module 'kcast' has no attribute {name!r}")

@@ -24,6 +24,32 @@
 
 static PyObject *KcastError;
 
+/* Prediction(value, lower, upper): a struct sequence (a named tuple made
+   in C, cheaper than collections.namedtuple for one prediction). */
+static PyTypeObject PredictionType;
+static PyStructSequence_Field pred_fields[] = {
+    {"value", "the point prediction (ns, W or J: the target's unit)"},
+    {"lower", "the interval's lower end"},
+    {"upper", "the interval's upper end"},
+    {NULL, NULL}};
+static PyStructSequence_Desc pred_desc = {"kcast.Prediction",
+                                          "One prediction and its interval.", pred_fields, 3};
+
+static PyObject *prediction(double v, double lo, double hi) {
+  PyObject *p = PyStructSequence_New(&PredictionType);
+  if (!p) return NULL;
+  PyObject *a = PyFloat_FromDouble(v), *b = PyFloat_FromDouble(lo), *c = PyFloat_FromDouble(hi);
+  if (!a || !b || !c) {
+    Py_XDECREF(a); Py_XDECREF(b); Py_XDECREF(c);
+    Py_DECREF(p);
+    return NULL;
+  }
+  PyStructSequence_SET_ITEM(p, 0, a);
+  PyStructSequence_SET_ITEM(p, 1, b);
+  PyStructSequence_SET_ITEM(p, 2, c);
+  return p;
+}
+
 /* Raise KcastError for status st with the library's last error. */
 static PyObject *raise_status(kcast_status st) {
   PyObject *msg = PyUnicode_FromString(kcast_last_error());
@@ -230,7 +256,9 @@ static PyTypeObject FeaturesType = {
 typedef struct {
   PyObject_HEAD
   kcast_model *m;
-  PyObject *names;  /* tuple of the feature names (str), model order */
+  PyObject *names;      /* tuple of the feature names (str), model order */
+  kcast_features *row;  /* scratch set of every feature, model order, for
+                           predict_dict (written under the GIL only) */
 } ModelObject;
 
 static PyTypeObject ModelType;
@@ -267,14 +295,13 @@ static PyObject *Model_new(PyTypeObject *t, PyObject *args, PyObject *kw) {
 
 static void Model_dealloc(ModelObject *o) {
   kcast_model_free(o->m);
+  kcast_features_free(o->row);
   Py_XDECREF(o->names);
   Py_TYPE(o)->tp_free((PyObject *)o);
 }
 
-/* (value, lo, hi) of a kcast_prediction. */
-static PyObject *pred_tuple(const kcast_prediction *p) {
-  return Py_BuildValue("(ddd)", p->value, p->lo, p->hi);
-}
+/* The Prediction of a kcast_prediction. */
+static PyObject *pred_tuple(const kcast_prediction *p) { return prediction(p->value, p->lo, p->hi); }
 
 /* predict_features(features, gpu=None, coverage=0.9) -> (value, lo, hi) */
 static PyObject *Model_predict_features(ModelObject *o, PyObject *const *a, Py_ssize_t na) {
@@ -292,9 +319,12 @@ static PyObject *Model_predict_features(ModelObject *o, PyObject *const *a, Py_s
   return pred_tuple(&p);
 }
 
-/* predict_dict(dict, gpu=None, coverage=0.9) -> (value, lo, hi): the
-   model's features looked up in the dict (hashes cached in the interned
-   names), the rest filled by the library as for a set that lacks them. */
+/* predict_dict(dict, gpu=None, coverage=0.9) -> Prediction: the model's
+   features looked up in the dict (hashes cached in the interned names).
+   When the dict holds all of them, they go into the model's scratch set
+   (laid out in the model's order, so the library finds each at once) and
+   kcast_predict_gpu predicts; else the ones it holds go to
+   kcast_predict_matrix, which fills the rest as for a set that lacks them. */
 static PyObject *Model_predict_dict(ModelObject *o, PyObject *const *a, Py_ssize_t na) {
   if (na < 1 || na > 3 || !PyDict_Check(a[0])) {
     PyErr_SetString(PyExc_TypeError, "predict_dict(dict, gpu=None, coverage=0.9)");
@@ -323,11 +353,36 @@ static PyObject *Model_predict_dict(ModelObject *o, PyObject *const *a, Py_ssize
     vals[k] = x;
     names[k++] = PyUnicode_AsUTF8(name);
   }
+  kcast_status st;
+  if (k == P && P > 0) {
+    if (!o->row) {
+      if ((st = kcast_features_new(&o->row))) { raise_status(st); goto out; }
+      for (Py_ssize_t j = 0; j < P; j++)
+        if ((st = kcast_features_set(o->row, names[j], 0))) {
+          kcast_features_free(o->row);
+          o->row = NULL;
+          raise_status(st);
+          goto out;
+        }
+    }
+    for (Py_ssize_t j = 0; j < P; j++)
+      if ((st = kcast_features_set_at(o->row, (size_t)j, vals[j]))) {
+        /* not finite: the matrix path names it */
+        k = -1;
+        break;
+      }
+    if (k == P) {
+      kcast_prediction p;
+      if ((st = kcast_predict_gpu(o->m, gpu, o->row, cov, &p))) { raise_status(st); goto out; }
+      res = pred_tuple(&p);
+      goto out;
+    }
+    k = P;
+  }
   double pr, lo, hi;
-  kcast_status st = kcast_predict_matrix(o->m, gpu, vals, 1, (size_t)k, (size_t)k, names, cov, &pr,
-                                         &lo, &hi, 1);
+  st = kcast_predict_matrix(o->m, gpu, vals, 1, (size_t)k, (size_t)k, names, cov, &pr, &lo, &hi, 1);
   if (st) { raise_status(st); goto out; }
-  res = Py_BuildValue("(ddd)", pr, lo, hi);
+  res = prediction(pr, lo, hi);
 out:
   if (vals != vstack) PyMem_Free(vals);
   if (names != nstack) PyMem_Free(names);
@@ -950,6 +1005,59 @@ static PyTypeObject TuneSpaceType = {
     .tp_new = TuneSpace_new,
 };
 
+/* ------------------------------------------------------------ benchmarks -- */
+
+#include <time.h>
+
+static double mono_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* _bench_c(model, features_list, calls) -> (ns per kcast_predict call,
+   rows/s of kcast_predict_batch over the list on OpenMP's threads): the C
+   API's own figures on the very objects the Python side predicts, for
+   make bench to compare with (bench/py_bench.py). */
+static PyObject *py_bench_c(PyObject *self, PyObject *args) {
+  PyObject *model, *list;
+  Py_ssize_t calls;
+  if (!PyArg_ParseTuple(args, "O!O!n", &ModelType, &model, &PyList_Type, &list, &calls)) return NULL;
+  Py_ssize_t n = PyList_GET_SIZE(list);
+  if (n < 1 || calls < 1) { PyErr_SetString(PyExc_ValueError, "nothing to time"); return NULL; }
+  const kcast_features **fs = PyMem_Malloc((size_t)n * sizeof *fs);
+  kcast_prediction *out = PyMem_Malloc((size_t)n * sizeof *out);
+  if (!fs || !out) { PyMem_Free(fs); PyMem_Free(out); return PyErr_NoMemory(); }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *f = PyList_GET_ITEM(list, i);
+    if (!PyObject_TypeCheck(f, &FeaturesType)) {
+      PyMem_Free(fs);
+      PyMem_Free(out);
+      PyErr_SetString(PyExc_TypeError, "a list of Features");
+      return NULL;
+    }
+    fs[i] = ((FeaturesObject *)f)->fs;
+  }
+  kcast_model *m = ((ModelObject *)model)->m;
+  kcast_prediction p;
+  double t0 = mono_s(), sink = 0;
+  for (Py_ssize_t i = 0; i < calls; i++) {
+    kcast_predict(m, fs[i % n], 0.9, &p);
+    sink += p.value;
+  }
+  double per = (mono_s() - t0) / (double)calls * 1e9;
+  double t1 = mono_s();
+  kcast_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = kcast_predict_batch(m, fs, (size_t)n, 0.9, out);
+  Py_END_ALLOW_THREADS
+  double rate = (double)n / (mono_s() - t1);
+  PyMem_Free(fs);
+  PyMem_Free(out);
+  if (st) return raise_status(st);
+  return Py_BuildValue("(dd)", per + 0 * sink, rate);
+}
+
 /* ---------------------------------------------------------------- module -- */
 
 static PyObject *py_version(PyObject *self, PyObject *unused) {
@@ -965,6 +1073,7 @@ static PyMethodDef module_methods[] = {
     {"analytic", py_analytic, METH_VARARGS, "The analytic estimate of a launch on a GPU."},
     {"gpus", py_gpus, METH_NOARGS, "The GPU table."},
     {"read_dataset", py_read_dataset, METH_VARARGS, "A dataset as columns."},
+    {"_bench_c", py_bench_c, METH_VARARGS, "The C API's figures on given objects (make bench)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kcast._kcast",
@@ -977,6 +1086,7 @@ PyMODINIT_FUNC PyInit__kcast(void) {
     PyErr_SetString(PyExc_ImportError, kcast_last_error());
     return NULL;
   }
+  if (PyStructSequence_InitType2(&PredictionType, &pred_desc) < 0) return NULL;
   if (PyType_Ready(&FeaturesType) < 0 || PyType_Ready(&ModelType) < 0 ||
       PyType_Ready(&FeatModelType) < 0 || PyType_Ready(&TuneSpaceType) < 0)
     return NULL;
@@ -987,6 +1097,7 @@ PyMODINIT_FUNC PyInit__kcast(void) {
       PyExc_RuntimeError, NULL);
   if (!KcastError || PyModule_AddObjectRef(m, "KcastError", KcastError) ||
       PyModule_AddObjectRef(m, "Features", (PyObject *)&FeaturesType) ||
+      PyModule_AddObjectRef(m, "Prediction", (PyObject *)&PredictionType) ||
       PyModule_AddObjectRef(m, "Model", (PyObject *)&ModelType) ||
       PyModule_AddObjectRef(m, "FeatureModel", (PyObject *)&FeatModelType) ||
       PyModule_AddObjectRef(m, "TuneSpace", (PyObject *)&TuneSpaceType)) {
