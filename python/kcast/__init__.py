@@ -164,6 +164,30 @@ class Model:
             return pd.DataFrame({"prediction": pred, "lower": lo, "upper": hi}, index=X.index)
         return pred, lo, hi
 
+    def check(self, X, gpu: Optional[str] = None, *,
+              feature_names: Optional[Sequence[str]] = None):
+        """What predictions of X rest on (kcast_predict_check): for one launch
+        (a dict or Features) a dict -- ``out_of_range`` (a feature the forest
+        splits on lies outside its training values: the answer extrapolates,
+        ``feature`` names the most important such one), ``unseen_gpu`` (the
+        model was not trained on the GPU); for a DataFrame or an array one
+        row of those per launch (a DataFrame with pandas)."""
+        def one(fs):
+            flags, feat = self._m.check_features(fs, gpu)
+            return {"out_of_range": bool(flags & 1), "unseen_gpu": bool(flags & 2),
+                    "feature": feat}
+        if isinstance(X, Features):
+            return one(X)
+        if isinstance(X, Mapping):
+            return one(Features(dict(X)))
+        arr, names = _as_matrix(X, feature_names)
+        rows = [one(Features(dict(zip(names, r)))) for r in arr]
+        pd = _pandas()
+        if pd is None:
+            return rows
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        return pd.DataFrame(rows, index=index)
+
     def __repr__(self) -> str:
         return (f"kcast.Model(target={self.target!r}, gpus={self.gpus!r}, "
                 f"features={len(self._m.feature_names)}, trees={self._m.n_trees})")

@@ -435,6 +435,21 @@ out_x:
   return res;
 }
 
+/* check_features(features, gpu=None) -> (flags, feature or None):
+   kcast_predict_check. */
+static PyObject *Model_check_features(ModelObject *o, PyObject *args) {
+  PyObject *f, *gpuo = Py_None;
+  if (!PyArg_ParseTuple(args, "O!|O", &FeaturesType, &f, &gpuo)) return NULL;
+  const char *gpu = NULL;
+  if (gpuo != Py_None && !(gpu = PyUnicode_AsUTF8(gpuo))) return NULL;
+  unsigned flags = 0;
+  const char *feat = NULL;
+  kcast_status st = kcast_predict_check(o->m, gpu, ((FeaturesObject *)f)->fs, &flags, &feat);
+  if (st) return raise_status(st);
+  if (feat) return Py_BuildValue("(Is)", flags, feat);
+  return Py_BuildValue("(IO)", flags, Py_None);
+}
+
 static PyObject *Model_save(ModelObject *o, PyObject *arg) {
   PyObject *path;
   if (!PyUnicode_FSConverter(arg, &path)) return NULL;
@@ -486,6 +501,8 @@ static PyMethodDef Model_methods[] = {
     {"predict_matrix", (PyCFunction)Model_predict_matrix, METH_VARARGS,
      "predict_matrix(X, names, gpu, coverage, pred, lo, hi, threads): fill pred/lo/hi"},
     {"save", (PyCFunction)Model_save, METH_O, "save(path): write the .kcm file"},
+    {"check_features", (PyCFunction)Model_check_features, METH_VARARGS,
+     "check_features(features, gpu=None) -> (flags, feature or None)"},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ModelType = {

@@ -88,3 +88,14 @@ def test_bad_input_raises_with_kcasts_message(synth_model, tmp_path):
     with pytest.raises(kcast.KcastError) as e:
         kcast.Model(tmp_path / "missing.kcm")
     assert e.value.status == "KCAST_E_IO"
+
+
+def test_check_flags_extrapolation(synth_model):
+    m = kcast.Model(synth_model)
+    inside = m.check({"a": 50.0, "b": 3.0, "c": 0.1})
+    assert inside == {"out_of_range": False, "unseen_gpu": False, "feature": None}
+    outside = m.check({"a": 5000.0, "b": 3.0, "c": 0.1})
+    assert outside["out_of_range"] and outside["feature"] == "a"
+    df = pd.DataFrame({"a": [50.0, 5000.0], "b": [3.0, 3.0], "c": [0.1, 0.1]})
+    flags = m.check(df)
+    assert list(flags["out_of_range"]) == [False, True]
