@@ -28,6 +28,7 @@ typedef struct kt_opts {
   int64_t psize[3];
   size_t pdims;
   unsigned long configs, seed, jobs, batch;
+  int no_ptxas;
   cli_const_spec *consts;
   size_t nconsts;
   const char **copts;
@@ -140,7 +141,8 @@ int cmd_import_kerneltuner(int argc, char **argv) {
   /* Own options; the launch options (--arg, --sample, --arch, ...) are
      cli_launch.c's, so they mean what they mean to kcast emulate. */
   enum { O_SOURCE = CLI_OPT_OWN, O_APP, O_GPU, O_PSIZE, O_DIVX, O_DIVY, O_DIVZ, O_BNAMES,
-         O_CONST, O_COPT, O_CONFIGS, O_SEED, O_BATCH, O_JOBS, O_OUT, O_HELP, O_FAILURES };
+         O_CONST, O_COPT, O_CONFIGS, O_SEED, O_BATCH, O_JOBS, O_OUT, O_HELP, O_FAILURES,
+         O_NO_PTXAS };
   static const struct option lopts[] = {
       {"output", required_argument, NULL, O_OUT},  {"source", required_argument, NULL, O_SOURCE},
       {"app", required_argument, NULL, O_APP},     {"gpu", required_argument, NULL, O_GPU},
@@ -154,6 +156,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
       {"seed", required_argument, NULL, O_SEED},   {"jobs", required_argument, NULL, O_JOBS},
       {"batch", required_argument, NULL, O_BATCH}, {"help", no_argument, NULL, O_HELP},
       {"failures", required_argument, NULL, O_FAILURES},
+      {"no-ptxas", no_argument, NULL, O_NO_PTXAS},
       {NULL, 0, NULL, 0}};
   kt_opts o;
   memset(&o, 0, sizeof o);
@@ -201,6 +204,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
       case O_SOURCE: o.source = val; break;
       case O_APP: o.app = val; break;
       case O_FAILURES: o.failures = val; break;
+      case O_NO_PTXAS: o.no_ptxas = 1; break;
       case O_GPU: o.gpu = val; break;
       case O_PSIZE:
         if (parse_dims64(val, o.psize, &o.pdims)) {
@@ -269,6 +273,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
     for (size_t d = o.pdims; d < 3; d++) io.grid.psize[d] = 1;
   }
   io.failures = o.failures;
+  io.no_ptxas = o.no_ptxas;
   io.configs = o.configs;
   io.seed = o.seed;
   io.command = cmdline;

@@ -58,6 +58,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "extractor/features.h"
+#include "extractor/frontend.h"
 #include "extractor/ptx.h"
 #include "model/model.h"
 #include "profiler/prof.h"
@@ -358,6 +360,60 @@ static fe_options front_end(const kt_work *w) {
   return fo;
 }
 
+/*
+ * What ptxas says of the kernels of one compiled PTX text for each of the
+ * source's architectures (ds_kt_source.ptxas_archs): one run a text, so a
+ * group of configurations compiled together costs one ptxas run an
+ * architecture.  An architecture ptxas cannot assemble for (CUDA 13 has no
+ * sm_70) gives no columns, and the configurations keep their features.
+ */
+typedef struct kt_ptxas {
+  fe_ptxas_kernel *k;       /* per architecture: the kernels, NULL on failure */
+  size_t n;
+} kt_ptxas;
+
+static kt_ptxas *run_ptxas(const kt_work *w, const char *ptx, size_t len) {
+  size_t na = w->s->nptxas;
+  if (!na) return NULL;
+  kt_ptxas *pa = calloc(na, sizeof *pa);
+  for (size_t a = 0; pa && a < na; a++) {
+    char err[512];
+    if (fe_ptxas(ptx, len, w->s->ptxas_archs[a], w->s->path, &pa[a].k, &pa[a].n, err,
+                 sizeof err)) {
+      pa[a].k = NULL;
+      pa[a].n = 0;
+    }
+  }
+  return pa;
+}
+
+static void free_ptxas(const kt_work *w, kt_ptxas *pa) {
+  for (size_t a = 0; pa && a < w->s->nptxas; a++) fe_ptxas_free(pa[a].k, pa[a].n);
+  free(pa);
+}
+
+/* The static features of kernel k of m (static.*: the shared memory it
+   declares, its registers by type, ...) and what ptxas reports for it
+   (ptxas.sm_XY.*) into c's features, as kcast predict FILE adds them: the
+   analytic estimate's residency needs the static shared memory and the
+   registers, and its spills.  -1 on ENOMEM (c failed). */
+static int add_static(const kt_work *w, ds_kt_job *c, ptx_module *m, const ptx_func *k,
+                      const kt_ptxas *pa) {
+  ptx_error perr;
+  memset(&perr, 0, sizeof perr);
+  int bad = feat_static(m, k, &c->feats, &perr) != 0;
+  for (size_t a = 0; !bad && pa && a < w->s->nptxas; a++)
+    for (size_t j = 0; j < pa[a].n && !bad; j++)
+      if (pa[a].k[j].have && !strcmp(pa[a].k[j].name, k->name))
+        bad = feat_ptxas(&pa[a].k[j], w->s->ptxas_archs[a], &c->feats) != 0;
+  if (bad) {
+    feat_free(&c->feats);
+    set_failed(c, perr.msg[0] ? perr.msg : "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
 /* Emulate c as kernel k of em on dev (ns: its namespace or NULL).  Returns
    the emu_launch_args code. */
 static int emulate(kt_work *w, ds_kt_job *c, emu_device *dev, emu_module *em, const ptx_func *k,
@@ -415,6 +471,11 @@ static int run_single(kt_work *w, ds_kt_job *c, char **kname_out) {
     set_failed(c, err);
   } else {
     rc = emulate(w, c, dev, em, k, NULL);
+    if (!rc) {
+      kt_ptxas *pa = run_ptxas(w, ptx, pl);
+      if (add_static(w, c, m, k, pa)) rc = -1;
+      free_ptxas(w, pa);
+    }
     if (kname_out && !(*kname_out = strdup(k->name))) rc = -1;
   }
   emu_module_free(em);
@@ -457,12 +518,14 @@ static void run_group(kt_work *w, ds_kt_job **cs, size_t n) {
         all = (ks[i] = batch_kernel(m, w->s->kernel, i)) != NULL;
       if (all) {
         grouped = 1;
+        kt_ptxas *pa = run_ptxas(w, ptx, pl);
         for (size_t i = 0; i < n; i++) {
           char ns[32];
           snprintf(ns, sizeof ns, KT_NS "%zu", i);
-          emulate(w, cs[i], dev, em, ks[i], ns);
+          if (!emulate(w, cs[i], dev, em, ks[i], ns)) add_static(w, cs[i], m, ks[i], pa);
           publish(w, cs[i]);
         }
+        free_ptxas(w, pa);
       }
       free(ks);
     }
@@ -1152,6 +1215,26 @@ int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, 
   if (ntodo) {
     ds_kt_source src = o->src;
     src.kernel = kname;
+    /* ptxas for each architecture of the files' GPUs (the registers,
+       spills and static shared memory the estimate's residency needs) */
+    char archbuf[16][16];
+    const char *archs[16];
+    if (!src.nptxas && !o->no_ptxas) {
+      for (size_t i = 0; i < nfiles && src.nptxas < 16; i++) {
+        const an_gpu *t = an_gpu_find(files[i].device_name);
+        if (!t) t = an_gpu_find(gpus[i]);
+        if (!t) continue;
+        char a[16];
+        snprintf(a, sizeof a, "sm_%d%d", t->cc_major, t->cc_minor);
+        size_t j = 0;
+        while (j < src.nptxas && strcmp(archs[j], a)) j++;
+        if (j < src.nptxas) continue;
+        snprintf(archbuf[src.nptxas], sizeof archbuf[0], "%s", a);
+        archs[src.nptxas] = archbuf[src.nptxas];
+        src.nptxas++;
+      }
+      src.ptxas_archs = archs;
+    }
     kt_writer wr = {o, db, app, &kname_alone, ntodo, 0, r, 0, err, cap};
     ds_kt_stats st;
     int crc = ds_kt_compute(&src, todo, ntodo, write_done, &wr, &kname_alone, &st, err, cap);

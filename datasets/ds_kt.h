@@ -59,6 +59,11 @@ typedef struct ds_kt_source {
   emu_launch_cfg cfg;            /* shared bytes, sample, limits, oob, threads */
   unsigned long jobs;            /* worker threads (>= 1) */
   unsigned long batch;           /* configurations per compiler run; 0: auto */
+  const char *const *ptxas_archs; /* architectures ("sm_86") whose ptxas
+                                    registers, spills, stack and static shared
+                                    memory each configuration records
+                                    (ptxas.sm_XY.*); none when nptxas is 0 */
+  size_t nptxas;
 } ds_kt_source;
 
 /* One configuration to compute. */
@@ -151,6 +156,9 @@ typedef struct ds_kt_import_opts {
   ds_kt_source src;              /* with src.path: the features too */
   const char *failures;          /* only named in the summary: the caller
                                     writes the report's list there */
+  int no_ptxas;                  /* with src.nptxas 0: no ptxas columns; else
+                                    those of the files' GPUs' architectures
+                                    (the GPU table's; ptxas.sm_XY.*) */
   void (*note)(void *ctx, const char *line); /* a line for the user */
   void (*progress)(void *ctx, unsigned done, unsigned total);
   void *ctx;

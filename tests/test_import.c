@@ -320,7 +320,23 @@ static void test_features(void) {
   ASSERT_MSG("the tuning parameters are stored as tune.* beside the features",
              ntune == 3 && feat_get(&v, "tune.block_size_x", 0) == 64 &&
              feat_get(&v, "tune.tile_size_x", 0) == 2 && feat_get(&v, "tune.use_bias", 0) == 1);
-  same = same && (size_t)cJSON_GetArraySize(fs) == v.n - ntune;
+  /* ... and the kernel's static features and what ptxas says of it for
+     the cachefile's GPU (static.*, ptxas.sm_XY.*), as predict FILE adds them */
+  size_t nstatic = 0, nptxas = 0;
+  double regs = 0;
+  for (size_t i = 0; i < v.n; i++) {
+    nstatic += !strncmp(v.names[i], "static.", 7);
+    if (!strncmp(v.names[i], "ptxas.sm_", 9)) {
+      nptxas++;
+      if (strstr(v.names[i], ".registers")) regs = v.vals[i];
+    }
+  }
+  ASSERT_MSG("the kernel's static features are stored (static.insns, static.shared_bytes)",
+             nstatic > 10 && feat_get(&v, "static.insns", 0) > 0 &&
+                 !isnan(feat_get(&v, "static.shared_bytes", NAN)));
+  ASSERT_MSG("ptxas's registers, spills, stack and shared memory for the GPU's architecture",
+             nptxas == 5 && regs > 0);
+  same = same && (size_t)cJSON_GetArraySize(fs) == v.n - ntune - nstatic - nptxas;
   cJSON *x;
   if (same) cJSON_ArrayForEach(x, fs) {
     double got = feat_get(&v, x->string, NAN);
