@@ -16,8 +16,10 @@
  *                                .global/.const), 256-aligned, never reused,
  *                                with at least 256 unmapped bytes between two
  *     0x0000_1000_0000_0000 + o  shared: offset o in the running CTA's shared
- *                                memory (static vars, then dynamic `extern
- *                                .shared` at the end, 16-aligned)
+ *                                memory (the kernel's static vars from 0,
+ *                                then dynamic `extern .shared`, 16-aligned:
+ *                                emu_load.c, shared_layout; then the
+ *                                reserved region when read)
  *     0x0000_2000_0000_0000 + o  local: offset o in the running thread's
  *                                local stack (one frame per call level)
  *     0x0000_3000_0000_0000 + o  param: offset o in the kernel argument
@@ -253,7 +255,11 @@ struct launch {
   const char *kname;
   uint32_t bdim[3], gdim[3];
   uint32_t nthreads, nwarps;
-  uint64_t shsize;        /* static + dynamic shared bytes */
+  uint64_t shsize;        /* the CTA's shared window: static + dynamic
+                             bytes (+ the reserved region) */
+  uint64_t shneed;        /* what a GPU allocates: static (16-aligned) +
+                             dynamic bytes */
+  uint64_t shres;         /* offset of the reserved region (em->resv) */
   uint64_t lsz;           /* local stack bytes per thread */
   uint64_t ntotal, nrun;
   uint64_t *list;         /* sampled CTA indices, NULL = all */
@@ -376,7 +382,12 @@ static uint64_t sreg_val(const worker *W, const warp *w, uint32_t s,
     case PTX_SR_GLOBALTIMER_LO: return (uint32_t)(w->clock * 4);
     case PTX_SR_GLOBALTIMER_HI: return (uint32_t)((w->clock * 4) >> 32);
     case PTX_SR_DYNAMIC_SMEM_SIZE: return L->cfg->shared_bytes;
-    case PTX_SR_TOTAL_SMEM_SIZE: return L->shsize;
+    case PTX_SR_TOTAL_SMEM_SIZE: return L->shneed;
+    case PTX_SR_AGGR_SMEM_SIZE: return L->shneed + EMU_RESERVED_SMEM;
+    case PTX_SR_RESERVED_SMEM_BEGIN: case PTX_SR_RESERVED_SMEM_0: return L->shres;
+    case PTX_SR_RESERVED_SMEM_1: return L->shres + EMU_RESERVED_SMEM / 2;
+    case PTX_SR_RESERVED_SMEM_END: return L->shres + EMU_RESERVED_SMEM;
+    case PTX_SR_RESERVED_SMEM_CAP: return EMU_RESERVED_SMEM;
     default: return 0;
   }
 }
@@ -2440,6 +2451,11 @@ static int set_prefixed(feat_vec *v, const char *prefix, const char *s, double v
   return feat_set(v, name, val);
 }
 
+/* Shared memory a GPU gives a CTA of kernel k with dyn dynamic bytes. */
+static uint64_t shared_need(const efunc *k, size_t dyn) {
+  return dyn ? emu_align_up(k->sh_static, 16) + dyn : k->sh_static;
+}
+
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap) {
   if (!em || !kernel || !cfg) return emu_errf(err, cap, "emu_launch: null argument");
@@ -2467,11 +2483,11 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     snprintf(why, sizeof why, "block (%u,%u,%u) exceeds (1024,1024,64)", bd[0], bd[1], bd[2]);
   else if (nthreads > 1024)
     snprintf(why, sizeof why, "%llu threads per block exceeds 1024", (unsigned long long)nthreads);
-  else if (cfg->shared_bytes > EMU_MAX_SHARED || em->dyn_off + cfg->shared_bytes > EMU_MAX_SHARED)
+  else if (cfg->shared_bytes > EMU_MAX_SHARED ||
+           shared_need(&em->fn[ki], cfg->shared_bytes) > EMU_MAX_SHARED)
     snprintf(why, sizeof why, "%llu bytes of shared memory per CTA (%zu dynamic) exceeds %u",
-             (unsigned long long)(em->shared_static > em->dyn_off + cfg->shared_bytes
-                                      ? em->shared_static : em->dyn_off + cfg->shared_bytes),
-             cfg->shared_bytes, EMU_MAX_SHARED);
+             (unsigned long long)shared_need(&em->fn[ki], cfg->shared_bytes), cfg->shared_bytes,
+             EMU_MAX_SHARED);
   if (why[0]) {
     if (st) st->fault = EMU_FAULT_CONFIG;
     return emu_errf(err, cap, "kernel %s: %s (no GPU launches it)", kernel, why);
@@ -2511,7 +2527,14 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   }
   L.nthreads = (uint32_t)nthreads;
   L.nwarps = (L.nthreads + EMU_LANES - 1) / EMU_LANES;
-  L.shsize = cfg->shared_bytes ? em->dyn_off + cfg->shared_bytes : em->shared_static;
+  /* the kernel's window (emu_load.c, shared_layout), then the reserved
+     shared memory when the module reads its registers */
+  L.shneed = shared_need(L.k, cfg->shared_bytes);
+  L.shsize = cfg->shared_bytes ? L.k->sh_dyn + cfg->shared_bytes : L.k->sh_static;
+  if (em->resv) {
+    L.shres = emu_align_up(L.shsize, 16);
+    L.shsize = L.shres + EMU_RESERVED_SMEM;
+  }
   L.lsz = emu_align_up(L.k->recursive ? (L.k->stack > RECURSIVE_STACK ? L.k->stack : RECURSIVE_STACK)
                                   : L.k->stack, 16);
   if (!L.lsz) L.lsz = 16;

@@ -14,6 +14,9 @@
 
 #define NONE UINT32_MAX
 #define RECURSIVE_STACK (16u * 1024u) /* per-thread local bytes when recursive */
+/* The CTA's reserved shared memory (1 KiB on sm_80 and newer), after its
+   window; %reserved_smem_offset_0 and _1 point at its two halves. */
+#define EMU_RESERVED_SMEM 1024u
 
 /* Engine opcodes (eop.k). */
 enum {
@@ -90,6 +93,9 @@ typedef struct efunc {
                           buffer offset */
   uint64_t frame;      /* local frame bytes */
   uint64_t stack;      /* frame + deepest callee chain */
+  uint64_t sh_static;  /* kernels: end of the static shared variables it
+                          reaches (its window without dynamic memory) */
+  uint64_t sh_dyn;     /* kernels: offset of dynamic shared memory */
   uint32_t cbase;      /* first block counter */
   uint32_t nzr;
   uint32_t *zr;        /* nzr (first slot, count) runs that a new frame
@@ -104,8 +110,8 @@ struct emu_module {
   uint32_t nblocks;        /* block counters over all functions */
   uint64_t *vaddr;         /* per module var: device address, shared offset */
   uint64_t *galloc_base;   /* per module var: allocation base or 0 */
-  uint64_t shared_static;  /* static shared bytes */
-  uint64_t dyn_off;        /* offset of dynamic shared memory */
+  uint8_t resv;             /* an instruction reads %reserved_smem_offset_*:
+                              each CTA gets EMU_RESERVED_SMEM more bytes */
   struct wcache *cache;    /* the calling thread's worker buffers between
                               launches (launches of a device never overlap) */
 };

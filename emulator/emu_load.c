@@ -100,6 +100,8 @@ static int opnd_slot(prep *P, const ptx_operand *o, uint32_t *slot,
       return 0;
     case PTX_OPND_SREG:
       if (o->u.sreg >= PTX_SR_COUNT) { *why = "bad special register"; return 1; }
+      if (o->u.sreg >= PTX_SR_RESERVED_SMEM_BEGIN && o->u.sreg <= PTX_SR_RESERVED_SMEM_1)
+        P->em->resv = 1;
       if (P->sreg_slot[o->u.sreg] == NONE) {
         if (add_cs(P, CS_SREG, o->u.sreg, &P->sreg_slot[o->u.sreg])) return -1;
       }
@@ -553,7 +555,7 @@ static int prep_insn(prep *P, uint32_t i) {
 
 /* Frame layout of a function: .local and .param variables in the thread's
    local stack (kernel params excepted), .shared ones in the module layout. */
-static int layout_vars(emu_module *em, efunc *fn, uint64_t *shared_top) {
+static int layout_vars(emu_module *em, efunc *fn) {
   const ptx_func *f = fn->f;
   fn->voff = calloc(f->nvars ? f->nvars : 1, sizeof *fn->voff);
   if (!fn->voff) return -1;
@@ -576,13 +578,7 @@ static int layout_vars(emu_module *em, efunc *fn, uint64_t *shared_top) {
       fn->voff[i] = off;
       off += v->size;
     } else if (v->space == PTX_SP_SHARED) {
-      if (v->is_extern && v->count == 0) {
-        fn->voff[i] = UINT64_MAX; /* dynamic: fixed up after the layout */
-      } else {
-        *shared_top = emu_align_up(*shared_top, al);
-        fn->voff[i] = *shared_top;
-        *shared_top += v->size;
-      }
+      fn->voff[i] = UINT64_MAX; /* placed by shared_layout */
     }
   }
   fn->frame = emu_align_up(off, 16);
@@ -801,6 +797,158 @@ void emu_module_free(emu_module *em) {
 }
 
 
+/*
+ * Shared memory, kernel by kernel.  On a GPU each kernel's shared
+ * variables start at offset 0 of its own CTA window; laying out every
+ * kernel's variables end to end put kernel B's `.align 4` array at 0x14
+ * behind kernel A's 20 bytes, and B's st.shared.v4 (which the program may
+ * issue: the array is 16-aligned on the GPU) was refused as misaligned
+ * (Parboil mri-gridding).  A variable has one offset for the whole module
+ * (an instruction's address is prepared once, and a .func called from two
+ * kernels names the same variable in both), chosen so that the variables
+ * one kernel can reach -- its own and its callees' function-scope ones and
+ * the module-scope ones any of them names -- never overlap: kernel by
+ * kernel, each variable not yet placed goes to the lowest offset, at its
+ * alignment, that overlaps none of the kernel's placed ones.  A kernel with
+ * variables of its own (the common case) thus has them from 0, in
+ * declaration order.  Dynamic shared memory (`extern .shared` arrays
+ * without a size: all of them alias one address) starts 16-aligned after
+ * the largest static part of the kernels that reach such an array, the
+ * same offset in every kernel, so the array is where the kernel's code and
+ * its callees' code expect it; a kernel's window is its static part, or
+ * that offset plus the launch's dynamic bytes.  Limits are checked against
+ * what a GPU allocates (emu_launch).
+ */
+typedef struct shitem {
+  uint64_t *off;   /* where the offset goes (em->vaddr[i] or fn->voff[j]) */
+  uint64_t size, align;
+  int dynamic;     /* an unsized extern array */
+} shitem;
+
+/* Items of the module: every .shared variable, module-scope first. */
+static size_t shared_items(emu_module *em, shitem *it, uint32_t *mod_item,
+                           uint32_t *fn_item) {
+  const ptx_module *m = em->m;
+  size_t n = 0;
+  for (uint32_t i = 0; i < m->nvars; i++) {
+    const ptx_var *v = &m->vars[i];
+    mod_item[i] = NONE;
+    if (v->space != PTX_SP_SHARED) continue;
+    uint64_t al = v->align ? v->align : ptx_type_size((ptx_type)v->type) * (v->vec ? v->vec : 1);
+    mod_item[i] = (uint32_t)n;
+    it[n++] = (shitem){&em->vaddr[i], v->size, al ? al : 1, v->is_extern && v->count == 0};
+  }
+  for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+    const ptx_func *f = &m->funcs[fi];
+    fn_item[fi] = (uint32_t)n;
+    for (uint32_t j = 0; j < f->nvars; j++) {
+      const ptx_var *v = &f->vars[j];
+      if (v->space != PTX_SP_SHARED || (f->is_entry && j < f->nparams)) continue;
+      uint64_t al = v->align && !v->is_ptr ? v->align
+                                           : ptx_type_size((ptx_type)v->type) * (v->vec ? v->vec : 1);
+      it[n++] = (shitem){&em->fn[fi].voff[j], v->size, al ? al : 1, v->is_extern && v->count == 0};
+    }
+  }
+  return n;
+}
+
+/* Mark in seen[] the items kernel-reachable from function fi (its own
+   shared variables, module ones its operands name, its callees'). */
+static void shared_reach(const emu_module *em, uint32_t fi, uint8_t *fseen, uint8_t *seen,
+                         const uint32_t *mod_item, const uint32_t *fn_item, size_t nitems) {
+  const ptx_module *m = em->m;
+  if (fseen[fi]) return;
+  fseen[fi] = 1;
+  const ptx_func *f = &m->funcs[fi];
+  uint32_t end = fi + 1 < m->nfuncs ? fn_item[fi + 1] : (uint32_t)nitems;
+  for (uint32_t k = fn_item[fi]; k < end; k++) seen[k] = 1;
+  for (uint32_t p = 0; p < f->nopnds; p++) {
+    const ptx_operand *o = &f->opnds[p];
+    uint32_t v = NONE;
+    if (o->kind == PTX_OPND_ADDR && o->u.addr.base_kind == PTX_OPND_SYM &&
+        !o->u.addr.sym_local && o->u.addr.base < m->nvars)
+      v = o->u.addr.base;
+    else if (o->kind == PTX_OPND_SYM && !o->sym_local && o->u.sym < m->nvars)
+      v = o->u.sym;
+    else if (o->kind == PTX_OPND_FUNC && o->u.func < m->nfuncs)
+      shared_reach(em, o->u.func, fseen, seen, mod_item, fn_item, nitems);
+    if (v != NONE && mod_item[v] != NONE) seen[mod_item[v]] = 1;
+  }
+}
+
+/* The lowest offset >= 0 at alignment al for size bytes that overlaps none
+   of the placed items in seen[]. */
+static uint64_t shared_fit(const shitem *it, const uint8_t *seen, const uint8_t *placed,
+                           size_t n, uint64_t size, uint64_t al) {
+  uint64_t o = 0;
+  for (;;) {
+    int moved = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (!seen[k] || !placed[k] || it[k].dynamic || !it[k].size) continue;
+      uint64_t a = *it[k].off, b = a + it[k].size;
+      if (o < b && a < o + size) {
+        o = emu_align_up(b, al);
+        moved = 1;
+      }
+    }
+    if (!moved) return o;
+  }
+}
+
+static int shared_layout(emu_module *em) {
+  const ptx_module *m = em->m;
+  size_t cap = m->nvars + 1;
+  for (uint32_t fi = 0; fi < m->nfuncs; fi++) cap += m->funcs[fi].nvars;
+  shitem *it = malloc(cap * sizeof *it);
+  uint32_t *mod_item = malloc((m->nvars + 1) * sizeof *mod_item);
+  uint32_t *fn_item = malloc((m->nfuncs + 1) * sizeof *fn_item);
+  uint8_t *seen = malloc(cap), *placed = calloc(cap, 1), *fseen = malloc(m->nfuncs + 1);
+  int rc = -1;
+  if (!it || !mod_item || !fn_item || !seen || !placed || !fseen) goto out;
+  size_t n = shared_items(em, it, mod_item, fn_item);
+  uint64_t dyn = 0;
+  /* kernels in order, then (as if one more kernel) what none reaches */
+  for (uint32_t fi = 0; fi <= m->nfuncs; fi++) {
+    if (fi < m->nfuncs && !m->funcs[fi].is_entry) continue;
+    if (fi < m->nfuncs) {
+      memset(seen, 0, n);
+      memset(fseen, 0, m->nfuncs);
+      shared_reach(em, fi, fseen, seen, mod_item, fn_item, n);
+    } else {
+      for (size_t k = 0; k < n; k++) seen[k] = !placed[k];
+    }
+    uint64_t top = 0;
+    int reaches_dyn = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (!seen[k]) continue;
+      if (it[k].dynamic) { reaches_dyn = 1; continue; }
+      if (!placed[k]) {
+        *it[k].off = shared_fit(it, seen, placed, n, it[k].size, it[k].align);
+        placed[k] = 1;
+      }
+      if (*it[k].off + it[k].size > top) top = *it[k].off + it[k].size;
+    }
+    if (fi < m->nfuncs) {
+      em->fn[fi].sh_static = top;
+      em->fn[fi].sh_dyn = reaches_dyn ? UINT64_MAX : emu_align_up(top, 16);
+      if (reaches_dyn && emu_align_up(top, 16) > dyn) dyn = emu_align_up(top, 16);
+    }
+  }
+  for (size_t k = 0; k < n; k++)
+    if (it[k].dynamic) *it[k].off = dyn;
+  for (uint32_t fi = 0; fi < m->nfuncs; fi++)
+    if (em->fn[fi].sh_dyn == UINT64_MAX) em->fn[fi].sh_dyn = dyn;
+  rc = 0;
+out:
+  free(it);
+  free(mod_item);
+  free(fn_item);
+  free(seen);
+  free(placed);
+  free(fseen);
+  return rc;
+}
+
 /* Allocate and initialise module-scope .global/.const variables. */
 static int load_vars(emu_module *em, char *err, size_t cap) {
   ptx_module *m = em->m;
@@ -808,7 +956,6 @@ static int load_vars(emu_module *em, char *err, size_t cap) {
   em->vaddr = malloc((n ? n : 1) * sizeof *em->vaddr);
   em->galloc_base = calloc(n ? n : 1, sizeof *em->galloc_base);
   if (!em->vaddr || !em->galloc_base) return emu_errf(err, cap, "out of memory");
-  uint64_t shtop = 0;
   for (uint32_t i = 0; i < n; i++) {
     const ptx_var *v = &m->vars[i];
     em->vaddr[i] = UINT64_MAX;
@@ -820,30 +967,14 @@ static int load_vars(emu_module *em, char *err, size_t cap) {
       if (emu_malloc(em->d, v->size, &a, err, cap) != 0) return -1;
       em->galloc_base[i] = a;
       em->vaddr[i] = a;
-    } else if (v->space == PTX_SP_SHARED) {
-      if (v->is_extern && v->count == 0) continue; /* dynamic, below */
-      shtop = emu_align_up(shtop, al);
-      em->vaddr[i] = shtop;
-      shtop += v->size;
     }
   }
-  /* function-scope .shared after the module-scope ones */
   for (uint32_t i = 0; i < m->nfuncs; i++) {
     em->fn[i].f = &m->funcs[i];
     em->fn[i].idx = i;
-    if (layout_vars(em, &em->fn[i], &shtop) != 0) return emu_errf(err, cap, "out of memory");
+    if (layout_vars(em, &em->fn[i]) != 0) return emu_errf(err, cap, "out of memory");
   }
-  em->shared_static = shtop;
-  em->dyn_off = emu_align_up(shtop, 16);
-  for (uint32_t i = 0; i < n; i++)
-    if (m->vars[i].space == PTX_SP_SHARED && m->vars[i].is_extern &&
-        m->vars[i].count == 0)
-      em->vaddr[i] = em->dyn_off;
-  for (uint32_t i = 0; i < m->nfuncs; i++) {
-    efunc *fn = &em->fn[i];
-    for (uint32_t j = 0; j < fn->f->nvars; j++)
-      if (fn->voff[j] == UINT64_MAX) fn->voff[j] = em->dyn_off;
-  }
+  if (shared_layout(em) != 0) return emu_errf(err, cap, "out of memory");
   /* initialisers, then relocations (addresses of symbols) */
   for (uint32_t i = 0; i < n; i++) {
     const ptx_var *v = &m->vars[i];

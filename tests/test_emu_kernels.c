@@ -1070,6 +1070,81 @@ static void body_cvt(kfix *f, int threads, feat_vec *fv) {
 
 static void test_cvt_round(void) { for_each_compiler("cvt_round", body_cvt); }
 
+/* ------------------------------------------------------- shared windows -- */
+
+/* Each kernel's shared variables start at 0 of its own window: win_b's
+   uint4 stores (16-aligned on a GPU) are not refused because win_a's
+   20 bytes came first; a .func shared by two kernels sees one counter that
+   overlaps neither kernel's own array; dynamic memory follows the static
+   part; the reserved region lies past the window. */
+static void body_shared_windows(kfix *f, int threads, feat_vec *fv) {
+  unsigned got[64], want[64];
+  dims d32 = {{1, 1, 1}, {32, 1, 1}, 0}, d64 = {{1, 1, 1}, {64, 1, 1}, 0};
+  if (fix_kernel(f, "_Z5win_aPj")) return;
+  uint64_t o = fix_buf(f, 0, NULL, sizeof got);
+  if (fix_launch_tagged(f, &d32, threads, fv, "a", NULL)) return;
+  fix_get(f, got, o, 32 * 4);
+  for (unsigned t = 0; t < 32; t++) want[t] = t % 5 * 7;
+  WORDS_EQ(f, "win_a's 5-word array", got, want, 32);
+
+  if (fix_kernel(f, "_Z5win_bPj")) return;
+  o = fix_buf(f, 0, NULL, sizeof got);
+  if (fix_launch_tagged(f, &d32, threads, fv, "b", NULL)) return;
+  fix_get(f, got, o, 32 * 4);
+  for (unsigned t = 0; t < 32; t++) {
+    unsigned i = 127 - t, j = i / 4, k = i % 4;
+    want[t] = k == 0 ? j : k == 1 ? j + 100 : k == 2 ? 7 : 9;
+  }
+  WORDS_EQ(f, "win_b's array written as uint4 at offset 0", got, want, 32);
+
+  int ig[65], iw[65];
+  if (fix_kernel(f, "_Z6win_c1Pi")) return;
+  o = fix_buf(f, 0, NULL, sizeof ig);
+  if (fix_launch_tagged(f, &d64, threads, fv, "c1", NULL)) return;
+  fix_get(f, ig, o, sizeof ig);
+  for (int t = 0; t < 64; t++) iw[t] = -t;
+  iw[64] = 64 * 63 / 2;
+  WORDS_EQ(f, "win_c1's array and the counter bump() adds to", ig, iw, 65);
+  if (fix_kernel(f, "_Z6win_c2Pi")) return;
+  o = fix_buf(f, 0, NULL, sizeof ig);
+  if (fix_launch_tagged(f, &d64, threads, fv, "c2", NULL)) return;
+  fix_get(f, ig, o, 9 * 4);
+  for (int t = 0; t < 8; t++) iw[t] = 2 * t;
+  iw[8] = 1064;
+  WORDS_EQ(f, "win_c2's doubles and the same counter", ig, iw, 9);
+
+  float fg[65], fw[65];
+  if (fix_kernel(f, "_Z7win_dynPf")) return;
+  o = fix_buf(f, 0, NULL, sizeof fg);
+  dims dd = {{1, 1, 1}, {64, 1, 1}, 64 * 4};
+  if (fix_launch_tagged(f, &dd, threads, fv, "dyn", NULL)) return;
+  fix_get(f, fg, o, sizeof fg);
+  for (int t = 0; t < 64; t++) fw[t] = (float)(63 - t) + 1000.0f + (float)(t % 3);
+  fw[64] = 0;
+  WORDS_EQ(f, "dynamic shared memory after the static array, 16-aligned", fg, fw, 65);
+  /* one byte more than a GPU gives is refused, naming the sizes */
+  dims big = {{1, 1, 1}, {64, 1, 1}, 227 * 1024 - 15};
+  emu_stats st;
+  int rc = fix_launch_cfg(f, &big, threads, 0, NULL, &st);
+  CHECK(rc != 0 && st.fault == EMU_FAULT_CONFIG && strstr(f->err, "232449 bytes"),
+        "win_dyn with 16 + 227 KiB - 15 bytes is refused (%s)", f->err);
+  dims fits = {{1, 1, 1}, {64, 1, 1}, 227 * 1024 - 16};
+  rc = fix_launch_cfg(f, &fits, threads, 0, NULL, &st);
+  CHECK(rc == 0, "win_dyn with 16 + 227 KiB - 16 bytes runs (%s)", f->err);
+
+  if (fix_kernel(f, "_Z8win_resvPj")) return;
+  o = fix_buf(f, 0, NULL, sizeof got);
+  if (fix_launch_tagged(f, &d32, threads, fv, "resv", NULL)) return;
+  fix_get(f, got, o, 35 * 4);
+  for (unsigned t = 0; t < 32; t++) want[t] = t + 1;
+  WORDS_EQ(f, "win_resv's array untouched by stores to the reserved region", got, want, 32);
+  CHECK(got[32] >= 128 && got[32] % 16 == 0 && got[33] == got[32] + 512 && got[34] == 1024,
+        "%s.%s: reserved region past the 128-byte window, 16-aligned, 1 KiB (begin %u, _1 %u, "
+        "cap %u)", f->corpus, f->compiler, got[32], got[33], got[34]);
+}
+
+static void test_shared_windows(void) { for_each_compiler("shared_windows", body_shared_windows); }
+
 /* ------------------------------------------------------------- atomics -- */
 
 static void body_atomics(kfix *f, int threads, feat_vec *fv) {
@@ -1579,6 +1654,7 @@ TEST_SUITES(register_emu_kernels) {
   TEST_ADD(s, test_fp64);
   TEST_ADD(s, test_intdiv);
   TEST_ADD(s, test_cvt_round);
+  TEST_ADD(s, test_shared_windows);
   TEST_ADD(s, test_atomics);
   TEST_ADD(s, test_vote_match);
   TEST_ADD(s, test_const_mem);
