@@ -746,6 +746,9 @@ static uint64_t atom_new(unsigned aux, unsigned type, unsigned size,
                          uint64_t old, uint64_t b, uint64_t c) {
   int fl = type == PTX_T_F32 || type == PTX_T_F64;
   int sg = type_signed(type);
+  if (aux != PTX_AUX_CAS && (type == PTX_T_F16 || type == PTX_T_BF16 || type == PTX_T_F16X2 ||
+                             type == PTX_T_BF16X2))
+    return emu_half_atom(aux, type, old, b);
   switch (aux) {
     case PTX_AUX_ADD:
       if (type == PTX_T_F32) return bits_f32(f32_of((uint32_t)old) + f32_of((uint32_t)b));
@@ -782,7 +785,18 @@ static uint64_t atom_new(unsigned aux, unsigned type, unsigned size,
 static uint64_t atom_do(const eop *e, uint8_t *p, uint64_t b, uint64_t c) {
   const ptx_insn *in = e->o.insn;
   unsigned t = in->type;
-  int intadd = in->aux == PTX_AUX_ADD && t != PTX_T_F32 && t != PTX_T_F64;
+  int intadd = in->aux == PTX_AUX_ADD && t != PTX_T_F32 && t != PTX_T_F64 && t != PTX_T_F16X2 &&
+               t != PTX_T_BF16X2;
+  if (e->size == 2) { /* halves and cas.b16 */
+    uint16_t *q = (uint16_t *)(void *)p;
+    uint16_t old = __atomic_load_n(q, __ATOMIC_RELAXED);
+    for (;;) {
+      uint16_t nv = (uint16_t)atom_new(in->aux, t, 2, old, (uint16_t)b, (uint16_t)c);
+      if (nv == old) return old;
+      if (__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return old;
+    }
+  }
   if (e->size == 4) {
     uint32_t *q = (uint32_t *)(void *)p;
     if (intadd) return __atomic_fetch_add(q, (uint32_t)b, __ATOMIC_RELAXED);

@@ -94,6 +94,11 @@ struct emu_op {
 emu_alu_fn emu_alu_select(const ptx_insn *i, unsigned nd, unsigned ns,
                           const char **why);
 
+/* New value of a half-precision atom/red (emu_alu_f16.c): old op b for
+   aux PTX_AUX_ADD (round to nearest, no flush), _MIN or _MAX on a .f16,
+   .bf16 (16 bits) or .f16x2, .bf16x2 (32 bits) type. */
+uint64_t emu_half_atom(unsigned aux, unsigned type, uint64_t old, uint64_t b);
+
 /* One error line into err (when non-NULL); returns -1.  For the emulator's
    files (emu_mem.c defines it). */
 int emu_errf(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

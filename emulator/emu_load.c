@@ -299,8 +299,16 @@ static int prep_call(prep *P, const ptx_insn *in, eop *e, const char **why) {
 
 static int atom_ok(const ptx_insn *in, const char **why) {
   unsigned t = in->type, sz = ptx_type_size((ptx_type)t);
+  int half = t == PTX_T_F16 || t == PTX_T_BF16 || t == PTX_T_F16X2 || t == PTX_T_BF16X2;
+  if (half || sz == 2) {
+    /* atom.add.noftz.f16 (atomicAdd(__half *)) and friends, atom.cas.b16 */
+    if (half && (in->aux == PTX_AUX_ADD || in->aux == PTX_AUX_MIN || in->aux == PTX_AUX_MAX))
+      return 1;
+    if (t == PTX_T_B16 && in->aux == PTX_AUX_CAS) return 1;
+    *why = "16-bit and half-precision atomics: add/min/max on halves, cas.b16";
+    return 0;
+  }
   if (sz != 4 && sz != 8) { *why = "atomic type not supported"; return 0; }
-  if (t == PTX_T_F16X2 || t == PTX_T_BF16X2) { *why = "packed half atomics not supported"; return 0; }
   switch (in->aux) {
     case PTX_AUX_ADD: case PTX_AUX_MIN: case PTX_AUX_MAX: case PTX_AUX_EXCH:
     case PTX_AUX_CAS:
