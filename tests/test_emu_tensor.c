@@ -49,23 +49,29 @@ static quad ref_decode(unsigned b, hfmt f) {
   return sign ? -v : v;
 }
 
-/* Round an exact value to the format, nearest even; NaN -> 0x7FFF. */
-static unsigned ref_round(quad x, hfmt f) {
+/* Round an exact value to the format in mode 0 nearest even, 1 toward
+   zero, 2 down, 3 up; NaN -> 0x7FFF. */
+static unsigned ref_round_mode(quad x, hfmt f, int mode);
+static unsigned ref_round(quad x, hfmt f) { return ref_round_mode(x, f, 0); }
+static unsigned ref_round_mode(quad x, hfmt f, int mode) {
   if (x != x) return 0x7FFF;
   unsigned sign = (x < 0 || (x == 0 && 1 / (double)x < 0)) ? 0x8000u : 0;
   quad a = x < 0 ? -x : x;
   unsigned ebits = 15 - f.mbits, bias = (1u << (ebits - 1)) - 1;
   unsigned inf = ((1u << ebits) - 1) << f.mbits;
-  if (a >= q_pow2(f.emax + 1)) return sign | inf; /* infinity too */
+  int away = mode == 2 ? sign != 0 : mode == 3 ? sign == 0 : 0; /* directed: away from 0? */
+  unsigned maxfin = inf - 1;
+  if (a >= q_pow2(f.emax + 1)) /* infinity too */
+    return sign | (mode == 0 || away || a == (quad)INFINITY ? inf : maxfin);
   int e = f.emin;
   while (a >= q_pow2(e + 1)) e++;
   quad ulp = q_pow2(e - (f.prec - 1));
   quad y = a / ulp;
   long long n = (long long)y;
   quad fr = y - (quad)n;
-  if (fr > 0.5 || (fr == 0.5 && (n & 1))) n++;
+  if (mode == 0 ? (fr > 0.5 || (fr == 0.5 && (n & 1))) : (away && fr > 0)) n++;
   quad r = (quad)n * ulp;
-  if (r >= q_pow2(f.emax + 1)) return sign | inf;
+  if (r >= q_pow2(f.emax + 1)) return sign | (mode == 0 || away ? inf : maxfin);
   if (r == 0) return sign;
   /* encode r */
   int re = f.emin;
@@ -288,8 +294,8 @@ static void test_half(void) { for_each_compiler("half", body_half); }
 static void body_half_cvt(kfix *f, int threads, feat_vec *fv) {
   enum { N = 512 };
   static float x[N], back[2 * N], wback[2 * N];
-  static unsigned short h[N], bf[N];
-  static unsigned gh[N], wh[N], gb[N], wb[N];
+  static unsigned short h[5 * N], bf[5 * N];
+  static unsigned gh[5 * N], wh[5 * N], gb[5 * N], wb[5 * N];
   uint64_t s = 5;
   for (int i = 0; i < N; i++) {
     uint32_t u = (uint32_t)rng_next(&s);
@@ -297,8 +303,15 @@ static void body_half_cvt(kfix *f, int threads, feat_vec *fv) {
     memcpy(&x[i], &u, 4);
     if (i < 8) x[i] = (float[]){65520.0f, 65519.99f, 5.96046448e-8f, 2.98023224e-8f, 1.0f + 1.0f / 2048,
                                 NAN, -INFINITY, -0.0f}[i];
-    wh[i] = ref_round(isnan(x[i]) ? (quad)NAN : (quad)x[i], F16);
-    wb[i] = ref_round(isnan(x[i]) ? (quad)NAN : (quad)x[i], BF16);
+    quad q = isnan(x[i]) ? (quad)NAN : (quad)x[i];
+    for (int k = 0; k < 4; k++) {
+      wh[k * N + i] = ref_round_mode(q, F16, k);
+      wb[k * N + i] = ref_round_mode(q, BF16, k);
+    }
+    /* from double: x (1 + 2^-12), exact in double */
+    quad qd = isnan(x[i]) ? (quad)NAN : (quad)((double)x[i] * (1.0 + 1.0 / 4096));
+    wh[4 * N + i] = ref_round(qd, F16);
+    wb[4 * N + i] = ref_round(qd, BF16);
     wback[2 * i] = (float)ref_decode(wh[i], F16);
     wback[2 * i + 1] = (float)ref_decode(wb[i], BF16);
   }
@@ -312,9 +325,17 @@ static void body_half_cvt(kfix *f, int threads, feat_vec *fv) {
   fix_get(f, h, hd, sizeof h);
   fix_get(f, bf, bd, sizeof bf);
   fix_get(f, back, kd, sizeof back);
-  for (int i = 0; i < N; i++) { gh[i] = h[i]; gb[i] = bf[i]; }
-  WORDS_EQ(f, "__float2half_rn (cvt.rn.f16.f32)", gh, wh, N);
-  WORDS_EQ(f, "__float2bfloat16_rn (cvt.rn.bf16.f32)", gb, wb, N);
+  for (int i = 0; i < 5 * N; i++) { gh[i] = h[i]; gb[i] = bf[i]; }
+  static const char *const hw[5] = {"__float2half_rn (cvt.rn.f16.f32)", "__float2half_rz",
+                                    "__float2half_rd", "__float2half_ru",
+                                    "__double2half (cvt.rn.f16.f64)"};
+  static const char *const bw[5] = {"__float2bfloat16_rn (cvt.rn.bf16.f32)",
+                                    "__float2bfloat16_rz", "__float2bfloat16_rd",
+                                    "__float2bfloat16_ru", "__double2bfloat16"};
+  for (int k = 0; k < 5; k++) {
+    WORDS_EQ(f, hw[k], gh + k * N, wh + k * N, N);
+    WORDS_EQ(f, bw[k], gb + k * N, wb + k * N, N);
+  }
   /* NaN compares by bits: make the reference's NaN the canonical one */
   for (int i = 0; i < 2 * N; i++)
     if (isnan(wback[i]) && isnan(back[i])) wback[i] = back[i];

@@ -92,14 +92,24 @@ __global__ void bf16_ops(const unsigned short *a, const unsigned short *b,
   atomicAdd((__nv_bfloat162 *)&acc[n + 2 * i], p);
 }
 
-// conversions: float -> half / bfloat16 (round to nearest even) and back
+// conversions: float and double -> half / bfloat16 in each rounding mode
+// (h[k * n + i], bf[k * n + i]: k = rn, rz, rd, ru, rn from double) and back
 __global__ void half_cvt(const float *f, unsigned short *h, unsigned short *bf, float *back, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   __half x = __float2half_rn(f[i]);
   __nv_bfloat16 y = __float2bfloat16_rn(f[i]);
+  double d = (double)f[i] * (1.0 + 1.0 / 4096);
   h[i] = __half_as_ushort(x);
+  h[n + i] = __half_as_ushort(__float2half_rz(f[i]));
+  h[2 * n + i] = __half_as_ushort(__float2half_rd(f[i]));
+  h[3 * n + i] = __half_as_ushort(__float2half_ru(f[i]));
+  h[4 * n + i] = __half_as_ushort(__double2half(d));
   bf[i] = __bfloat16_as_ushort(y);
+  bf[n + i] = __bfloat16_as_ushort(__float2bfloat16_rz(f[i]));
+  bf[2 * n + i] = __bfloat16_as_ushort(__float2bfloat16_rd(f[i]));
+  bf[3 * n + i] = __bfloat16_as_ushort(__float2bfloat16_ru(f[i]));
+  bf[4 * n + i] = __bfloat16_as_ushort(__double2bfloat16(d));
   back[2 * i] = __half2float(x);
   back[2 * i + 1] = __bfloat162float(y);
 }
