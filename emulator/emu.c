@@ -1282,6 +1282,48 @@ shared_done:
   return 0;
 }
 
+/* ------------------------------------------- emu_mma.c's memory path -- */
+
+struct emu_xctx {
+  worker *W;
+  warp *w;
+  const eop *e;   /* the instruction, for messages */
+};
+
+int emu_x_access(emu_xctx *x, uint64_t *r, const emu_xacc *a, uint32_t m) {
+  eop t;
+  memset(&t, 0, sizeof t);
+  t.o.insn = x->e->o.insn;
+  t.o.cc = EMU_NOSLOT;
+  t.k = a->write ? K_ST : K_LD;
+  t.space = a->space;
+  t.size = a->size;
+  t.vec = a->vec;
+  t.guard = NONE;
+  t.abase = a->addr;
+  t.mbytes = (uint32_t)a->size * a->vec;
+  for (unsigned j = 0; j < a->vec; j++) {
+    if (a->write) {
+      t.o.s[j] = a->data[j];
+    } else {
+      t.o.d[j] = a->data[j];
+      t.dw[j] = 8;
+    }
+  }
+  if (a->write) t.o.ns = a->vec;
+  else t.o.nd = a->vec;
+  return m ? mem_op(x->W, x->w, r, &t, m) : 0;
+}
+
+void emu_x_fail(emu_xctx *x, int lane, const char *fmt, ...) {
+  char body[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  fail(x->W, x->w, lane, x->e->o.insn, 0, "%s", body);
+}
+
 /* Checked read for printf (generic addresses of one lane). */
 typedef struct rdctx { worker *W; warp *w; uint32_t lane; } rdctx;
 static int printf_read(void *vctx, uint64_t a, void *dst, size_t n) {
@@ -2000,6 +2042,13 @@ static int run_warp(worker *W, warp *w) {
             r[(size_t)e->o.d[0] * EMU_LANES + __builtin_ctz(mm)] = active;
           pc++;
           continue;
+        case K_XOP:
+          if (m) {
+            emu_xctx xc = {W, w, e};
+            if (emu_xop_exec(&xc, e->xop, r, m) != 0) return -1;
+          }
+          pc++;
+          continue;
         case K_ELECT: {
           uint32_t mm = m & member_mask(r, e, 0, m);
           uint32_t leader = mm ? (uint32_t)__builtin_ctz(mm) : 0;
@@ -2667,14 +2716,16 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     bad |= feat_set(v, "launch.threads", (double)ntotal * (double)nthreads);
     bad |= feat_set(v, "launch.shared_bytes", (double)cfg->shared_bytes);
     bad |= feat_set(v, "launch.param_bytes", (double)pend);
-    double cls[FEAT_C_COUNT] = {0};
+    double cls[FEAT_C_COUNT] = {0}, tflops = 0;
     for (uint32_t k = 0; k < m->nkeys; k++) {
       if (!keyc[k]) continue;
       bad |= set_prefixed(v, "op.", m->keys[k], keyc[k] * scale);
       cls[feat_class_of_key(m->keys[k])] += keyc[k] * scale;
+      if (em->kflops) tflops += keyc[k] * scale * em->kflops[k];
     }
     for (int c = 0; c < FEAT_C_COUNT; c++)
       bad |= set_prefixed(v, "class.", feat_class_name((feat_class)c), cls[c]);
+    if (em->kflops) bad |= feat_set(v, "tensor.flops", tflops);
     double foot = 0;
     for (size_t i = 0; i < d->n; i++) {
       emu_foot f;

@@ -22,7 +22,8 @@
 enum {
   K_ALU, K_NOP, K_LD, K_ST, K_ATOM, K_CVTA, K_ISSPACEP, K_BRA, K_BRX, K_CALL,
   K_PRINTF, K_RET, K_EXIT, K_TRAP, K_BAR, K_SHFL, K_VOTE, K_MATCH,
-  K_ACTIVEMASK, K_REDUX, K_ELECT, K_ASSERT, K_TEX, K_SULD, K_SUST
+  K_ACTIVEMASK, K_REDUX, K_ELECT, K_ASSERT, K_TEX, K_SULD, K_SUST,
+  K_XOP /* tensor cores, matrix loads, asynchronous copies: emu_mma.c */
 };
 
 /* A slot the engine fills when a frame starts. */
@@ -74,6 +75,7 @@ typedef struct eop {
                           every target's insn <= ninsns) */
   uint32_t mbytes;     /* bytes per lane for mem.* counts */
   ecall *call;         /* K_CALL / K_PRINTF */
+  emu_xop *xop;        /* K_XOP: its operands (owned) */
 } eop;
 
 typedef struct efunc {
@@ -110,6 +112,9 @@ struct emu_module {
   uint32_t nblocks;        /* block counters over all functions */
   uint64_t *vaddr;         /* per module var: device address, shared offset */
   uint64_t *galloc_base;   /* per module var: allocation base or 0 */
+  double *kflops;           /* per opcode key: tensor.flops per thread-level
+                              execution (emu_key_tensor_flops); NULL when the
+                              module has no matrix instruction */
   uint8_t resv;             /* an instruction reads %reserved_smem_offset_*:
                               each CTA gets EMU_RESERVED_SMEM more bytes */
   struct wcache *cache;    /* the calling thread's worker buffers between

@@ -220,6 +220,34 @@ static int flatten(prep *P, const ptx_insn *in, eop *e, int first_is_dst,
   return 0;
 }
 
+/* The loader's services to emu_xop_prepare (emu_int.h, emu_xprep). */
+static int xp_value(void *ctx, const ptx_operand *o, uint32_t *slot, const char **why) {
+  if (!o) { *why = "missing operand"; return 1; }
+  return opnd_slot(ctx, o, slot, why);
+}
+static int xp_address(void *ctx, const ptx_operand *o, uint32_t *slot, int64_t *off,
+                      const char **why) {
+  prep *P = ctx;
+  const ptx_func *f = P->fn->f;
+  if (o->kind != PTX_OPND_ADDR || o->n) { *why = "expected an address"; return 1; }
+  *off = o->u.addr.offset;
+  if (o->u.addr.base_kind == PTX_OPND_REG) {
+    if (o->u.addr.base >= f->nregs) { *why = "bad register"; return 1; }
+    *slot = o->u.addr.base;
+    return 0;
+  }
+  if (o->u.addr.base_kind == PTX_OPND_SYM)
+    return sym_slot(P, o, o->u.addr.sym_local, o->u.addr.base, slot, why);
+  *off = (int64_t)o->u.addr.base + o->u.addr.offset;
+  return add_cs(P, CS_IMM, 0, slot);
+}
+static uint32_t xp_scratch(void *ctx, unsigned n) {
+  prep *P = ctx;
+  uint32_t s = P->nextslot;
+  P->nextslot += n;
+  return s;
+}
+
 static int call_args(prep *P, const ptx_operand *o, uint32_t *n, carg **out,
                      const char **why) {
   const ptx_func *f = P->fn->f;
@@ -429,6 +457,17 @@ static int prep_insn(prep *P, uint32_t i) {
     e->gneg = in->guard_neg;
   }
   unsigned fl = ptx_op_info_table[in->op].flags;
+  {
+    /* tensor cores, matrix loads, asynchronous copies (emu_mma.c) */
+    emu_xprep xp = {P, m, f, xp_value, xp_address, xp_scratch};
+    rc = emu_xop_prepare(&xp, in, &e->xop, &why);
+    if (rc < 0) return -1;
+    if (rc > 0) {
+      if (!e->xop) bad(P, in, why ? why : "not supported");
+      e->k = K_XOP;
+      return 0;
+    }
+  }
   int k = engine_kind(m, in);
   e->mbytes = feat_mem_bytes_of_key(m->keys[in->key]);
   if (k < 0) {
@@ -679,6 +718,21 @@ static void zp_insn(const eop *e, uint32_t nr, uint64_t *gen, uint64_t *kill,
     zp_clr(gen, def[j], nr);
     zp_set(kill, def[j], nr);
   }
+  if (e->xop) {
+    /* an mma reads every lane's fragment registers, an ldmatrix other
+       lanes' addresses: what they read is zeroed like shfl's source */
+    uint32_t xs[4 * 16 + 8];
+    unsigned nx = e->guard == NONE ? emu_xop_slots(e->xop, 1, xs, 64) : 0;
+    for (unsigned j = 0; j < nx; j++) {
+      zp_clr(gen, xs[j], nr);
+      zp_set(kill, xs[j], nr);
+    }
+    nx = emu_xop_slots(e->xop, 0, xs, sizeof xs / sizeof xs[0]);
+    for (unsigned j = 0; j < nx; j++) {
+      zp_set(gen, xs[j], nr);
+      zp_set(force, xs[j], nr);
+    }
+  }
   if (c && e->guard == NONE && (e->k == K_CALL || e->k == K_PRINTF || e->k == K_ASSERT))
     for (uint32_t j = 0; j < c->nrets; j++)
       if (!c->rets[j].isvar) {
@@ -764,6 +818,7 @@ static int zero_plan(efunc *fn) {
 static void efunc_free(efunc *fn) {
   if (fn->ops) {
     for (uint32_t i = 0; i < fn->f->ninsns; i++) {
+      emu_xop_free(fn->ops[i].xop);
       ecall *c = fn->ops[i].call;
       if (c) {
         free(c->args);
@@ -787,6 +842,7 @@ void emu_module_free(emu_module *em) {
   if (em->fn)
     for (uint32_t i = 0; i < em->m->nfuncs; i++) efunc_free(&em->fn[i]);
   free(em->fn);
+  free(em->kflops);
   if (em->galloc_base && em->d) {
     for (uint32_t i = 0; i < em->m->nvars; i++)
       if (em->galloc_base[i]) emu_free(em->d, em->galloc_base[i], NULL, 0);
@@ -1101,6 +1157,15 @@ int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
     int rec = 0;
     fn->stack = stack_need(em, fn, &rec);
     fn->recursive = (uint8_t)rec;
+  }
+  for (uint32_t k = 0; k < m->nkeys; k++) {
+    double fl = emu_key_tensor_flops(m->keys[k]);
+    if (fl == 0) continue;
+    if (!em->kflops && !(em->kflops = calloc(m->nkeys, sizeof *em->kflops))) {
+      emu_errf(err, cap, "out of memory");
+      goto fail;
+    }
+    em->kflops[k] = fl;
   }
   *out = em;
   return 0;
