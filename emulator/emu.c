@@ -782,7 +782,8 @@ static uint64_t atom_new(unsigned aux, unsigned type, unsigned size,
   }
 }
 
-static uint64_t atom_do(const eop *e, uint8_t *p, uint64_t b, uint64_t c) {
+/* out of line: the atomics path must not change how mem_op's hot paths compile */
+static __attribute__((noinline)) uint64_t atom_do(const eop *e, uint8_t *p, uint64_t b, uint64_t c) {
   const ptx_insn *in = e->o.insn;
   unsigned t = in->type;
   int intadd = in->aux == PTX_AUX_ADD && t != PTX_T_F32 && t != PTX_T_F64 && t != PTX_T_F16X2 &&
@@ -1313,6 +1314,13 @@ int emu_x_access(emu_xctx *x, uint64_t *r, const emu_xacc *a, uint32_t m) {
   if (a->write) t.o.ns = a->vec;
   else t.o.nd = a->vec;
   return m ? mem_op(x->W, x->w, r, &t, m) : 0;
+}
+
+/* K_XOP (out of line: run_warp's other cases compile as before). */
+static __attribute__((noinline)) int do_xop(worker *W, warp *w, uint64_t *r, const eop *e,
+                                            uint32_t m) {
+  emu_xctx xc = {W, w, e};
+  return emu_xop_exec(&xc, e->xop, r, m);
 }
 
 void emu_x_fail(emu_xctx *x, int lane, const char *fmt, ...) {
@@ -2042,13 +2050,7 @@ static int run_warp(worker *W, warp *w) {
             r[(size_t)e->o.d[0] * EMU_LANES + __builtin_ctz(mm)] = active;
           pc++;
           continue;
-        case K_XOP:
-          if (m) {
-            emu_xctx xc = {W, w, e};
-            if (emu_xop_exec(&xc, e->xop, r, m) != 0) return -1;
-          }
-          pc++;
-          continue;
+
         case K_ELECT: {
           uint32_t mm = m & member_mask(r, e, 0, m);
           uint32_t leader = mm ? (uint32_t)__builtin_ctz(mm) : 0;
@@ -2061,6 +2063,11 @@ static int run_warp(worker *W, warp *w) {
           continue;
         }
         default:
+          if (e->k == K_XOP) { /* here, not a case: a case of its own slowed the others */
+            if (m && do_xop(W, w, r, e, m) != 0) return -1;
+            pc++;
+            continue;
+          }
           fail(W, w, -1, e->o.insn, 0, "internal error: bad engine op");
           return -1;
       }

@@ -71,11 +71,13 @@ typedef struct eop {
   uint32_t abase;      /* address base slot */
   int64_t aoff;        /* address offset */
   uint32_t x;          /* bra: target instruction */
-  const ptx_label *tab;/* brx.idx: its .branchtargets table (ntargets >= 1,
-                          every target's insn <= ninsns) */
+  union {
+    const ptx_label *tab; /* brx.idx: its .branchtargets table (ntargets >= 1,
+                             every target's insn <= ninsns) */
+    emu_xop *xop;         /* K_XOP: its operands (owned; NULL: refused) */
+  };
   uint32_t mbytes;     /* bytes per lane for mem.* counts */
   ecall *call;         /* K_CALL / K_PRINTF */
-  emu_xop *xop;        /* K_XOP: its operands (owned) */
 } eop;
 
 typedef struct efunc {

@@ -718,7 +718,7 @@ static void zp_insn(const eop *e, uint32_t nr, uint64_t *gen, uint64_t *kill,
     zp_clr(gen, def[j], nr);
     zp_set(kill, def[j], nr);
   }
-  if (e->xop) {
+  if (e->k == K_XOP && e->xop) {
     /* an mma reads every lane's fragment registers, an ldmatrix other
        lanes' addresses: what they read is zeroed like shfl's source */
     uint32_t xs[4 * 16 + 8];
@@ -818,7 +818,7 @@ static int zero_plan(efunc *fn) {
 static void efunc_free(efunc *fn) {
   if (fn->ops) {
     for (uint32_t i = 0; i < fn->f->ninsns; i++) {
-      emu_xop_free(fn->ops[i].xop);
+      if (fn->ops[i].k == K_XOP) emu_xop_free(fn->ops[i].xop);
       ecall *c = fn->ops[i].call;
       if (c) {
         free(c->args);
