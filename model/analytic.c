@@ -50,7 +50,7 @@ enum {
   K_ATOMG, K_CMP, K_CONVERT, K_FP16, K_FP32, K_FP64, K_INT, K_LDCONST, K_LDG, K_LDSH,
   K_LOGIC, K_SPECIAL, K_STG, K_STSH, K_ALR, K_WI, K_BX, K_BY, K_BZ, K_CTAS, K_LSHARED,
   K_THREADS, K_FOOT, K_GACC, K_GBYTES, K_GSECT, K_GSTORE, K_LBYTES, K_SHACC, K_REPLAYS,
-  K_SSHARED, K_N
+  K_SSHARED, K_TFLOPS, K_N
 };
 static const char *const key_name[K_N] = {
   "class.atomic_global", "class.compare", "class.convert", "class.fp16", "class.fp32",
@@ -62,7 +62,7 @@ static const char *const key_name[K_N] = {
   "mem.footprint_bytes", "mem.global_accesses", "mem.global_bytes", "mem.global_sectors",
   "mem.global_store_bytes", "mem.local_bytes", "mem.shared_accesses",
   "mem.shared_bank_replays",
-  "static.shared_bytes",
+  "static.shared_bytes", "tensor.flops",
 };
 
 /* The ptxas.sm_XY.<what> columns read (ptxas_pick). */
@@ -161,7 +161,8 @@ static void gather(const char *const *names, const double *vals, size_t n, int c
     const char *c = names[i];
     /* every name read starts with one of these (op.*, arg.*, emu.*, ...
        are most of a launch's names and read none) */
-    if (!c || (c[0] != 'c' && c[0] != 'l' && c[0] != 'm' && c[0] != 'p' && c[0] != 's'))
+    if (!c || (c[0] != 'c' && c[0] != 'l' && c[0] != 'm' && c[0] != 'p' && c[0] != 's' &&
+               c[0] != 't'))
       continue;
     if (c[0] == 'p' && starts(c, "ptxas.sm_")) {
       ptxas_pick(in, c + 9, vals[i], cc);
@@ -250,6 +251,17 @@ int an_occupancy_of(const an_gpu *g, const char *const *names, const double *val
   return occupancy(g, &in, o);
 }
 
+/* Dense f16 tensor-core throughput (f32 accumulate) over the FP32 rate,
+   by compute capability (datasheets; docs/gpus.md); 0 without tensor
+   cores (the flops then run on the FP32 lanes). */
+static double tensor_ratio(int major, int minor) {
+  if (major < 7) return 0;
+  if (major == 7) return 8;
+  if (major == 8) return minor == 0 ? 16 : 4;
+  if (major == 9) return 15;
+  return 30;
+}
+
 int an_estimate_launch(const an_gpu *g, const char *const *names, const double *vals,
                        size_t n, an_estimate *o) {
   if (!g || !o || (n && (!names || !vals))) return rf__err("an_estimate_launch: NULL argument");
@@ -282,14 +294,18 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   double fp64_lanes = g->fp64_gflops > 0 ? g->fp64_gflops * 1e9 / (2 * sms * clock) : 1.0 / 32;
   double int_lanes = kepler ? 160 : 64, sfu_lanes = kepler ? 32 : 16, cvt_lanes = 16;
   double issue = kepler ? 6 : 4;
-  double pipe[5];
+  double pipe[6];
   pipe[0] = (F(K_FP32) + F(K_FP16)) / fp32_lanes;
   pipe[1] = F(K_FP64) / fp64_lanes;
   pipe[2] = (F(K_INT) + F(K_LOGIC) + F(K_CMP)) / int_lanes;
   pipe[3] = F(K_SPECIAL) / sfu_lanes;
   pipe[4] = F(K_CONVERT) / cvt_lanes;
+  /* tensor cores: the matrix instructions' flops over the dense f16 rate
+     per SM and clock, a multiple of the FP32 rate (docs/gpus.md) */
+  double tratio = tensor_ratio(g->cc_major, g->cc_minor);
+  pipe[5] = F(K_TFLOPS) > 0 ? F(K_TFLOPS) / (2 * fp32_lanes * (tratio > 0 ? tratio : 1)) : 0;
   double cyc = 0;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 6; i++)
     if (pipe[i] > cyc) cyc = pipe[i];
   o->t_compute_us = cyc * load / clock * 1e6;
   /* Issue: warp instructions, without constant loads (the SASS reads a
