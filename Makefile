@@ -184,7 +184,7 @@ SUITE_NVCCFLAGS ?= -O2 -cudart shared --no-compress \
                    -gencode arch=compute_90,code=[sm_90,compute_90]
 SUITE_PROGS := $(patsubst datasets/suite/%.cu,$(BUILD)/suite/%,$(wildcard datasets/suite/*.cu))
 # The fast subset `make test` runs under kcast run (tests/test_suite.c).
-SUITE_FAST  := gemm_tiled reduce_shuffle histogram_shared scan stencil2d bfs
+SUITE_FAST  := gemm_tiled reduce_shuffle histogram_shared scan stencil2d bfs gemm_mma
 .PHONY: suite datasets
 suite: $(SUITE_PROGS)
 $(BUILD)/suite/%: datasets/suite/%.cu $(wildcard datasets/suite/*.h)

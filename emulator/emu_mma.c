@@ -73,6 +73,7 @@
 #include "emulator/emu_alu.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,9 @@ struct emu_xop {
   uint32_t bulk;             /* cp.async.bulk: size slot */
   uint32_t scratch;          /* first scratch slot: [0] address, [1] address 2,
                                 [2..5] data */
+  uint16_t *map;             /* mma.sync: dense index (row * cols + col) of
+                                element i of lane l, A then B then C/D, each
+                                [lane * elements + i] (mma_rc, once) */
 };
 
 /* ------------------------------------------------------------- keys -- */
@@ -199,6 +203,35 @@ static int frag_slots(const emu_xprep *p, const ptx_operand *o, uint32_t *slots,
     if (rc) return rc;
   }
   *n = (uint8_t)cnt;
+  return 0;
+}
+
+static void mma_rc(const emu_xop *x, int which, unsigned l, unsigned i, unsigned *row,
+                   unsigned *col);
+
+/* The gather map of an mma.sync (emu_xop.map): 0, or -1 on ENOMEM. */
+static int mma_map(emu_xop *x) {
+  unsigned ea = (unsigned)x->na * per_reg(x->at), eb = (unsigned)x->nb * per_reg(x->bt);
+  unsigned ec = (unsigned)x->nc * per_reg(x->ct), ed = (unsigned)x->nd * per_reg(x->dt);
+  unsigned ecd = ec > ed ? ec : ed;
+  x->map = malloc(EMU_LANES * (ea + eb + ecd) * sizeof *x->map);
+  if (!x->map) return -1;
+  uint16_t *ma = x->map, *mb = ma + EMU_LANES * ea, *mc = mb + EMU_LANES * eb;
+  for (unsigned l = 0; l < EMU_LANES; l++) {
+    unsigned row, col;
+    for (unsigned i = 0; i < ea; i++) {
+      mma_rc(x, 0, l, i, &row, &col);
+      ma[l * ea + i] = (uint16_t)(row * x->k + col);
+    }
+    for (unsigned i = 0; i < eb; i++) {
+      mma_rc(x, 1, l, i, &row, &col);
+      mb[l * eb + i] = (uint16_t)(row * x->n + col);
+    }
+    for (unsigned i = 0; i < ecd; i++) {
+      mma_rc(x, 2, l, i, &row, &col);
+      mc[l * ecd + i] = (uint16_t)(row * x->n + col);
+    }
+  }
   return 0;
 }
 
@@ -298,7 +331,9 @@ static int prep_mma(const emu_xprep *p, const ptx_insn *in, emu_xop *x, char **t
       *why = "mma.sync needs .row.col (A row-major, B column-major)";
       return 1;
     }
-    return mma_form(x, why);
+    rc = mma_form(x, why);
+    if (rc) return rc;
+    return mma_map(x);
   }
   x->kind = X_WMMA;
   if (!wmma_shape_ok(m, n, k, x->at)) { *why = "wmma shape/type not supported"; return 1; }
@@ -518,14 +553,17 @@ int emu_xop_prepare(const emu_xprep *p, const ptx_insn *in, emu_xop **out, const
   default: rc = prep_cp(p, in, x, tok, nt, why); break;
   }
   if (rc) {
-    free(x);
+    emu_xop_free(x);
     return rc < 0 ? -1 : 1;
   }
   *out = x;
   return 1;
 }
 
-void emu_xop_free(emu_xop *x) { free(x); }
+void emu_xop_free(emu_xop *x) {
+  if (x) free(x->map);
+  free(x);
+}
 
 static unsigned push(uint32_t *out, unsigned n, unsigned cap, uint32_t s) {
   if (s != EMU_NOSLOT && n < cap) out[n++] = s;
@@ -559,7 +597,7 @@ unsigned emu_xop_slots(const emu_xop *x, int defs, uint32_t *out, unsigned cap) 
 static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-/* A half's exact value, without a table or a loop. */
+/* A half's exact value, without a table or a loop (wmma, elem). */
 static inline double h2d(uint32_t h) {
   uint32_t s = (h & 0x8000u) << 16, e = (h >> 10) & 31, m = h & 0x3FFu;
   if (e == 31) return (double)u2f(s | 0x7F800000u | (m << 13));
@@ -615,8 +653,8 @@ static inline void put(uint64_t *r, const uint32_t *regs, int t, unsigned i, uns
 
 /* Row and column of element i of lane l for the mma.sync fragments (see
    the table at the top).  which: 0 A, 1 B, 2 C/D. */
-static inline void mma_rc(const emu_xop *x, int which, unsigned l, unsigned i, unsigned *row,
-                          unsigned *col) {
+static void mma_rc(const emu_xop *x, int which, unsigned l, unsigned i, unsigned *row,
+                   unsigned *col) {
   unsigned g = l >> 2, t = l & 3;
   int ab = x->at;
   if (which == 2) {
@@ -662,9 +700,43 @@ static inline void mma_rc(const emu_xop *x, int which, unsigned l, unsigned i, u
   }
 }
 
+/* The m16n8 product, n = 8: for each (i, j) C, then the products in k
+   order.  Every product is exact in double (operands of at most 24
+   significant bits), so a fused multiply-add rounds exactly as the
+   multiply and the add do: the FMA variant gives the same bits. */
+#define MMA_N8_BODY                                                         \
+  for (unsigned i = 0; i < M; i++) {                                        \
+    double d[8];                                                            \
+    for (unsigned j = 0; j < 8; j++) d[j] = C[i * 8 + j];                   \
+    for (unsigned q = 0; q < K; q++) {                                      \
+      double a = A[i * K + q];                                              \
+      const double *b = B + q * 8;                                          \
+      for (unsigned j = 0; j < 8; j++) d[j] += a * b[j];                    \
+    }                                                                       \
+    for (unsigned j = 0; j < 8; j++) D[i * 8 + j] = d[j];                   \
+  }
+static void mma_n8(unsigned M, unsigned K, const double *restrict A, const double *restrict B,
+                   const double *restrict C, double *restrict D) {
+  MMA_N8_BODY
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MMA_AVX2 1
+#ifdef __clang__
+#pragma clang fp contract(fast)
+#endif
+__attribute__((target("avx2,fma"), optimize("fp-contract=fast"))) static void mma_n8_avx2(
+    unsigned M, unsigned K, const double *restrict A, const double *restrict B,
+    const double *restrict C, double *restrict D) {
+  MMA_N8_BODY
+}
+#ifdef __clang__
+#pragma clang fp contract(off)
+#endif
+#endif
+
 /* D = A * B + C on dense matrices (row-major, at most 32 x 32). */
-static void mma_compute(const emu_xop *x, const double *A, const double *B, const double *C,
-                        double *D) {
+static void mma_compute(const emu_xop *x, const double *restrict A, const double *restrict B,
+                        const double *restrict C, double *restrict D) {
   unsigned M = x->m, N = x->n, K = x->k;
   if (x->at == T_F64) {
     for (unsigned i = 0; i < M; i++)
@@ -675,12 +747,82 @@ static void mma_compute(const emu_xop *x, const double *A, const double *B, cons
       }
     return;
   }
-  for (unsigned i = 0; i < M; i++)
-    for (unsigned j = 0; j < N; j++) {
-      double d = C[i * N + j];
-      for (unsigned q = 0; q < K; q++) d += A[i * K + q] * B[q * N + j];
-      D[i * N + j] = d;
+  /* for each (i, j): C, then the products in k order -- loops ordered so
+     that the innermost one (over j) vectorises without reordering a sum;
+     n = 8 (every m16n8 shape) with the width known to the compiler */
+  if (N == 8) {
+#ifdef MMA_AVX2
+    static int avx2 = -1;
+    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (avx2) { mma_n8_avx2(M, K, A, B, C, D); return; }
+#endif
+    mma_n8(M, K, A, B, C, D);
+    return;
+  }
+  for (unsigned i = 0; i < M; i++) {
+    double *d = D + i * N;
+    for (unsigned j = 0; j < N; j++) d[j] = C[i * N + j];
+    for (unsigned q = 0; q < K; q++) {
+      double a = A[i * K + q];
+      const double *b = B + q * N;
+      for (unsigned j = 0; j < N; j++) d[j] += a * b[j];
     }
+  }
+}
+
+/* Every half's value as a float (exact), for gather: an mma.m16n8k16
+   decodes 384 halves, and the table took its gather from 11.5 to ~5 K host
+   instructions (callgrind).  256 KiB, built on first use. */
+static float h2f_tab[65536];
+static pthread_once_t h2f_once = PTHREAD_ONCE_INIT;
+static int h2f_ready; /* set after h2f_once: the common check without a call */
+static void h2f_build(void) {
+  for (uint32_t h = 0; h < 65536; h++) h2f_tab[h] = (float)h2d(h);
+}
+
+/* Every element of a fragment (nregs registers of type t, e elements a
+   lane) into the dense matrix M by the map (lane * e + element). */
+static inline void gather(const uint64_t *r, const uint32_t *regs, unsigned nregs, int t,
+                          const uint16_t *map, unsigned e, double *M) {
+  unsigned pr = per_reg(t);
+  if (t == T_F16 || t == T_F32) { /* the common types, without the switch */
+    for (unsigned j = 0; j < nregs; j++) {
+      const uint64_t *w = r + (size_t)regs[j] * EMU_LANES;
+      const uint16_t *m = map + j * pr;
+      if (t == T_F16)
+        for (unsigned l = 0; l < EMU_LANES; l++, m += e) {
+          M[m[0]] = h2f_tab[(uint32_t)w[l] & 0xFFFF];
+          M[m[1]] = h2f_tab[(uint32_t)(w[l] >> 16) & 0xFFFF];
+        }
+      else
+        for (unsigned l = 0; l < EMU_LANES; l++, m += e) M[m[0]] = (double)u2f((uint32_t)w[l]);
+    }
+    return;
+  }
+  for (unsigned j = 0; j < nregs; j++) {
+    const uint64_t *w = r + (size_t)regs[j] * EMU_LANES;
+    for (unsigned l = 0; l < EMU_LANES; l++) {
+      const uint16_t *m = map + l * e + j * pr;
+      uint64_t v = w[l];
+      switch (t) {
+      case T_F16: M[m[0]] = h2d((uint32_t)v & 0xFFFF); M[m[1]] = h2d((uint32_t)(v >> 16) & 0xFFFF); break;
+      case T_BF16:
+        M[m[0]] = (double)u2f((uint32_t)v << 16);
+        M[m[1]] = (double)u2f((uint32_t)v & 0xFFFF0000u);
+        break;
+      case T_TF32: M[m[0]] = (double)u2f((uint32_t)v & 0xFFFFE000u); break;
+      case T_F32: M[m[0]] = (double)u2f((uint32_t)v); break;
+      case T_F64: memcpy(&M[m[0]], &v, 8); break;
+      case T_S8:
+        for (unsigned b = 0; b < 4; b++) M[m[b]] = (double)(int8_t)(uint8_t)(v >> (8 * b));
+        break;
+      case T_U8:
+        for (unsigned b = 0; b < 4; b++) M[m[b]] = (double)(uint8_t)(v >> (8 * b));
+        break;
+      default: M[m[0]] = (double)(int32_t)(uint32_t)v; break; /* s32 */
+      }
+    }
+  }
 }
 
 static int need_warp(emu_xctx *ctx, uint32_t mask, const char *what) {
@@ -693,32 +835,30 @@ static int need_warp(emu_xctx *ctx, uint32_t mask, const char *what) {
 static int exec_mma(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask) {
   if (need_warp(ctx, mask, "mma.sync")) return -1;
   double A[16 * 32], B[32 * 8], C[16 * 8], D[16 * 8];
-  unsigned M = x->m, N = x->n, K = x->k;
   unsigned ea = (unsigned)x->na * per_reg(x->at), eb = (unsigned)x->nb * per_reg(x->bt);
   unsigned ec = (unsigned)x->nc * per_reg(x->ct), ed = (unsigned)x->nd * per_reg(x->dt);
-  for (unsigned l = 0; l < EMU_LANES; l++) {
-    unsigned row, col;
-    for (unsigned i = 0; i < ea; i++) {
-      mma_rc(x, 0, l, i, &row, &col);
-      A[row * K + col] = elem(r, x->a, x->at, i, l);
-    }
-    for (unsigned i = 0; i < eb; i++) {
-      mma_rc(x, 1, l, i, &row, &col);
-      B[row * N + col] = elem(r, x->b, x->bt, i, l);
-    }
-    for (unsigned i = 0; i < ec; i++) {
-      mma_rc(x, 2, l, i, &row, &col);
-      C[row * N + col] = elem(r, x->c, x->ct, i, l);
-    }
+  unsigned ecd = ec > ed ? ec : ed;
+  const uint16_t *ma = x->map, *mb = ma + EMU_LANES * ea, *mc = mb + EMU_LANES * eb;
+  if (x->at == T_F16 && !__atomic_load_n(&h2f_ready, __ATOMIC_ACQUIRE)) {
+    pthread_once(&h2f_once, h2f_build);
+    __atomic_store_n(&h2f_ready, 1, __ATOMIC_RELEASE);
   }
+  gather(r, x->a, x->na, x->at, ma, ea, A);
+  gather(r, x->b, x->nb, x->bt, mb, eb, B);
+  gather(r, x->c, x->nc, x->ct, mc, ecd, C);
   mma_compute(x, A, B, C, D);
-  for (unsigned l = 0; l < EMU_LANES; l++)
-    for (unsigned i = 0; i < ed; i++) {
-      unsigned row, col;
-      mma_rc(x, 2, l, i, &row, &col);
-      put(r, x->d, x->dt, i, l, D[row * N + col], x->sat);
+  if (x->dt == T_F32) { /* the common case without put()'s switch */
+    for (unsigned j = 0; j < x->nd; j++) {
+      uint64_t *w = r + (size_t)x->d[j] * EMU_LANES;
+      for (unsigned l = 0; l < EMU_LANES; l++) {
+        float f = (float)D[mc[l * ecd + j]];
+        w[l] = f != f ? 0x7FFFFFFFu : f2u(f);
+      }
     }
-  (void)M;
+    return 0;
+  }
+  for (unsigned l = 0; l < EMU_LANES; l++)
+    for (unsigned i = 0; i < ed; i++) put(r, x->d, x->dt, i, l, D[mc[l * ecd + i]], x->sat);
   return 0;
 }
 
@@ -786,7 +926,12 @@ static int exec_wldst(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mas
   return 0;
 }
 
-/* ldmatrix / stmatrix .m8n8 .b16, x1/x2/x4, .trans. */
+/* ldmatrix / stmatrix .m8n8 .b16, x1/x2/x4, .trans: per matrix j one
+   shared access by lanes 0..7, lane r moving the 16 bytes of row r (the
+   address lane 8j + r supplies) -- 128 bytes, as the hardware serves each
+   matrix -- and the words handed to the lanes that hold them: lane l has
+   row l/4, columns 2(l%4) and 2(l%4)+1 (word l%4 of that row); with
+   .trans the pair (2(l%4), l/4), (2(l%4)+1, l/4). */
 static int exec_ldm(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask) {
   int st = x->kind == X_STM;
   if (need_warp(ctx, mask, st ? "stmatrix" : "ldmatrix")) return -1;
@@ -799,35 +944,39 @@ static int exec_ldm(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
       return -1;
     }
   }
-  uint64_t *sa = r + (size_t)x->scratch * EMU_LANES, *sd = r + (size_t)(x->scratch + 2) * EMU_LANES;
-  uint64_t *sd2 = r + (size_t)(x->scratch + 3) * EMU_LANES;
+  uint64_t *sa = r + (size_t)x->scratch * EMU_LANES;
+  uint64_t *w[4];
+  for (unsigned q = 0; q < 4; q++) w[q] = r + (size_t)(x->scratch + 2 + q) * EMU_LANES;
+  emu_xacc acc = {(uint8_t)st, PTX_SP_SHARED, 4, 4, x->scratch,
+                  {x->scratch + 2, x->scratch + 3, x->scratch + 4, x->scratch + 5}};
   for (unsigned j = 0; j < x->nmat; j++) {
     uint64_t *dreg = r + (size_t)x->d[j] * EMU_LANES;
-    if (!x->trans) {
-      /* lane l: row l/4 of matrix j, columns 2(l%4), 2(l%4)+1 */
+    for (unsigned rr = 0; rr < 8; rr++) sa[rr] = lane_addr(r, x->addr, x->off, 8 * j + rr);
+    if (st) {
+      /* the rows from the lanes' registers */
       for (unsigned l = 0; l < EMU_LANES; l++) {
-        sa[l] = lane_addr(r, x->addr, x->off, 8 * j + l / 4) + 4 * (l % 4);
-        if (st) sd[l] = (uint32_t)dreg[l];
+        uint32_t v = (uint32_t)dreg[l];
+        if (!x->trans) {
+          w[l % 4][l / 4] = v;
+        } else {
+          for (unsigned h = 0; h < 2; h++) {
+            unsigned row = 2 * (l % 4) + h, col = l / 4, q = col / 2, sh = 16 * (col % 2);
+            uint64_t *cell = &w[q][row];
+            *cell = (*cell & ~(0xFFFFull << sh)) | (uint64_t)((v >> (16 * h)) & 0xFFFF) << sh;
+          }
+        }
       }
-      emu_xacc acc = {(uint8_t)st, PTX_SP_SHARED, 4, 1, x->scratch, {x->scratch + 2, 0, 0, 0}};
-      if (emu_x_access(ctx, r, &acc, mask)) return -1;
-      if (!st)
-        for (unsigned l = 0; l < EMU_LANES; l++) dreg[l] = (uint32_t)sd[l];
-      continue;
     }
-    /* .trans: lane l holds elements (2(l%4), l/4) and (2(l%4)+1, l/4) */
-    for (int h = 0; h < 2; h++) {
-      for (unsigned l = 0; l < EMU_LANES; l++) {
-        sa[l] = lane_addr(r, x->addr, x->off, 8 * j + 2 * (l % 4) + (unsigned)h) + 2 * (l / 4);
-        if (st) (h ? sd2 : sd)[l] = (dreg[l] >> (16 * h)) & 0xFFFF;
-      }
-      emu_xacc acc = {(uint8_t)st, PTX_SP_SHARED, 2, 1, x->scratch,
-                      {x->scratch + 2 + (uint32_t)h, 0, 0, 0}};
-      if (emu_x_access(ctx, r, &acc, mask)) return -1;
-    }
+    if (emu_x_access(ctx, r, &acc, 0xFFu)) return -1;
     if (!st)
-      for (unsigned l = 0; l < EMU_LANES; l++)
-        dreg[l] = (sd[l] & 0xFFFF) | (sd2[l] & 0xFFFF) << 16;
+      for (unsigned l = 0; l < EMU_LANES; l++) {
+        if (!x->trans) {
+          dreg[l] = (uint32_t)w[l % 4][l / 4];
+        } else {
+          unsigned col = l / 4, q = col / 2, sh = 16 * (col % 2), r0 = 2 * (l % 4);
+          dreg[l] = ((w[q][r0] >> sh) & 0xFFFF) | ((w[q][r0 + 1] >> sh) & 0xFFFF) << 16;
+        }
+      }
   }
   return 0;
 }
