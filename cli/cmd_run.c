@@ -631,7 +631,7 @@ static int ingest(const char *db_path, const rt_records *r, const char *app, con
   *written = 0;
   if (ds_open(db_path, DS_CREATE, &db, err, cap) < 0) return -1;
   ds_set_busy_timeout(db, wait_s * 1000 > INT_MAX ? INT_MAX : (int)(wait_s * 1000));
-  if (ds_begin(db) < 0 || ds_record_run(db, cmdline, &run_id) < 0) goto fail;
+  if (ds_begin_bulk(db) < 0 || ds_record_run(db, cmdline, &run_id) < 0) goto fail;
   if (partial && ds_mark_partial(db, run_id, partial) < 0) goto fail;
   for (size_t i = 0; i < r->n; i++) {
     const rt_launch_rec *l = &r->l[i];

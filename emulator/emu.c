@@ -2509,18 +2509,6 @@ static int arg_features(const emu_module *em, const ptx_func *f, const uint8_t *
   return bad ? -1 : 0;
 }
 
-/* feat_set of prefix + s (a feature name: short; a longer one is cut as
-   the name buffer of snprintf cut it). */
-static int set_prefixed(feat_vec *v, const char *prefix, const char *s, double val) {
-  char name[512];
-  size_t a = strlen(prefix), b = strlen(s);
-  if (a + b >= sizeof name) b = sizeof name - 1 - a;
-  memcpy(name, prefix, a);
-  memcpy(name + a, s, b);
-  name[a + b] = 0;
-  return feat_set(v, name, val);
-}
-
 /* Shared memory a GPU gives a CTA of kernel k with dyn dynamic bytes. */
 static uint64_t shared_need(const efunc *k, size_t dyn) {
   return dyn ? emu_align_up(k->sh_static, 16) + dyn : k->sh_static;
@@ -2726,12 +2714,12 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     double cls[FEAT_C_COUNT] = {0}, tflops = 0;
     for (uint32_t k = 0; k < m->nkeys; k++) {
       if (!keyc[k]) continue;
-      bad |= set_prefixed(v, "op.", m->keys[k], keyc[k] * scale);
-      cls[feat_class_of_key(m->keys[k])] += keyc[k] * scale;
+      bad |= feat_set(v, em->kop[k], keyc[k] * scale);
+      cls[em->kcls[k]] += keyc[k] * scale;
       if (em->kflops) tflops += keyc[k] * scale * em->kflops[k];
     }
     for (int c = 0; c < FEAT_C_COUNT; c++)
-      bad |= set_prefixed(v, "class.", feat_class_name((feat_class)c), cls[c]);
+      bad |= feat_set(v, em->clsname[c], cls[c]);
     if (em->kflops) bad |= feat_set(v, "tensor.flops", tflops);
     double foot = 0;
     for (size_t i = 0; i < d->n; i++) {

@@ -114,6 +114,10 @@ struct emu_module {
   uint32_t nblocks;        /* block counters over all functions */
   uint64_t *vaddr;         /* per module var: device address, shared offset */
   uint64_t *galloc_base;   /* per module var: allocation base or 0 */
+  char **kop;               /* per opcode key: its feature name "op.<key>" */
+  uint8_t *kcls;            /* per opcode key: feat_class_of_key */
+  char *clsname[FEAT_C_COUNT]; /* "class.<name>" per class */
+  char *names;              /* the block kop and clsname point into (owned) */
   double *kflops;           /* per opcode key: tensor.flops per thread-level
                               execution (emu_key_tensor_flops); NULL when the
                               module has no matrix instruction */
