@@ -226,7 +226,9 @@ typedef struct worker {
   warp *w;
   uint32_t nw;            /* warps of a CTA (used of w) */
   uint32_t nwa;           /* warps allocated in w */
-  uint8_t *sh;            /* shared memory of the running CTA */
+  uint8_t *sh;            /* shared memory of the running CTA (EMU_MAX_SHARED
+                             bytes under EMU_OOB_WARN: the SM's, past the window) */
+  int shext;              /* the running CTA used (and zeroed) sh past its window */
   uint8_t *loc;           /* local stacks: nthreads x lsz */
   uint64_t shcap, loccap; /* bytes allocated at sh and loc */
   int cached;             /* buffers from (and back to) the module's cache */
@@ -569,9 +571,20 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
   out->perlane = 0;
   switch (sp) {
     case PTX_SP_SHARED:
-      if (off > L->shsize || n > L->shsize - off) return E_OOB;
-      out->p = W->sh + off;
       out->rs = R_SHARED;
+      if (off > L->shsize || n > L->shsize - off) {
+        /* past the CTA's window: inside the SM's shared memory (the
+           largest a CTA may have) a GPU lets it through (EMU_OOB_WARN) */
+        if (L->cfg->oob == EMU_OOB_WARN && off <= EMU_MAX_SHARED && n <= EMU_MAX_SHARED - off) {
+          if (!W->shext) { /* zeros for this CTA, made when first used */
+            memset(W->sh + L->shsize, 0, EMU_MAX_SHARED - L->shsize);
+            W->shext = 1;
+          }
+          out->p = W->sh + off;
+        }
+        return E_OOB;
+      }
+      out->p = W->sh + off;
       return E_OK;
     case PTX_SP_PARAM:
       if (a - EMU_PARAM_WIN < EMU_WIN_SIZE) {
@@ -611,7 +624,12 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
           return E_FREED;
         }
         out->g = li;
-        return li >= 0 ? E_OOB : E_UNMAPPED;
+        if (li >= 0) return E_OOB;
+        /* for the message: the nearest allocation, however far */
+        out->g = b >= 0 && (b + 1 >= (long)d->n ||
+                            a - (d->a[b].base + d->a[b].size) < d->a[b + 1].base - a)
+                     ? b : b + 1 < (long)d->n ? b + 1 : -1;
+        return E_UNMAPPED;
       }
       const galloc *g = &d->a[gi];
       out->g = gi;
@@ -639,6 +657,23 @@ static const char *space_word(unsigned space, uint64_t a) {
   }
 }
 
+/* "N bytes past the end of allocation B+S" / "N bytes before allocation
+   B+S" for address a and allocation gi. */
+static void near_alloc(const emu_device *d, long gi, uint64_t a, char *buf, size_t cap) {
+  const galloc *g = &d->a[gi];
+  if (a >= g->base + g->size)
+    snprintf(buf, cap, "%llu bytes past the end of allocation 0x%llx+%llu",
+             (unsigned long long)(a - (g->base + g->size)), (unsigned long long)g->base,
+             (unsigned long long)g->size);
+  else if (a < g->base)
+    snprintf(buf, cap, "%llu bytes before allocation 0x%llx+%llu",
+             (unsigned long long)(g->base - a), (unsigned long long)g->base,
+             (unsigned long long)g->size);
+  else
+    snprintf(buf, cap, "allocation 0x%llx+%llu, offset %llu", (unsigned long long)g->base,
+             (unsigned long long)g->size, (unsigned long long)(a - g->base));
+}
+
 /* What went wrong with one lane's access (the body of the message). */
 static void mem_msg(const worker *W, const eop *e, int code, uint64_t a, unsigned n,
                     int write, const lacc *ac, char *body, size_t cap) {
@@ -655,8 +690,15 @@ static void mem_msg(const worker *W, const eop *e, int code, uint64_t a, unsigne
                (unsigned long long)a);
       break;
     case E_UNMAPPED:
-      snprintf(body, cap, "unmapped %s %s of %u bytes at 0x%llx", sp, what, n,
-               (unsigned long long)a);
+      if (ac->g >= 0 && (size_t)ac->g < d->n) {
+        char near[160];
+        near_alloc(d, ac->g, a, near, sizeof near);
+        snprintf(body, cap, "unmapped %s %s of %u bytes at 0x%llx (%s, the nearest)", sp,
+                 what, n, (unsigned long long)a, near);
+      } else {
+        snprintf(body, cap, "unmapped %s %s of %u bytes at 0x%llx (no allocation)", sp, what, n,
+                 (unsigned long long)a);
+      }
       break;
     case E_FREED:
       snprintf(body, cap, "%s %s of %u bytes at 0x%llx: use after free (allocation 0x%llx+%llu "
@@ -664,13 +706,18 @@ static void mem_msg(const worker *W, const eop *e, int code, uint64_t a, unsigne
                (unsigned long long)d->freed[ac->g].base, (unsigned long long)d->freed[ac->g].size);
       break;
     default:
-      if (ac->g >= 0 && (size_t)ac->g < d->n && strstr(sp, "global"))
+      if (ac->g >= 0 && (size_t)ac->g < d->n && strstr(sp, "global")) {
         snprintf(body, cap, "out-of-bounds %s %s of %u bytes at 0x%llx (allocation 0x%llx+%llu)",
                  sp, what, n, (unsigned long long)a, (unsigned long long)d->a[ac->g].base,
                  (unsigned long long)d->a[ac->g].size);
-      else
+      } else if (ac->rs == R_SHARED) {
+        snprintf(body, cap, "out-of-bounds %s %s of %u bytes at 0x%llx (the CTA's shared "
+                 "window is %llu bytes)", sp, what, n, (unsigned long long)a,
+                 (unsigned long long)W->L->shsize);
+      } else {
         snprintf(body, cap, "out-of-bounds %s %s of %u bytes at 0x%llx", sp, what, n,
                  (unsigned long long)a);
+      }
   }
 }
 
@@ -683,22 +730,31 @@ static void mem_fail(worker *W, const warp *w, uint32_t lane, const eop *e,
   fail(W, w, (int)lane, e->o.insn, 0, "%s", body);
 }
 
-/* An access a GPU tolerates (EMU_OOB_WARN): global, slightly out of
-   bounds or freed.  Counted; the first of the lowest CTA is kept. */
-static int tolerated(const worker *W, int code, const lacc *ac) {
-  return W->L->cfg->oob == EMU_OOB_WARN && ac->rs == R_GLOBAL &&
-         (code == E_OOB || code == E_FREED);
+/* An access a GPU tolerates (EMU_OOB_WARN): global, out of bounds but in
+   a page the allocations map (emu_mapped_page; within 4 KiB of one always
+   counts) or to freed memory; shared, past the CTA's window inside the
+   SM's shared memory (resolve set ac->p).  Counted; the first of the
+   lowest CTA is kept. */
+static int tolerated(const worker *W, int code, const lacc *ac, uint64_t a) {
+  if (W->L->cfg->oob != EMU_OOB_WARN) return 0;
+  if (ac->rs == R_SHARED) return code == E_OOB && ac->p;
+  return ac->rs == R_GLOBAL &&
+         (code == E_OOB || code == E_FREED ||
+          (code == E_UNMAPPED && emu_mapped_page(W->L->em->d, a)));
 }
 
-static void note_oob(worker *W, const warp *w, uint32_t lane, const eop *e, int code,
-                     uint64_t a, unsigned n, int write, const lacc *ac) {
+/* Count a tolerated access; keep the first of the lowest CTA, its text
+   from mem_msg (body NULL) or body. */
+static void note_tolerated(worker *W, const warp *w, uint32_t lane, const eop *e, int code,
+                           uint64_t a, unsigned n, int write, const lacc *ac, const char *text) {
   launch *L = W->L;
   W->oob++;
   if (W->oob_seen == W->cta + 1 || W->cta > __atomic_load_n(&L->oob_cta, __ATOMIC_RELAXED))
     return;
   W->oob_seen = W->cta + 1;
   char body[512], msg[768];
-  mem_msg(W, e, code, a, n, write, ac, body, sizeof body);
+  if (text) snprintf(body, sizeof body, "%s", text);
+  else mem_msg(W, e, code, a, n, write, ac, body, sizeof body);
   compose(W, w, (int)lane, e->o.insn, body, msg, sizeof msg);
 #pragma omp critical(emu_error)
   {
@@ -707,6 +763,11 @@ static void note_oob(worker *W, const warp *w, uint32_t lane, const eop *e, int 
       snprintf(L->oob_msg, sizeof L->oob_msg, "%s", msg);
     }
   }
+}
+
+static void note_oob(worker *W, const warp *w, uint32_t lane, const eop *e, int code,
+                     uint64_t a, unsigned n, int write, const lacc *ac) {
+  note_tolerated(W, w, lane, e, code, a, n, write, ac, NULL);
 }
 
 static inline uint64_t load_n(const uint8_t *p, unsigned n) {
@@ -1078,6 +1139,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   lacc ac;
   long g1 = -1; /* the one allocation of the global lanes, or -1: see gidx */
   uint32_t drop = 0; /* lanes whose access is tolerated and not performed */
+  uint32_t slack = 0; /* lanes tolerated in the mapped pages' memory (no footprint) */
   if (unit && warp_block(W, w, e, lo, hi, n, write, &ac)) {
     /* p[] stays unset: the block path reads and writes ac.p directly,
        except in shared memory, whose bank count wants the lanes */
@@ -1097,13 +1159,25 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       ac.g = -1;
       int rc = resolve(W, w, l, e->space, addr[l], n, write, &ac);
       if (rc != E_OK) {
-        if (!tolerated(W, rc, &ac)) {
+        if (!tolerated(W, rc, &ac, addr[l])) {
           mem_fail(W, w, l, e, rc, addr[l], n, write, &ac);
           return -1;
         }
         note_oob(W, w, l, e, rc, addr[l], n, write, &ac);
-        drop |= 1u << l;
+        if (ac.rs == R_SHARED) { /* the SM's memory past the window */
+          p[l] = ac.p;
+          sl |= 1u << l;
+          continue;
+        }
+        /* the mapped pages' memory: what is there (freed: zeros, dropped) */
+        uint8_t *sp = rc != E_FREED ? emu_slack_ptr(d_of(W), addr[l], write) : NULL;
         gl |= 1u << l;
+        if (sp) {
+          p[l] = sp;
+          slack |= 1u << l;
+        } else {
+          drop |= 1u << l;
+        }
         continue;
       }
       p[l] = ac.p;
@@ -1202,7 +1276,8 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       if (((a + n - 1) >> 5) != (a >> 5)) sec[ns++] = (a + n - 1) >> 5;
     }
     W->st[S_GSECT] += count_distinct(sec, ns);
-    if ((gl & ~drop) && touch_lanes(W, addr, g1 >= 0 ? NULL : gidx, g1, gl & ~drop, n, mono)) {
+    if ((gl & ~drop & ~slack) &&
+        touch_lanes(W, addr, g1 >= 0 ? NULL : gidx, g1, gl & ~drop & ~slack, n, mono)) {
       W->oom = 1;
       fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
       return -1;
@@ -1387,6 +1462,9 @@ static int do_printf(worker *W, warp *w, const frame *fr, uint64_t *r,
   return 0;
 }
 
+/* What tex_view gives for an invalid handle under EMU_OOB_WARN. */
+static const emu_texview bad_texview;
+
 /* The texture or surface object in lane l's handle register. */
 static const emu_texview *tex_view(worker *W, const warp *w, uint64_t *r, const eop *e,
                                    uint32_t l) {
@@ -1395,6 +1473,11 @@ static const emu_texview *tex_view(worker *W, const warp *w, uint64_t *r, const 
   char why[256];
   if (emu_texview_open(W->L->em->d, h, &W->tv, why, sizeof why)) {
     W->tv.t = NULL;
+    if (W->L->cfg->oob == EMU_OOB_WARN) {
+      /* a GPU reads zeros through a bad handle: counted, the first named */
+      note_tolerated(W, w, l, e, 0, 0, 0, 0, NULL, why);
+      return &bad_texview;
+    }
     W->kind = EMU_FAULT_ADDRESS;
     fail(W, w, (int)l, e->o.insn, 0, "%s", why);
     return NULL;
@@ -1417,6 +1500,10 @@ static int do_tex(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     uint32_t l = (uint32_t)__builtin_ctz(mm);
     const emu_texview *v = tex_view(W, w, r, e, l);
     if (!v) return -1;
+    if (v == &bad_texview) {
+      for (unsigned k = 0; k < e->o.nd; k++) r[(size_t)e->o.d[k] * EMU_LANES + l] = 0;
+      continue;
+    }
     double c[4], out[4];
     int layer = 0;
     unsigned j = 0;
@@ -1446,6 +1533,11 @@ static int do_surf(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     uint32_t l = (uint32_t)__builtin_ctz(mm);
     const emu_texview *v = tex_view(W, w, r, e, l);
     if (!v) return -1;
+    if (v == &bad_texview) { /* a read gives zeros, a write is dropped */
+      for (unsigned k = 0; e->k == K_SULD && k < e->vec; k++)
+        r[(size_t)e->o.d[k] * EMU_LANES + l] = 0;
+      continue;
+    }
     int64_t c[4] = {0, 0, 0, 0};
     int layer = 0;
     unsigned j = 0;
@@ -2127,6 +2219,7 @@ static int run_cta(worker *W, uint64_t cta) {
   W->ctaid[2] = (uint32_t)(cta / ((uint64_t)L->gdim[0] * L->gdim[1]));
   memset(W->bar, 0, sizeof W->bar);
   if (L->shsize) memset(W->sh, 0, L->shsize);
+  W->shext = 0;
   W->live_warps = L->nwarps;
   for (uint32_t i = 0; i < L->nwarps; i++) {
     warp *w = &W->w[i];
@@ -2219,6 +2312,7 @@ static int worker_init(worker *W, launch *L, int use_cache) {
   emu_module *em = L->em;
   size_t nb = em->nblocks ? em->nblocks : 1;
   uint64_t shneed = L->shsize ? L->shsize : 1, locneed = (uint64_t)L->nwarps * EMU_LANES * L->lsz;
+  if (L->cfg->oob == EMU_OOB_WARN && shneed < EMU_MAX_SHARED) shneed = EMU_MAX_SHARED;
   wcache *c = use_cache ? em->cache : NULL;
   if (c) { /* take the cached buffers */
     W->w = c->w, W->nwa = c->nwa, W->tcnt = c->tcnt, W->wcnt = c->wcnt;

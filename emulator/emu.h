@@ -21,10 +21,14 @@
  * emu.c), and cvta converts between them.  Every access is checked: out of
  * bounds, misaligned, unmapped or freed stops the launch with kernel, CTA,
  * thread, PTX line and address in one message -- except that under
- * EMU_OOB_WARN a global access slightly out of bounds (within 4 KiB of an
- * allocation) or to freed memory is tolerated as a GPU tolerates it: a
- * read gives zeros, a write is dropped, the launch completes and counts
- * them (emu_stats.oob_accesses, the first one in oob_first).
+ * EMU_OOB_WARN what a GPU lets through is tolerated: a global access
+ * outside every allocation but inside the 2 MiB pages they map reads what
+ * is there (zeros until written; writes stick, emu_int.h, emu_slack_ptr),
+ * one to freed memory reads zeros and writes nothing, shared memory past
+ * the CTA's window inside the SM's (EMU_MAX_SHARED) is the CTA's for the
+ * CTA, a bad texture or surface handle reads zeros; the launch completes
+ * and counts them (emu_stats.oob_accesses, the first one in oob_first).
+ * An unmapped access names the nearest allocation and the distance.
  *
  * Errors.  Functions return 0 on success and -1 on failure with one line in
  * the caller's err buffer.

@@ -234,12 +234,32 @@ struct emu_device {
   size_t nfreed, capfreed;
   uint64_t **spare;      /* zeroed footprint chunks kept for the next launch */
   size_t nspare, capspare;
+  struct emu_slack *slack; /* memory of the mapped pages outside every
+                             allocation (emu_slack_ptr), NULL until first used */
   struct emu_texent *tex; /* texture and surface objects (emu_tex.c) */
   size_t ntex, captex;
   uint64_t next_tex;     /* last handle handed out */
 };
 
 
+
+/*
+ * Pages a GPU maps (EMU_OOB_WARN).  Allocations are carved from 2 MiB
+ * pages; an access outside every allocation but inside a page one of them
+ * lies in faults nowhere on a GPU: it reads what is there and writes
+ * stick.  emu_mapped_page says whether addr is in such a page;
+ * emu_slack_ptr gives the bytes [addr, addr + n) (n <= 16, addr aligned to
+ * n, so they lie in one of its 4 KiB pieces) of that memory, which starts
+ * as zeros and keeps what is written, for the device's life: for a read
+ * (create 0) a shared page of zeros where nothing was written, for a write
+ * the piece, made on first use.  NULL when the addresses are not mapped or
+ * on ENOMEM (or past EMU_SLACK_MAX pieces).  Thread-safe.
+ */
+#define EMU_MAP_PAGE (2ull << 20)
+#define EMU_SLACK_PIECE 4096u
+#define EMU_SLACK_MAX 65536u /* pieces (256 MiB) */
+int emu_mapped_page(const struct emu_device *d, uint64_t addr);
+uint8_t *emu_slack_ptr(struct emu_device *d, uint64_t addr, int create);
 
 /* Index of the allocation containing addr, or -1. */
 long emu_galloc_find(const struct emu_device *d, uint64_t addr);
