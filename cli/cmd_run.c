@@ -99,8 +99,10 @@ const char cmd_run_usage[] =
     "                   launch too small to pay for them runs on one); idle\n"
     "                   threads sleep between launches (OMP_WAIT_POLICY=passive\n"
     "                   unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set)\n"
-    "  --timeout SECS   kill the program after SECS seconds; the launches it\n"
-    "                   finished are written and the run is marked partial\n"
+    "  --timeout SECS   stop the program after SECS seconds: the running launch\n"
+    "                   is recorded from its CTAs that finished (emu.partial),\n"
+    "                   the launches before it as they are, the run is marked\n"
+    "                   partial and the program killed\n"
     "  --oob warn       (default) what a GPU lets through is tolerated: a global\n"
     "                   access in the 2 MiB pages the buffers map (it reads what\n"
     "                   is there, zeros until written), to freed memory (zeros,\n"
@@ -263,6 +265,20 @@ static volatile sig_atomic_t got_signal; /* the last one kcast received, 0 = non
 static volatile pid_t child_group;       /* the program's process group, 0 = none */
 /* After forwarding a signal, how long the program may take to end. */
 #define RUN_GRACE_S 5.0
+/* After --timeout asked the library to stop the running launch: how long
+   it has to record it and exit before SIGKILL. */
+#define STOP_GRACE_S 2.0
+
+/* Set the status page's stop flag (the library's running launch ends, as
+   at a time limit, and is recorded from its finished CTAs); 1 when set. */
+static int stop_launches(const run_scratch *sc) {
+  if (sc->status_fd < 0) return 0;
+  rt_status *st = mmap(NULL, sizeof *st, PROT_READ | PROT_WRITE, MAP_SHARED, sc->status_fd, 0);
+  if (st == MAP_FAILED) return 0;
+  __atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
+  munmap(st, sizeof *st);
+  return 1;
+}
 
 static void on_signal(int sig) {
   got_signal = sig;
@@ -321,6 +337,7 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
     if (saved[k].sa_handler != SIG_IGN) sigaction(fwd_signals[k], &sa, NULL);
   }
   int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  double t_stop = 0; /* when the stop flag was set, 0 when not */
   pid_t parent = getpid();
   fflush(stdout);
   fflush(stderr);
@@ -396,9 +413,16 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
       told = t + 1e9;
     }
     if (timeout > 0 && t - t0 >= timeout) {
-      kill(-pid, SIGKILL);
+      /* first ask the library to stop the running launch, so that it is
+         recorded from the CTAs that finished; SIGKILL after a grace */
+      if (stop_launches(sc)) t_stop = t;
+      else kill(-pid, SIGKILL);
       *timed_out = 1;
       timeout = 0; /* now wait for it */
+    }
+    if (t_stop > 0 && t - t_stop >= STOP_GRACE_S) {
+      kill(-pid, SIGKILL);
+      t_stop = 0;
     }
     struct timespec nap = {0, 10 * 1000 * 1000};
     nanosleep(&nap, NULL);
@@ -409,6 +433,10 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
   for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
   *killed = got_signal;
   if (rc < 0) return -1;
+  if (*timed_out) { /* however it ended after the stop: the status --timeout gives */
+    *sig = SIGKILL;
+    return 128 + SIGKILL;
+  }
   if (WIFSIGNALED(st)) {
     *sig = WTERMSIG(st);
     return 128 + *sig;

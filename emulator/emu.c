@@ -244,6 +244,9 @@ typedef struct worker {
   emu_fault kind;         /* kind of the next fail() (record_error resets it) */
   uint64_t oob;           /* accesses tolerated under EMU_OOB_WARN */
   uint64_t oob_seen;      /* 1 + CTA whose first one was offered to L->oob_msg */
+  uint64_t done;          /* CTAs this worker finished */
+  uint64_t *snap_t, *snap_w; /* cfg->partial: tcnt / wcnt before the running CTA */
+  uint64_t snap_st[S_NSTAT], snap_oob; /* and st[], oob */
   long gc[GC_WAYS];       /* allocations hit last, most recent first; -1 */
   emu_tcache tc;          /* the footprint chunk touched last */
   emu_texview tv;         /* the texture used last (tv.t NULL: none) */
@@ -274,6 +277,7 @@ struct launch {
   uint64_t oob_n;         /* tolerated accesses of the merged workers */
   char oob_msg[768];      /* first tolerated out-of-bounds access */
   uint64_t used;          /* thread-instructions (atomic) */
+  uint64_t done;          /* CTAs finished (of the merged workers) */
   uint64_t flush_at;
   int oom;                /* a worker ran out of memory */
   double t0;
@@ -1807,6 +1811,11 @@ static int check_limits(worker *W, const warp *w, const ptx_insn *in, int inside
   if (__atomic_load_n(&L->stop_all, __ATOMIC_RELAXED) ||
       __atomic_load_n(&L->abort_cta, __ATOMIC_RELAXED) < W->cta)
     return -1;
+  if (L->cfg->stop && __atomic_load_n(L->cfg->stop, __ATOMIC_RELAXED)) {
+    W->kind = EMU_FAULT_LIMIT;
+    fail(W, w, -1, in, 1, "stopped before its end (asked to stop)");
+    return -1;
+  }
   if (W->insn_acc >= L->flush_at) {
     uint64_t u = __atomic_add_fetch(&L->used, W->insn_acc, __ATOMIC_RELAXED);
     if (L->cfg->progress) __atomic_add_fetch(L->cfg->progress, W->insn_acc, __ATOMIC_RELAXED);
@@ -2347,6 +2356,9 @@ static int worker_init(worker *W, launch *L, int use_cache) {
     memset(W->loc, 0, locneed);
   }
   if (!W->tcnt || !W->wcnt) return -1;
+  if (L->cfg->partial &&
+      (!(W->snap_t = malloc(nb * sizeof *W->snap_t)) || !(W->snap_w = malloc(nb * sizeof *W->snap_w))))
+    return -1;
   return 0;
 }
 
@@ -2366,6 +2378,8 @@ static void worker_free(worker *W) {
     wcache_clear(&held);
   }
   free(W->pf.p);
+  free(W->snap_t);
+  free(W->snap_w);
   for (size_t i = 0; i < W->npo; i++) free(W->po[i].b.p);
   free(W->po);
   memset(W, 0, sizeof *W);
@@ -2405,7 +2419,23 @@ static int run_ctas(worker *W, int probe) {
         cta > __atomic_load_n(&L->abort_cta, __ATOMIC_RELAXED))
       continue;
     W->pf.len = 0;
-    if (run_cta(W, cta) == 0 && W->pf.len) {
+    size_t nb = L->em->nblocks;
+    if (W->snap_t) { /* cfg->partial: what to take back if this CTA is stopped */
+      memcpy(W->snap_t, W->tcnt, nb * sizeof *W->tcnt);
+      memcpy(W->snap_w, W->wcnt, nb * sizeof *W->wcnt);
+      memcpy(W->snap_st, W->st, sizeof W->st);
+      W->snap_oob = W->oob;
+    }
+    int crc = run_cta(W, cta);
+    if (crc == 0) {
+      W->done++;
+    } else if (W->snap_t) {
+      memcpy(W->tcnt, W->snap_t, nb * sizeof *W->tcnt);
+      memcpy(W->wcnt, W->snap_w, nb * sizeof *W->wcnt);
+      memcpy(W->st, W->snap_st, sizeof W->st);
+      W->oob = W->snap_oob;
+    }
+    if (crc == 0 && W->pf.len) {
       if (W->npo == W->cpo) {
         size_t nc = W->cpo ? 2 * W->cpo : 8;
         pfout *np = realloc(W->po, nc * sizeof *np);
@@ -2439,6 +2469,8 @@ static void merge_worker(launch *L, worker *W, uint64_t *tcnt, uint64_t *wcnt, u
   W->insn_acc = 0;
   L->oob_n += W->oob;
   W->oob = 0;
+  L->done += W->done;
+  W->done = 0;
   if (W->oom) L->oom = 1;
   if (W->npo) {
     pfout *np = realloc(L->po, (L->npo + W->npo) * sizeof *np);
@@ -2755,13 +2787,17 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     emu_errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel);
     goto out;
   }
+  int partial = 0;
   if (L.err_cta != UINT64_MAX) {
     if (st) st->fault = L.err_kind;
     emu_errf(err, cap, "%s", L.err);
-    goto fpout;
+    if (!cfg->partial || L.err_kind != EMU_FAULT_LIMIT || !L.done) goto fpout;
+    partial = 1; /* the CTAs that finished, as a sample */
   }
   /* ---- features ---- */
-  double scale = L.list ? (double)ntotal / (double)L.nrun : 1.0;
+  uint64_t counted = partial ? L.done : L.nrun;
+  int scaled = L.list != NULL || partial;
+  double scale = scaled ? (double)ntotal / (double)counted : 1.0;
   uint64_t tinsn = 0, winsn = 0, wchain = 0;
   for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
     const efunc *fn = &em->fn[fi];
@@ -2780,11 +2816,12 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   }
   if (st) {
     st->ctas_total = ntotal;
-    st->ctas_run = L.nrun;
+    st->ctas_run = counted;
+    st->partial = partial;
     st->thread_insns = tinsn;
     st->warp_insns = winsn;
     st->seconds = secs;
-    st->sampled = L.list != NULL;
+    st->sampled = scaled;
     st->oob_accesses = L.oob_n;
     snprintf(st->oob_first, sizeof st->oob_first, "%s", L.oob_msg);
   }
@@ -2819,7 +2856,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     for (size_t i = 0; i < d->n; i++) {
       emu_foot f;
       emu_foot_scan(&d->a[i], &f);
-      foot += L.list ? foot_estimate(&f, d->a[i].size, ntotal, L.nrun) : (double)f.bytes;
+      foot += scaled ? foot_estimate(&f, d->a[i].size, ntotal, counted) : (double)f.bytes;
     }
     static const struct { const char *name; int s; } mem[] = {
       {"mem.global_bytes", S_GBYTES}, {"mem.global_load_bytes", S_GLOAD},
@@ -2833,7 +2870,8 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       bad |= feat_set(v, mem[i].name, (double)stt[mem[i].s] * scale);
     bad |= feat_set(v, "mem.footprint_bytes", foot);
     bad |= feat_set(v, "ctrl.warp_insns", (double)winsn * scale);
-    bad |= feat_set(v, "emu.ctas_emulated", (double)L.nrun);
+    bad |= feat_set(v, "emu.ctas_emulated", (double)counted);
+    if (partial) bad |= feat_set(v, "emu.partial", 1);
     if (L.oob_n) bad |= feat_set(v, "emu.oob_accesses", (double)L.oob_n);
     bad |= feat_set(v, "ctrl.active_lane_ratio",
                     winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);

@@ -239,6 +239,11 @@ typedef struct emu_launch_cfg {
                               are added here while the launch runs (atomic,
                               in steps of about 2^16 per thread), for a
                               progress display on another thread */
+  const int *stop;         /* when set: the launch stops, as at its time
+                              limit, once another thread makes *stop nonzero */
+  int partial;             /* 1: a launch stopped by its budget, time limit
+                              or stop flag still gives the features of the
+                              CTAs that finished (emu_launch) */
 } emu_launch_cfg;
 
 /* Fill cfg with defaults (1x1x1 grid and block, no limits). */
@@ -256,6 +261,8 @@ typedef struct emu_stats {
   char oob_first[768];     /* the first of them (lowest CTA): kernel, CTA,
                               thread, PTX line, address; "" when none */
   emu_fault fault;         /* a failed launch: why; EMU_FAULT_NONE else */
+  int partial;             /* cfg.partial and stopped: the features are of the
+                              ctas_run CTAs that finished (fault says why) */
 } emu_stats;
 
 /*
@@ -266,7 +273,12 @@ typedef struct emu_stats {
  * assertion, budget, time limit, trap, a configuration no GPU accepts)
  * nothing is added to features, st->fault says why and err names kernel,
  * CTA, thread, PTX line and address/cause.  Memory written before the
- * failure stays written.
+ * failure stays written.  Except with cfg->partial: a launch stopped by a
+ * budget, time limit or stop flag after at least one CTA finished returns
+ * 0 with the features of the CTAs that finished, scaled to the grid as a
+ * sample's are (emu.ctas_emulated of them, emu.partial = 1; the stopped
+ * CTAs' counts are taken back, their footprint stays), st->partial set,
+ * st->fault EMU_FAULT_LIMIT and the reason in err.
  */
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap);

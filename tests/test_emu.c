@@ -713,6 +713,69 @@ static void test_sloppy_programs(void) {
   env_free(&E);
 }
 
+/* A launch stopped by its budget keeps the CTAs that finished (cfg.partial):
+   CTA 7 of 8 loops for ever, the others add one to their element. */
+static const char *spin_ptx = HDR
+    ".visible .entry spin(.param .u64 p)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, %ctaid.x;\n"
+    "  setp.ne.u32 %p1, %r1, 7;\n  @%p1 bra $L_work;\n"
+    "$L_spin:\n  add.s32 %r2, %r2, 1;\n  bra.uni $L_spin;\n"
+    "$L_work:\n  mul.wide.u32 %rd2, %r1, 4;\n  add.s64 %rd3, %rd1, %rd2;\n"
+    "  ld.global.u32 %r3, [%rd3];\n  add.s32 %r3, %r3, 1;\n  st.global.u32 [%rd3], %r3;\n"
+    "  ret;\n}\n";
+
+static void test_partial_launch(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, spin_ptx), 0);
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64, &buf, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.insn_budget = 1u << 20;
+  cfg.threads = 1;
+  feat_vec fv;
+  feat_init(&fv);
+  /* without cfg.partial: an error, nothing recorded */
+  CU_ASSERT_EQUAL(run1(&E, "spin", 8, 32, buf, &cfg, &fv), -1);
+  CHECKF(fv.n == 0 && strstr(E.err, "instruction budget"), "a stopped launch fails (%s)", E.err);
+  cfg.partial = 1;
+  emu_stats st;
+  unsigned char params[16];
+  memcpy(params, &buf, 8);
+  cfg.grid[0] = 8;
+  cfg.block[0] = 32;
+  cfg.params = params;
+  cfg.params_size = 8;
+  int rc = emu_launch(E.em, "spin", &cfg, &fv, &st, E.err, sizeof E.err);
+  CHECKF(rc == 0 && st.partial && st.fault == EMU_FAULT_LIMIT && strstr(E.err, "budget"),
+         "with cfg.partial it is recorded, partial, the reason kept (rc %d: %s)", rc, E.err);
+  CHECKF(st.ctas_run == 7 && feat_get(&fv, "emu.ctas_emulated", -1) == 7 &&
+             feat_get(&fv, "emu.partial", -1) == 1 && feat_get(&fv, "launch.ctas", -1) == 8,
+         "from the 7 CTAs that finished (%llu)", (unsigned long long)st.ctas_run);
+  /* each finished CTA executes st.global once per thread: 7 x 32, scaled to 8 CTAs;
+     the stopped CTA's spinning is taken back */
+  CHECKF(feat_get(&fv, "op.st.global.u32", -1) == 8 * 32, "counts of the finished CTAs scaled "
+         "to the grid (%g)", feat_get(&fv, "op.st.global.u32", -1));
+  CHECKF(feat_get(&fv, "op.bra.uni", 0) == 0, "nothing of the stopped CTA (%g)",
+         feat_get(&fv, "op.bra.uni", 0));
+  uint32_t h[8];
+  emu_memcpy_dtoh(E.d, h, buf, sizeof h, E.err, sizeof E.err);
+  CHECKF(h[0] == 2 && h[6] == 2 && h[7] == 0, "the finished CTAs' results are written (both launches)");
+  feat_free(&fv);
+  /* a stop flag stops it the same way; none finished: an error */
+  int stop = 1;
+  cfg.insn_budget = 0;
+  cfg.stop = &stop;
+  feat_init(&fv);
+  rc = emu_launch(E.em, "spin", &cfg, &fv, &st, E.err, sizeof E.err);
+  CHECKF(rc == -1 && st.fault == EMU_FAULT_LIMIT && fv.n == 0 && strstr(E.err, "asked to stop"),
+         "stopped before any CTA finished: a failed launch (%s)", E.err);
+  feat_free(&fv);
+  env_free(&E);
+}
+
 /* Device assert(): nvcc calls __assertfail(message, file, line, function,
    charsize) when the condition is false. */
 static const char *assert_ptx = HDR
@@ -2040,6 +2103,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_sampled_footprint);
   TEST_ADD(s, test_oob_policy);
   TEST_ADD(s, test_sloppy_programs);
+  TEST_ADD(s, test_partial_launch);
   TEST_ADD(s, test_device_assert);
   TEST_ADD(s, test_launch_limits);
   TEST_ADD(s, test_budget_and_time);
