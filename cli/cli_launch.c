@@ -680,8 +680,8 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
     cli_error("%s; the features are of the %" PRIu64 " of %" PRIu64 " CTAs that finished, "
               "scaled to the grid (emu.partial = 1)", ferr, st->ctas_run, st->ctas_total);
   if (st->oob_accesses)
-    fprintf(stderr, "kcast %s: %" PRIu64 " out-of-bounds access%s tolerated (--oob warn: reads "
-            "gave 0, writes were dropped); the first: %s\n", L->cmd, st->oob_accesses,
+    fprintf(stderr, "kcast %s: %" PRIu64 " out-of-bounds access%s tolerated (--oob warn: as on a "
+            "GPU); the first: %s\n", L->cmd, st->oob_accesses,
             st->oob_accesses == 1 ? "" : "es", st->oob_first);
   return KCAST_EXIT_OK;
 }

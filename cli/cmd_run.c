@@ -638,7 +638,8 @@ static void oob_note(const rt_records *r) {
   }
   if (!nl) return;
   fprintf(stderr, "kcast run: %zu launch%s made %.0f out-of-bounds access%s that a GPU "
-          "tolerates (--oob warn: reads gave 0, writes were dropped; each such launch has "
+          "tolerates (--oob warn: as on a GPU, mapped memory read and written, freed memory "
+          "read as zeros; each such launch has "
           "emu.oob_accesses); the first, launch %" PRId64 ": %s\n", nl, nl == 1 ? "" : "es", acc,
           acc == 1 ? "" : "es", first->lseq, first->warn ? first->warn : "?");
 }

@@ -908,7 +908,7 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
     S.clock += st.seconds;
     if (st.oob_accesses && S.oob_notes++ < OOB_NOTES)
       fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s): %" PRIu64 " out-of-bounds "
-              "access%s tolerated (reads gave 0, writes were dropped); the first: %s%s\n",
+              "access%s tolerated (as on a GPU); the first: %s%s\n",
               lseq, f->name, st.oob_accesses, st.oob_accesses == 1 ? "" : "es", st.oob_first,
               S.oob_notes == OOB_NOTES ? " (further such notes are not printed)" : "");
     if (S.out_fd >= 0) {
