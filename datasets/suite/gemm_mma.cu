@@ -12,6 +12,9 @@
 // and one of B's into the stage not being read, commits the group and waits
 // for the previous one (cp.async.wait_group 1); A fragments come from
 // ldmatrix.x4, B fragments from ldmatrix.x4.trans of the row-major tile.
+// Machine code for sm_75 copies synchronously and multiplies with two
+// m16n8k8 per m16n8k16, for sm_70 without tensor cores (the emulator and
+// sm_80 on run the code above).
 // Launches per run: 1 (mma_gemm, grid (N/32)^2).
 // Check: as gemm_wmma (inputs multiples of 1/64 in [-1, 1], exact
 // products): |C - C_ref| <= N * N * 2^-24 + 1e-6 against a double CPU product.
@@ -23,9 +26,35 @@
 #define BM 32
 #define BK 32
 
+/* The machine code for GPUs before sm_80 (the suite builds every
+   generation from sm_70; the emulator runs the compute_90 PTX) copies
+   synchronously, and before sm_75 multiplies without tensor cores. */
+#if __CUDA_ARCH__ >= 800
+#define ASYNC_COPY 1
+#endif
+#if __CUDA_ARCH__ >= 750
+#define TENSOR_MMA 1
+#endif
+
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+#ifdef ASYNC_COPY
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem));
+#else
+  *(uint4 *)smem = *(const uint4 *)gmem;
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit(void) {
+#ifdef ASYNC_COPY
+  asm volatile("cp.async.commit_group;");
+#endif
+}
+
+__device__ __forceinline__ void cp_async_wait1(void) {
+#ifdef ASYNC_COPY
+  asm volatile("cp.async.wait_group 1;");
+#endif
 }
 
 __global__ void mma_gemm(const half *A, const half *B, float *C, int n) {
@@ -39,7 +68,7 @@ __global__ void mma_gemm(const half *A, const half *B, float *C, int n) {
   int ktiles = n / BK;
   cp_async16(&sa[0][cr * BK + cc], A + (size_t)(row0 + cr) * n + cc);
   cp_async16(&sb[0][cr * BM + cc], B + (size_t)cr * n + col0 + cc);
-  asm volatile("cp.async.commit_group;");
+  cp_async_commit();
   for (int kt = 0; kt < ktiles; kt++) {
     int cur = kt & 1;
     if (kt + 1 < ktiles) { /* the next tile into the other stage */
@@ -47,9 +76,10 @@ __global__ void mma_gemm(const half *A, const half *B, float *C, int n) {
       cp_async16(&sa[cur ^ 1][cr * BK + cc], A + (size_t)(row0 + cr) * n + k1 + cc);
       cp_async16(&sb[cur ^ 1][cr * BM + cc], B + (size_t)(k1 + cr) * n + col0 + cc);
     }
-    asm volatile("cp.async.commit_group;");
-    asm volatile("cp.async.wait_group 1;");
+    cp_async_commit();
+    cp_async_wait1();
     __syncthreads();
+#ifdef TENSOR_MMA
     for (int kk = 0; kk < BK; kk += 16) {
       unsigned a[4], b[4];
       unsigned pa = (unsigned)__cvta_generic_to_shared(
@@ -62,13 +92,30 @@ __global__ void mma_gemm(const half *A, const half *B, float *C, int n) {
           &sb[cur][(kk + 8 * (j % 2) + r) * BM + wn * 16 + 8 * (j / 2)]);
       asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                    : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3]) : "r"(pb));
-      for (int h = 0; h < 2; h++)
+      for (int h = 0; h < 2; h++) {
+#if __CUDA_ARCH__ >= 800
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
                      "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                      : "+f"(acc[h][0]), "+f"(acc[h][1]), "+f"(acc[h][2]), "+f"(acc[h][3])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[2 * h]),
                        "r"(b[2 * h + 1]));
+#else /* sm_75: m16n8k16 is two m16n8k8, k 0-7 then 8-15 */
+        for (int q = 0; q < 2; q++)
+          asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                       "{%4,%5}, {%6}, {%0,%1,%2,%3};"
+                       : "+f"(acc[h][0]), "+f"(acc[h][1]), "+f"(acc[h][2]), "+f"(acc[h][3])
+                       : "r"(a[2 * q]), "r"(a[2 * q + 1]), "r"(b[2 * h + q]));
+#endif
+      }
     }
+#else /* no tensor cores: the same outputs from the shared tiles */
+    for (int h = 0; h < 2; h++)
+      for (int i = 0; i < 4; i++) {
+        int r = wm * 16 + lane / 4 + 8 * (i / 2), c = wn * 16 + 8 * h + 2 * (lane % 4) + (i % 2);
+        for (int k = 0; k < BK; k++)
+          acc[h][i] += __half2float(sa[cur][r * BK + k]) * __half2float(sb[cur][k * BM + c]);
+      }
+#endif
     __syncthreads(); /* the stage is read before the next copy overwrites it */
   }
   int g = lane / 4, t = lane % 4;

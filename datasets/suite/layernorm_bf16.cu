@@ -49,8 +49,19 @@ __global__ void layernorm_rows(const __nv_bfloat162 *x, const __nv_bfloat162 *ga
   }
   float var = block_sum(q, sh) / (2.0f * pairs);
   __nv_bfloat162 m2 = __float2bfloat162_rn(mean), r2 = __float2bfloat162_rn(rsqrtf(var + 1e-5f));
-  for (int i = threadIdx.x; i < pairs; i += blockDim.x)
+  for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     out[i] = __hfma2(__hmul2(__hsub2(row[i], m2), r2), gamma[i], beta[i]);
+#else /* machine code before sm_80 (no bf16 arithmetic): the same steps in
+         float, each rounded to bf16 (the emulator runs the compute_90 PTX) */
+    float2 xv = __bfloat1622float2(row[i]), mv = __bfloat1622float2(m2);
+    float2 rv = __bfloat1622float2(r2), gv = __bfloat1622float2(gamma[i]);
+    float2 bv = __bfloat1622float2(beta[i]);
+    float2 d = __bfloat1622float2(__floats2bfloat162_rn(xv.x - mv.x, xv.y - mv.y));
+    float2 p = __bfloat1622float2(__floats2bfloat162_rn(d.x * rv.x, d.y * rv.y));
+    out[i] = __floats2bfloat162_rn(fmaf(p.x, gv.x, bv.x), fmaf(p.y, gv.y, bv.y));
+#endif
+  }
 }
 
 static double bf(__nv_bfloat16 v) { return (double)__bfloat162float(v); }
