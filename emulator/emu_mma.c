@@ -723,8 +723,11 @@ static void mma_n8(unsigned M, unsigned K, const double *restrict A, const doubl
 #define MMA_AVX2 1
 #ifdef __clang__
 #pragma clang fp contract(fast)
+#define MMA_CONTRACT
+#else
+#define MMA_CONTRACT optimize("fp-contract=fast"),
 #endif
-__attribute__((target("avx2,fma"), optimize("fp-contract=fast"))) static void mma_n8_avx2(
+__attribute__((MMA_CONTRACT target("avx2,fma"))) static void mma_n8_avx2(
     unsigned M, unsigned K, const double *restrict A, const double *restrict B,
     const double *restrict C, double *restrict D) {
   MMA_N8_BODY
