@@ -552,6 +552,31 @@ typedef struct acc {
                       index in the device's freed ranges */
 } lacc;
 
+/* An access of n bytes at offset off of shared memory past the CTA's
+   window (resolve): inside the SM's shared memory (the largest a CTA may
+   have) a GPU lets it through (EMU_OOB_WARN: out->p set). */
+static __attribute__((noinline, cold)) int shared_past(worker *W, uint64_t off, unsigned n,
+                                                       lacc *out) {
+  const launch *L = W->L;
+  if (L->cfg->oob == EMU_OOB_WARN && off <= EMU_MAX_SHARED && n <= EMU_MAX_SHARED - off) {
+    if (!W->shext) { /* zeros for this CTA, made when first used */
+      memset(W->sh + L->shsize, 0, EMU_MAX_SHARED - L->shsize);
+      W->shext = 1;
+    }
+    out->p = W->sh + off;
+  }
+  return E_OOB;
+}
+
+/* The allocation nearest address a, however far, for the message of an
+   unmapped access (resolve): b is the last one below a (-1: none). */
+static __attribute__((noinline, cold)) long nearest_alloc(const emu_device *d, long b,
+                                                         uint64_t a) {
+  if (b >= 0 && (b + 1 >= (long)d->n || a - (d->a[b].base + d->a[b].size) < d->a[b + 1].base - a))
+    return b;
+  return b + 1 < (long)d->n ? b + 1 : -1;
+}
+
 /* Allocation containing a through the worker's MRU cache, or -1.  A kernel
    alternating between buffers (triad reads b and c, writes a) hits. */
 static long find_alloc(worker *W, const emu_device *d, uint64_t a) {
@@ -592,18 +617,7 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
   switch (sp) {
     case PTX_SP_SHARED:
       out->rs = R_SHARED;
-      if (off > L->shsize || n > L->shsize - off) {
-        /* past the CTA's window: inside the SM's shared memory (the
-           largest a CTA may have) a GPU lets it through (EMU_OOB_WARN) */
-        if (L->cfg->oob == EMU_OOB_WARN && off <= EMU_MAX_SHARED && n <= EMU_MAX_SHARED - off) {
-          if (!W->shext) { /* zeros for this CTA, made when first used */
-            memset(W->sh + L->shsize, 0, EMU_MAX_SHARED - L->shsize);
-            W->shext = 1;
-          }
-          out->p = W->sh + off;
-        }
-        return E_OOB;
-      }
+      if (off > L->shsize || n > L->shsize - off) return shared_past(W, off, n, out);
       out->p = W->sh + off;
       return E_OK;
     case PTX_SP_PARAM:
@@ -645,10 +659,7 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
         }
         out->g = li;
         if (li >= 0) return E_OOB;
-        /* for the message: the nearest allocation, however far */
-        out->g = b >= 0 && (b + 1 >= (long)d->n ||
-                            a - (d->a[b].base + d->a[b].size) < d->a[b + 1].base - a)
-                     ? b : b + 1 < (long)d->n ? b + 1 : -1;
+        out->g = nearest_alloc(d, b, a); /* for the message */
         return E_UNMAPPED;
       }
       const galloc *g = &d->a[gi];
@@ -1083,7 +1094,7 @@ static int touch_lanes(worker *W, const uint64_t *addr, const long *gidx, long g
  * gemm_tiled n=1024 (64 CTAs sampled), medians of 5, 170-172 -> 83-87 ms
  * with the loads alone; the suite's 190,394 feature values the same.
  */
-static int mem_shared32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
+static __attribute__((noinline)) int mem_shared32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
   const uint64_t *base = r + (size_t)e->abase * EMU_LANES;
   uint64_t shs = W->L->shsize, bad = 0, wlo = UINT64_MAX, whi = 0;
   uint64_t off[EMU_LANES];
@@ -1119,6 +1130,37 @@ static int mem_shared32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
   W->st[S_SACC]++;
   W->st[S_SREPLAY] += ((uint32_t)x & (uint32_t)(x >> 32)) != 0; /* mem_op's map word */
   return 0;
+}
+
+/* What mem_refused made of a lane's refused access. */
+enum { MR_SHARED, MR_SLACK, MR_DROP };
+
+/*
+ * Lane l's access at a that resolve refused (rc, ac): tolerated (EMU_OOB_WARN
+ * and its kinds, tolerated) and noted, or the launch fails (-1).  Tolerated:
+ * MR_SHARED, shared memory past the window (*pl its bytes); MR_SLACK, the
+ * mapped pages' memory (*pl: what is there); MR_DROP, not performed (freed,
+ * or beyond the mapped pages: loads give zeros).  Out of line: mem_op's
+ * loop compiles as without it.
+ */
+static __attribute__((noinline, cold)) int mem_refused(worker *W, warp *w, uint32_t l,
+                                                       const eop *e, int rc, uint64_t a,
+                                                       unsigned n, int write, lacc *ac,
+                                                       uint8_t **pl) {
+  if (!tolerated(W, rc, ac, a)) {
+    mem_fail(W, w, l, e, rc, a, n, write, ac);
+    return -1;
+  }
+  note_oob(W, w, l, e, rc, a, n, write, ac);
+  if (ac->rs == R_SHARED) { /* the SM's memory past the window */
+    *pl = ac->p;
+    return MR_SHARED;
+  }
+  /* the mapped pages' memory: what is there (freed: zeros, dropped) */
+  uint8_t *sp = rc != E_FREED ? emu_slack_ptr(d_of(W), a, write) : NULL;
+  if (!sp) return MR_DROP;
+  *pl = sp;
+  return MR_SLACK;
 }
 
 /* ld / st / atom / red for the lanes in m. */
@@ -1192,25 +1234,11 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       ac.g = -1;
       int rc = resolve(W, w, l, e->space, addr[l], n, write, &ac);
       if (rc != E_OK) {
-        if (!tolerated(W, rc, &ac, addr[l])) {
-          mem_fail(W, w, l, e, rc, addr[l], n, write, &ac);
-          return -1;
-        }
-        note_oob(W, w, l, e, rc, addr[l], n, write, &ac);
-        if (ac.rs == R_SHARED) { /* the SM's memory past the window */
-          p[l] = ac.p;
-          sl |= 1u << l;
-          continue;
-        }
-        /* the mapped pages' memory: what is there (freed: zeros, dropped) */
-        uint8_t *sp = rc != E_FREED ? emu_slack_ptr(d_of(W), addr[l], write) : NULL;
-        gl |= 1u << l;
-        if (sp) {
-          p[l] = sp;
-          slack |= 1u << l;
-        } else {
-          drop |= 1u << l;
-        }
+        int t = mem_refused(W, w, l, e, rc, addr[l], n, write, &ac, &p[l]);
+        if (t < 0) return -1;
+        if (t == MR_SHARED) sl |= 1u << l;
+        else gl |= 1u << l, slack |= (uint32_t)(t == MR_SLACK) << l,
+             drop |= (uint32_t)(t == MR_DROP) << l;
         continue;
       }
       p[l] = ac.p;
@@ -1438,9 +1466,18 @@ int emu_x_access(emu_xctx *x, uint64_t *r, const emu_xacc *a, uint32_t m) {
   return m ? mem_op(x->W, x->w, r, &t, m) : 0;
 }
 
-/* K_XOP (out of line: run_warp's other cases compile as before). */
-static __attribute__((noinline)) int do_xop(worker *W, warp *w, uint64_t *r, const eop *e,
-                                            uint32_t m) {
+/*
+ * What an ALU op with eop.clock set does before its alu: refresh the
+ * %clock-like slots it reads, or, an emu_mma.c op (EMU_CLOCK_XOP, whose alu
+ * does nothing), the whole of it.  Out of line, so run_warp's ALU case
+ * compiles as without emu_mma.c.  0 or -1 (the launch fails).
+ */
+static __attribute__((noinline)) int alu_first(worker *W, warp *w, const efunc *fn,
+                                               uint64_t *r, const eop *e, uint32_t m) {
+  if (e->clock != EMU_CLOCK_XOP) {
+    refresh_clock(W, w, fn, r);
+    return 0;
+  }
   emu_xctx xc = {W, w, e};
   return emu_xop_exec(&xc, e->xop, r, m);
 }
@@ -1854,15 +1891,16 @@ static int check_limits(worker *W, const warp *w, const ptx_insn *in, int inside
   if (__atomic_load_n(&L->stop_all, __ATOMIC_RELAXED) ||
       __atomic_load_n(&L->abort_cta, __ATOMIC_RELAXED) < W->cta)
     return -1;
-  if (L->cfg->stop && __atomic_load_n(L->cfg->stop, __ATOMIC_RELAXED)) {
-    W->kind = EMU_FAULT_LIMIT;
-    fail(W, w, -1, in, 1, "stopped before its end (asked to stop)");
-    return -1;
-  }
   if (W->insn_acc >= L->flush_at) {
     uint64_t u = __atomic_add_fetch(&L->used, W->insn_acc, __ATOMIC_RELAXED);
     if (L->cfg->progress) __atomic_add_fetch(L->cfg->progress, W->insn_acc, __ATOMIC_RELAXED);
     W->insn_acc = 0;
+    /* asked to stop: looked at here, with the budget, off the common path */
+    if (L->cfg->stop && __atomic_load_n(L->cfg->stop, __ATOMIC_RELAXED)) {
+      W->kind = EMU_FAULT_LIMIT;
+      fail(W, w, -1, in, 1, "stopped before its end (asked to stop)");
+      return -1;
+    }
     if (L->cfg->insn_budget && u > L->cfg->insn_budget) {
       W->kind = EMU_FAULT_LIMIT;
       fail(W, w, -1, in, 1, "exceeded the instruction budget of %llu thread-instructions",
@@ -1970,7 +2008,8 @@ static int run_warp(worker *W, warp *w) {
       switch (e->k) {
         case K_ALU:
           if (m) {
-            if (e->clock) refresh_clock(W, w, fn, r);
+            /* (an emu_mma.c op's alu does nothing) */
+            if (e->clock && alu_first(W, w, fn, r, e, m) != 0) return -1;
             e->o.alu(r, &e->o, m);
           }
           pc++;
@@ -2194,7 +2233,6 @@ static int run_warp(worker *W, warp *w) {
             r[(size_t)e->o.d[0] * EMU_LANES + __builtin_ctz(mm)] = active;
           pc++;
           continue;
-
         case K_ELECT: {
           uint32_t mm = m & member_mask(r, e, 0, m);
           uint32_t leader = mm ? (uint32_t)__builtin_ctz(mm) : 0;
@@ -2207,11 +2245,6 @@ static int run_warp(worker *W, warp *w) {
           continue;
         }
         default:
-          if (e->k == K_XOP) { /* here, not a case: a case of its own slowed the others */
-            if (m && do_xop(W, w, r, e, m) != 0) return -1;
-            pc++;
-            continue;
-          }
           fail(W, w, -1, e->o.insn, 0, "internal error: bad engine op");
           return -1;
       }

@@ -22,9 +22,14 @@
 enum {
   K_ALU, K_NOP, K_LD, K_ST, K_ATOM, K_CVTA, K_ISSPACEP, K_BRA, K_BRX, K_CALL,
   K_PRINTF, K_RET, K_EXIT, K_TRAP, K_BAR, K_SHFL, K_VOTE, K_MATCH,
-  K_ACTIVEMASK, K_REDUX, K_ELECT, K_ASSERT, K_TEX, K_SULD, K_SUST,
-  K_XOP /* tensor cores, matrix loads, asynchronous copies: emu_mma.c */
+  K_ACTIVEMASK, K_REDUX, K_ELECT, K_ASSERT, K_TEX, K_SULD, K_SUST
 };
+
+/* eop.clock of an op of emu_mma.c (tensor cores, matrix loads,
+   asynchronous copies): a K_ALU whose clock flag sends it down the ALU
+   case's rare branch (eop_is_xop), so that no case of its own changes how
+   run_warp's other cases compile. */
+#define EMU_CLOCK_XOP 2
 
 /* A slot the engine fills when a frame starts. */
 typedef struct cslot {
@@ -58,7 +63,8 @@ typedef struct eop {
   uint8_t size;        /* element bytes of a memory access */
   uint8_t vec;         /* elements per lane */
   uint8_t sext;        /* a load sign-extends */
-  uint8_t clock;       /* reads %clock-like slots: refresh them first */
+  uint8_t clock;       /* reads %clock-like slots: refresh them first (1);
+                          EMU_CLOCK_XOP: an emu_mma.c op */
   uint8_t isred;       /* red (no destination), bar.red */
   uint8_t a32;         /* the address base is a 32-bit register: the
                           address (base + offset) wraps modulo 2^32 */
@@ -74,11 +80,13 @@ typedef struct eop {
   union {
     const ptx_label *tab; /* brx.idx: its .branchtargets table (ntargets >= 1,
                              every target's insn <= ninsns) */
-    emu_xop *xop;         /* K_XOP: its operands (owned; NULL: refused) */
+    emu_xop *xop;         /* eop_is_xop: its operands (owned; NULL: refused) */
   };
   uint32_t mbytes;     /* bytes per lane for mem.* counts */
   ecall *call;         /* K_CALL / K_PRINTF */
 } eop;
+
+static inline int eop_is_xop(const eop *e) { return e->k == K_ALU && e->clock == EMU_CLOCK_XOP; }
 
 typedef struct efunc {
   const ptx_func *f;

@@ -437,6 +437,11 @@ static int prep_tex(prep *P, const ptx_insn *in, eop *e, int k, const char **why
   return 0;
 }
 
+/* The alu of an emu_mma.c op: nothing (alu_first in emu.c ran it). */
+static void xop_alu(uint64_t *restrict r, const emu_op *op, uint32_t mask) {
+  (void)r, (void)op, (void)mask;
+}
+
 /* Prepare instruction i of the function in P. */
 static int prep_insn(prep *P, uint32_t i) {
   efunc *fn = P->fn;
@@ -464,7 +469,9 @@ static int prep_insn(prep *P, uint32_t i) {
     if (rc < 0) return -1;
     if (rc > 0) {
       if (!e->xop) bad(P, in, why ? why : "not supported");
-      e->k = K_XOP;
+      e->k = K_ALU; /* run by alu_first (emu.c) */
+      e->clock = EMU_CLOCK_XOP;
+      e->o.alu = xop_alu;
       return 0;
     }
   }
@@ -718,7 +725,7 @@ static void zp_insn(const eop *e, uint32_t nr, uint64_t *gen, uint64_t *kill,
     zp_clr(gen, def[j], nr);
     zp_set(kill, def[j], nr);
   }
-  if (e->k == K_XOP && e->xop) {
+  if (eop_is_xop(e) && e->xop) {
     /* an mma reads every lane's fragment registers, an ldmatrix other
        lanes' addresses: what they read is zeroed like shfl's source */
     uint32_t xs[4 * 16 + 8];
@@ -818,7 +825,7 @@ static int zero_plan(efunc *fn) {
 static void efunc_free(efunc *fn) {
   if (fn->ops) {
     for (uint32_t i = 0; i < fn->f->ninsns; i++) {
-      if (fn->ops[i].k == K_XOP) emu_xop_free(fn->ops[i].xop);
+      if (eop_is_xop(&fn->ops[i])) emu_xop_free(fn->ops[i].xop);
       ecall *c = fn->ops[i].call;
       if (c) {
         free(c->args);

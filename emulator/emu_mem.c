@@ -435,28 +435,30 @@ void emu_foot_scan(const galloc *g, emu_foot *f) {
   for (uint64_t c = 0; c <= g->size >> EMU_TCHUNK_SHIFT; c++) {
     const uint64_t *p = g->touch[c];
     if (!p) continue;
-    for (uint64_t wi = 0; wi < EMU_TCHUNK_WORDS; wi++) {
-      if ((wi & 7) == 0) {
-        /* eight words (512 bytes) at a time past untouched data: a small
-           launch's chunks are mostly zero, and the word-by-word scan was a
-           tenth of its cost outside emulation */
+    for (uint64_t w8 = 0; w8 < EMU_TCHUNK_WORDS; w8 += 8) {
+      /* eight words (512 bytes) at a time past untouched data: a small
+         launch's chunks are mostly zero, and the word-by-word scan was a
+         tenth of its cost outside emulation */
+      if (!p[w8]) {
         uint64_t any = 0;
-        for (unsigned q = 0; q < 8; q++) any |= p[wi + q];
-        if (!any) { wi += 7; continue; }
+        for (unsigned q = 1; q < 8; q++) any |= p[w8 + q];
+        if (!any) continue;
       }
-      uint64_t x = p[wi];
-      if (!x) continue;
-      unsigned bl = emu_popc32((uint32_t)x), bh = emu_popc32((uint32_t)(x >> 32));
-      f->bytes += bl + bh;
-      /* one word covers 64 bytes: sectors 2*wi (low half) and 2*wi+1 */
-      uint64_t s0 = ((c << EMU_TCHUNK_SHIFT) >> 5) + 2 * wi;
-      unsigned lo = bl != 0, hi = bh != 0;
-      f->hist[bl] += lo;
-      f->hist[bh] += hi;
-      f->sectors += lo + hi;
-      uint64_t first = lo ? s0 : s0 + 1, last = hi ? s0 + 1 : s0;
-      if (first < f->lo) f->lo = first;
-      if (last > f->hi) f->hi = last;
+      for (uint64_t wi = w8; wi < w8 + 8; wi++) {
+        uint64_t x = p[wi];
+        if (!x) continue;
+        unsigned bl = emu_popc32((uint32_t)x), bh = emu_popc32((uint32_t)(x >> 32));
+        f->bytes += bl + bh;
+        /* one word covers 64 bytes: sectors 2*wi (low half) and 2*wi+1 */
+        uint64_t s0 = ((c << EMU_TCHUNK_SHIFT) >> 5) + 2 * wi;
+        unsigned lo = bl != 0, hi = bh != 0;
+        f->hist[bl] += lo;
+        f->hist[bh] += hi;
+        f->sectors += lo + hi;
+        uint64_t first = lo ? s0 : s0 + 1, last = hi ? s0 + 1 : s0;
+        if (first < f->lo) f->lo = first;
+        if (last > f->hi) f->hi = last;
+      }
     }
   }
 }
