@@ -5,7 +5,7 @@
 #   make reliability  the reliability cases alone (also part of make test)
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make valgrind   the fast suites under valgrind memcheck
-#   make fuzz       run each fuzzer (PTX, model, CSV, fatbinary) FUZZ_SECONDS (60)
+#   make fuzz       run each fuzzer (PTX, model, CSV, fatbinary, Kernel Tuner) FUZZ_SECONDS (60)
 #   make bench      benchmarks (bench/)
 #   make deps       install the Debian packages the build needs (no-op if present)
 #   make demo       the main job on the embedded default
@@ -23,13 +23,18 @@ CLANG      ?= clang-22
 NVCC       ?= nvcc
 
 # Debian packages the build and the tests need.  The one list: README and
-# .ci/run both go through `make deps`.  Slurm and munge are for the test
+# .ci/run both go through `make deps`.  The python3-* ones are for the
+# Python package (python/: built by make python, tested by make test with
+# pytest; numpy, pandas, scikit-learn and matplotlib are what it works with,
+# venv and pip for the test that installs Kernel Tuner from PyPI).  Slurm and munge are for the test
 # that brings up its own one-node cluster (tests/slurm/one-node.sh: its
 # own key, configuration and daemons, stopped when it ends).
 DEPS_PKGS := make gcc g++ libcunit1-dev libsqlite3-dev libcjson-dev libcsv-dev \
              zlib1g-dev liblz4-dev clang-22 llvm-22-dev libclang-22-dev libclang-rt-22-dev \
              libomp-22-dev valgrind sqlite3 pkgconf chromium \
-             slurmctld slurmd slurm-client munge
+             slurmctld slurmd slurm-client munge \
+             python3 python3-dev python3-setuptools python3-pip python3-venv python3-numpy \
+             python3-pandas python3-pytest python3-sklearn python3-scipy python3-matplotlib
 
 LLVM_INC   := $(shell $(LLVM_CONFIG) --includedir 2>/dev/null)
 LLVM_LIB   := $(shell $(LLVM_CONFIG) --libdir 2>/dev/null)
@@ -250,13 +255,14 @@ $(BUILD)/examples/sched: examples/scheduler/sched.c include/kcast.h $(BUILD)/lib
 
 # Fuzzers (libFuzzer, clang-22, with ASan and UBSan), one per reader of
 # outside bytes: ptx (the PTX parser), model (the .kcm loader), csv (the
-# CSV loader), fatbin (the fatbinary reader).  Each is built from the
+# CSV loader), fatbin (the fatbinary reader), kt (the Kernel Tuner
+# cachefile reader).  Each is built from the
 # sources of its module alone, with the project's warnings and -Werror, and
 # make test builds them all (the reliability suite runs each on its seeds
 # for a moment).  make fuzz runs each for FUZZ_SECONDS (60) from the seeds
 # in $(BUILD)/fuzz/corpus-NAME; CI runs it after make test.
 FUZZ_SECONDS ?= 60
-FUZZERS      := ptx model csv fatbin
+FUZZERS      := ptx model csv fatbin kt
 FUZZ_BINS    := $(if $(CLANG_FOUND),$(FUZZERS:%=$(BUILD)/fuzz/%_fuzz))
 # (-Wno-pass-failed: UBSan's checks keep the forest's `omp simd` loops from
 # vectorizing, which clang reports as a warning; a missed optimization of
@@ -267,14 +273,16 @@ FUZZ_SRC_ptx    := $(filter-out extractor/frontend%.c,$(wildcard extractor/*.c))
 FUZZ_SRC_model  := $(wildcard model/*.c) $(BUILD)/gen/gpus_csv.c
 FUZZ_SRC_csv    := $(FUZZ_SRC_model)
 FUZZ_SRC_fatbin := runtime/rt_fatbin.c
+FUZZ_SRC_kt     := datasets/ds_kerneltuner.c
 FUZZ_LIBS_ptx    := -lm
 FUZZ_LIBS_model  := -fopenmp -lcsv -lz -lm
 FUZZ_LIBS_csv    := $(FUZZ_LIBS_model)
 FUZZ_LIBS_fatbin := -llz4 -ldl
+FUZZ_LIBS_kt     := -lcjson -lz -pthread
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_BINS)
 $(BUILD)/fuzz/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz_util.h $$(FUZZ_SRC_$$*) \
-                      $(wildcard extractor/*.h model/*.h runtime/*.h)
+                      $(wildcard extractor/*.h model/*.h runtime/*.h datasets/ds.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_FLAGS) $(if $(findstring -fopenmp,$(FUZZ_LIBS_$*)),-fopenmp) -o $@.tmp \
 	  $< $(FUZZ_SRC_$*) $(FUZZ_LIBS_$*) && mv $@.tmp $@
@@ -294,6 +302,12 @@ fuzz: $(FUZZ_BINS) $(BUILD)/kcast $(SUITE_FAST:%=$(BUILD)/suite/%)
 	  --kernel 'gemm_tiled_kernel<T>' -o $(BUILD)/fuzz/corpus-model/template.kcf 2> /dev/null
 	$(BUILD)/kcast featmodel fit datasets/data/suite-features.db --kernel lu_update_kernel \
 	  -o $(BUILD)/fuzz/corpus-model/difference.kcf 2> /dev/null
+	printf '%s' '{"device_name": "NVIDIA A100-PCIE-40GB", "kernel_name": "k", "problem_size": [4096],' \
+	  ' "tune_params_keys": ["block_size_x", "tile"], "tune_params": {}, "cache": {' \
+	  '"32,1": {"block_size_x": 32, "tile": 1, "time": 1.5, "times": [1.4, 1.6]},' \
+	  '"64,2": {"block_size_x": 64, "tile": 2, "time": "CompileFailedConfig"},' \
+	  > $(BUILD)/fuzz/corpus-kt/unterminated.json
+	{ cat $(BUILD)/fuzz/corpus-kt/unterminated.json; echo '}}'; } | gzip > $(BUILD)/fuzz/corpus-kt/seed.json.gz
 	for p in $(SUITE_FAST); do objcopy -O binary --only-section=.nv_fatbin \
 	  $(BUILD)/suite/$$p $(BUILD)/fuzz/corpus-fatbin/$$p.fatbin || exit 1; done
 	for f in $(FUZZERS); do \
@@ -302,11 +316,31 @@ fuzz: $(FUZZ_BINS) $(BUILD)/kcast $(SUITE_FAST:%=$(BUILD)/suite/%)
 	    -max_len=65536 -rss_limit_mb=2048 $(BUILD)/fuzz/corpus-$$f || exit 1; \
 	done
 
+# The Python package (python/): the extension kcast._kcast over libkcast.a
+# and the package's modules, built into $(BUILD)/python (PYTHONPATH for the
+# tests and benchmarks); `pip install ./python` installs it.  Debian's
+# python3 (make deps' packages), or PYTHON=...  Not in sanitizer builds
+# (the extension would need their runtime preloaded into python).
+PYTHON      ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PY_FOUND    := $(shell $(PYTHON) -c 'import sysconfig, numpy' 2>/dev/null && echo yes)
+PY_EXT      := $(if $(and $(PY_FOUND),$(if $(SANFLAGS),,yes)),$(BUILD)/python/kcast/.built)
+.PHONY: python
+python: $(BUILD)/libkcast.a
+	@$(if $(PY_FOUND),,echo "make python: $(PYTHON) with numpy not found (make deps)"; exit 1)
+	$(MAKE) --no-print-directory $(BUILD)/python/kcast/.built
+$(BUILD)/python/kcast/.built: $(BUILD)/libkcast.a include/kcast.h $(wildcard python/kcast/*.py) \
+                              python/kcast/_kcast.c python/setup.py
+	cd python && KCAST_BUILD=$(abspath $(BUILD)) $(PYTHON) setup.py -q build \
+	  --build-base $(abspath $(BUILD))/python-build --build-lib $(abspath $(BUILD))/python \
+	  > /dev/null
+	touch $@
+
 # Tests find the CLI and scratch space through the environment.
 TEST_DEPS := $(BUILD)/kcast $(BUILD)/kcast-tests $(BUILD)/libkcast.so corpus $(INJECT_LIB) \
              $(CUDART_LIB) $(SUITE_FAST:%=$(BUILD)/suite/%) $(EXAMPLES) $(FUZZ_BINS) \
-             $(if $(INJECT_LIB),$(BUILD)/gpu-bundle/MANIFEST)
-TEST_ENV  := KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD))
+             $(if $(INJECT_LIB),$(BUILD)/gpu-bundle/MANIFEST) $(PY_EXT)
+TEST_ENV  := KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD)) \
+             KCAST_PYTHON=$(PYTHON)
 test: $(TEST_DEPS)
 	$(TEST_ENV) $(BUILD)/kcast-tests
 

@@ -91,17 +91,6 @@ const char *kcast_gpu_name(size_t i) {
 
 /* ----------------------------------------------------------- models -- */
 
-struct kcast_model {
-  rf_forest *f;        /* owned, immutable after load */
-  kcast_target target; /* from the model's target name */
-  char *path;          /* file it came from, for messages (owned) */
-  const an_gpu *gpus[32]; /* the GPU-table rows of the GPUs it was trained
-                             on (those the table knows) */
-  size_t ngpus;
-  size_t *fhash;       /* feat_name_hash of each feature name (fill_row) */
-  uint32_t *fhint;     /* where fill_row last found each feature in a set
-                          (relaxed atomics: threads share the model) */
-};
 
 static kcast_target target_of(const char *t) {
   if (!t) return KCAST_TARGET_OTHER;
@@ -141,6 +130,13 @@ kcast_status kcast_model_load(const char *path, kcast_model **model) {
     free(m);
     return st;
   }
+  kcast_status st = api_model_init(m);
+  if (st) return st;
+  *model = m;
+  return KCAST_OK;
+}
+
+kcast_status api_model_init(kcast_model *m) {
   m->target = target_of(rf_get_info(m->f)->target);
   m->ngpus = an_gpu_list(rf_get_info(m->f)->gpu, m->gpus, sizeof m->gpus / sizeof m->gpus[0]);
   const rf_info *info = rf_get_info(m->f);
@@ -148,14 +144,15 @@ kcast_status kcast_model_load(const char *path, kcast_model **model) {
   m->fhash = malloc(nf * sizeof *m->fhash);
   m->fhint = malloc(nf * sizeof *m->fhint);
   if (!m->fhash || !m->fhint) {
+    const char *path = m->path;
+    kcast_status st = api_fail(KCAST_E_NOMEM, "%s: out of memory", path);
     kcast_model_free(m);
-    return api_fail(KCAST_E_NOMEM, "%s: out of memory", path);
+    return st;
   }
   for (size_t j = 0; j < info->n_features; j++) {
     m->fhash[j] = feat_name_hash(info->features[j]);
     m->fhint[j] = (uint32_t)j; /* a set built in the model's order */
   }
-  *model = m;
   return KCAST_OK;
 }
 
@@ -220,6 +217,17 @@ kcast_status kcast_features_set(kcast_features *fs, const char *name, double val
                     name, value);
   if (feat_set(&fs->v, name, value))
     return api_fail(KCAST_E_NOMEM, "kcast_features_set: feature %s: out of memory", name);
+  return KCAST_OK;
+}
+
+kcast_status kcast_features_set_at(kcast_features *fs, size_t i, double value) {
+  if (!fs) return api_fail(KCAST_E_ARG, "kcast_features_set_at: fs is NULL");
+  if (i >= fs->v.n)
+    return api_fail(KCAST_E_ARG, "kcast_features_set_at: index %zu of a set of %zu", i, fs->v.n);
+  if (!isfinite(value))
+    return api_fail(KCAST_E_FEATURE, "kcast_features_set_at: %s = %g is not finite",
+                    fs->v.names[i], value);
+  fs->v.vals[i] = value;
   return KCAST_OK;
 }
 
@@ -572,5 +580,227 @@ kcast_status kcast_predict_analytic(const char *gpu_name, const kcast_features *
     power_out->hi = est.power_hi_w;
     power_out->source = KCAST_SOURCE_ANALYTIC;
   }
+  return KCAST_OK;
+}
+
+/* --------------------------------------------------- matrices of rows -- */
+
+/* Where each feature the model reads comes from in a matrix: a column
+   (>= 0), a derived column computed from the row (MX_DERIVED), or a
+   count the matrix lacks (MX_ZERO). */
+enum { MX_DERIVED = -1, MX_ZERO = -2 };
+
+/* Row i of x into row[] in the model's order (src: the plan); 0, or the
+   status after api_fail naming the row. */
+static kcast_status matrix_row(const kcast_model *m, const long *src, const char *gpu,
+                               const double *xi, size_t n_cols, const char *const *names,
+                               size_t i, double *row) {
+  const rf_info *info = rf_get_info(m->f);
+  md_cache dc = {0};
+  for (size_t j = 0; j < info->n_features; j++) {
+    double v;
+    if (src[j] >= 0) {
+      v = xi[src[j]];
+    } else if (src[j] == MX_ZERO) {
+      v = 0;
+    } else {
+      int got = md_value(&dc, info->features[j], gpu, names, xi, n_cols, &v);
+      if (got != 1)
+        return api_fail(KCAST_E_FEATURE, "%s: row %zu: feature %s: %s", m->path, i,
+                        info->features[j], got < 0 ? rf_last_error() : "cannot be derived");
+    }
+    if (!isfinite(v))
+      return api_fail(KCAST_E_FEATURE, "%s: row %zu: feature %s is %s%s", m->path, i,
+                      info->features[j], isnan(v) ? "NaN" : "infinite",
+                      src[j] >= 0 ? "" : " (derived from a value that is not finite)");
+    row[j] = v;
+  }
+  return KCAST_OK;
+}
+
+kcast_status kcast_predict_matrix(const kcast_model *model, const char *gpu_name,
+                                  const double *x, size_t n_rows, size_t n_cols,
+                                  size_t row_stride, const char *const *names, double coverage,
+                                  double *pred, double *lo, double *hi, int threads) {
+  static const char fn[] = "kcast_predict_matrix";
+  if (!model) return api_fail(KCAST_E_ARG, "%s: model is NULL", fn);
+  if (n_rows == 0) return KCAST_OK;
+  if (!x || !names || !pred)
+    return api_fail(KCAST_E_ARG, "%s: %s is NULL", fn, !x ? "x" : !names ? "names" : "pred");
+  if (!lo != !hi) return api_fail(KCAST_E_ARG, "%s: give both lo and hi, or neither", fn);
+  if (row_stride < n_cols)
+    return api_fail(KCAST_E_ARG, "%s: row_stride %zu is less than n_cols %zu", fn, row_stride,
+                    n_cols);
+  if (n_rows > (size_t)PTRDIFF_MAX / sizeof *pred / (row_stride ? row_stride : 1))
+    return api_fail(KCAST_E_ARG, "%s: %zu rows are more than any array holds", fn, n_rows);
+  if (check_coverage(fn, coverage)) return KCAST_E_ARG;
+  if (threads < 0) return api_fail(KCAST_E_ARG, "%s: threads %d < 0", fn, threads);
+  for (size_t c = 0; c < n_cols; c++)
+    if (!names[c] || !*names[c])
+      return api_fail(KCAST_E_ARG, "%s: column %zu has no name", fn, c);
+  const char *use = NULL;
+  int unseen = 0;
+  kcast_status gst = resolve_gpu(model, fn, gpu_name, &use, &unseen);
+  if (gst) return gst;
+  const rf_forest *f = model->f;
+  const rf_info *info = rf_get_info(f);
+  size_t P = info->n_features;
+  long *src = malloc((P ? P : 1) * sizeof *src);
+  if (!src) return api_fail(KCAST_E_NOMEM, "%s: out of memory", fn);
+  /* the plan: each feature's column, before any row (one error, not n);
+     names compared by hash first (one row from Python: the plan is most of
+     the call) */
+  size_t hstack[256];
+  size_t *ch = n_cols <= 256 ? hstack : malloc(n_cols * sizeof *ch);
+  if (!ch) { free(src); return api_fail(KCAST_E_NOMEM, "%s: out of memory", fn); }
+  for (size_t c = 0; c < n_cols; c++) ch[c] = feat_name_hash(names[c]);
+  for (size_t j = 0; j < P; j++) {
+    const char *name = info->features[j];
+    src[j] = MX_DERIVED;
+    for (size_t c = 0; c < n_cols; c++)
+      if (ch[c] == model->fhash[j] && !strcmp(names[c], name)) {
+        if (src[j] >= 0) {
+          long prev = src[j];
+          free(src);
+          if (ch != hstack) free(ch);
+          return api_fail(KCAST_E_ARG, "%s: columns %ld and %zu are both %s", fn, prev, c, name);
+        }
+        src[j] = (long)c;
+      }
+    if (src[j] >= 0 || md_family_of(name) >= 0) continue;
+    if (isnan(ds_feature_default(name))) {
+      free(src);
+      if (ch != hstack) free(ch);
+      return api_fail(KCAST_E_FEATURE, "%s: no column holds feature %s (%zu features read by "
+                      "the model)", model->path, name, P);
+    }
+    src[j] = MX_ZERO;
+  }
+  if (ch != hstack) free(ch);
+  if (n_rows < BATCH_PARALLEL_MIN) {
+    /* a few rows (one, from Python): row by row on this thread, without
+       the blocked walker's set-up */
+    double stackrow[256];
+    double *row = P <= 256 ? stackrow : malloc(P * sizeof *row);
+    kcast_status st = row ? KCAST_OK : api_fail(KCAST_E_NOMEM, "%s: out of memory", fn);
+    for (size_t i = 0; i < n_rows && !st; i++) {
+      st = matrix_row(model, src, use, x + i * row_stride, n_cols, names, i, row);
+      double a, l, h;
+      if (!st && rf_predict_interval_on(f, row, coverage, unseen, &a, lo ? &l : NULL,
+                                        lo ? &h : NULL))
+        st = api_fail(KCAST_E_ARG, "%s: row %zu: %s", model->path, i, rf_last_error());
+      if (!st) {
+        pred[i] = a;
+        if (lo) { lo[i] = l; hi[i] = h; }
+      }
+    }
+    if (row != stackrow) free(row);
+    free(src);
+    return st;
+  }
+  batch_fail bf;
+  bf.first = n_rows;
+  bf.st = KCAST_OK;
+  bf.msg[0] = 0;
+  size_t blk = n_rows, n = n_rows;
+  int team = threads ? threads : omp_get_max_threads();
+  if (n >= BATCH_PARALLEL_MIN) {
+    size_t T = info->n_trees, per_row = 12 * (P + T) + 64;
+    size_t cap = BATCH_BLOCK_BYTES / per_row;
+    blk = n / (4 * (size_t)team);
+    blk = blk > BATCH_BLOCK_MAX ? BATCH_BLOCK_MAX : blk;
+    blk = blk > cap ? cap : blk;
+    blk = blk < BATCH_BLOCK_MIN ? BATCH_BLOCK_MIN : blk;
+  }
+  long long nblocks = (long long)((n + blk - 1) / blk);
+#pragma omp parallel if (n >= BATCH_PARALLEL_MIN) num_threads(team)
+  {
+    double *rows = malloc(blk * (P ? P : 1) * sizeof *rows);
+    double *pv = malloc(3 * blk * sizeof *pv);
+    rf_rows *w = rf__rows_new(f, blk);
+    int ok = rows && pv && w;
+#pragma omp for schedule(dynamic, 1)
+    for (long long b = 0; b < nblocks; b++) {
+      size_t i0 = (size_t)b * blk, i1 = n - i0 < blk ? n : i0 + blk;
+      size_t first;
+#pragma omp atomic read
+      first = bf.first;
+      if (i0 > first) continue;
+      if (!ok) {
+        batch_record(&bf, i0, api_fail(KCAST_E_NOMEM, "%s: row %zu: out of memory", fn, i0));
+        continue;
+      }
+      size_t k = i0;
+      kcast_status st = KCAST_OK;
+      for (; k < i1; k++) {
+        st = matrix_row(model, src, use, x + k * row_stride, n_cols, names, k,
+                        rows + (k - i0) * P);
+        if (st) break;
+      }
+      size_t nr = k - i0;
+      size_t done =
+          nr ? rf__predict_rows(f, w, rows, nr, coverage, unseen, pv, pv + blk, pv + 2 * blk) : 0;
+      for (size_t r = 0; r < done; r++) {
+        pred[i0 + r] = pv[r];
+        if (lo) {
+          lo[i0 + r] = pv[blk + r];
+          hi[i0 + r] = pv[2 * blk + r];
+        }
+      }
+      if (done < nr)
+        batch_record(&bf, i0 + done, api_fail(KCAST_E_ARG, "%s: row %zu: %s", model->path,
+                                              i0 + done, rf_last_error()));
+      else if (st)
+        batch_record(&bf, k, st);
+    }
+    free(rows);
+    free(pv);
+    rf__rows_free(w);
+  }
+  free(src);
+  if (bf.first < n) return api_fail(bf.st, "%s", bf.msg);
+  return KCAST_OK;
+}
+
+/* ------------------------------------------------------- model facts -- */
+
+const char *kcast_model_target_name(const kcast_model *model) {
+  return model ? rf_get_info(model->f)->target : NULL;
+}
+
+size_t kcast_model_ntrees(const kcast_model *model) {
+  return model ? rf_get_info(model->f)->n_trees : 0;
+}
+
+uint64_t kcast_model_nrows(const kcast_model *model) {
+  return model ? rf_get_info(model->f)->summary.n_rows : 0;
+}
+
+double kcast_model_importance(const kcast_model *model, size_t i) {
+  if (!model) return NAN;
+  const rf_info *info = rf_get_info(model->f);
+  return i < info->n_features && info->mdi ? info->mdi[i] : NAN;
+}
+
+kcast_status kcast_gpu_info(size_t i, kcast_gpu_desc *d) {
+  if (!d) return api_fail(KCAST_E_ARG, "kcast_gpu_info: d is NULL");
+  if (d->size < sizeof *d)
+    return api_fail(KCAST_E_ARG, "kcast_gpu_info: d->size %zu < %zu (set it to "
+                    "sizeof(kcast_gpu_desc))", d->size, sizeof *d);
+  const an_gpu *g = an_gpu_at(i);
+  if (!g) return api_fail(KCAST_E_NOTFOUND, "kcast_gpu_info: GPU %zu of %zu", i, an_gpu_count());
+  d->name = g->name;
+  d->full_name = g->full_name;
+  d->aliases = g->aliases ? g->aliases : "";
+  d->cc_major = g->cc_major;
+  d->cc_minor = g->cc_minor;
+  d->sms = g->sms;
+  d->boost_mhz = g->boost_mhz;
+  d->fp32_gflops = g->fp32_gflops;
+  d->fp64_gflops = g->fp64_gflops;
+  d->mem_bw_gbs = g->mem_bw_gbs;
+  d->mem_gb = g->mem_gb;
+  d->l2_mb = g->l2_mb;
+  d->tdp_w = g->tdp_w;
   return KCAST_OK;
 }

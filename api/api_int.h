@@ -10,6 +10,7 @@
 
 #include "include/kcast.h"
 #include "extractor/features.h"
+#include "model/model.h"
 
 /* A feature set: a feat_vec the handle owns. */
 struct kcast_features {
@@ -19,6 +20,23 @@ struct kcast_features {
                           NULL; names are never removed from a set, so the
                           layout holds until the set is freed */
 };
+
+/* A model: the forest and what predictions look up in it. */
+struct kcast_model {
+  rf_forest *f;        /* owned, immutable after load */
+  kcast_target target; /* from the model's target name */
+  char *path;          /* file it came from, for messages (owned) */
+  const an_gpu *gpus[32]; /* the GPU-table rows of the GPUs it was trained
+                             on (those the table knows) */
+  size_t ngpus;
+  size_t *fhash;       /* feat_name_hash of each feature name (fill_row) */
+  uint32_t *fhint;     /* where fill_row last found each feature in a set
+                          (relaxed atomics: threads share the model) */
+};
+
+/* Fill the rest of m from m->f (its target, GPUs, name hashes); m->path is
+   its label in messages.  On failure m is freed and the status returned. */
+kcast_status api_model_init(kcast_model *m);
 
 /*
  * Record the failure text of the calling thread (printf-style) and return

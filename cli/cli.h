@@ -117,28 +117,10 @@ const char *cli_opts_take_next(cli_opts *o);
 #define CLI_OPERANDS(o) ((o)->argv + (o)->first_operand)
 #define CLI_NOPERANDS(o) ((o)->end - (o)->first_operand)
 
-/* Training input shared by train and cv (cli_rfdata.c). */
-struct rf_params;
-struct rf_data;
-typedef struct cli_rf_input {
-  const char *csv, *db, *target, *gpu, *group, *ignore;
-  const char *gpu_column;  /* CSV column naming each row's GPU (default: gpu
-                              when the file has one and --gpu is not given) */
-  const char *features;    /* NULL: every loaded column and the default
-                              derived families; else a comma list of
-                              families and derived families */
-  const char *base;        /* NULL/"auto": the analytic estimate of a time,
-                              power or energy target when it can be made;
-                              "none"; or a column */
-  int drop_constant;
-  int log_target;          /* -1 auto (log when every target > 0), 0, 1 */
-  int calib_set;           /* --calibrate, --no-calibrate or --calibrate-groups given */
-  /* set by cli_rf_load */
-  long gpu_col;            /* the text column of each row's GPU, -1 when one
-                              GPU (--gpu) names them all */
-  char gpus[512];          /* the rows' distinct GPUs, comma-separated */
-  char notes[512];         /* CSV columns kept as text because of their content */
-} cli_rf_input;
+/* Training input shared by train, cv and report (cli_rfdata.c): the
+   options, and the loading of datasets/ds_train.h. */
+#include "datasets/ds_train.h"
+typedef ds_train_input cli_rf_input;
 /* A whole number in 0..max (no sign); -1 when s is not one. */
 int cli_parse_uint(const char *s, unsigned long max, unsigned long *out);
 /* kcast's training defaults into *p and a cleared *in. */
@@ -230,6 +212,10 @@ extern const char cmd_featmodel_usage[];
 int cmd_import_kerneltuner(int argc, char **argv);
 extern const char cmd_import_kt_usage[];
 
+/* kcast tune-space (cmd_tune_space.c): a Kernel Tuner space predicted. */
+int cmd_tune_space(int argc, char **argv);
+extern const char cmd_tune_space_usage[];
+
 /* kcast dataset import-nsys / import-ncu (cmd_import_nsight.c). */
 int cmd_import_nsight(int argc, char **argv);
 extern const char cmd_import_nsight_usage[];
@@ -278,17 +264,9 @@ extern const char cmd_nvcc_usage[];
    cli_launch_free.  Every function prints its own error and returns a
    KCAST_EXIT_* code (cli_launch_option: 1 consumed, 0 not a launch option,
    -1 usage error printed).  The input file is the command's operand. */
-typedef enum { CLI_FILL_ZERO, CLI_FILL_SEQ, CLI_FILL_SEQF, CLI_FILL_RAND, CLI_FILL_RANDF,
-               CLI_FILL_FILE } cli_fill_kind;
-typedef struct cli_arg_spec {
-  const char *text;     /* as given on the command line (not owned) */
-  int is_buf;           /* buf:... */
-  uint64_t bytes;       /* buffer size (is_buf) */
-  cli_fill_kind fill;   /* buffer contents (is_buf) */
-  uint64_t seed;        /* rand/randf seed */
-  const char *file;     /* CLI_FILL_FILE path, points into text */
-  uint64_t addr;        /* device address once allocated, 0 before */
-} cli_arg_spec;
+#include "emulator/emu_args.h"
+typedef emu_arg_spec cli_arg_spec;     /* emulator/emu_args.h */
+typedef emu_const_spec cli_const_spec;
 typedef struct cli_launch {
   const char *cmd;           /* command name for messages ("emulate") */
   const char *path, *kernel; /* input file and --kernel (argv strings) */
@@ -325,25 +303,9 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
 int cli_launch_dump(cli_launch *L, unsigned long param, const char *path);
 void cli_launch_free(cli_launch *L);
 
-/* A constant-memory fill, NAME=FILL (FILL as for buf:, e.g. randf:2). */
-typedef struct cli_const_spec {
-  const char *text;      /* as given (not owned) */
-  char name[256];        /* the symbol's source name */
-  cli_arg_spec fill;     /* its fill (is_buf 0) */
-} cli_const_spec;
-/* Parse NAME=FILL; 0, or -1 after printing a usage error. */
+/* Parse --const NAME=FILL (emu_const_parse); 0, or -1 after printing a
+   usage error. */
 int cli_parse_const(const char *cmd, const char *text, cli_const_spec *out);
-/* Launch kernel k of em (loaded on dev) with L's --arg specs, typed
-   against k, and cfg's grid, block, shared memory, sample and limits.  The
-   buffers are made on dev for this launch and freed after it; the constant
-   symbols consts[0..n) are filled first (ns: the C++ namespace they were
-   declared in, or NULL).  Prints nothing (worker threads call it): errors
-   go to err.  Returns 0; 1 when an argument or symbol does not fit the
-   kernel (every launch of it would fail alike); -1 for a failed launch. */
-int cli_launch_kernel(const cli_launch *L, emu_device *dev, emu_module *em,
-                      const struct ptx_func *k, const cli_const_spec *consts, size_t nconsts,
-                      const char *ns, const emu_launch_cfg *cfg, feat_vec *features,
-                      emu_stats *st, char *err, size_t cap);
 
 /* A file written whole or not at all (cli_file.c): cli_out_open creates a
    temporary file beside path (write to o->f); cli_out_close(o, 1) renames

@@ -31,7 +31,8 @@
 
 const char cmd_cv_usage[] =
     "usage: kcast cv --csv FILE --target COLUMN [--folds K | --group COLUMN] [options]\n"
-    "       kcast cv DB --gpu G --target time|power [--folds K | --group app] [options]\n"
+    "       kcast cv DB --gpu G [--target time|power|energy] [--folds K | --group app]\n"
+    "                [options]        (a dataset's target: time unless given)\n"
     "\n"
     "Cross-validate a random forest: k-fold (seeded shuffle, default 5 folds) or\n"
     "leave-one-group-out (--group).  Prints MAPE, median APE, RMSE of logs, R^2,\n"
@@ -141,7 +142,8 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
       fputc(',', fp);
     }
     double y = d->y[i];
-    fprintf(fp, "%zu,%.9g,%.9g,%.9g,%.9g,", i + 1, y, r->pred[i], r->lo[i], r->hi[i]);
+    /* round-trip digits: another program can compare to the last bit */
+    fprintf(fp, "%zu,%.17g,%.17g,%.17g,%.17g,", i + 1, y, r->pred[i], r->lo[i], r->hi[i]);
     if (y != 0) fprintf(fp, "%.6g", 100 * fabs(r->pred[i] - y) / fabs(y));
     if (kc >= 0) {
       const char *k = d->text[kc][i] ? d->text[kc][i] : "";

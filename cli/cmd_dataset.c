@@ -77,13 +77,19 @@ const char cmd_dataset_usage[] =
     "           --source, the features kcast emulate gives for the kernel\n"
     "           compiled with the configuration's parameters prepended as\n"
     "           #define lines (grid_size_x..z, the block sizes, every parameter,\n"
-    "           kernel_tuner 1, as Kernel Tuner does).  Times are written first,\n"
-    "           in one transaction; features after, each group of\n"
-    "           configurations in its own, so an interrupted import resumes\n"
-    "           where it stopped, and cachefiles of the same kernel on other GPUs\n"
-    "           reuse the features.  Failed configurations of the file are\n"
-    "           reported by key and skipped; configurations whose features fail\n"
-    "           here are reported by key and keep their times\n"
+    "           kernel_tuner 1, as Kernel Tuner does; a loop_unroll_factor_*\n"
+    "           parameter is `constexpr int`, the argument of `#pragma unroll\n"
+    "           NAME`, and 0 removes the pragma).  Parameter names must be C\n"
+    "           identifiers and values numbers, identifiers or simple\n"
+    "           expressions on one line; a key given twice is refused.  Every\n"
+    "           numeric parameter is a tune.* feature (not used for training\n"
+    "           unless named: --features tune).  Times are written first, in one\n"
+    "           transaction; features after, whatever finished at least every\n"
+    "           2 s in its own, so an interrupted import resumes where it\n"
+    "           stopped, and cachefiles of the same kernel on other GPUs reuse\n"
+    "           the features.  Failed configurations of the file are skipped,\n"
+    "           configurations whose features fail here keep their times: both\n"
+    "           summarized by reason with their first keys\n"
     "    --source FILE.cu      the kernel's source (without it: times only)\n"
     "    --kernel NAME         the kernel (default: the file's kernel_name)\n"
     "    --app NAME            the launches' app (default: the kernel's name)\n"
@@ -107,6 +113,8 @@ const char cmd_dataset_usage[] =
     "    --batch N             configurations per compiler run (default: the\n"
     "                          work split over 2 x JOBS groups, at most 48; 1: one\n"
     "                          run per configuration)\n"
+    "    --failures FILE.csv   every failed configuration: key, gpu (empty when\n"
+    "                          its features failed here), reason\n"
     "  import-nsys, import-ncu\n"
     "           kernel durations Nsight measured for a program, as time_ns of\n"
     "           the launches a kcast run of it recorded: FILE is the CSV of\n"
@@ -356,6 +364,7 @@ static int export_load(ds_db *db, export_data *e) {
   ds_query_init(&q);
   q.missing = DS_MISSING_NAN;
   q.include_empty = 1;
+  q.with_tune = 1; /* the tuning parameters of a Kernel Tuner import */
   if (ds_query_matrix(db, &q, &e->m) < 0 || ds_get_stats(db, &e->st) < 0)
     return -1;
   e->t = calloc(e->st.nmeas ? e->st.nmeas : 1, sizeof *e->t);

@@ -785,14 +785,33 @@ static int derive_rows(const char *path, const rf_info *info, const char *gpu, c
       if (!strcmp(src->names[c], info->features[j])) at[j] = (long)c;
   }
   int rc = 0;
+  /* an empty cell (NaN: rf_csv_opts.empty_missing) is a feature the row
+     lacks: an error in a column the model reads, left out of what the
+     derived features are computed from (as libkcast's set would lack it) */
+  const char **nm = malloc((p + 1) * sizeof *nm);
+  double *rv = malloc((p + 1) * sizeof *rv);
+  if (!nm || !rv) { cli_error("out of memory"); rc = -1; }
   for (size_t i = 0; i < n && !rc; i++) {
-    for (size_t c = 0; c < p; c++) row[c] = src->x[c * n + i];
+    size_t q = 0;
+    for (size_t c = 0; c < p; c++) {
+      row[c] = src->x[c * n + i];
+      if (isnan(row[c])) continue;
+      nm[q] = src->names[c];
+      rv[q++] = row[c];
+    }
     md_cache dc = {0};
     for (size_t j = 0; j < info->n_features && !rc; j++) {
       double *v = &m->x[j * n + i];
-      if (at[j] >= 0) { *v = row[at[j]]; continue; }
-      if (md_value(&dc, info->features[j], gpu, (const char *const *)src->names, row, p,
-                   v) != 1) {
+      if (at[j] >= 0) {
+        *v = row[at[j]];
+        if (isnan(*v)) {
+          cli_error("%s:%zu: column %s: '' is not a number (the model reads it)", path, i + 2,
+                    info->features[j]);
+          rc = -1;
+        }
+        continue;
+      }
+      if (md_value(&dc, info->features[j], gpu, nm, rv, q, v) != 1) {
         /* line i + 2: the header is line 1, as in the loader's messages */
         cli_error("%s:%zu: cannot derive %s: %s", path, i + 2, info->features[j],
                   rf_last_error());
@@ -800,6 +819,8 @@ static int derive_rows(const char *path, const rf_info *info, const char *gpu, c
       }
     }
   }
+  free(nm);
+  free(rv);
   free(at);
   free(row);
   if (rc) rf_data_free(m);
@@ -918,11 +939,29 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
   snprintf(text, sizeof text, "%s%s%s%s%s", gpu_column ? gpu_column : "",
            gpu_column && ids ? "," : "", ids ? ids : "", (gpu_column || ids) && group_col ? "," : "",
            group_col ? group_col : "");
+  /* only the columns the estimate reads (a measurement column with empty
+     cells, an id or a tuning parameter is none of its business) */
+  csv_head h;
+  const char **keep = NULL;
+  size_t n_keep = 0;
+  int have_head = head_read(csv, &h) == 0;
+  if (have_head) {
+    keep = malloc((h.n + 1) * sizeof *keep);
+    if (!keep) { head_free(&h); cli_error("out of memory"); return KCAST_EXIT_USER; }
+    for (size_t j = 0; j < h.n; j++)
+      if (is_raw(h.names[j]) && !(measured && !strcmp(h.names[j], measured)) &&
+          !in_names(keep, n_keep, h.names[j]))
+        keep[n_keep++] = h.names[j];
+  }
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .text = text[0] ? text : NULL, .text_auto = 1,
+                   .keep = n_keep ? keep : NULL, .n_keep = n_keep,
                    .empty_value = ds_feature_default};
   rf_data d;
-  if (rf_data_load_csv(&d, csv, &o)) {
+  int lrc = rf_data_load_csv(&d, csv, &o);
+  free(keep);
+  if (have_head) head_free(&h);
+  if (lrc) {
     cli_error("%s", rf_last_error());
     return KCAST_EXIT_USER;
   }
@@ -1149,7 +1188,8 @@ int cmd_predict(int argc, char **argv) {
            group_col ? group_col : "");
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .keep = keep ? keep : (const char *const *)info->features, .n_keep = n_keep,
-                   .text = text[0] ? text : NULL, .empty_value = ds_feature_default};
+                   .text = text[0] ? text : NULL, .empty_value = ds_feature_default,
+                   .empty_missing = derive};
   rf_data d, dm;
   memset(&dm, 0, sizeof dm);
   int rc = KCAST_EXIT_USER;

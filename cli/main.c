@@ -36,6 +36,7 @@ static const cmd_entry commands[] = {
   {"model", cmd_model, "show a model file (info, importance)", cmd_model_usage},
   {"featmodel", cmd_featmodel, "feature models: a kernel's features at unseen sizes without emulation (fit, info, validate)", cmd_featmodel_usage},
   {"report", cmd_report, "an HTML report: predicted vs measured, errors, coverage, importance", cmd_report_usage},
+  {"tune-space", cmd_tune_space, "a Kernel Tuner tuning space predicted on a GPU: a cachefile for simulation mode and a ranked CSV", cmd_tune_space_usage},
   {"gpus", cmd_gpus, "list the GPUs of the analytic estimate with their datasheet figures", cmd_gpus_usage},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -864,6 +864,18 @@ int ds_get_gpu(ds_db *db, const char *name, ds_gpu *out) {
 
 /* ------------------------------------------------------------------ merge -- */
 
+/* Does launch X of the attached input (SRC_KCAST) or of the dataset
+   (DST_KCAST) have features other than its tuning parameters (tune.*,
+   ds_is_tune_feature)?  Only those count as features when merging. */
+#define SRC_KCAST(x)                                                           \
+  "EXISTS (SELECT 1 FROM ds_src.features kf JOIN ds_src.feature_names kn"      \
+  " ON kn.id = kf.name_id WHERE kf.launch_id = " x                             \
+  " AND substr(kn.name, 1, 5) <> 'tune.')"
+#define DST_KCAST(x)                                                           \
+  "EXISTS (SELECT 1 FROM main.features kf JOIN main.feature_names kn"          \
+  " ON kn.id = kf.name_id WHERE kf.launch_id = " x                             \
+  " AND substr(kn.name, 1, 5) <> 'tune.')"
+
 static const char *const merge_sql[] = {
   "INSERT OR REPLACE INTO main.gpus SELECT * FROM ds_src.gpus",
   "CREATE TEMP TABLE ds_runmap(src INTEGER PRIMARY KEY, dst INTEGER)",
@@ -889,12 +901,13 @@ static const char *const merge_sql[] = {
   " WHERE 1 ORDER BY id ON CONFLICT(name) DO NOTHING",
   "DELETE FROM main.features WHERE launch_id IN (SELECT m.dst FROM"
   " temp.ds_lmap m WHERE EXISTS (SELECT 1 FROM ds_src.features f"
-  " WHERE f.launch_id = m.src))",
+  " WHERE f.launch_id = m.src) AND (" SRC_KCAST("m.src") " OR NOT " DST_KCAST("m.dst") "))",
   "INSERT INTO main.features(launch_id, name_id, value)"
   " SELECT m.dst, dn.id, f.value FROM ds_src.features f"
   " JOIN temp.ds_lmap m ON m.src = f.launch_id"
   " JOIN ds_src.feature_names sn ON sn.id = f.name_id"
-  " JOIN main.feature_names dn ON dn.name = sn.name",
+  " JOIN main.feature_names dn ON dn.name = sn.name"
+  " WHERE " SRC_KCAST("m.src") " OR NOT " DST_KCAST("m.dst"),
   "INSERT INTO main.measurements(launch_id, gpu, metric, rep, value, tool,"
   " run_id) SELECT m.dst, s.gpu, s.metric, s.rep, s.value, s.tool,"
   " (SELECT dst FROM temp.ds_runmap WHERE src = s.run_id)"
@@ -1011,8 +1024,7 @@ static const char conflict_launch_sql[] =
   " OR s.block_z <> d.block_z OR s.shmem <> d.shmem"
   " FROM ds_src.launches s JOIN main.launches d ON d.app = s.app"
   " AND d.dataset = s.dataset AND d.lseq = s.lseq"
-  " WHERE EXISTS (SELECT 1 FROM ds_src.features WHERE launch_id = s.id)"
-  " AND EXISTS (SELECT 1 FROM main.features WHERE launch_id = d.id)"
+  " WHERE " SRC_KCAST("s.id") " AND " DST_KCAST("d.id")
   " AND (s.kernel <> d.kernel OR s.grid_x <> d.grid_x OR s.grid_y <> d.grid_y"
   " OR s.grid_z <> d.grid_z OR s.block_x <> d.block_x OR s.block_y <> d.block_y"
   " OR s.block_z <> d.block_z OR s.shmem <> d.shmem"
@@ -1465,8 +1477,14 @@ void ds_matrix_free(ds_matrix *m) {
 }
 
 /* Family of a name: the bytes before its first dot. */
+int ds_is_tune_feature(const char *name) {
+  return name && !strncmp(name, DS_TUNE_PREFIX, sizeof DS_TUNE_PREFIX - 1);
+}
+
 static int in_families(const ds_query *q, const char *name) {
-  if (!q->families) return strncmp(name, "emu.", 4) != 0 && strncmp(name, "arg.", 4) != 0;
+  if (!q->families)
+    return strncmp(name, "emu.", 4) != 0 && strncmp(name, "arg.", 4) != 0 &&
+           (q->with_tune || !ds_is_tune_feature(name));
   size_t len = strcspn(name, ".");
   for (size_t i = 0; i < q->nfamilies; i++)
     if (q->families[i] && strlen(q->families[i]) == len &&
@@ -1481,7 +1499,9 @@ static int matrix_rows(ds_db *db, const ds_query *q, const ds_target *t,
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(db->h,
                          "SELECT id, app, dataset, kernel, EXISTS(SELECT 1"
-                         " FROM features f WHERE f.launch_id = l.id), lseq"
+                         " FROM features f JOIN feature_names n ON n.id = f.name_id"
+                         " WHERE f.launch_id = l.id AND substr(n.name, 1, 5) <> 'tune.'),"
+                         " lseq"
                          " FROM launches l WHERE (?1 IS NULL OR app = ?1)"
                          " AND (?2 IS NULL OR dataset = ?2) ORDER BY id",
                          -1, &s, NULL) != SQLITE_OK)

@@ -48,6 +48,17 @@ enum { DS_AGG_MEDIAN = 0, DS_AGG_MEAN = 1 };
 /* The median or mean (agg) of vals[0..n), n > 0; sorts vals. */
 double ds_aggregate(double *vals, size_t n, int agg);
 
+/*
+ * The tuning parameters of a Kernel Tuner configuration (ds_kt_import) are
+ * features named tune.NAME: launch parameters, like the grid, rather than
+ * what kcast measured.  A launch whose only features are tune.* counts as
+ * a launch without features (a matrix leaves it out, ds_merge lets the
+ * other side's features win), and a matrix leaves the column out unless
+ * asked (ds_query.with_tune, or a families list naming "tune").
+ */
+#define DS_TUNE_PREFIX "tune."
+int ds_is_tune_feature(const char *name);
+
 /* What a missing feature becomes in a matrix (ds_query.missing). */
 enum {
   DS_MISSING_DEFAULT = 0, /* ds_feature_default(): 0 for counts, NAN otherwise */
@@ -282,12 +293,25 @@ typedef struct ds_kt_file {
 /*
  * Read the Kernel Tuner cachefile at path (JSON, plain or gzip) into *out
  * (docs/formats.md).  Refused with one line in err: unreadable, not JSON
- * ("FILE:LINE:COL: ..."), not a cachefile, an entry without a parameter or
- * with a time that is neither a number >= 0 nor a failure string ("FILE:
- * cache entry 'KEY': ...").  Free with ds_kt_free (accepts a zeroed one).
+ * ("FILE:LINE:COL: ..."), not a cachefile, larger than the memory limit
+ * allows, out of memory (said so), a parameter name that is not a C
+ * identifier or is given twice, a key given twice, an entry without a
+ * parameter, with a value that is not a one-line number, identifier or
+ * simple expression, or with a time that is neither a number >= 0 nor a
+ * failure string ("FILE: cache entry 'KEY': ...").  Free with ds_kt_free
+ * (accepts a zeroed one).
  */
 int ds_kt_read(const char *path, ds_kt_file *out, char *err, size_t cap);
 void ds_kt_free(ds_kt_file *f);
+/* The most memory ds_kt_read lets the text and its parse take together
+   (estimated as the text is read: about 2 bytes per byte of text plus 80
+   per JSON value), 1 GiB by default; 0 restores the default.
+   Process-wide; for tests and fuzzers. */
+void ds_kt_set_memory_limit(size_t bytes);
+/* What the reader takes for a parameter's name (a C identifier) and value
+   (a one-line number, identifier or simple expression, <= 256 bytes). */
+int ds_kt_valid_name(const char *name);
+int ds_kt_valid_value(const char *value);
 
 /* ---------------------------------------------------------------- readers -- */
 
@@ -323,15 +347,17 @@ typedef struct ds_query {
   const char *const *families; /* feature families to keep; NULL = all but
                                   emu.* (how the emulator obtained a launch's
                                   features: CTAs emulated, out-of-bounds
-                                  accesses; not features of the kernel) and
+                                  accesses; not features of the kernel),
                                   arg.* (the scalar arguments: their meaning
-                                  differs from kernel to kernel) */
+                                  differs from kernel to kernel) and tune.*
+                                  (the same, for tuning parameters) */
   size_t nfamilies;
   int drop_constant;     /* drop columns with one value in every row */
   int missing;           /* DS_MISSING_DEFAULT or DS_MISSING_NAN */
   const char *app;       /* only this app; NULL = all */
   const char *dataset;   /* only this input label; NULL = all */
   int include_empty;     /* keep launches without any feature row */
+  int with_tune;         /* with families NULL: keep the tune.* columns too */
 } ds_query;
 
 void ds_query_init(ds_query *q);

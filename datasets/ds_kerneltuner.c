@@ -25,11 +25,30 @@
  * entry is checked and copied into plain arrays, so the importer never
  * touches JSON.  Errors name the file and the place: "FILE:LINE:COL: ..."
  * for JSON syntax, "FILE: cache entry 'KEY': ..." for a bad entry.
+ *
+ * What reaches the compiler is checked here, once: a parameter name must be
+ * a C identifier and a value a one-line token of what Kernel Tuner accepts
+ * (a number, an identifier, a simple expression of them), because each
+ * becomes a `#define NAME VALUE` line; a newline, a backslash, a quote, a
+ * `#`, a comment or unbalanced parentheses would make it another
+ * preprocessor line (an #include of any file) or comment out the source.
+ * A configuration key that appears twice is refused (its geometry would
+ * come from one entry and its times from the other).
+ *
+ * Memory.  A gzip file is small on disk and may be huge inside, and cJSON
+ * takes about 64 bytes per JSON value on top of the text: "[0,0,0,..."
+ * needs 32 times its size.  The decompressed text is therefore read under
+ * a limit on what text and parse together would take (counted as the text
+ * arrives: every value opened by '[', '{' or ',' is one node), 1 GiB by
+ * default (ds_kt_set_memory_limit); an allocation that fails is reported
+ * as "out of memory", never as bad JSON.
  */
 #include "datasets/ds.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +59,32 @@
 
 /* Largest integer a double holds exactly. */
 #define KT_EXACT_INT 9007199254740992.0
-/* Refuse inputs that would not fit in memory twice over. */
-#define KT_MAX_BYTES ((size_t)4 << 30)
+/* Default limit of text plus parse (ds_kt_set_memory_limit). */
+#define KT_MEMORY_DEFAULT ((size_t)1 << 30)
+/* What cJSON takes per value (the node) beyond the text of its strings. */
+#define KT_NODE_BYTES (sizeof(cJSON) + 16)
+/* The longest parameter value taken (a #define's text). */
+#define KT_VALUE_MAX 256
+
+static size_t kt_memory_limit = KT_MEMORY_DEFAULT;
+
+void ds_kt_set_memory_limit(size_t bytes) {
+  kt_memory_limit = bytes ? bytes : KT_MEMORY_DEFAULT;
+}
+
+/* cJSON's allocations, so that a failed one is told from bad JSON: the
+   hooks are the C library's, counting failures per thread. */
+static _Thread_local int kt_oom;
+static void *kt_malloc(size_t n) {
+  void *p = malloc(n);
+  if (!p) kt_oom = 1;
+  return p;
+}
+static pthread_once_t kt_hooks_once = PTHREAD_ONCE_INIT;
+static void kt_hooks(void) {
+  cJSON_Hooks h = {kt_malloc, free};
+  cJSON_InitHooks(&h);
+}
 
 static int kt_fail(char *err, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -55,38 +98,62 @@ static int kt_fail(char *err, size_t cap, const char *fmt, ...) {
   return -1;
 }
 
-/* The whole (decompressed) file, NUL-terminated. */
+/* Nodes cJSON will make for text[0..n): one per value opened by '[', '{'
+   or ',' (an upper bound: a ',' inside a string counts too). */
+static size_t count_nodes(const char *t, size_t n) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++) c += t[i] == '[' || t[i] == '{' || t[i] == ',';
+  return c;
+}
+
+/* The memory the parse of n bytes holding nodes values takes with the
+   text: the text, the nodes and (at most) a copy of the text's strings. */
+static double parse_bytes(size_t n, size_t nodes) {
+  return 2.0 * (double)n + (double)nodes * (double)KT_NODE_BYTES;
+}
+
+/* The whole (decompressed) file, NUL-terminated, refused past the memory
+   limit. */
 static int read_gz(const char *path, char **out, size_t *len, char *err, size_t cap) {
+  errno = 0;
   gzFile g = gzopen(path, "rb");
-  if (!g) return kt_fail(err, cap, "%s: %s", path, strerror(errno ? errno : ENOENT));
-  size_t n = 0, sz = 1 << 20;
+  if (!g) {
+    if (errno == ENOMEM) return kt_fail(err, cap, "%s: out of memory", path);
+    return kt_fail(err, cap, "%s: %s", path, strerror(errno ? errno : ENOENT));
+  }
+  size_t n = 0, sz = 1 << 16, nodes = 0;
   char *buf = malloc(sz);
   if (!buf) { gzclose(g); return kt_fail(err, cap, "%s: out of memory", path); }
   for (;;) {
     if (sz - n < 2) {
-      if (sz >= KT_MAX_BYTES) {
-        free(buf);
-        gzclose(g);
-        return kt_fail(err, cap, "%s: larger than 4 GiB decompressed", path);
-      }
       char *nb = realloc(buf, sz * 2);
       if (!nb) { free(buf); gzclose(g); return kt_fail(err, cap, "%s: out of memory", path); }
       buf = nb;
       sz *= 2;
     }
     size_t want = sz - n - 1;
-    if (want > (1u << 30)) want = 1u << 30;
+    if (want > (1u << 24)) want = 1u << 24;
     int r = gzread(g, buf + n, (unsigned)want);
     if (r < 0) {
       int zerr = 0;
       const char *m = gzerror(g, &zerr);
-      kt_fail(err, cap, "%s: cannot read: %s", path, zerr == Z_ERRNO ? strerror(errno) : m);
+      if (zerr == Z_MEM_ERROR) kt_fail(err, cap, "%s: out of memory", path);
+      else kt_fail(err, cap, "%s: cannot read: %s", path, zerr == Z_ERRNO ? strerror(errno) : m);
       free(buf);
       gzclose(g);
       return -1;
     }
     if (r == 0) break;
+    nodes += count_nodes(buf + n, (size_t)r);
     n += (size_t)r;
+    if (parse_bytes(n, nodes) > (double)kt_memory_limit) {
+      kt_fail(err, cap, "%s: too large: parsing its JSON would take more than the %zu MiB "
+              "limit (%zu bytes%s read when refused)", path, kt_memory_limit >> 20, n,
+              gzdirect(g) ? "" : " decompressed");
+      free(buf);
+      gzclose(g);
+      return -1;
+    }
   }
   gzclose(g);
   buf[n] = 0;
@@ -142,6 +209,41 @@ void ds_kt_free(ds_kt_file *f) {
   memset(f, 0, sizeof *f);
 }
 
+/* A C identifier: a letter or '_', then letters, digits and '_'. */
+int ds_kt_valid_name(const char *s) {
+  if (!(isalpha((unsigned char)*s) || *s == '_')) return 0;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_') return 0;
+  return 1;
+}
+
+/* A value a #define may take: a one-line token of what Kernel Tuner
+   accepts -- numbers, identifiers, and simple expressions of them
+   (operators, parentheses, blanks) -- at most KT_VALUE_MAX bytes, without
+   a comment and with balanced parentheses. */
+int ds_kt_valid_value(const char *v) {
+  size_t n = strlen(v);
+  if (!n || n > KT_VALUE_MAX || v[0] == ' ' || v[n - 1] == ' ') return 0;
+  int depth = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)v[i];
+    if (isalnum(c) || c == '_' || c == '.' || c == ' ') continue;
+    if (!strchr("+-*/%<>=!&|^~?:,()", c)) return 0;
+    if (c == '/' && (v[i + 1] == '/' || v[i + 1] == '*')) return 0;
+    if (c == '(') depth++;
+    if (c == ')' && --depth < 0) return 0;
+  }
+  return depth == 0;
+}
+
+/* Does object o hold a second member called name? */
+static int twice(const cJSON *o, const char *name) {
+  int n = 0;
+  for (const cJSON *x = o->child; x; x = x->next)
+    if (x->string && !strcmp(x->string, name) && ++n > 1) return 1;
+  return 0;
+}
+
 /* One cache entry into c; 0, or -1 with err naming the entry. */
 static int read_entry(const char *path, const ds_kt_file *f, const cJSON *e, ds_kt_config *c,
                       char *err, size_t cap) {
@@ -155,12 +257,23 @@ static int read_entry(const char *path, const ds_kt_file *f, const cJSON *e, ds_
     if (!v)
       return kt_fail(err, cap, "%s: cache entry '%s' lacks tuning parameter '%s'", path, key,
                      f->params[j]);
+    if (twice(e, f->params[j]))
+      return kt_fail(err, cap, "%s: cache entry '%s' gives tuning parameter '%s' twice", path,
+                     key, f->params[j]);
     if (!(c->values[j] = value_text(v)))
       return kt_fail(err, cap, "%s: cache entry '%s': parameter '%s' is not a number or string",
                      path, key, f->params[j]);
+    if (!ds_kt_valid_value(c->values[j]))
+      return kt_fail(err, cap, "%s: cache entry '%s': parameter '%s' = '%.80s%s' is not a "
+                     "number, identifier or simple expression on one line (it becomes a "
+                     "#define)", path, key, f->params[j], c->values[j],
+                     strlen(c->values[j]) > 80 ? "..." : "");
   }
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "time");
   if (!t) return kt_fail(err, cap, "%s: cache entry '%s' has no 'time'", path, key);
+  if (twice(e, "time") || twice(e, "times"))
+    return kt_fail(err, cap, "%s: cache entry '%s' gives its time%s twice", path, key,
+                   twice(e, "time") ? "" : "s");
   if (cJSON_IsString(t)) {
     if (!(c->failed = strdup(t->valuestring[0] ? t->valuestring : "failed")))
       return kt_fail(err, cap, "%s: out of memory", path);
@@ -201,23 +314,33 @@ static cJSON *parse_json(const char *path, char *text, size_t len, int *untermin
                          size_t cap) {
   const char *end = NULL;
   *unterminated = 0;
+  pthread_once(&kt_hooks_once, kt_hooks);
+  kt_oom = 0;
   cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   if (root) return root;
+  if (kt_oom) {
+    kt_fail(err, cap, "%s: out of memory (parsing %zu bytes of JSON)", path, len);
+    return NULL;
+  }
   size_t off = end && end >= text ? (size_t)(end - text) : 0;
   /* Kernel Tuner writes each entry followed by ",\n"; the last complete
-     one ends at the last "}," or "}" of the text. */
+     one ends at the last "}," or "}" of the text: closed in place (the
+     text is ours), so the retry takes no second copy. */
   size_t n = len;
   while (n && (text[n - 1] == ' ' || text[n - 1] == '\n' || text[n - 1] == '\r' ||
                text[n - 1] == '\t'))
     n--;
   if (n && text[n - 1] == ',') {
-    char *fixed = malloc(n + 3);
-    if (fixed) {
-      memcpy(fixed, text, n - 1);
-      memcpy(fixed + n - 1, "}}", 3);
-      root = cJSON_ParseWithLength(fixed, n + 1);
-      free(fixed);
-      if (root) { *unterminated = 1; return root; }
+    char keep = text[n];
+    text[n - 1] = '}';
+    text[n] = '}';
+    root = cJSON_ParseWithLength(text, n + 1);
+    text[n - 1] = ',';
+    text[n] = keep;
+    if (root) { *unterminated = 1; return root; }
+    if (kt_oom) {
+      kt_fail(err, cap, "%s: out of memory (parsing %zu bytes of JSON)", path, len);
+      return NULL;
     }
   }
   long line, col;
@@ -282,16 +405,46 @@ int ds_kt_read(const char *path, ds_kt_file *out, char *err, size_t cap) {
       kt_fail(err, cap, "%s: tune_params_keys[%zu] is not a parameter name", path, out->nparams);
       goto out;
     }
+    if (!ds_kt_valid_name(x->valuestring)) {
+      kt_fail(err, cap, "%s: tune_params_keys[%zu]: '%.80s' is not a C identifier (a tuning "
+              "parameter becomes a #define)", path, out->nparams, x->valuestring);
+      goto out;
+    }
+    for (size_t j = 0; j < out->nparams; j++)
+      if (!strcmp(out->params[j], x->valuestring)) {
+        kt_fail(err, cap, "%s: tune_params_keys names '%s' twice", path, x->valuestring);
+        goto out;
+      }
     if (!(out->params[out->nparams++] = strdup(x->valuestring))) goto nomem;
   }
   size_t nc = (size_t)cJSON_GetArraySize(cache);
   out->configs = calloc(nc ? nc : 1, sizeof *out->configs);
   if (!out->configs) goto nomem;
+  /* keys seen: open addressing over indexes into out->configs */
+  size_t hcap = 16;
+  while (hcap < 2 * nc + 16) hcap *= 2;
+  size_t *seen = malloc(hcap * sizeof *seen);
+  if (!seen) goto nomem;
+  for (size_t i = 0; i < hcap; i++) seen[i] = (size_t)-1;
   cJSON_ArrayForEach(x, cache) {
-    ds_kt_config *c = &out->configs[out->nconfigs++];
-    if (!(c->key = strdup(x->string))) goto nomem;
-    if (read_entry(path, out, x, c, err, cap)) goto out;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = x->string; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    size_t slot = (size_t)(h & (hcap - 1));
+    while (seen[slot] != (size_t)-1) {
+      if (!strcmp(out->configs[seen[slot]].key, x->string)) {
+        kt_fail(err, cap, "%s: cache entry '%s' appears twice (a duplicate configuration key: "
+                "which entry is the configuration?)", path, x->string);
+        free(seen);
+        goto out;
+      }
+      slot = (slot + 1) & (hcap - 1);
+    }
+    ds_kt_config *c = &out->configs[out->nconfigs];
+    if (!(c->key = strdup(x->string))) { free(seen); goto nomem; }
+    seen[slot] = out->nconfigs++;
+    if (read_entry(path, out, x, c, err, cap)) { free(seen); goto out; }
   }
+  free(seen);
   rc = 0;
   goto out;
 nomem:

@@ -15,6 +15,13 @@
  *   kcast_featmodel a kernel's feature model loaded from a .kcf file: the
  *                   features of a launch without emulating it
  *                   (kcast_featmodel_load / kcast_featmodel_free).
+ *   kcast_table     a dataset's launches as a table (kcast_dataset_read /
+ *                   kcast_table_free).
+ *   kcast_tunespace the features of every configuration of a Kernel Tuner
+ *                   tuning space (kcast_tunespace_compute /
+ *                   kcast_tunespace_free).
+ * A model is also trained from a matrix (kcast_model_train) and saved
+ * (kcast_model_save).
  *
  * Errors.  Every function that can fail returns a kcast_status: KCAST_OK (0)
  * on success, a KCAST_E_* code otherwise; results go to trailing [out]
@@ -48,9 +55,9 @@ extern "C" {
 #endif
 
 #define KCAST_VERSION_MAJOR 0
-#define KCAST_VERSION_MINOR 3
+#define KCAST_VERSION_MINOR 4
 #define KCAST_VERSION_PATCH 0
-#define KCAST_VERSION_STRING "0.3.0"
+#define KCAST_VERSION_STRING "0.4.0"
 
 /* ------------------------------------------------------------ statuses -- */
 
@@ -81,7 +88,7 @@ const char *kcast_status_name(kcast_status s);
 
 /* ------------------------------------------------------------- version -- */
 
-/* The library's version string ("0.2.0").  Static storage. */
+/* The library's version string ("0.4.0").  Static storage. */
 const char *kcast_version(void);
 
 /*
@@ -100,6 +107,24 @@ size_t kcast_gpu_count(void);
 /* Short name of the i-th GPU ("H200"), or NULL when i >= kcast_gpu_count().
    Static storage. */
 const char *kcast_gpu_name(size_t i);
+
+/* One GPU of the table (docs/gpus.md).  Set size = sizeof(kcast_gpu_desc)
+   before kcast_gpu_info; later versions append fields. */
+typedef struct kcast_gpu_desc {
+  size_t size;            /* sizeof(kcast_gpu_desc) */
+  const char *name;       /* short name ("H200"); static storage */
+  const char *full_name;  /* "NVIDIA H200 SXM 141GB" */
+  const char *aliases;    /* ';'-separated names the driver reports, or "" */
+  int cc_major, cc_minor; /* compute capability */
+  int sms;                /* streaming multiprocessors */
+  double boost_mhz, fp32_gflops, fp64_gflops;
+  double mem_bw_gbs;      /* DRAM bandwidth, GB/s */
+  double mem_gb, l2_mb;   /* DRAM (GB) and L2 (MiB) */
+  double tdp_w;           /* board power limit */
+} kcast_gpu_desc;
+/* [out] *d: GPU i of the table (d->size must be set); KCAST_E_NOTFOUND when
+   i >= kcast_gpu_count(), KCAST_E_ARG for a NULL d or a size too small. */
+kcast_status kcast_gpu_info(size_t i, kcast_gpu_desc *d);
 
 /* -------------------------------------------------------------- models -- */
 
@@ -139,6 +164,80 @@ const char *kcast_model_gpu(const kcast_model *model);
 size_t kcast_model_nfeatures(const kcast_model *model);
 /* Name of feature i, or NULL when out of range.  Owned by the model. */
 const char *kcast_model_feature_name(const kcast_model *model, size_t i);
+/* The target's name as trained ("time", a CSV column; NULL for NULL).
+   Owned by the model. */
+const char *kcast_model_target_name(const kcast_model *model);
+/* Trees of the forest (0 for NULL). */
+size_t kcast_model_ntrees(const kcast_model *model);
+/* Rows the model was trained on (0 for NULL). */
+uint64_t kcast_model_nrows(const kcast_model *model);
+/* Impurity importance of feature i (they sum to 1); NaN out of range. */
+double kcast_model_importance(const kcast_model *model, size_t i);
+
+/* ------------------------------------------------------------ training -- */
+
+/*
+ * How kcast_model_train trains.  Initialise with KCAST_TRAIN_PARAMS_INIT:
+ * kcast's defaults, those of `kcast train` (docs/accuracy.md: extremely
+ * randomized trees, every feature tried at each split, leaves of one
+ * sample, a log target when every target is positive, intervals
+ * calibrated on held-out rows).  Later versions append fields; the
+ * library reads only the first size bytes.
+ */
+typedef struct kcast_train_params {
+  size_t size;            /* sizeof(kcast_train_params) */
+  unsigned n_trees;       /* trees (100) */
+  double max_features;    /* features tried per split: a fraction in (0, 1]
+                             or a whole count >= 1; 0: every feature for
+                             extra trees, a third for a random forest */
+  unsigned min_leaf;      /* smallest leaf, in samples (1) */
+  unsigned max_depth;     /* 0: unlimited */
+  int extra_trees;        /* 1: extremely randomized trees, 0: a random
+                             forest (CART on bootstrap samples) */
+  int bootstrap;          /* -1: the default of the kind (off for extra
+                             trees), 0, 1 */
+  int log_target;         /* -1: log when every target is > 0, 0, 1 */
+  int calibrate;          /* 1: calibrate the intervals on held-out rows
+                             (an inner 5-fold CV), 0: plain quantiles */
+  unsigned bins;          /* histogram bins per feature, 2..256 (256) */
+  uint64_t seed;          /* 1; the same seed, rows and params give the
+                             same model whatever the threads */
+  int threads;            /* OpenMP threads; 0: the runtime's default */
+  const char *base;       /* NULL: none; a column whose value is the
+                             target's base (the forest learns target/base;
+                             needs the log target), e.g. an.time_us */
+  const char *target;     /* the target's name stored in the model: "time"
+                             (ns), "power" (W), "energy" (J) make
+                             kcast_model_target say so; NULL: "y" */
+  const char *gpu;        /* the GPU the rows were measured on, recorded in
+                             the model (comma list for several), or NULL */
+} kcast_train_params;
+#define KCAST_TRAIN_PARAMS_INIT \
+  {sizeof(kcast_train_params), 100, 0, 1, 0, 1, -1, -1, 1, 256, 1, 0, NULL, NULL, NULL}
+
+/*
+ * Train a forest on n_rows rows of n_cols features: x row-major (row i's
+ * values at x[i * row_stride .. + n_cols), row_stride >= n_cols, in doubles),
+ * names[j] the name of column j (unique, non-empty), y[i] the target.
+ * Values must be finite (KCAST_E_FEATURE naming the row and column; y must
+ * be > 0 for a log target).  At least 2 rows.  [out] *model: free with
+ * kcast_model_free.  Thread-safe (separate calls are independent).
+ */
+kcast_status kcast_model_train(const double *x, size_t n_rows, size_t n_cols, size_t row_stride,
+                               const char *const *names, const double *y,
+                               const kcast_train_params *params, kcast_model **model);
+/* Write model to path (.kcm, atomically: a temporary file renamed), the
+   file `kcast train` writes and kcast_model_load reads.  KCAST_E_IO. */
+kcast_status kcast_model_save(const kcast_model *model, const char *path);
+
+/*
+ * The k-fold assignment `kcast cv` makes (--folds k, --seed seed) of n rows
+ * in their order: [out] fold[i] in 0..k-1.  Training on the rows of every
+ * other fold with the same parameters gives the forest `kcast cv` trains
+ * for fold f, so its out-of-fold predictions can be reproduced exactly.
+ * KCAST_E_ARG unless 2 <= k <= n.
+ */
+kcast_status kcast_cv_folds(size_t n, unsigned k, uint64_t seed, uint32_t *fold);
 
 /* ------------------------------------------------------- feature sets -- */
 
@@ -151,6 +250,10 @@ void kcast_features_free(kcast_features *fs);
 /* Set name to value (insert or overwrite).  name non-empty, value finite
    (KCAST_E_FEATURE otherwise). */
 kcast_status kcast_features_set(kcast_features *fs, const char *name, double value);
+/* Set the value of the i-th feature (insertion order, as kcast_features_name
+   numbers them) without looking its name up: refilling a set laid out once.
+   KCAST_E_ARG for i out of range, KCAST_E_FEATURE for a value not finite. */
+kcast_status kcast_features_set_at(kcast_features *fs, size_t i, double value);
 /* [out] *value of name; KCAST_E_NOTFOUND when fs has no such feature. */
 kcast_status kcast_features_get(const kcast_features *fs, const char *name, double *value);
 /* Number of features in fs (0 for NULL). */
@@ -324,6 +427,23 @@ kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_n
                                      const kcast_features *const *fs, size_t n, double coverage,
                                      kcast_prediction *out);
 /*
+ * Predict n_rows launches given as a matrix, as from a numpy array: x
+ * row-major (row i at x[i * row_stride], row_stride >= n_cols), names[j]
+ * the feature in column j (any order, any superset of what the model
+ * reads).  A feature the model reads that no column holds is filled as
+ * kcast_predict fills one a set lacks (0 for a count; derived columns
+ * computed from the row; KCAST_E_FEATURE otherwise, before any row is
+ * predicted); a NaN or an infinity in a column the model reads is
+ * KCAST_E_FEATURE naming the row.  gpu_name as kcast_predict_gpu (NULL: the model's GPU).
+ * [out] pred[i], and lo[i]/hi[i] at coverage when lo and hi are not NULL.
+ * threads OpenMP threads (0: the runtime's default; small batches stay on
+ * the calling thread).  Answers equal kcast_predict's bit for bit.
+ */
+kcast_status kcast_predict_matrix(const kcast_model *model, const char *gpu_name,
+                                  const double *x, size_t n_rows, size_t n_cols,
+                                  size_t row_stride, const char *const *names, double coverage,
+                                  double *pred, double *lo, double *hi, int threads);
+/*
  * The analytic (roofline) estimate of the launch fs describes on the GPU
  * called gpu_name (case-insensitive; see kcast_gpu_name): time (ns) and
  * average power (W), each with its band as lo/hi and source
@@ -333,6 +453,108 @@ kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_n
  */
 kcast_status kcast_predict_analytic(const char *gpu_name, const kcast_features *fs,
                                     kcast_prediction *time_out, kcast_prediction *power_out);
+
+/* ------------------------------------------------------------ datasets -- */
+
+/*
+ * A dataset's launches as a table, the columns `kcast dataset export`
+ * writes: id, app, dataset, lseq, kernel, then every feature (sorted by
+ * name; NaN where a launch lacks it), then one column per GPU and metric
+ * measured, named METRIC@GPU ("time_ns@A100"): the median of the launch's
+ * measurements, NaN where it has none.  app, dataset and kernel are text
+ * columns, the rest numbers.  Read-only, any number of threads.
+ */
+typedef struct kcast_table kcast_table;
+/* Read the dataset at path (opened read-only).  [out] *t: free with
+   kcast_table_free.  KCAST_E_IO / KCAST_E_FORMAT as kcast_features_from_launch. */
+kcast_status kcast_dataset_read(const char *path, kcast_table **t);
+/* Free a table.  Accepts NULL. */
+void kcast_table_free(kcast_table *t);
+/* Rows (launches, by id) and columns (0 for NULL). */
+size_t kcast_table_nrows(const kcast_table *t);
+size_t kcast_table_ncols(const kcast_table *t);
+/* Name of column j, NULL out of range.  Owned by t. */
+const char *kcast_table_colname(const kcast_table *t, size_t j);
+/* Column j's n_rows values, NULL for a text column or out of range.
+   Owned by t. */
+const double *kcast_table_numbers(const kcast_table *t, size_t j);
+/* Row i of text column j, NULL for a number column or out of range.
+   Owned by t. */
+const char *kcast_table_text(const kcast_table *t, size_t j, size_t i);
+
+/* -------------------------------------------------- Kernel Tuner spaces -- */
+
+/*
+ * A Kernel Tuner tuning space as kcast sees it: the features of every
+ * configuration of a tunable kernel, each compiled as Kernel Tuner
+ * compiles it (its parameters prepended as #define lines) and emulated,
+ * grouped into shared compiler runs over worker threads -- the pipeline of
+ * `kcast dataset import-kerneltuner` (docs/formats.md).  With a model or
+ * the analytic estimate, the predicted time of every configuration, and a
+ * cachefile Kernel Tuner loads in simulation mode (kcast_tunespace_write).
+ */
+typedef struct kcast_tunespace kcast_tunespace;
+typedef struct kcast_tunespace_spec {
+  size_t size;                     /* sizeof(kcast_tunespace_spec) */
+  const char *source;              /* the kernel's .cu file */
+  const char *kernel;              /* its name (Kernel Tuner's kernel_name) */
+  int64_t problem_size[3];         /* 1 for unused dimensions */
+  int problem_size_scalar;         /* 1: Kernel Tuner was given one number
+                                      (written so in the cachefile) */
+  const char *grid_div[3];         /* comma lists of parameter names or
+                                      integers; NULL: the block size names */
+  const char *block_size_names;    /* NULL: block_size_x,block_size_y,block_size_z */
+  size_t nparams;
+  const char *const *param_names;  /* nparams C identifiers, Kernel Tuner's order */
+  size_t nconfigs;
+  const char *const *values;       /* nconfigs x nparams values as the #define
+                                      text (and the cache key's parts) */
+  const char *const *args;         /* one per kernel parameter, as kcast
+                                      emulate --arg ("buf:4M:randf", "1000") */
+  size_t nargs;
+  const char *const *consts;       /* NAME=FILL constant fills, or NULL */
+  size_t nconsts;
+  const char *const *compiler_options; /* e.g. "-O3", or NULL */
+  size_t ncompiler_options;
+  const char *arch;                /* "sm_80"; NULL: the default */
+  uint64_t shared_bytes;           /* dynamic shared memory */
+  uint64_t sample_ctas;            /* CTAs emulated; 0: 64 */
+  unsigned jobs;                   /* worker threads; 0: one per CPU */
+} kcast_tunespace_spec;
+
+/*
+ * Compile and emulate every configuration of spec.  A configuration that
+ * fails (does not compile, faults, a block over 1024 threads) is kept with
+ * its reason (kcast_tunespace_error); the call fails only when the source,
+ * the options or the arguments fail for every configuration
+ * (KCAST_E_FORMAT, KCAST_E_ARG, naming the problem).  Parameter names must
+ * be C identifiers and values one-line numbers, identifiers or simple
+ * expressions (KCAST_E_ARG).  [out] *ts: free with kcast_tunespace_free.
+ */
+kcast_status kcast_tunespace_compute(const kcast_tunespace_spec *spec, kcast_tunespace **ts);
+void kcast_tunespace_free(kcast_tunespace *ts);
+size_t kcast_tunespace_count(const kcast_tunespace *ts);
+/* Configuration i's cache key (the values joined by commas, Kernel
+   Tuner's key).  Owned by ts. */
+const char *kcast_tunespace_key(const kcast_tunespace *ts, size_t i);
+/* Its features (launch.*, op.*, ..., tune.*), or NULL when it failed.
+   Owned by ts. */
+const kcast_features *kcast_tunespace_features(const kcast_tunespace *ts, size_t i);
+/* Why it failed, or NULL. */
+const char *kcast_tunespace_error(const kcast_tunespace *ts, size_t i);
+/* Its launch geometry (Kernel Tuner's rules). */
+kcast_status kcast_tunespace_geometry(const kcast_tunespace *ts, size_t i, unsigned grid[3],
+                                      unsigned block[3]);
+/*
+ * Write the space as a Kernel Tuner cachefile (JSON, Kernel Tuner 1.x's
+ * format): device_name, kernel_name, problem_size, tune_params_keys,
+ * tune_params, objective "time", and per configuration its parameters,
+ * time and times (time_ns[i] / 10^6 ms) and zero compile, verification and
+ * benchmark times; a configuration that failed, or whose time_ns is NaN,
+ * holds "RuntimeFailedConfig".  Written atomically.  KCAST_E_IO.
+ */
+kcast_status kcast_tunespace_write(const kcast_tunespace *ts, const char *path,
+                                   const char *device_name, const double *time_ns);
 
 /* ------------------------------------------------------ feature models -- */
 

@@ -492,9 +492,14 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   /* latency: one warp's chain per round */
   double ilp = F(K_ILP) > 0 ? fmax(F(K_ILP), 1) : ILP_DEFAULT;
   double loads = mem.load_sectors > 0 ? mem.load_sectors : 0;
-  double lat = loads > 0 ? (mem.l1_hits * LAT_L1 + mem.l2_hits * LAT_L2 +
-                            fmax(0, loads - mem.l1_hits - mem.l2_hits) * LAT_DRAM) / loads
-                         : LAT_DRAM;
+  /* the loads' mean latency by the level that serves them; without the
+     reuse features nothing says which, and L2's latency stands for the
+     mix (every load at DRAM latency made a stencil's re-reads of its
+     neighbours two to three times too slow) */
+  double lat = !mem.modelled ? LAT_L2
+               : loads > 0   ? (mem.l1_hits * LAT_L1 + mem.l2_hits * LAT_L2 +
+                                fmax(0, loads - mem.l1_hits - mem.l2_hits) * LAT_DRAM) / loads
+                             : LAT_DRAM;
   double ld_share = gsect > 0 ? loads / gsect : 1;
   double chain = (wsass / warps / ilp) * LAT_ALU + (gacc * ld_share / warps) * lat / ilp +
                  (shacc / warps) * LAT_SHARED / ilp;

@@ -105,6 +105,9 @@ typedef struct rf_csv_opts {
                                cell reads as empty_value(column) unless that
                                is NaN (an error, as without it); kcast passes
                                ds_feature_default (0 for count families) */
+  int empty_missing;        /* an empty feature cell empty_value does not fill
+                               reads as NaN -- a missing value the caller
+                               handles -- instead of being an error */
 } rf_csv_opts;
 
 /*
@@ -419,6 +422,13 @@ int rf_search(const rf_data *d, const rf_params *p, int by_group, rf_params *bes
 int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o,
           rf_cv_result *r);
 void rf_cv_result_free(rf_cv_result *r);
+/*
+ * The k-fold assignment rf_cv makes of n rows (K folds, seed = the
+ * params' seed): fold[i] in 0..K-1 for each row, after a seeded shuffle.
+ * The same rows in the same order get the same folds, so another program
+ * can train on exactly rf_cv's training rows.  2 <= K <= n.
+ */
+int rf_cv_folds(size_t n, unsigned K, uint64_t seed, size_t *fold);
 
 /* ------------------------------------------------ GPUs and analytic model -- */
 

@@ -200,6 +200,11 @@ static void on_field(void *s, size_t len, void *ctx) {
     L->cur[role] = v;
     return;
   }
+  if (len == 0 && role >= 0 && L->o->empty_missing) {
+    L->field = f + 1;
+    L->cur[role] = NAN;
+    return;
+  }
   if (parse_num(s, len, &v) && role >= 0 && L->rec == 1 && L->o->text_auto) {
     /* the first data cell of this column is not a number: a text column */
     tcol *t = rf__realloc(L->tc, (L->n_tc + 1) * sizeof *t);

@@ -429,6 +429,15 @@ static int metrics_of(const rf_data *d, const rf_cv_result *r, const size_t *lab
   return rf_metrics_compute(y, pr, lo, hi, k, m);
 }
 
+int rf_cv_folds(size_t n, unsigned K, uint64_t seed, size_t *fold) {
+  if (K < 2 || K > n) return rf__err("%u folds for %zu rows: need 2 <= folds <= rows", K, n);
+  size_t *perm = rf__mallocn(n, sizeof(size_t));
+  if (!perm) return rf__nomem();
+  rf__shuffled_folds(n, K, seed, 0x43565f53ULL /* "CV_S" */, perm, fold);
+  rf__free(perm);
+  return 0;
+}
+
 int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_result *r) {
   memset(r, 0, sizeof *r);
   r->groups_calibrated = SIZE_MAX;
@@ -470,7 +479,7 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
   } else {
     K = o->folds ? o->folds : 5;
     if (K < 2 || K > n) { rf__err("%u folds for %zu rows: need 2 <= folds <= rows", K, n); goto out; }
-    rf__shuffled_folds(n, K, p->seed, 0x43565f53ULL, tr /* scratch */, fold);
+    if (rf_cv_folds(n, K, p->seed, fold)) goto out;
   }
   r->n_folds = K;
   r->fold = rf__calloc(K, sizeof(rf_metrics));

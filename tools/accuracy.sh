@@ -129,6 +129,200 @@ if [ -f "$MG/cuda_flux_metrics.db" ]; then
 else
   echo "SKIP: $MG not found: no tutorial figures"
 fi
+# ---------------------------------------------------------------------------
+# Kernels and GPUs a model was not trained on (docs/accuracy.md,
+# "Generalization"): the analytic estimate on every kernel x GPU, leave one
+# GPU out on every shared dataset, leave one kernel out across the tuned
+# kernels and the tutorial's applications; median APE, Spearman's rho,
+# Kendall's tau, the top-1 regret (the measured time of the configuration
+# predicted fastest over the true best) and the 90 % interval coverage, per
+# held-out group.  KCAST_BASE=DIR runs the previous tree's kcast
+# (DIR/build/kcast or DIR/kcast) on the same rows beside this one.
+RTX=$DATA/tuning-rtx
+BASE_KCAST=""
+if [ -n "${KCAST_BASE:-}" ]; then
+  for c in "$KCAST_BASE/build/kcast" "$KCAST_BASE/kcast"; do [ -x "$c" ] && BASE_KCAST=$c && break; done
+  [ -n "$BASE_KCAST" ] || echo "accuracy: KCAST_BASE=$KCAST_BASE holds no kcast: no base column" >&2
+fi
+export KCAST_GPUS="${KCAST_GPUS:-$RTX/gpus-rtx.csv}"
+
+# "medAPE rho tau top1 top5" of the analytic estimate: csv gpu column unit
+an_figs() {
+  "$1" predict --gpu "$3" --features "$2" --measured "$4" --measured-unit "$5" 2>&1 >/dev/null |
+    grep 'against' | head -n 1 |
+    sed -E 's/.*median APE ([0-9.]+) %, Spearman ([-0-9.]+), Kendall ([-0-9.]+), top-1 regret ([0-9.]+)x, top-5 regret ([0-9.]+)x.*/\1 \2 \3 \4 \5/'
+}
+an_row() { # name csv gpu column unit
+  local now base
+  now=$(an_figs "$KCAST" "$2" "$3" "$4" "$5")
+  [ -n "$now" ] || { echo "accuracy: analytic estimate on $1 $3 failed" >&2; : > "$OUT/failed"; now="- - - - -"; }
+  base=""
+  [ -n "$BASE_KCAST" ] && base=$(an_figs "$BASE_KCAST" "$2" "$3" "$4" "$5")
+  set -- "$1" "$3" $now
+  printf "%-22s %-10s %8s %7s %7s %7s %7s" "$1" "$2" "$3" "$4" "$5" "$6" "$7"
+  [ -n "$base" ] && printf "   base: %s" "$(echo "$base" | awk '{printf "%.1f %% rho %.3f top-1 %.2fx", $1, $2, $4}')"
+  echo
+}
+# cv per held-out group, mean over the seeds: "group medAPE rho tau top1 coverage" lines
+cv_groups() {
+  local s out
+  for s in $(seq 1 "${NSEEDS:-$SEEDS}"); do
+    out=$("$KCAST" cv "$@" --seed "$s" --format csv 2>>"$OUT/errors.txt") || {
+      echo "accuracy: kcast cv $* --seed $s failed (see $OUT/errors.txt)" >&2; : > "$OUT/failed"; return; }
+    echo "$out" | awk -F, '$1 == "group" { print $2 "\t" $5 "\t" $8 "\t" $10 "\t" $11 "\t" $9 }'
+  done | awk -F'\t' '{ n[$1]++; a[$1] += $2; r[$1] += $3; t[$1] += $4; k[$1] += $5; c[$1] += $6 }
+    END { for (g in n) printf "%s\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\n", g, a[g]/n[g], r[g]/n[g], t[g]/n[g], k[g]/n[g], c[g]/n[g] }' | sort
+}
+group_table() { # title, then cv arguments
+  local title=$1
+  shift
+  echo "-- $title"
+  printf "%-30s %8s %7s %7s %7s %7s\n" "held out" medAPE% rho tau top1 cover
+  cv_groups "$@" | awk -F'\t' '{ printf "%-30s %8s %7s %7s %7s %7s\n", $1, $2, $3, $4, $5, $6 }'
+}
+
+echo
+echo "== generalization: the analytic estimate on every kernel x GPU (no training)"
+printf "%-22s %-10s %8s %7s %7s %7s %7s\n" kernel gpu medAPE% rho tau top1 top5
+gen_csv() { # a dataset's export, once
+  local db=$1 csv=$OUT/$(basename "$1" .db)-export.csv
+  [ -s "$csv" ] && [ "$csv" -nt "$db" ] || "$KCAST" dataset export "$db" --format csv -o "$csv" >/dev/null 2>>"$OUT/errors.txt"
+  echo "$csv"
+}
+if [ -f "$CONV/conv_milo.csv" ]; then
+  for g in A100 A4000 A6000; do
+    gg=$g
+    [ "$g" = A100 ] && gg=A100-PCIE
+    an_row "convolution (milo)" "$CONV/conv_milo-$g.csv" "$gg" time_ms ms
+  done
+fi
+if [ -f "$RTX/pnpoly.db" ]; then
+  pn=$(gen_csv "$RTX/pnpoly.db")
+  an_row pnpoly "$pn" RTX3090 time_ns@GeForce-RTX-3090 ns
+  an_row pnpoly "$pn" RTX3060L time_ns@GeForce-RTX-3060-Laptop-GPU ns
+fi
+if [ -f "$RTX/convolution.db" ]; then
+  co=$(gen_csv "$RTX/convolution.db")
+  for p in "RTX2080Ti GeForce-RTX-2080-Ti" "TITANRTX TITAN-RTX" "RTX3090 GeForce-RTX-3090" \
+           "RTX3060L GeForce-RTX-3060-Laptop-GPU"; do
+    set -- $p
+    an_row "convolution (older)" "$co" "$1" "time_ns@$2" ns
+  done
+fi
+for g in T4 K80; do
+  [ -f "$OUT/mangrove_$g.db" ] || continue
+  mc=$(gen_csv "$OUT/mangrove_$g.db")
+  an_row "tutorial (7 apps)" "$mc" "$g" "time_ns@$g" ns
+done
+
+echo
+echo "== generalization: leave one GPU out (kcast's defaults), mean over $SEEDS seeds"
+[ -f "$CONV/conv_milo.csv" ] && group_table "convolution (milo), 3 GPUs" \
+  --csv "$CONV/conv_milo.csv" --target time_ms_median --gpu-column device_name --group gpu \
+  --ignore 'key,tune.*,time_ms_mean,repeats'
+[ -f "$RTX/pnpoly.db" ] && group_table "pnpoly, 2 GPUs" "$RTX/pnpoly.db" --gpu all --target time --group gpu
+[ -f "$RTX/convolution.db" ] && group_table "convolution (older), 4 GPUs" "$RTX/convolution.db" \
+  --gpu all --target time --group gpu
+
+echo
+echo "== generalization: leave one kernel out (kcast's defaults), mean over $SEEDS seeds"
+if [ -f "$RTX/pnpoly.db" ] && [ -f "$RTX/convolution.db" ]; then
+  kdb=$OUT/kernels.db
+  rm -f "$kdb"
+  if "$KCAST" dataset merge "$kdb" "$RTX/pnpoly.db" "$RTX/convolution.db" >/dev/null 2>>"$OUT/errors.txt"; then
+    group_table "pnpoly and the older convolution on their GPUs (RTX 3090, 3060 Laptop, ...)" \
+      "$kdb" --gpu all --target time --group app
+  else
+    echo "accuracy: merging the tuned kernels failed" >&2
+    : > "$OUT/failed"
+  fi
+fi
+for g in T4 K80; do
+  [ -f "$OUT/mangrove_$g.db" ] || continue
+  NSEEDS=$MG_SEEDS group_table "tutorial on the $g, leave one application out" "$OUT/mangrove_$g.db" \
+    --gpu "$g" --target time --group app
+done
+
+# ---------------------------------------------------------------------------
+# The same on features this tree computes (ACCURACY_IMPORT=0 skips it): the
+# shared tuning spaces imported again with this kcast (tools/accuracy:
+# the sources as the shared import.sh scripts give them, a seeded sample of
+# pnpoly's 3,774 configurations), and the dedispersion space of the shared
+# A100 cachefile with tools/accuracy/dedispersion.cu -- datasets the
+# emulator's reuse and sharing features are in.  Imports resume where they
+# stopped and are kept in OUT: the first run takes about an hour on two
+# cores, a later one seconds.
+if [ "${ACCURACY_IMPORT:-1}" = 1 ] && [ -d "$RTX" ] && [ -d "$CONV" ]; then
+  here=$(cd "$(dirname "$0")" && pwd)
+  imp() { # name, then the import command
+    local name=$1
+    shift
+    echo "accuracy: importing $name with this tree (resumes; $OUT/$name.log)" >&2
+    "$@" > "$OUT/$name.log" 2>&1 || { echo "accuracy: the $name import failed (see $OUT/$name.log)" >&2; : > "$OUT/failed"; }
+  }
+  KCAST_ABS=$(cd "$(dirname "$KCAST")" && pwd)/$(basename "$KCAST")
+  imp pnpoly env KCAST="$KCAST_ABS" sh "$RTX/import.sh" pnpoly "$OUT/pnpoly.db" --configs 400 --seed 1 --sample 4 -j 2
+  imp convolution env KCAST="$KCAST_ABS" sh "$RTX/import.sh" convolution "$OUT/convolution.db" --sample 4 -j 2
+  imp conv_milo env KCAST="$KCAST_ABS" sh "$CONV/import.sh" "$OUT/conv_milo.db" --configs 431 --seed 1 --sample 4 -j 2
+  dd=$CONV/cachefiles/dedispersion_A100.json.gz
+  if [ -f "$dd" ] && command -v python3 >/dev/null 2>&1; then
+    python3 -c '
+import struct, sys
+fmin, bw, n, ts = 1425.0, 0.1953125, 1536, 40.96e-6
+fmax = fmin + (n - 1) * bw
+d = [4148.808 * (1 / (fmin + c * bw) ** 2 - 1 / fmax ** 2) / ts for c in range(n)]
+open(sys.argv[1], "wb").write(struct.pack("<%df" % n, *d))' "$OUT/dedispersion-shifts.bin"
+    imp dedispersion "$KCAST" dataset import-kerneltuner "$dd" -o "$OUT/dedispersion.db" \
+      --source "$here/accuracy/dedispersion.cu" --grid-div-x block_size_x,tile_size_x \
+      --grid-div-y block_size_y,tile_size_y --arg buf:39398400:rand --arg buf:204800000 \
+      --arg "buf:6144:file=$OUT/dedispersion-shifts.bin" --arch sm_80 --configs 300 --seed 1 \
+      --sample 4 -j 2
+  else
+    echo "accuracy: no python3 (or no dedispersion cachefile): the dedispersion space is skipped" >&2
+  fi
+  echo
+  echo "== generalization on features this tree computes: the analytic estimate"
+  printf "%-22s %-10s %8s %7s %7s %7s %7s\n" kernel gpu medAPE% rho tau top1 top5
+  if [ -s "$OUT/conv_milo.db" ]; then
+    cm=$(gen_csv "$OUT/conv_milo.db")
+    for p in "A100-PCIE A100-PCIE-40GB" "A4000 RTX-A4000" "A6000 RTX-A6000"; do
+      set -- $p
+      an_row "convolution (milo)" "$cm" "$1" "time_ns@$2" ns
+    done
+  fi
+  if [ -s "$OUT/pnpoly.db" ]; then
+    pn=$(gen_csv "$OUT/pnpoly.db")
+    an_row pnpoly "$pn" RTX3090 time_ns@GeForce-RTX-3090 ns
+    an_row pnpoly "$pn" RTX3060L time_ns@GeForce-RTX-3060-Laptop-GPU ns
+  fi
+  if [ -s "$OUT/convolution.db" ]; then
+    co=$(gen_csv "$OUT/convolution.db")
+    for p in "RTX2080Ti GeForce-RTX-2080-Ti" "TITANRTX TITAN-RTX" "RTX3090 GeForce-RTX-3090" \
+             "RTX3060L GeForce-RTX-3060-Laptop-GPU"; do
+      set -- $p
+      an_row "convolution (older)" "$co" "$1" "time_ns@$2" ns
+    done
+  fi
+  if [ -s "$OUT/dedispersion.db" ]; then
+    dc=$(gen_csv "$OUT/dedispersion.db")
+    an_row dedispersion "$dc" A100-PCIE time_ns@A100-PCIE-40GB ns
+  fi
+  echo
+  echo "== generalization on features this tree computes: leave one GPU out, $SEEDS seeds"
+  [ -s "$OUT/conv_milo.db" ] && group_table "convolution (milo), 3 GPUs" "$OUT/conv_milo.db" --gpu all --target time --group gpu
+  [ -s "$OUT/pnpoly.db" ] && group_table "pnpoly, 2 GPUs" "$OUT/pnpoly.db" --gpu all --target time --group gpu
+  [ -s "$OUT/convolution.db" ] && group_table "convolution (older), 4 GPUs" "$OUT/convolution.db" --gpu all --target time --group gpu
+  echo
+  echo "== generalization on features this tree computes: leave one kernel out, $SEEDS seeds"
+  kdb=$OUT/kernels-now.db
+  rm -f "$kdb"
+  set --
+  for f in conv_milo pnpoly convolution dedispersion; do [ -s "$OUT/$f.db" ] && set -- "$@" "$OUT/$f.db"; done
+  if [ $# -ge 2 ] && "$KCAST" dataset merge "$kdb" "$@" >/dev/null 2>>"$OUT/errors.txt"; then
+    group_table "the tuned kernels on their GPUs (7 GPUs)" "$kdb" --gpu all --target time --group app
+  fi
+fi
+
 # What each feature family adds (FAMILIES=1; docs/accuracy.md's table):
 # kcast's defaults with one family left out or added at a time.
 if [ "${FAMILIES:-0}" = 1 ] && [ -f "$CONV/conv_milo.csv" ]; then
