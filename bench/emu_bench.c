@@ -9,6 +9,10 @@
  *   divergent  Mandelbrot escape counts (at most 256 iterations) over a
  *              512x512 grid: lane-dependent trip counts, so warps run with
  *              partial masks and the reconvergence stack works
+ *   tensor     the inner loop of a tensor-core GEMM: ldmatrix.x4,
+ *              ldmatrix.x2.trans and mma.sync.m16n8k16 per trip, one warp
+ *              per CTA (512 CTAs, 256 trips); the target is 1 G
+ *              thread-instructions/s on one thread
  *
  * The kernels are hand-written PTX, so the figures do not depend on which
  * CUDA compiler is installed.  Each configuration runs REPS times and the
@@ -31,6 +35,7 @@
 
 #define REPS 3
 #define TARGET_MIPS_PER_CORE 300.0
+#define TARGET_MMA_MIPS 1000.0 /* the tensor-core loop, one thread */
 
 static const char COMPUTE_PTX[] =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -97,20 +102,54 @@ static const char MANDEL_PTX[] =
     "  cvta.to.global.u64 %rd2, %rd1;\n  mul.wide.u32 %rd3, %r5, 4;\n"
     "  add.s64 %rd2, %rd2, %rd3;\n  st.global.u32 [%rd2], %r8;\n  ret;\n}\n";
 
+/* The inner loop of a tensor-core GEMM, one warp per CTA: a 16x16 A tile
+   and a 16x8 B tile of halves in shared memory, then per trip ldmatrix.x4
+   (A), ldmatrix.x2.trans (B) and mma.sync.m16n8k16 accumulating in f32. */
+static const char MMA_PTX[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry mma_loop(.param .u64 out, .param .u32 trips)\n{\n"
+    "  .reg .pred %p<2>;\n  .reg .b32 %r<32>;\n  .reg .f32 %f<8>;\n  .reg .b64 %rd<4>;\n"
+    "  .shared .align 16 .b8 tile[768];\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [trips];\n"
+    "  mov.u32 %r2, %tid.x;\n  mov.u32 %r3, tile;\n"
+    "  shl.b32 %r4, %r2, 2;\n  add.s32 %r5, %r3, %r4;\n"
+    "  mad.lo.s32 %r6, %r2, 65537, 1006648320;\n" /* halves 0x3C00 + tid */
+    "  st.shared.u32 [%r5], %r6;\n  st.shared.u32 [%r5+128], %r6;\n"
+    "  st.shared.u32 [%r5+256], %r6;\n  st.shared.u32 [%r5+384], %r6;\n"
+    "  st.shared.u32 [%r5+512], %r6;\n  st.shared.u32 [%r5+640], %r6;\n"
+    "  bar.sync 0;\n"
+    "  and.b32 %r7, %r2, 15;\n  shr.u32 %r8, %r2, 4;\n"
+    "  shl.b32 %r9, %r7, 5;\n  shl.b32 %r10, %r8, 4;\n"
+    "  add.s32 %r11, %r3, %r9;\n  add.s32 %r11, %r11, %r10;\n" /* A row l%16, half l/16 */
+    "  shl.b32 %r12, %r7, 4;\n  add.s32 %r13, %r3, 512;\n  add.s32 %r13, %r13, %r12;\n"
+    "  mov.f32 %f1, 0f00000000;\n  mov.f32 %f2, 0f00000000;\n"
+    "  mov.f32 %f3, 0f00000000;\n  mov.f32 %f4, 0f00000000;\n  mov.u32 %r14, 0;\n"
+    "$L_loop:\n"
+    "  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r20, %r21, %r22, %r23}, [%r11];\n"
+    "  ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r24, %r25}, [%r13];\n"
+    "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, "
+    "{%r20, %r21, %r22, %r23}, {%r24, %r25}, {%f1, %f2, %f3, %f4};\n"
+    "  add.s32 %r14, %r14, 1;\n  setp.lt.u32 %p1, %r14, %r1;\n  @%p1 bra $L_loop;\n"
+    "  add.f32 %f1, %f1, %f2;\n  add.f32 %f3, %f3, %f4;\n  add.f32 %f1, %f1, %f3;\n"
+    "  mov.u32 %r15, %ctaid.x;\n  mad.lo.s32 %r16, %r15, 32, %r2;\n"
+    "  cvta.to.global.u64 %rd2, %rd1;\n  mul.wide.u32 %rd3, %r16, 4;\n"
+    "  add.s64 %rd2, %rd2, %rd3;\n  st.global.f32 [%rd2], %f1;\n  ret;\n}\n";
+
 typedef struct bench {
   const char *name;
   const char *ptx;
   const char *kernel;
   unsigned grid, block;
-  int kind;            /* 0 compute, 1 memory, 2 divergent */
+  int kind;            /* 0 compute, 1 memory, 2 divergent, 3 tensor cores */
 } bench;
 
-enum { FMA_TRIPS = 32, TRIAD_N = 4 << 20, MANDEL_W = 512 };
+enum { FMA_TRIPS = 32, TRIAD_N = 4 << 20, MANDEL_W = 512, MMA_TRIPS = 256 };
 
 static const bench BENCHES[] = {
     {"compute (256 fma.rn.f32/thread)", COMPUTE_PTX, "fma_loop", 1024, 256, 0},
     {"memory (triad, 4M floats)", TRIAD_PTX, "triad", TRIAD_N / 256, 256, 1},
     {"divergent (mandelbrot 512x512)", MANDEL_PTX, "mandel", MANDEL_W * MANDEL_W / 256, 256, 2},
+    {"tensor (ldmatrix + mma.sync loop)", MMA_PTX, "mma_loop", 512, 32, 3},
 };
 
 /* Best-of-REPS throughput (thread-insns/s) of b with `threads` threads;
@@ -161,7 +200,7 @@ static double run_bench(const bench *b, int threads, uint64_t *insns) {
       fprintf(stderr, "emu_bench: %s\n", err);
       goto out;
     }
-    uint32_t p1 = b->kind == 0 ? FMA_TRIPS : MANDEL_W;
+    uint32_t p1 = b->kind == 0 ? FMA_TRIPS : b->kind == 3 ? MMA_TRIPS : MANDEL_W;
     memcpy(params + off[0], &a0, 8);
     memcpy(params + off[1], &p1, 4);
   }
@@ -214,6 +253,9 @@ int main(int argc, char **argv) {
     if (b->kind == 0 || b->kind == 1)
       snprintf(target, sizeof target, ">= %.0f M/s per core: %s", TARGET_MIPS_PER_CORE,
                r1 / 1e6 >= TARGET_MIPS_PER_CORE ? "met" : "NOT met");
+    if (b->kind == 3)
+      snprintf(target, sizeof target, ">= %.0f M/s on 1 thread: %s", TARGET_MMA_MIPS,
+               r1 / 1e6 >= TARGET_MMA_MIPS ? "met" : "NOT met");
     printf("%-34s %14" PRIu64 " %10.1f %10.1f %7.2fx  %s\n", b->name, insns, r1 / 1e6, r2 / 1e6,
            r1 > 0 ? r2 / r1 : 0.0, target);
   }

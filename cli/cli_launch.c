@@ -391,6 +391,7 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
   L->cfg.params = L->pbuf;
   L->cfg.params_size = L->ptotal;
   L->cfg.printf_out = printf_out;
+  L->cfg.partial = 1; /* stopped by --budget or --timeout: what finished */
   watcher w;
   memset(&w, 0, sizeof w);
   pthread_mutex_init(&w.mu, NULL);
@@ -416,9 +417,12 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
     cli_error("%s", ferr[0] ? ferr : "launch failed");
     return KCAST_EXIT_USER;
   }
+  if (st->partial)
+    cli_error("%s; the features are of the %" PRIu64 " of %" PRIu64 " CTAs that finished, "
+              "scaled to the grid (emu.partial = 1)", ferr, st->ctas_run, st->ctas_total);
   if (st->oob_accesses)
-    fprintf(stderr, "kcast %s: %" PRIu64 " out-of-bounds access%s tolerated (--oob warn: reads "
-            "gave 0, writes were dropped); the first: %s\n", L->cmd, st->oob_accesses,
+    fprintf(stderr, "kcast %s: %" PRIu64 " out-of-bounds access%s tolerated (--oob warn: as on a "
+            "GPU); the first: %s\n", L->cmd, st->oob_accesses,
             st->oob_accesses == 1 ? "" : "es", st->oob_first);
   return KCAST_EXIT_OK;
 }

@@ -53,12 +53,18 @@ const char cmd_emulate_usage[] =
     "  --sample CTAS   emulate this many CTAs spread over the grid, scale counts\n"
     "                  (the footprint is estimated: docs/features.md)\n"
     "  --threads N     OpenMP threads (default: OpenMP's default)\n"
-    "  --budget INSNS  stop with an error after this many thread-instructions\n"
-    "  --timeout SECS  stop with an error after this many seconds\n"
+    "  --budget INSNS  stop after this many thread-instructions, --timeout SECS\n"
+    "                  after this many seconds: the features of the CTAs that\n"
+    "                  finished are printed, scaled to the grid and marked\n"
+    "                  emu.partial, the reason on stderr, exit status 1 (an\n"
+    "                  error when none finished)\n"
     "  --oob error     (default) an out-of-bounds or freed access fails the launch\n"
-    "  --oob warn      a global access within 4 KiB of a buffer or to freed\n"
-    "                  memory reads zeros or is dropped, as a GPU tolerates it;\n"
-    "                  counted (emu.oob_accesses), the first named on stderr\n"
+    "  --oob warn      what a GPU lets through is tolerated: a global access in\n"
+    "                  the 2 MiB pages the buffers map (reads what is there,\n"
+    "                  zeros until written), to freed memory (zeros, dropped),\n"
+    "                  shared memory past the CTA's window, a bad texture handle\n"
+    "                  (zeros); counted (emu.oob_accesses), the first named on\n"
+    "                  stderr\n"
     "  --compiler C    compiler for .cu input: nvcc (default) or clang\n"
     "  --arch sm_XX    target architecture for .cu/.ll/.bc (default " FE_DEFAULT_ARCH ")\n"
     "  -I DIR, -D NAME[=VALUE], -std VERSION\n"
@@ -273,7 +279,7 @@ int cmd_emulate(int argc, char **argv) {
     default: out_table(L.k->name, &feats, &st); break;
   }
   if (orc) { cli_error("out of memory writing output"); goto out; }
-  rc = KCAST_EXIT_OK;
+  rc = st.partial ? KCAST_EXIT_USER : KCAST_EXIT_OK; /* stopped: said on stderr */
 
 out:
   feat_free(&feats);

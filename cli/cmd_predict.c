@@ -723,7 +723,7 @@ static int is_derived(const char *name) { return md_family_of(name) >= 0; }
    of docs/features.md; model/derived.c reads no other). */
 static int is_raw(const char *name) {
   static const char *const fam[] = {"launch.", "op.", "class.", "mem.", "ctrl.", "static.",
-                                     "ptxas."};
+                                     "ptxas.", "tensor."};
   for (size_t k = 0; k < sizeof fam / sizeof *fam; k++)
     if (!strncmp(name, fam[k], strlen(fam[k]))) return 1;
   return 0;

@@ -99,12 +99,16 @@ const char cmd_run_usage[] =
     "                   launch too small to pay for them runs on one); idle\n"
     "                   threads sleep between launches (OMP_WAIT_POLICY=passive\n"
     "                   unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set)\n"
-    "  --timeout SECS   kill the program after SECS seconds; the launches it\n"
-    "                   finished are written and the run is marked partial\n"
-    "  --oob warn       (default) a global access slightly out of bounds (within\n"
-    "                   4 KiB of a buffer) or to freed memory reads zeros or is\n"
-    "                   dropped, as a GPU tolerates it; the launch is recorded\n"
-    "                   with emu.oob_accesses, the first one is named on stderr\n"
+    "  --timeout SECS   stop the program after SECS seconds: the running launch\n"
+    "                   is recorded from its CTAs that finished (emu.partial),\n"
+    "                   the launches before it as they are, the run is marked\n"
+    "                   partial and the program killed\n"
+    "  --oob warn       (default) what a GPU lets through is tolerated: a global\n"
+    "                   access in the 2 MiB pages the buffers map (it reads what\n"
+    "                   is there, zeros until written), to freed memory (zeros,\n"
+    "                   dropped), shared memory past the CTA's window, a bad\n"
+    "                   texture handle (zeros); the launch is recorded with\n"
+    "                   emu.oob_accesses, the first one is named on stderr\n"
     "  --oob error      such an access fails the launch (cudaErrorIllegalAddress)\n"
     "  --keep-going     a failed launch does not change the exit status\n"
     "  --lock-wait SECS wait up to SECS seconds for other writers of DB\n"
@@ -268,6 +272,20 @@ static volatile sig_atomic_t got_signal; /* the last one kcast received, 0 = non
 static volatile pid_t child_group;       /* the program's process group, 0 = none */
 /* After forwarding a signal, how long the program may take to end. */
 #define RUN_GRACE_S 5.0
+/* After --timeout asked the library to stop the running launch: how long
+   it has to record it and exit before SIGKILL. */
+#define STOP_GRACE_S 2.0
+
+/* Set the status page's stop flag (the library's running launch ends, as
+   at a time limit, and is recorded from its finished CTAs); 1 when set. */
+static int stop_launches(const run_scratch *sc) {
+  if (sc->status_fd < 0) return 0;
+  rt_status *st = mmap(NULL, sizeof *st, PROT_READ | PROT_WRITE, MAP_SHARED, sc->status_fd, 0);
+  if (st == MAP_FAILED) return 0;
+  __atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
+  munmap(st, sizeof *st);
+  return 1;
+}
 
 static void on_signal(int sig) {
   got_signal = sig;
@@ -326,6 +344,7 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
     if (saved[k].sa_handler != SIG_IGN) sigaction(fwd_signals[k], &sa, NULL);
   }
   int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  double t_stop = 0; /* when the stop flag was set, 0 when not */
   pid_t parent = getpid();
   fflush(stdout);
   fflush(stderr);
@@ -401,9 +420,16 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
       told = t + 1e9;
     }
     if (timeout > 0 && t - t0 >= timeout) {
-      kill(-pid, SIGKILL);
+      /* first ask the library to stop the running launch, so that it is
+         recorded from the CTAs that finished; SIGKILL after a grace */
+      if (stop_launches(sc)) t_stop = t;
+      else kill(-pid, SIGKILL);
       *timed_out = 1;
       timeout = 0; /* now wait for it */
+    }
+    if (t_stop > 0 && t - t_stop >= STOP_GRACE_S) {
+      kill(-pid, SIGKILL);
+      t_stop = 0;
     }
     struct timespec nap = {0, 10 * 1000 * 1000};
     nanosleep(&nap, NULL);
@@ -414,6 +440,10 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
   for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
   *killed = got_signal;
   if (rc < 0) return -1;
+  if (*timed_out) { /* however it ended after the stop: the status --timeout gives */
+    *sig = SIGKILL;
+    return 128 + SIGKILL;
+  }
   if (WIFSIGNALED(st)) {
     *sig = WTERMSIG(st);
     return 128 + *sig;
@@ -620,7 +650,8 @@ static void oob_note(const rt_records *r) {
   }
   if (!nl) return;
   fprintf(stderr, "kcast run: %zu launch%s made %.0f out-of-bounds access%s that a GPU "
-          "tolerates (--oob warn: reads gave 0, writes were dropped; each such launch has "
+          "tolerates (--oob warn: as on a GPU, mapped memory read and written, freed memory "
+          "read as zeros; each such launch has "
           "emu.oob_accesses); the first, launch %" PRId64 ": %s\n", nl, nl == 1 ? "" : "es", acc,
           acc == 1 ? "" : "es", first->lseq, first->warn ? first->warn : "?");
 }
@@ -643,7 +674,7 @@ static int ingest(const char *db_path, const rt_records *r, const char *app, con
   *written = 0;
   if (ds_open(db_path, DS_CREATE, &db, err, cap) < 0) return -1;
   ds_set_busy_timeout(db, wait_s * 1000 > INT_MAX ? INT_MAX : (int)(wait_s * 1000));
-  if (ds_begin(db) < 0 || ds_record_run(db, cmdline, &run_id) < 0) goto fail;
+  if (ds_begin_bulk(db) < 0 || ds_record_run(db, cmdline, &run_id) < 0) goto fail;
   if (partial && ds_mark_partial(db, run_id, partial) < 0) goto fail;
   for (size_t i = 0; i < r->n; i++) {
     const rt_launch_rec *l = &r->l[i];

@@ -93,6 +93,7 @@ struct ds_db {
   feat_vec names;               /* name -> feature_names.id cache */
   int64_t run_id;               /* current provenance row, 0 = none */
   int run_in_txn;               /* run_id was made inside the open txn */
+  int bulk;                     /* foreign keys off for the open txn (ds_begin_bulk) */
   char *suite_str[5];           /* [2..4]: gpu, build, command of the last
                                    ds_suite_find, owned */
   char err[1024];               /* last failure, "" when none */
@@ -404,6 +405,13 @@ void ds_close(ds_db *db) {
 
 /* ---------------------------------------------------------- transactions -- */
 
+/* Foreign keys back on after a bulk transaction; 0 or -1. */
+static int bulk_end(ds_db *db) {
+  if (!db->bulk || !sqlite3_get_autocommit(db->h)) return 0;
+  db->bulk = 0;
+  return exec(db, "PRAGMA foreign_keys = ON", "cannot configure");
+}
+
 int ds_begin(ds_db *db) {
   db->err[0] = 0;
   if (!sqlite3_get_autocommit(db->h)) {
@@ -411,6 +419,25 @@ int ds_begin(ds_db *db) {
     return -1;
   }
   return exec(db, "BEGIN IMMEDIATE", "cannot begin a write transaction");
+}
+
+int ds_begin_bulk(ds_db *db) {
+  db->err[0] = 0;
+  if (!sqlite3_get_autocommit(db->h)) {
+    set_err(db, "a transaction is already open");
+    return -1;
+  }
+  /* a no-op inside a transaction: set before BEGIN, restored after it ends */
+  if (exec(db, "PRAGMA foreign_keys = OFF", "cannot configure") < 0) return -1;
+  db->bulk = 1;
+  if (exec(db, "BEGIN IMMEDIATE", "cannot begin a write transaction") < 0) {
+    char keep[sizeof db->err];
+    snprintf(keep, sizeof keep, "%s", db->err);
+    bulk_end(db);
+    snprintf(db->err, sizeof db->err, "%s", keep);
+    return -1;
+  }
+  return 0;
 }
 
 int ds_commit(ds_db *db) {
@@ -425,11 +452,15 @@ int ds_commit(ds_db *db) {
       drop_name_cache(db);
       if (db->run_in_txn) db->run_id = 0;
       db->run_in_txn = 0;
+      char keep[sizeof db->err];
+      snprintf(keep, sizeof keep, "%s", db->err);
+      bulk_end(db);
+      snprintf(db->err, sizeof db->err, "%s", keep);
     }
     return -1;
   }
   db->run_in_txn = 0;
-  return 0;
+  return bulk_end(db);
 }
 
 int ds_rollback(ds_db *db) {
@@ -437,8 +468,9 @@ int ds_rollback(ds_db *db) {
   drop_name_cache(db);
   if (db->run_in_txn) db->run_id = 0;
   db->run_in_txn = 0;
-  if (sqlite3_get_autocommit(db->h)) return 0;
-  return exec(db, "ROLLBACK", "cannot roll back");
+  if (sqlite3_get_autocommit(db->h)) return bulk_end(db);
+  int rc = exec(db, "ROLLBACK", "cannot roll back");
+  return bulk_end(db) < 0 ? -1 : rc;
 }
 
 int ds_integrity_check(ds_db *db) {
@@ -1325,7 +1357,7 @@ int ds_get_features(ds_db *db, int64_t launch_id, feat_vec *out) {
 }
 
 double ds_feature_default(const char *name) {
-  static const char *const counts[] = {"op.", "class.", "mem.", "static."};
+  static const char *const counts[] = {"op.", "class.", "mem.", "static.", "tensor."};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
     if (name && !strncmp(name, counts[i], strlen(counts[i]))) return 0.0;
   return NAN;

@@ -94,6 +94,11 @@ void ds_set_busy_timeout(ds_db *db, int ms);
 /* Begin a write transaction (takes the write lock now; waits up to the busy
    timeout). */
 int ds_begin(ds_db *db);
+/* ds_begin for a writer whose rows reference only what it inserts itself
+   (kcast run storing its launches): the foreign-key checks, about half the
+   cost of a launch's feature rows, are off until ds_commit or ds_rollback
+   ends the transaction, and back on after it. */
+int ds_begin_bulk(ds_db *db);
 int ds_commit(ds_db *db);
 /* Roll back; a no-op when no transaction is open. */
 int ds_rollback(ds_db *db);

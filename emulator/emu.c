@@ -1,12 +1,13 @@
 /*
- * emu.c -- the PTX emulator engine: device memory, module loading
- * (preparation of every instruction), and kernel launches.
+ * emu.c -- the PTX emulator engine: kernel launches.
  *
  * What: runs a kernel launch on the CPU, warp by warp, and counts what it
  * does (docs/features.md: launch.*, op.*, class.*, mem.*, ctrl.*).  The
- * arithmetic lives in emu_alu.c behind the emu_int.h contract; this file does
- * everything else: memory, control flow, calls, barriers, warp collectives,
- * printf, counting, budgets, OpenMP across CTAs.
+ * arithmetic lives in emu_alu.c behind the emu_int.h contract; the
+ * preparation of a loaded module (every instruction into an eop, shared
+ * memory layout, frames, zero_plan) in emu_load.c behind emu_eng.h; this
+ * file does everything else: memory, control flow, calls, barriers, warp
+ * collectives, printf, counting, budgets, OpenMP across CTAs.
  *
  * Address windows.  One 64-bit emulated space; generic addresses tell their
  * space by range:
@@ -15,8 +16,10 @@
  *                                .global/.const), 256-aligned, never reused,
  *                                with at least 256 unmapped bytes between two
  *     0x0000_1000_0000_0000 + o  shared: offset o in the running CTA's shared
- *                                memory (static vars, then dynamic `extern
- *                                .shared` at the end, 16-aligned)
+ *                                memory (the kernel's static vars from 0,
+ *                                then dynamic `extern .shared`, 16-aligned:
+ *                                emu_load.c, shared_layout; then the
+ *                                reserved region when read)
  *     0x0000_2000_0000_0000 + o  local: offset o in the running thread's
  *                                local stack (one frame per call level)
  *     0x0000_3000_0000_0000 + o  param: offset o in the kernel argument
@@ -128,6 +131,7 @@
  * block entry; budget and time limit stop all.
  */
 #include "emulator/emu.h"
+#include "emulator/emu_eng.h"
 #include "emulator/emu_int.h"
 #include "emulator/emu_trace.h"
 
@@ -143,8 +147,6 @@ int omp_get_max_threads(void);
 int omp_get_thread_num(void);
 #endif
 
-#define NONE UINT32_MAX
-#define RECURSIVE_STACK (16u * 1024u) /* per-thread local bytes when recursive */
 #define MAX_CALL_DEPTH 1024
 #define NBAR 16
 #define GC_WAYS 4  /* allocation cache entries per thread */
@@ -155,1090 +157,6 @@ int omp_get_thread_num(void);
 
 
 
-/* ============================================================ modules === */
-
-/* Engine opcodes (eop.k). */
-enum {
-  K_ALU, K_NOP, K_LD, K_ST, K_ATOM, K_CVTA, K_ISSPACEP, K_BRA, K_BRX, K_CALL,
-  K_PRINTF, K_RET, K_EXIT, K_TRAP, K_BAR, K_SHFL, K_VOTE, K_MATCH,
-  K_ACTIVEMASK, K_REDUX, K_ELECT, K_ASSERT, K_TEX, K_SULD, K_SUST
-};
-
-/* A slot the engine fills when a frame starts. */
-typedef struct cslot {
-  uint32_t slot;
-  uint8_t kind;    /* CS_* */
-  uint64_t v;      /* CS_IMM: value; CS_FRAME: offset added to the frame
-                      base; CS_SREG: ptx_sreg */
-} cslot;
-enum { CS_IMM, CS_FRAME, CS_SREG };
-
-struct efunc;
-
-/* Argument or return value of a call: a caller variable or a slot. */
-typedef struct carg {
-  uint8_t isvar;   /* 1: caller's function-scope var v; 0: slot v */
-  uint32_t v;
-} carg;
-
-typedef struct ecall {
-  struct efunc *callee;  /* NULL for vprintf */
-  uint32_t nargs, nrets;
-  carg *args, *rets;
-} ecall;
-
-/* One prepared instruction. */
-typedef struct eop {
-  emu_op o;            /* the ALU contract part (d/s slots, handler) */
-  uint8_t k;           /* K_* */
-  uint8_t gneg;        /* guard negated */
-  uint8_t space;       /* memory/cvta/isspacep space */
-  uint8_t size;        /* element bytes of a memory access */
-  uint8_t vec;         /* elements per lane */
-  uint8_t sext;        /* a load sign-extends */
-  uint8_t clock;       /* reads %clock-like slots: refresh them first */
-  uint8_t isred;       /* red (no destination), bar.red */
-  uint8_t a32;         /* the address base is a 32-bit register: the
-                          address (base + offset) wraps modulo 2^32 */
-  uint8_t geom;        /* tex/suld/sust: EMU_GEOM_* */
-  uint8_t ncoord;      /* tex/suld/sust: coordinates in s[0..ncoord) (for
-                          a1d/a2d the layer first); sust's values follow */
-  uint8_t smode;       /* suld/sust: EMU_SURF_* */
-  uint8_t dw[EMU_MAX_DST]; /* destination register widths in bytes */
-  uint32_t guard;      /* guard slot or NONE */
-  uint32_t abase;      /* address base slot */
-  int64_t aoff;        /* address offset */
-  uint32_t x;          /* bra: target instruction */
-  const ptx_label *tab;/* brx.idx: its .branchtargets table (ntargets >= 1,
-                          every target's insn <= ninsns) */
-  uint32_t mbytes;     /* bytes per lane for mem.* counts */
-  ecall *call;         /* K_CALL / K_PRINTF */
-} eop;
-
-typedef struct efunc {
-  const ptx_func *f;
-  uint32_t idx;        /* index in ptx_module.funcs */
-  eop *ops;            /* f->ninsns */
-  uint32_t nslots;     /* registers + constants + specials + cc + sink */
-  uint32_t ncs;
-  cslot *cs;           /* slots filled per frame */
-  uint32_t nclock;
-  uint32_t *clock_cs;  /* indices into cs of clock-like specials */
-  uint32_t cc_slot, sink_slot;
-  uint32_t *bstart;    /* ninsns+1: block index when pc starts a block */
-  uint32_t *bend;      /* per block: one past its last instruction */
-  uint32_t *brpc;      /* per block: reconvergence instruction or NONE */
-  uint64_t *voff;      /* per var: frame offset, shared offset or param
-                          buffer offset */
-  uint64_t frame;      /* local frame bytes */
-  uint64_t stack;      /* frame + deepest callee chain */
-  uint32_t cbase;      /* first block counter */
-  uint32_t nzr;
-  uint32_t *zr;        /* nzr (first slot, count) runs that a new frame
-                          zeroes: see zero_plan */
-  uint8_t visiting, done, recursive;
-} efunc;
-
-struct emu_module {
-  emu_device *d;
-  ptx_module *m;
-  efunc *fn;               /* m->nfuncs */
-  uint32_t nblocks;        /* block counters over all functions */
-  uint64_t *vaddr;         /* per module var: device address, shared offset */
-  uint64_t *galloc_base;   /* per module var: allocation base or 0 */
-  uint64_t shared_static;  /* static shared bytes */
-  uint64_t dyn_off;        /* offset of dynamic shared memory */
-  struct wcache *cache;    /* the calling thread's worker buffers between
-                              launches (launches of a device never overlap) */
-};
-
-static void wcache_free(struct wcache *c);
-
-/* ------------------------------------------------------- preparation -- */
-
-typedef struct prep {
-  emu_module *em;
-  efunc *fn;
-  cslot *cs;
-  uint32_t ncs, capcs;
-  uint32_t nextslot;
-  uint32_t sreg_slot[PTX_SR_COUNT];
-  char *err;
-  size_t cap;
-  unsigned nbad;
-  char first_bad[512];
-} prep;
-
-static int add_cs(prep *P, uint8_t kind, uint64_t v, uint32_t *slot) {
-  for (uint32_t i = 0; i < P->ncs; i++)
-    if (P->cs[i].kind == kind && P->cs[i].v == v) {
-      *slot = P->cs[i].slot;
-      return 0;
-    }
-  if (P->ncs == P->capcs) {
-    uint32_t nc = P->capcs ? P->capcs * 2 : 32;
-    cslot *n = realloc(P->cs, nc * sizeof *n);
-    if (!n) return -1;
-    P->cs = n;
-    P->capcs = nc;
-  }
-  P->cs[P->ncs].slot = P->nextslot;
-  P->cs[P->ncs].kind = kind;
-  P->cs[P->ncs].v = v;
-  P->ncs++;
-  *slot = P->nextslot++;
-  return 0;
-}
-
-static void bad(prep *P, const ptx_insn *in, const char *why) {
-  if (P->nbad++ == 0)
-    snprintf(P->first_bad, sizeof P->first_bad,
-             "%s:%u: unsupported instruction '%s' (%s)",
-             P->em->m->filename ? P->em->m->filename : "<ptx>", in->line,
-             P->em->m->keys[in->key], why);
-}
-
-/* Value of a symbol (module var, function var or function) as a slot. */
-static int sym_slot(prep *P, const ptx_operand *o, int local, uint32_t sym,
-                    uint32_t *slot, const char **why) {
-  emu_module *em = P->em;
-  const ptx_func *f = P->fn->f;
-  if (!local) {
-    if (sym >= em->m->nvars) { *why = "bad symbol"; return 1; }
-    if (em->vaddr[sym] == UINT64_MAX) { *why = "symbol of an unsupported state space"; return 1; }
-    return add_cs(P, CS_IMM, em->vaddr[sym], slot);
-  }
-  if (sym >= f->nvars) { *why = "bad local symbol"; return 1; }
-  const ptx_var *v = &f->vars[sym];
-  if (f->is_entry && sym < f->nparams)
-    return add_cs(P, CS_IMM, EMU_PARAM_WIN + P->fn->voff[sym], slot);
-  switch (v->space) {
-    case PTX_SP_LOCAL: case PTX_SP_PARAM:
-      return add_cs(P, CS_FRAME, P->fn->voff[sym], slot);
-    case PTX_SP_SHARED:
-      return add_cs(P, CS_IMM, P->fn->voff[sym], slot);
-    default:
-      *why = "function-scope variable of an unsupported state space";
-      return 1;
-  }
-  (void)o;
-}
-
-/* Slot of a value operand; 1 with *why when unsupported, -1 on ENOMEM. */
-static int opnd_slot(prep *P, const ptx_operand *o, uint32_t *slot,
-                     const char **why) {
-  const ptx_func *f = P->fn->f;
-  switch (o->kind) {
-    case PTX_OPND_REG:
-      if (o->u.reg >= f->nregs) { *why = "bad register"; return 1; }
-      *slot = o->u.reg;
-      return 0;
-    case PTX_OPND_SINK:
-      *slot = P->fn->sink_slot;
-      return 0;
-    case PTX_OPND_SREG:
-      if (o->u.sreg >= PTX_SR_COUNT) { *why = "bad special register"; return 1; }
-      if (P->sreg_slot[o->u.sreg] == NONE) {
-        if (add_cs(P, CS_SREG, o->u.sreg, &P->sreg_slot[o->u.sreg])) return -1;
-      }
-      *slot = P->sreg_slot[o->u.sreg];
-      return 0;
-    case PTX_OPND_IMM_INT:
-      return add_cs(P, CS_IMM, (uint64_t)o->u.i, slot);
-    case PTX_OPND_IMM_F32:
-      return add_cs(P, CS_IMM, o->u.f32bits, slot);
-    case PTX_OPND_IMM_F64:
-      return add_cs(P, CS_IMM, o->u.f64bits, slot);
-    case PTX_OPND_SYM:
-      return sym_slot(P, o, o->sym_local, o->u.sym, slot, why);
-    case PTX_OPND_FUNC:
-      return add_cs(P, CS_IMM, EMU_FUNC_WIN + o->u.func, slot);
-    default:
-      *why = "operand kind not supported here";
-      return 1;
-  }
-}
-
-static int is_clock_sreg(uint32_t s) {
-  return s == PTX_SR_CLOCK || s == PTX_SR_CLOCK_HI || s == PTX_SR_CLOCK64 ||
-         s == PTX_SR_GLOBALTIMER || s == PTX_SR_GLOBALTIMER_LO ||
-         s == PTX_SR_GLOBALTIMER_HI;
-}
-
-static int type_signed(unsigned t) {
-  return t == PTX_T_S8 || t == PTX_T_S16 || t == PTX_T_S32 || t == PTX_T_S64;
-}
-
-static unsigned reg_width(const ptx_func *f, uint32_t slot) {
-  if (slot >= f->nregs) return 8;
-  unsigned t = f->regs[slot].type;
-  unsigned s = ptx_type_size((ptx_type)t);
-  if (t == PTX_T_PRED) return 1;
-  return s ? s : 8;
-}
-
-/* Engine kind of an opcode, or -1 when the ALU decides. */
-static int engine_kind(const ptx_module *m, const ptx_insn *in) {
-  switch ((ptx_op)in->op) {
-    case PTX_OP_LD: case PTX_OP_LDU: return K_LD;
-    case PTX_OP_ST: return K_ST;
-    case PTX_OP_ATOM: case PTX_OP_RED: return K_ATOM;
-    case PTX_OP_PREFETCH: case PTX_OP_PREFETCHU: case PTX_OP_MEMBAR:
-    case PTX_OP_FENCE: case PTX_OP_NANOSLEEP: case PTX_OP_PMEVENT:
-    case PTX_OP_GRIDDEPCONTROL:
-      return K_NOP;
-    case PTX_OP_CVTA: return K_CVTA;
-    case PTX_OP_ISSPACEP: return K_ISSPACEP;
-    case PTX_OP_BRA: return K_BRA;
-    case PTX_OP_BRX: return K_BRX;
-    case PTX_OP_CALL: return K_CALL;
-    case PTX_OP_RET: return K_RET;
-    case PTX_OP_EXIT: return K_EXIT;
-    case PTX_OP_TRAP: return K_TRAP;
-    case PTX_OP_BAR: case PTX_OP_BARRIER:
-      if (strstr(m->keys[in->key], ".warp")) return K_NOP; /* bar.warp.sync */
-      return K_BAR;
-    case PTX_OP_SHFL: return K_SHFL;
-    case PTX_OP_VOTE: return K_VOTE;
-    case PTX_OP_MATCH: return K_MATCH;
-    case PTX_OP_ACTIVEMASK: return K_ACTIVEMASK;
-    case PTX_OP_REDUX: return K_REDUX;
-    case PTX_OP_ELECT: return K_ELECT;
-    case PTX_OP_TEX: return K_TEX;
-    case PTX_OP_SULD: return K_SULD;
-    case PTX_OP_SUST: return K_SUST;
-    default: return -1;
-  }
-}
-
-/* Flatten operands into d/s slots (the emu_int.h rule); the address
-   operand goes to abase/aoff, a label to x.  1 with *why when unsupported. */
-static int flatten(prep *P, const ptx_insn *in, eop *e, int first_is_dst,
-                   const char **why) {
-  const ptx_func *f = P->fn->f;
-  int rc;
-  for (unsigned j = 0; j < in->nopnd; j++) {
-    const ptx_operand *o = ptx_insn_opnd(f, in, j);
-    if (!o) { *why = "missing operand"; return 1; }
-    int dst = (j == 0 && first_is_dst) || (j == 1 && o->pipe && first_is_dst);
-    if (o->kind == PTX_OPND_ADDR) {
-      if (o->n) { *why = "texture coordinates"; return 1; }
-      e->aoff = o->u.addr.offset;
-      if (o->u.addr.base_kind == PTX_OPND_REG) {
-        if (o->u.addr.base >= f->nregs) { *why = "bad register"; return 1; }
-        e->abase = o->u.addr.base;
-      } else if (o->u.addr.base_kind == PTX_OPND_SYM) {
-        rc = sym_slot(P, o, o->u.addr.sym_local, o->u.addr.base, &e->abase, why);
-        if (rc) return rc;
-      } else {
-        rc = add_cs(P, CS_IMM, 0, &e->abase);
-        if (rc) return rc;
-        e->aoff = (int64_t)o->u.addr.base + o->u.addr.offset;
-      }
-      continue;
-    }
-    if (o->kind == PTX_OPND_LABEL) {
-      if (o->u.label >= f->nlabels) { *why = "bad label"; return 1; }
-      e->x = f->labels[o->u.label].insn;
-      continue;
-    }
-    unsigned cnt = 1;
-    const ptx_operand *el = o;
-    if (o->kind == PTX_OPND_VEC) { cnt = o->n; el = o + 1; }
-    else if (o->kind == PTX_OPND_LIST) { *why = "operand list"; return 1; }
-    for (unsigned k = 0; k < cnt; k++) {
-      uint32_t slot;
-      rc = opnd_slot(P, &el[k], &slot, why);
-      if (rc) return rc;
-      if (dst) {
-        if (e->o.nd >= EMU_MAX_DST) { *why = "too many destination operands"; return 1; }
-        e->dw[e->o.nd] = (uint8_t)reg_width(f, slot);
-        e->o.d[e->o.nd++] = slot;
-      } else {
-        if (e->o.ns >= EMU_MAX_SRC) { *why = "too many source operands"; return 1; }
-        if (el[k].neg) e->o.sneg |= (uint8_t)(1u << e->o.ns);
-        if (el[k].kind == PTX_OPND_SREG && is_clock_sreg(el[k].u.sreg)) e->clock = 1;
-        e->o.s[e->o.ns++] = slot;
-      }
-    }
-  }
-  return 0;
-}
-
-static int call_args(prep *P, const ptx_operand *o, uint32_t *n, carg **out,
-                     const char **why) {
-  const ptx_func *f = P->fn->f;
-  *n = o->n;
-  *out = calloc(o->n ? o->n : 1, sizeof **out);
-  if (!*out) return -1;
-  for (uint32_t k = 0; k < o->n; k++) {
-    const ptx_operand *el = o + 1 + k;
-    if (el->kind == PTX_OPND_SYM && el->sym_local && el->u.sym < f->nvars &&
-        (f->vars[el->u.sym].space == PTX_SP_PARAM ||
-         f->vars[el->u.sym].space == PTX_SP_LOCAL) &&
-        !(f->is_entry && el->u.sym < f->nparams)) {
-      (*out)[k].isvar = 1;
-      (*out)[k].v = el->u.sym;
-    } else {
-      uint32_t slot;
-      int rc = opnd_slot(P, el, &slot, why);
-      if (rc) return rc;
-      (*out)[k].v = slot;
-    }
-  }
-  return 0;
-}
-
-static int prep_call(prep *P, const ptx_insn *in, eop *e, const char **why) {
-  const ptx_func *f = P->fn->f;
-  ecall *c = calloc(1, sizeof *c);
-  if (!c) return -1;
-  e->call = c;
-  int seen_func = 0, rc;
-  for (unsigned j = 0; j < in->nopnd; j++) {
-    const ptx_operand *o = ptx_insn_opnd(f, in, j);
-    if (!o) { *why = "missing operand"; return 1; }
-    if (o->kind == PTX_OPND_FUNC) {
-      if (o->u.func >= P->em->m->nfuncs) { *why = "bad function"; return 1; }
-      const ptx_func *cf = &P->em->m->funcs[o->u.func];
-      if (!cf->has_body) {
-        if (strcmp(cf->name, "vprintf") == 0) {
-          e->k = K_PRINTF;
-        } else if (strcmp(cf->name, "__assertfail") == 0) {
-          e->k = K_ASSERT; /* device assert(): reached only when it failed */
-        } else {
-          *why = "call to an external function without a body";
-          return 1;
-        }
-      } else {
-        c->callee = &P->em->fn[o->u.func];
-      }
-      seen_func = 1;
-    } else if (o->kind == PTX_OPND_LIST) {
-      rc = seen_func ? call_args(P, o, &c->nargs, &c->args, why)
-                     : call_args(P, o, &c->nrets, &c->rets, why);
-      if (rc) return rc;
-    } else if (o->kind == PTX_OPND_LABEL && seen_func) {
-      continue; /* prototype of an indirect call: not reached */
-    } else {
-      *why = "indirect call";
-      return 1;
-    }
-  }
-  if (!seen_func) { *why = "indirect call"; return 1; }
-  if (e->k == K_PRINTF) {
-    if (c->nargs != 2) { *why = "vprintf takes two arguments"; return 1; }
-    return 0;
-  }
-  if (e->k == K_ASSERT) {
-    if (c->nargs < 4) { *why = "__assertfail takes message, file, line and function"; return 1; }
-    return 0;
-  }
-  const ptx_func *cf = c->callee->f;
-  if (c->nargs != cf->nparams || c->nrets > cf->nrets) {
-    *why = "argument count does not match the callee";
-    return 1;
-  }
-  return 0;
-}
-
-static int atom_ok(const ptx_insn *in, const char **why) {
-  unsigned t = in->type, sz = ptx_type_size((ptx_type)t);
-  if (sz != 4 && sz != 8) { *why = "atomic type not supported"; return 0; }
-  if (t == PTX_T_F16X2 || t == PTX_T_BF16X2) { *why = "packed half atomics not supported"; return 0; }
-  switch (in->aux) {
-    case PTX_AUX_ADD: case PTX_AUX_MIN: case PTX_AUX_MAX: case PTX_AUX_EXCH:
-    case PTX_AUX_CAS:
-      return 1;
-    case PTX_AUX_INC: case PTX_AUX_DEC:
-      if (t == PTX_T_U32) return 1;
-      *why = "inc/dec need .u32";
-      return 0;
-    case PTX_AUX_AND: case PTX_AUX_OR: case PTX_AUX_XOR:
-      if (t == PTX_T_F32 || t == PTX_T_F64) { *why = "bitwise atomic on a float type"; return 0; }
-      return 1;
-    default:
-      *why = "atomic operation not supported";
-      return 0;
-  }
-}
-
-/*
- * tex / suld / sust: geometry and mode from the key, the handle register
- * to abase, coordinates to s[0..ncoord), destinations to d[] (tex, suld),
- * a store's values to s[ncoord..].  1 with *why when unsupported.
- */
-static int prep_tex(prep *P, const ptx_insn *in, eop *e, int k, const char **why) {
-  const ptx_func *f = P->fn->f;
-  const char *key = P->em->m->keys[in->key];
-  static const struct { const char *tok; uint8_t g; } geoms[] = {
-      {".1d.", EMU_GEOM_1D}, {".2d.", EMU_GEOM_2D}, {".3d.", EMU_GEOM_3D},
-      {".a1d.", EMU_GEOM_A1D}, {".a2d.", EMU_GEOM_A2D}};
-  for (size_t g = 0; g < sizeof geoms / sizeof geoms[0] && !e->geom; g++)
-    if (strstr(key, geoms[g].tok)) e->geom = geoms[g].g;
-  if (!e->geom) { *why = "texture geometry not supported (1d, 2d, 3d, a1d, a2d are)"; return 1; }
-  if (k != K_TEX) {
-    if (strncmp(key, "suld.b.", 7) && strncmp(key, "sust.b.", 7)) {
-      *why = "formatted surface access (.p) not supported";
-      return 1;
-    }
-    e->smode = strstr(key, ".clamp") ? EMU_SURF_CLAMP : strstr(key, ".zero") ? EMU_SURF_ZERO
-                                                                             : EMU_SURF_TRAP;
-  }
-  if (in->nopnd != 2) { *why = "texture offsets and depth compares not supported"; return 1; }
-  const ptx_operand *addr = ptx_insn_opnd(f, in, k == K_SUST ? 0 : 1);
-  const ptx_operand *data = ptx_insn_opnd(f, in, k == K_SUST ? 1 : 0);
-  if (!addr || !data || addr->kind != PTX_OPND_ADDR || !addr->n) {
-    *why = "expected [handle, {coordinates}]";
-    return 1;
-  }
-  if (addr->u.addr.base_kind != PTX_OPND_REG || addr->u.addr.base >= f->nregs) {
-    *why = "texture and surface references (.texref, .surfref) are not supported: use "
-           "texture objects (cudaCreateTextureObject)";
-    return 1;
-  }
-  e->abase = addr->u.addr.base;
-  unsigned ncoord = addr->n, geomc = e->geom == EMU_GEOM_1D ? 1 : e->geom == EMU_GEOM_2D ? 2
-                                   : e->geom == EMU_GEOM_A1D ? 2 : 4;
-  if (ncoord != geomc || ncoord > EMU_MAX_SRC) { *why = "coordinate count does not match the geometry"; return 1; }
-  for (unsigned c = 0; c < ncoord; c++) {
-    uint32_t slot;
-    int rc = opnd_slot(P, addr + 1 + c, &slot, why);
-    if (rc) return rc;
-    e->o.s[e->o.ns++] = slot;
-  }
-  e->ncoord = (uint8_t)ncoord;
-  unsigned cnt = data->kind == PTX_OPND_VEC ? data->n : 1;
-  const ptx_operand *el = data->kind == PTX_OPND_VEC ? data + 1 : data;
-  if (data->pipe || cnt > EMU_MAX_DST || (k == K_SUST && e->o.ns + cnt > EMU_MAX_SRC)) {
-    *why = "operands";
-    return 1;
-  }
-  for (unsigned c = 0; c < cnt; c++) {
-    uint32_t slot;
-    int rc = opnd_slot(P, &el[c], &slot, why);
-    if (rc) return rc;
-    if (k == K_SUST) {
-      e->o.s[e->o.ns++] = slot;
-    } else {
-      e->dw[e->o.nd] = (uint8_t)reg_width(f, slot);
-      e->o.d[e->o.nd++] = slot;
-    }
-  }
-  if (k == K_TEX) {
-    if (in->type != PTX_T_F32 && in->type != PTX_T_S32 && in->type != PTX_T_U32) {
-      *why = "texture result type not supported (.f32, .s32, .u32 are)";
-      return 1;
-    }
-    if (in->type2 != PTX_T_F32 && in->type2 != PTX_T_S32) {
-      *why = "texture coordinate type not supported (.f32, .s32 are)";
-      return 1;
-    }
-    return 0;
-  }
-  unsigned sz = ptx_type_size((ptx_type)in->type);
-  if (sz == 0 || sz > 8 || (in->vec && in->vec != cnt) || (!in->vec && cnt != 1)) {
-    *why = "surface element type or vector width";
-    return 1;
-  }
-  e->size = (uint8_t)sz;
-  e->vec = (uint8_t)cnt;
-  return 0;
-}
-
-/* Prepare instruction i of the function in P. */
-static int prep_insn(prep *P, uint32_t i) {
-  efunc *fn = P->fn;
-  const ptx_func *f = fn->f;
-  const ptx_module *m = P->em->m;
-  const ptx_insn *in = &f->insns[i];
-  eop *e = &fn->ops[i];
-  const char *why = NULL;
-  int rc;
-  e->o.insn = in;
-  e->o.cc = EMU_NOSLOT;
-  e->guard = NONE;
-  e->x = NONE;
-  e->abase = NONE;
-  if (in->guard >= 0) {
-    if ((uint32_t)in->guard >= f->nregs) { bad(P, in, "bad guard"); return 0; }
-    e->guard = (uint32_t)in->guard;
-    e->gneg = in->guard_neg;
-  }
-  unsigned fl = ptx_op_info_table[in->op].flags;
-  int k = engine_kind(m, in);
-  e->mbytes = feat_mem_bytes_of_key(m->keys[in->key]);
-  if (k < 0) {
-    /* the ALU's business */
-    rc = flatten(P, in, e, !(fl & PTX_OPF_NODST), &why);
-    if (rc < 0) return -1;
-    if (rc > 0) { bad(P, in, why); return 0; }
-    if ((in->flags & PTX_F_CC) || in->op == PTX_OP_ADDC ||
-        in->op == PTX_OP_SUBC || in->op == PTX_OP_MADC)
-      e->o.cc = fn->cc_slot;
-    const char *awhy = NULL;
-    e->o.alu = emu_alu_select(in, e->o.nd, e->o.ns, &awhy);
-    if (!e->o.alu) {
-      bad(P, in, awhy ? awhy : "instruction not supported by the emulator");
-      return 0;
-    }
-    e->k = K_ALU;
-    return 0;
-  }
-  e->k = (uint8_t)k;
-  switch (k) {
-    case K_LD: case K_ST: case K_ATOM: {
-      rc = flatten(P, in, e, k == K_LD || (k == K_ATOM && in->op == PTX_OP_ATOM), &why);
-      if (rc < 0) return -1;
-      if (rc > 0) { bad(P, in, why); return 0; }
-      if (e->abase == NONE) { bad(P, in, "no address operand"); return 0; }
-      unsigned sz = ptx_type_size((ptx_type)in->type);
-      if (in->type == PTX_T_PRED || sz == 0 || sz > 8) {
-        bad(P, in, "access type not supported");
-        return 0;
-      }
-      e->size = (uint8_t)sz;
-      e->vec = in->vec ? in->vec : 1;
-      e->sext = (uint8_t)type_signed(in->type);
-      e->space = in->space ? in->space : PTX_SP_GENERIC;
-      e->a32 = e->abase < f->nregs && reg_width(f, e->abase) <= 4;
-      if (e->space == PTX_SP_SHARED_CLUSTER) e->space = PTX_SP_SHARED;
-      if (e->space == PTX_SP_TEX || e->space == PTX_SP_REG) { bad(P, in, "state space not supported"); return 0; }
-      if (k == K_LD && e->o.nd != e->vec) { bad(P, in, "vector width does not match the destination"); return 0; }
-      if (k == K_ST && e->o.ns != e->vec) { bad(P, in, "vector width does not match the source"); return 0; }
-      if (k == K_ATOM) {
-        if (!atom_ok(in, &why)) { bad(P, in, why); return 0; }
-        if (e->vec != 1) { bad(P, in, "vector atomics not supported"); return 0; }
-        if (e->space != PTX_SP_GLOBAL && e->space != PTX_SP_SHARED &&
-            e->space != PTX_SP_GENERIC) {
-          bad(P, in, "atomic state space not supported");
-          return 0;
-        }
-        e->isred = in->op == PTX_OP_RED;
-        unsigned need = in->aux == PTX_AUX_CAS ? 2 : 1;
-        if (e->o.ns != need || (!e->isred && e->o.nd != 1)) { bad(P, in, "operands"); return 0; }
-      }
-      if (!e->mbytes) e->mbytes = sz * e->vec;
-      return 0;
-    }
-    case K_CVTA: case K_ISSPACEP:
-      rc = flatten(P, in, e, 1, &why);
-      if (rc < 0) return -1;
-      if (rc > 0 || e->o.nd != 1 || e->o.ns != 1) { bad(P, in, why ? why : "operands"); return 0; }
-      e->space = in->space;
-      e->size = (uint8_t)ptx_type_size((ptx_type)in->type);
-      if (!e->size) e->size = 8;
-      return 0;
-    case K_BRX: {
-      rc = flatten(P, in, e, 0, &why);
-      if (rc < 0) return -1;
-      if (rc > 0) { bad(P, in, why); return 0; }
-      const ptx_operand *o = ptx_insn_opnd(f, in, 1);
-      if (e->o.ns != 1 || !o || o->kind != PTX_OPND_LABEL || o->u.label >= f->nlabels ||
-          !f->labels[o->u.label].ntargets) {
-        bad(P, in, "brx.idx without an index and a .branchtargets table");
-        return 0;
-      }
-      e->tab = &f->labels[o->u.label];
-      e->x = NONE;
-      for (uint32_t t = 0; t < e->tab->ntargets; t++)
-        if (e->tab->targets[t] >= f->nlabels || f->labels[e->tab->targets[t]].insn > f->ninsns) {
-          bad(P, in, "bad .branchtargets entry");
-          return 0;
-        }
-      return 0;
-    }
-    case K_BRA:
-      rc = flatten(P, in, e, 0, &why);
-      if (rc < 0) return -1;
-      if (rc > 0 || e->x == NONE) { bad(P, in, why ? why : "branch without a label"); return 0; }
-      return 0;
-    case K_CALL:
-      rc = prep_call(P, in, e, &why);
-      if (rc < 0) return -1;
-      if (rc > 0) bad(P, in, why);
-      return 0;
-    case K_RET: case K_EXIT: case K_TRAP: case K_NOP:
-      return 0;
-    case K_TEX: case K_SULD: case K_SUST:
-      rc = prep_tex(P, in, e, k, &why);
-      if (rc < 0) return -1;
-      if (rc > 0) bad(P, in, why);
-      return 0;
-    case K_BAR:
-      if (strstr(m->keys[in->key], "cluster")) { bad(P, in, "cluster barriers not supported"); return 0; }
-      e->isred = (in->flags & PTX_F_RED) != 0;
-      rc = flatten(P, in, e, e->isred, &why);
-      if (rc < 0) return -1;
-      if (rc > 0) { bad(P, in, why); return 0; }
-      if (e->isred && (e->o.ns < 2 || (in->aux != PTX_AUX_POPC && in->aux != PTX_AUX_AND &&
-                                       in->aux != PTX_AUX_OR))) {
-        bad(P, in, "barrier reduction form");
-        return 0;
-      }
-      return 0;
-    default:
-      rc = flatten(P, in, e, 1, &why);
-      if (rc < 0) return -1;
-      if (rc > 0) { bad(P, in, why); return 0; }
-      e->size = (uint8_t)ptx_type_size((ptx_type)in->type);
-      if (k == K_SHFL && (e->o.ns < 3 || e->o.nd < 1)) { bad(P, in, "operands"); return 0; }
-      if ((k == K_VOTE || k == K_MATCH || k == K_REDUX) && (e->o.ns < 1 || e->o.nd < 1)) {
-        bad(P, in, "operands");
-        return 0;
-      }
-      if (k == K_REDUX && in->aux != PTX_AUX_ADD && in->aux != PTX_AUX_MIN &&
-          in->aux != PTX_AUX_MAX && in->aux != PTX_AUX_AND &&
-          in->aux != PTX_AUX_OR && in->aux != PTX_AUX_XOR) {
-        bad(P, in, "redux operation not supported");
-        return 0;
-      }
-      if (k == K_ACTIVEMASK && e->o.nd != 1) { bad(P, in, "operands"); return 0; }
-      return 0;
-  }
-}
-
-/* Frame layout of a function: .local and .param variables in the thread's
-   local stack (kernel params excepted), .shared ones in the module layout. */
-static int layout_vars(emu_module *em, efunc *fn, uint64_t *shared_top) {
-  const ptx_func *f = fn->f;
-  fn->voff = calloc(f->nvars ? f->nvars : 1, sizeof *fn->voff);
-  if (!fn->voff) return -1;
-  uint64_t off = 0;
-  if (f->is_entry && f->nparams) {
-    size_t *po = calloc(f->nparams, sizeof *po);
-    size_t total;
-    if (!po) return -1;
-    emu_param_layout(f, po, &total);
-    for (uint32_t i = 0; i < f->nparams; i++) fn->voff[i] = po[i];
-    free(po);
-  }
-  for (uint32_t i = 0; i < f->nvars; i++) {
-    const ptx_var *v = &f->vars[i];
-    if (f->is_entry && i < f->nparams) continue;
-    uint64_t al = v->align && !v->is_ptr ? v->align : ptx_type_size((ptx_type)v->type) * (v->vec ? v->vec : 1);
-    if (!al) al = 1;
-    if (v->space == PTX_SP_LOCAL || v->space == PTX_SP_PARAM) {
-      off = emu_align_up(off, al);
-      fn->voff[i] = off;
-      off += v->size;
-    } else if (v->space == PTX_SP_SHARED) {
-      if (v->is_extern && v->count == 0) {
-        fn->voff[i] = UINT64_MAX; /* dynamic: fixed up after the layout */
-      } else {
-        *shared_top = emu_align_up(*shared_top, al);
-        fn->voff[i] = *shared_top;
-        *shared_top += v->size;
-      }
-    }
-  }
-  fn->frame = emu_align_up(off, 16);
-  (void)em;
-  return 0;
-}
-
-/* Deepest local stack from fn down (each frame 16-aligned). */
-static uint64_t stack_need(emu_module *em, efunc *fn, int *recursive) {
-  if (fn->done) return fn->stack;
-  if (fn->visiting) { *recursive = 1; return 0; }
-  fn->visiting = 1;
-  uint64_t deepest = 0;
-  for (uint32_t i = 0; i < fn->f->ninsns; i++) {
-    const eop *e = &fn->ops[i];
-    if (e->k == K_CALL && e->call && e->call->callee) {
-      uint64_t s = stack_need(em, e->call->callee, recursive);
-      if (s > deepest) deepest = s;
-    }
-  }
-  fn->visiting = 0;
-  fn->done = 1;
-  fn->stack = fn->frame + deepest;
-  return fn->stack;
-}
-
-/*
- * Which slots a new frame of fn must zero.  PTX leaves a register undefined
- * until it is written; the engine gives it 0 so that a kernel reading one
- * early behaves the same on every run and thread count.  Only a register
- * that some path from the entry reads before writing can show that 0, so
- * only those are zeroed (every other slot is written, lane by lane, before
- * any read of the lane; constant and special slots are filled anyway):
- * zeroing a whole register file per warp was 12 % of a saxpy emulation's
- * instructions.  The set is the live-in set of the entry block, by the classic
- * backward liveness over the CFG's blocks, with
- *   - a use: every source slot, the address base, the guard, a call's
- *     argument slots;
- *   - a definition: only an unguarded instruction's destinations that its
- *     executor writes for every lane it runs (a guarded one writes some
- *     lanes only, so it kills nothing); a call's return slots (each lane
- *     that comes back gets them); bar.red's result unless .arrive;
- *   - always zeroed: the carry flag, the sink, and the source of shfl
- *     (read from other lanes, which may never have written it).
- * A guarded bra/ret/exit and brx.idx follow the CFG's edges; a call falls
- * through to the next instruction.  Runs of zeroed slots go to fn->zr.
- * 0, or -1 on ENOMEM.
- */
-#define ZP_MAX_WORDS (1u << 22) /* 32 MiB per bitset array */
-
-static void zp_set(uint64_t *b, uint32_t s, uint32_t nr) {
-  if (s < nr) b[s >> 6] |= 1ull << (s & 63);
-}
-static void zp_clr(uint64_t *b, uint32_t s, uint32_t nr) {
-  if (s < nr) b[s >> 6] &= ~(1ull << (s & 63));
-}
-
-/* Backward transfer of one instruction: gen = (gen - def) + use. */
-static void zp_insn(const eop *e, uint32_t nr, uint64_t *gen, uint64_t *kill,
-                    uint64_t *force) {
-  const ecall *c = e->call;
-  uint32_t def[EMU_MAX_DST + 1], ndef = 0;
-  if (e->guard == NONE) {
-    switch (e->k) {
-      case K_ALU: case K_LD: case K_TEX: case K_SULD:
-        for (uint32_t j = 0; j < e->o.nd; j++) def[ndef++] = e->o.d[j];
-        break;
-      case K_ATOM:
-        if (!e->isred && e->o.nd) def[ndef++] = e->o.d[0];
-        break;
-      case K_SHFL: case K_ELECT:
-        for (uint32_t j = 0; j < e->o.nd && j < 2; j++) def[ndef++] = e->o.d[j];
-        break;
-      case K_MATCH:
-        if (e->o.nd) def[ndef++] = e->o.d[0];
-        if (e->o.nd > 1 && e->o.insn->aux == PTX_AUX_ALL) def[ndef++] = e->o.d[1];
-        break;
-      case K_CVTA: case K_ISSPACEP: case K_VOTE: case K_REDUX: case K_ACTIVEMASK:
-        if (e->o.nd) def[ndef++] = e->o.d[0];
-        break;
-      case K_BAR:
-        if (e->isred && e->o.nd && !(e->o.insn->flags & PTX_F_ARRIVE))
-          def[ndef++] = e->o.d[0];
-        break;
-      default:
-        break;
-    }
-  }
-  for (uint32_t j = 0; j < ndef; j++) {
-    zp_clr(gen, def[j], nr);
-    zp_set(kill, def[j], nr);
-  }
-  if (c && e->guard == NONE && (e->k == K_CALL || e->k == K_PRINTF || e->k == K_ASSERT))
-    for (uint32_t j = 0; j < c->nrets; j++)
-      if (!c->rets[j].isvar) {
-        zp_clr(gen, c->rets[j].v, nr);
-        zp_set(kill, c->rets[j].v, nr);
-      }
-  for (uint32_t j = 0; j < e->o.ns; j++) zp_set(gen, e->o.s[j], nr);
-  if (e->k == K_SHFL && e->o.ns) zp_set(force, e->o.s[0], nr);
-  if (e->abase != NONE) zp_set(gen, e->abase, nr);
-  if (e->guard != NONE) zp_set(gen, e->guard, nr);
-  if (c)
-    for (uint32_t j = 0; j < c->nargs; j++)
-      if (!c->args[j].isvar) zp_set(gen, c->args[j].v, nr);
-}
-
-/* Slot s is zeroed: a register in set z, the carry flag or the sink. */
-static int zp_zeroed(const efunc *fn, const uint64_t *z, uint32_t s) {
-  if (s < fn->f->nregs) return (int)((z[s >> 6] >> (s & 63)) & 1);
-  return s == fn->cc_slot || s == fn->sink_slot;
-}
-
-static int zero_plan(efunc *fn) {
-  const ptx_func *f = fn->f;
-  const ptx_cfg *g = f->cfg;
-  uint32_t nr = f->nregs, nb = g->nblocks;
-  size_t nw = ((size_t)nr + 63) / 64 + 1;
-  /* a huge function (bitsets past ZP_MAX_WORDS) zeroes every register */
-  int whole = (size_t)nb * nw > ZP_MAX_WORDS;
-  uint64_t *mem = calloc(((whole ? 0 : (size_t)nb * 3) + 2) * nw, sizeof *mem);
-  if (!mem) return -1;
-  uint64_t *force = mem, *tmp = force + nw;
-  if (whole) {
-    memset(tmp, 0xff, nw * sizeof *tmp);
-  } else {
-    uint64_t *gen = tmp + nw, *kill = gen + (size_t)nb * nw, *in = kill + (size_t)nb * nw;
-    for (uint32_t b = 0; b < nb; b++) {
-      const ptx_block *bl = &g->blocks[b];
-      for (uint32_t i = bl->first + bl->count; i-- > bl->first;)
-        zp_insn(&fn->ops[i], nr, gen + b * nw, kill + b * nw, force);
-    }
-    for (int changed = 1; changed;) {
-      changed = 0;
-      for (uint32_t b = nb; b-- > 0;) {
-        const ptx_block *bl = &g->blocks[b];
-        memset(tmp, 0, nw * sizeof *tmp);
-        for (uint32_t k = 0; k < bl->nsucc; k++)
-          for (size_t x = 0; x < nw; x++) tmp[x] |= in[(size_t)bl->succ[k] * nw + x];
-        for (size_t x = 0; x < nw; x++) {
-          uint64_t v = gen[b * nw + x] | (tmp[x] & ~kill[b * nw + x]);
-          if (v != in[b * nw + x]) {
-            in[b * nw + x] = v;
-            changed = 1;
-          }
-        }
-      }
-    }
-    /* zeroed: live-in at the entry block (block 0), forced */
-    for (size_t x = 0; x < nw; x++) tmp[x] = in[x] | force[x];
-  }
-  uint32_t n = 0, cap = 0, *zr = NULL;
-  for (uint32_t s = 0; s < fn->nslots;) {
-    if (!zp_zeroed(fn, tmp, s)) { s++; continue; }
-    uint32_t t = s + 1;
-    while (t < fn->nslots && zp_zeroed(fn, tmp, t)) t++;
-    if (n == cap) {
-      uint32_t nc = cap ? cap * 2 : 8;
-      uint32_t *p = realloc(zr, 2 * (size_t)nc * sizeof *p);
-      if (!p) { free(zr); free(mem); return -1; }
-      zr = p;
-      cap = nc;
-    }
-    zr[2 * n] = s;
-    zr[2 * n + 1] = t - s;
-    n++;
-    s = t;
-  }
-  free(mem);
-  fn->zr = zr;
-  fn->nzr = n;
-  return 0;
-}
-
-static void efunc_free(efunc *fn) {
-  if (fn->ops) {
-    for (uint32_t i = 0; i < fn->f->ninsns; i++) {
-      ecall *c = fn->ops[i].call;
-      if (c) {
-        free(c->args);
-        free(c->rets);
-        free(c);
-      }
-    }
-  }
-  free(fn->ops);
-  free(fn->cs);
-  free(fn->clock_cs);
-  free(fn->bstart);
-  free(fn->bend);
-  free(fn->brpc);
-  free(fn->voff);
-  free(fn->zr);
-}
-
-void emu_module_free(emu_module *em) {
-  if (!em) return;
-  if (em->fn)
-    for (uint32_t i = 0; i < em->m->nfuncs; i++) efunc_free(&em->fn[i]);
-  free(em->fn);
-  if (em->galloc_base && em->d) {
-    for (uint32_t i = 0; i < em->m->nvars; i++)
-      if (em->galloc_base[i]) emu_free(em->d, em->galloc_base[i], NULL, 0);
-  }
-  if (em->d) {
-    for (size_t i = 0; i < em->d->nmods; i++)
-      if (em->d->mods[i] == em) {
-        em->d->mods[i] = em->d->mods[--em->d->nmods];
-        break;
-      }
-  }
-  free(em->vaddr);
-  free(em->galloc_base);
-  wcache_free(em->cache);
-  free(em);
-}
-
-
-/* Allocate and initialise module-scope .global/.const variables. */
-static int load_vars(emu_module *em, char *err, size_t cap) {
-  ptx_module *m = em->m;
-  uint32_t n = m->nvars;
-  em->vaddr = malloc((n ? n : 1) * sizeof *em->vaddr);
-  em->galloc_base = calloc(n ? n : 1, sizeof *em->galloc_base);
-  if (!em->vaddr || !em->galloc_base) return emu_errf(err, cap, "out of memory");
-  uint64_t shtop = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const ptx_var *v = &m->vars[i];
-    em->vaddr[i] = UINT64_MAX;
-    uint64_t al = v->align ? v->align : ptx_type_size((ptx_type)v->type) * (v->vec ? v->vec : 1);
-    if (!al) al = 1;
-    if (v->space == PTX_SP_GLOBAL || v->space == PTX_SP_CONST) {
-      if (v->is_extern && v->size == 0) continue;
-      uint64_t a;
-      if (emu_malloc(em->d, v->size, &a, err, cap) != 0) return -1;
-      em->galloc_base[i] = a;
-      em->vaddr[i] = a;
-    } else if (v->space == PTX_SP_SHARED) {
-      if (v->is_extern && v->count == 0) continue; /* dynamic, below */
-      shtop = emu_align_up(shtop, al);
-      em->vaddr[i] = shtop;
-      shtop += v->size;
-    }
-  }
-  /* function-scope .shared after the module-scope ones */
-  for (uint32_t i = 0; i < m->nfuncs; i++) {
-    em->fn[i].f = &m->funcs[i];
-    em->fn[i].idx = i;
-    if (layout_vars(em, &em->fn[i], &shtop) != 0) return emu_errf(err, cap, "out of memory");
-  }
-  em->shared_static = shtop;
-  em->dyn_off = emu_align_up(shtop, 16);
-  for (uint32_t i = 0; i < n; i++)
-    if (m->vars[i].space == PTX_SP_SHARED && m->vars[i].is_extern &&
-        m->vars[i].count == 0)
-      em->vaddr[i] = em->dyn_off;
-  for (uint32_t i = 0; i < m->nfuncs; i++) {
-    efunc *fn = &em->fn[i];
-    for (uint32_t j = 0; j < fn->f->nvars; j++)
-      if (fn->voff[j] == UINT64_MAX) fn->voff[j] = em->dyn_off;
-  }
-  /* initialisers, then relocations (addresses of symbols) */
-  for (uint32_t i = 0; i < n; i++) {
-    const ptx_var *v = &m->vars[i];
-    if (!em->galloc_base[i] || !v->init) continue;
-    uint8_t *p = emu_host_ptr(em->d, em->vaddr[i], v->size);
-    if (!p) continue;
-    memcpy(p, v->init, v->size);
-    for (uint32_t r = 0; r < v->init_syms; r++) {
-      const struct ptx_reloc *rl = &v->init_reloc[r];
-      uint64_t val;
-      if (rl->is_func) val = EMU_FUNC_WIN + rl->sym;
-      else if (rl->sym < n && em->vaddr[rl->sym] != UINT64_MAX) {
-        val = em->vaddr[rl->sym];
-        if (rl->generic && m->vars[rl->sym].space == PTX_SP_SHARED) val += EMU_SHARED_WIN;
-      } else continue;
-      val += (uint64_t)rl->addend;
-      unsigned w = m->address_size == 32 ? 4 : 8;
-      if (rl->offset + w <= v->size) memcpy(p + rl->offset, &val, w);
-    }
-  }
-  return 0;
-}
-
-int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
-                    size_t cap) {
-  if (!d || !m || !out) return emu_errf(err, cap, "emu_module_load: null argument");
-  *out = NULL;
-  ptx_error pe;
-  if (ptx_cfg_build(m, &pe) != 0) return emu_errf(err, cap, "%s", pe.msg);
-  emu_module *em = calloc(1, sizeof *em);
-  if (!em) return emu_errf(err, cap, "out of memory");
-  em->d = d;
-  em->m = m;
-  em->fn = calloc(m->nfuncs ? m->nfuncs : 1, sizeof *em->fn);
-  if (!em->fn) {
-    free(em);
-    return emu_errf(err, cap, "out of memory");
-  }
-  if (d->nmods == d->capmods) {
-    size_t nc = d->capmods ? d->capmods * 2 : 4;
-    emu_module **nm = realloc(d->mods, nc * sizeof *nm);
-    if (!nm) {
-      free(em->fn);
-      free(em);
-      return emu_errf(err, cap, "out of memory");
-    }
-    d->mods = nm;
-    d->capmods = nc;
-  }
-  d->mods[d->nmods++] = em;
-  if (load_vars(em, err, cap) != 0) goto fail;
-  prep P;
-  memset(&P, 0, sizeof P);
-  P.em = em;
-  P.err = err;
-  P.cap = cap;
-  for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-    efunc *fn = &em->fn[fi];
-    const ptx_func *f = fn->f;
-    if (!f->has_body || !f->cfg) continue;
-    fn->ops = calloc(f->ninsns ? f->ninsns : 1, sizeof *fn->ops);
-    fn->bstart = malloc((f->ninsns + 1) * sizeof *fn->bstart);
-    fn->bend = malloc(f->cfg->nblocks * sizeof *fn->bend);
-    fn->brpc = malloc(f->cfg->nblocks * sizeof *fn->brpc);
-    if (!fn->ops || !fn->bstart || !fn->bend || !fn->brpc) goto nomem;
-    for (uint32_t i = 0; i <= f->ninsns; i++) fn->bstart[i] = NONE;
-    for (uint32_t b = 0; b < f->cfg->nblocks; b++) {
-      const ptx_block *bl = &f->cfg->blocks[b];
-      if (bl->count && fn->bstart[bl->first] == NONE) fn->bstart[bl->first] = b;
-      fn->bend[b] = bl->first + bl->count;
-      int32_t ip = bl->ipdom;
-      fn->brpc[b] = ip >= 0 ? f->cfg->blocks[ip].first : NONE;
-    }
-    fn->cbase = em->nblocks;
-    em->nblocks += f->cfg->nblocks;
-    P.fn = fn;
-    P.ncs = 0;
-    P.nextslot = f->nregs;
-    for (unsigned s = 0; s < PTX_SR_COUNT; s++) P.sreg_slot[s] = NONE;
-    fn->cc_slot = P.nextslot++;
-    fn->sink_slot = P.nextslot++;
-    for (uint32_t i = 0; i < f->ninsns; i++)
-      if (prep_insn(&P, i) != 0) goto nomem;
-    fn->nslots = P.nextslot;
-    fn->cs = P.cs;
-    fn->ncs = P.ncs;
-    P.cs = NULL;
-    P.capcs = 0;
-    if (!P.nbad && zero_plan(fn) != 0) goto nomem;
-    for (uint32_t c = 0; c < fn->ncs; c++)
-      if (fn->cs[c].kind == CS_SREG && is_clock_sreg((uint32_t)fn->cs[c].v)) fn->nclock++;
-    if (fn->nclock) {
-      fn->clock_cs = malloc(fn->nclock * sizeof *fn->clock_cs);
-      if (!fn->clock_cs) goto nomem;
-      fn->nclock = 0;
-      for (uint32_t c = 0; c < fn->ncs; c++)
-        if (fn->cs[c].kind == CS_SREG && is_clock_sreg((uint32_t)fn->cs[c].v))
-          fn->clock_cs[fn->nclock++] = c;
-    }
-  }
-  free(P.cs);
-  if (P.nbad) {
-    if (P.nbad > 1)
-      emu_errf(err, cap, "%s (and %u more unsupported instruction%s)", P.first_bad,
-           P.nbad - 1, P.nbad > 2 ? "s" : "");
-    else
-      emu_errf(err, cap, "%s", P.first_bad);
-    goto fail;
-  }
-  /* per-thread local stack: deepest call chain; a function from which a
-     recursive cycle is reachable gets RECURSIVE_STACK (checked per call) */
-  for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-    efunc *fn = &em->fn[fi];
-    if (!fn->ops) continue;
-    for (uint32_t k = 0; k < m->nfuncs; k++) em->fn[k].done = em->fn[k].visiting = 0;
-    int rec = 0;
-    fn->stack = stack_need(em, fn, &rec);
-    fn->recursive = (uint8_t)rec;
-  }
-  *out = em;
-  return 0;
-nomem:
-  free(P.cs);
-  emu_errf(err, cap, "out of memory");
-fail:
-  emu_module_free(em);
-  return -1;
-}
-
-int emu_symbol(emu_module *em, const char *name, uint64_t *addr, size_t *size,
-               char *err, size_t cap) {
-  if (!em || !name) return emu_errf(err, cap, "emu_symbol: null argument");
-  for (uint32_t i = 0; i < em->m->nvars; i++) {
-    const ptx_var *v = &em->m->vars[i];
-    if (strcmp(v->name, name) == 0 && em->galloc_base[i]) {
-      if (addr) *addr = em->vaddr[i];
-      if (size) *size = v->size;
-      return 0;
-    }
-  }
-  return emu_errf(err, cap, "no .global or .const variable named '%s'", name);
-}
-
-int emu_param_layout(const ptx_func *k, size_t *offsets, size_t *total) {
-  if (!k) return -1;
-  ptx_param_layout(k, offsets, NULL, total);
-  return 0;
-}
 
 void emu_launch_cfg_init(emu_launch_cfg *cfg) {
   memset(cfg, 0, sizeof *cfg);
@@ -1314,7 +232,9 @@ typedef struct worker {
   warp *w;
   uint32_t nw;            /* warps of a CTA (used of w) */
   uint32_t nwa;           /* warps allocated in w */
-  uint8_t *sh;            /* shared memory of the running CTA */
+  uint8_t *sh;            /* shared memory of the running CTA (EMU_MAX_SHARED
+                             bytes under EMU_OOB_WARN: the SM's, past the window) */
+  int shext;              /* the running CTA used (and zeroed) sh past its window */
   uint8_t *loc;           /* local stacks: nthreads x lsz */
   uint64_t shcap, loccap; /* bytes allocated at sh and loc */
   int cached;             /* buffers from (and back to) the module's cache */
@@ -1330,6 +250,9 @@ typedef struct worker {
   emu_fault kind;         /* kind of the next fail() (record_error resets it) */
   uint64_t oob;           /* accesses tolerated under EMU_OOB_WARN */
   uint64_t oob_seen;      /* 1 + CTA whose first one was offered to L->oob_msg */
+  uint64_t done;          /* CTAs this worker finished */
+  uint64_t *snap_t, *snap_w; /* cfg->partial: tcnt / wcnt before the running CTA */
+  uint64_t snap_st[S_NSTAT], snap_oob; /* and st[], oob */
   long gc[GC_WAYS];       /* allocations hit last, most recent first; -1 */
   emu_tcache tc;          /* the footprint chunk touched last */
   emu_texview tv;         /* the texture used last (tv.t NULL: none) */
@@ -1347,7 +270,11 @@ struct launch {
   const char *kname;
   uint32_t bdim[3], gdim[3];
   uint32_t nthreads, nwarps;
-  uint64_t shsize;        /* static + dynamic shared bytes */
+  uint64_t shsize;        /* the CTA's shared window: static + dynamic
+                             bytes (+ the reserved region) */
+  uint64_t shneed;        /* what a GPU allocates: static (16-aligned) +
+                             dynamic bytes */
+  uint64_t shres;         /* offset of the reserved region (em->resv) */
   uint64_t lsz;           /* local stack bytes per thread */
   uint64_t ntotal, nrun;
   uint64_t *list;         /* sampled CTA indices, NULL = all */
@@ -1360,6 +287,7 @@ struct launch {
   uint64_t oob_n;         /* tolerated accesses of the merged workers */
   char oob_msg[768];      /* first tolerated out-of-bounds access */
   uint64_t used;          /* thread-instructions (atomic) */
+  uint64_t done;          /* CTAs finished (of the merged workers) */
   uint64_t flush_at;
   int oom;                /* a worker ran out of memory */
   double t0;
@@ -1476,7 +404,12 @@ static uint64_t sreg_val(const worker *W, const warp *w, uint32_t s,
     case PTX_SR_GLOBALTIMER_LO: return (uint32_t)(w->clock * 4);
     case PTX_SR_GLOBALTIMER_HI: return (uint32_t)((w->clock * 4) >> 32);
     case PTX_SR_DYNAMIC_SMEM_SIZE: return L->cfg->shared_bytes;
-    case PTX_SR_TOTAL_SMEM_SIZE: return L->shsize;
+    case PTX_SR_TOTAL_SMEM_SIZE: return L->shneed;
+    case PTX_SR_AGGR_SMEM_SIZE: return L->shneed + EMU_RESERVED_SMEM;
+    case PTX_SR_RESERVED_SMEM_BEGIN: case PTX_SR_RESERVED_SMEM_0: return L->shres;
+    case PTX_SR_RESERVED_SMEM_1: return L->shres + EMU_RESERVED_SMEM / 2;
+    case PTX_SR_RESERVED_SMEM_END: return L->shres + EMU_RESERVED_SMEM;
+    case PTX_SR_RESERVED_SMEM_CAP: return EMU_RESERVED_SMEM;
     default: return 0;
   }
 }
@@ -1619,6 +552,31 @@ typedef struct acc {
                       index in the device's freed ranges */
 } lacc;
 
+/* An access of n bytes at offset off of shared memory past the CTA's
+   window (resolve): inside the SM's shared memory (the largest a CTA may
+   have) a GPU lets it through (EMU_OOB_WARN: out->p set). */
+static __attribute__((noinline, cold)) int shared_past(worker *W, uint64_t off, unsigned n,
+                                                       lacc *out) {
+  const launch *L = W->L;
+  if (L->cfg->oob == EMU_OOB_WARN && off <= EMU_MAX_SHARED && n <= EMU_MAX_SHARED - off) {
+    if (!W->shext) { /* zeros for this CTA, made when first used */
+      memset(W->sh + L->shsize, 0, EMU_MAX_SHARED - L->shsize);
+      W->shext = 1;
+    }
+    out->p = W->sh + off;
+  }
+  return E_OOB;
+}
+
+/* The allocation nearest address a, however far, for the message of an
+   unmapped access (resolve): b is the last one below a (-1: none). */
+static __attribute__((noinline, cold)) long nearest_alloc(const emu_device *d, long b,
+                                                         uint64_t a) {
+  if (b >= 0 && (b + 1 >= (long)d->n || a - (d->a[b].base + d->a[b].size) < d->a[b + 1].base - a))
+    return b;
+  return b + 1 < (long)d->n ? b + 1 : -1;
+}
+
 /* Allocation containing a through the worker's MRU cache, or -1.  A kernel
    alternating between buffers (triad reads b and c, writes a) hits. */
 static long find_alloc(worker *W, const emu_device *d, uint64_t a) {
@@ -1658,9 +616,9 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
   out->perlane = 0;
   switch (sp) {
     case PTX_SP_SHARED:
-      if (off > L->shsize || n > L->shsize - off) return E_OOB;
-      out->p = W->sh + off;
       out->rs = R_SHARED;
+      if (off > L->shsize || n > L->shsize - off) return shared_past(W, off, n, out);
+      out->p = W->sh + off;
       return E_OK;
     case PTX_SP_PARAM:
       if (a - EMU_PARAM_WIN < EMU_WIN_SIZE) {
@@ -1700,7 +658,9 @@ static int resolve(worker *W, const warp *w, uint32_t lane, unsigned space,
           return E_FREED;
         }
         out->g = li;
-        return li >= 0 ? E_OOB : E_UNMAPPED;
+        if (li >= 0) return E_OOB;
+        out->g = nearest_alloc(d, b, a); /* for the message */
+        return E_UNMAPPED;
       }
       const galloc *g = &d->a[gi];
       out->g = gi;
@@ -1728,6 +688,23 @@ static const char *space_word(unsigned space, uint64_t a) {
   }
 }
 
+/* "N bytes past the end of allocation B+S" / "N bytes before allocation
+   B+S" for address a and allocation gi. */
+static void near_alloc(const emu_device *d, long gi, uint64_t a, char *buf, size_t cap) {
+  const galloc *g = &d->a[gi];
+  if (a >= g->base + g->size)
+    snprintf(buf, cap, "%llu bytes past the end of allocation 0x%llx+%llu",
+             (unsigned long long)(a - (g->base + g->size)), (unsigned long long)g->base,
+             (unsigned long long)g->size);
+  else if (a < g->base)
+    snprintf(buf, cap, "%llu bytes before allocation 0x%llx+%llu",
+             (unsigned long long)(g->base - a), (unsigned long long)g->base,
+             (unsigned long long)g->size);
+  else
+    snprintf(buf, cap, "allocation 0x%llx+%llu, offset %llu", (unsigned long long)g->base,
+             (unsigned long long)g->size, (unsigned long long)(a - g->base));
+}
+
 /* What went wrong with one lane's access (the body of the message). */
 static void mem_msg(const worker *W, const eop *e, int code, uint64_t a, unsigned n,
                     int write, const lacc *ac, char *body, size_t cap) {
@@ -1744,8 +721,15 @@ static void mem_msg(const worker *W, const eop *e, int code, uint64_t a, unsigne
                (unsigned long long)a);
       break;
     case E_UNMAPPED:
-      snprintf(body, cap, "unmapped %s %s of %u bytes at 0x%llx", sp, what, n,
-               (unsigned long long)a);
+      if (ac->g >= 0 && (size_t)ac->g < d->n) {
+        char near[160];
+        near_alloc(d, ac->g, a, near, sizeof near);
+        snprintf(body, cap, "unmapped %s %s of %u bytes at 0x%llx (%s, the nearest)", sp,
+                 what, n, (unsigned long long)a, near);
+      } else {
+        snprintf(body, cap, "unmapped %s %s of %u bytes at 0x%llx (no allocation)", sp, what, n,
+                 (unsigned long long)a);
+      }
       break;
     case E_FREED:
       snprintf(body, cap, "%s %s of %u bytes at 0x%llx: use after free (allocation 0x%llx+%llu "
@@ -1753,13 +737,18 @@ static void mem_msg(const worker *W, const eop *e, int code, uint64_t a, unsigne
                (unsigned long long)d->freed[ac->g].base, (unsigned long long)d->freed[ac->g].size);
       break;
     default:
-      if (ac->g >= 0 && (size_t)ac->g < d->n && strstr(sp, "global"))
+      if (ac->g >= 0 && (size_t)ac->g < d->n && strstr(sp, "global")) {
         snprintf(body, cap, "out-of-bounds %s %s of %u bytes at 0x%llx (allocation 0x%llx+%llu)",
                  sp, what, n, (unsigned long long)a, (unsigned long long)d->a[ac->g].base,
                  (unsigned long long)d->a[ac->g].size);
-      else
+      } else if (ac->rs == R_SHARED) {
+        snprintf(body, cap, "out-of-bounds %s %s of %u bytes at 0x%llx (the CTA's shared "
+                 "window is %llu bytes)", sp, what, n, (unsigned long long)a,
+                 (unsigned long long)W->L->shsize);
+      } else {
         snprintf(body, cap, "out-of-bounds %s %s of %u bytes at 0x%llx", sp, what, n,
                  (unsigned long long)a);
+      }
   }
 }
 
@@ -1772,22 +761,31 @@ static void mem_fail(worker *W, const warp *w, uint32_t lane, const eop *e,
   fail(W, w, (int)lane, e->o.insn, 0, "%s", body);
 }
 
-/* An access a GPU tolerates (EMU_OOB_WARN): global, slightly out of
-   bounds or freed.  Counted; the first of the lowest CTA is kept. */
-static int tolerated(const worker *W, int code, const lacc *ac) {
-  return W->L->cfg->oob == EMU_OOB_WARN && ac->rs == R_GLOBAL &&
-         (code == E_OOB || code == E_FREED);
+/* An access a GPU tolerates (EMU_OOB_WARN): global, out of bounds but in
+   a page the allocations map (emu_mapped_page; within 4 KiB of one always
+   counts) or to freed memory; shared, past the CTA's window inside the
+   SM's shared memory (resolve set ac->p).  Counted; the first of the
+   lowest CTA is kept. */
+static int tolerated(const worker *W, int code, const lacc *ac, uint64_t a) {
+  if (W->L->cfg->oob != EMU_OOB_WARN) return 0;
+  if (ac->rs == R_SHARED) return code == E_OOB && ac->p;
+  return ac->rs == R_GLOBAL &&
+         (code == E_OOB || code == E_FREED ||
+          (code == E_UNMAPPED && emu_mapped_page(W->L->em->d, a)));
 }
 
-static void note_oob(worker *W, const warp *w, uint32_t lane, const eop *e, int code,
-                     uint64_t a, unsigned n, int write, const lacc *ac) {
+/* Count a tolerated access; keep the first of the lowest CTA, its text
+   from mem_msg (body NULL) or body. */
+static void note_tolerated(worker *W, const warp *w, uint32_t lane, const eop *e, int code,
+                           uint64_t a, unsigned n, int write, const lacc *ac, const char *text) {
   launch *L = W->L;
   W->oob++;
   if (W->oob_seen == W->cta + 1 || W->cta > __atomic_load_n(&L->oob_cta, __ATOMIC_RELAXED))
     return;
   W->oob_seen = W->cta + 1;
   char body[512], msg[768];
-  mem_msg(W, e, code, a, n, write, ac, body, sizeof body);
+  if (text) snprintf(body, sizeof body, "%s", text);
+  else mem_msg(W, e, code, a, n, write, ac, body, sizeof body);
   compose(W, w, (int)lane, e->o.insn, body, msg, sizeof msg);
 #pragma omp critical(emu_error)
   {
@@ -1796,6 +794,11 @@ static void note_oob(worker *W, const warp *w, uint32_t lane, const eop *e, int 
       snprintf(L->oob_msg, sizeof L->oob_msg, "%s", msg);
     }
   }
+}
+
+static void note_oob(worker *W, const warp *w, uint32_t lane, const eop *e, int code,
+                     uint64_t a, unsigned n, int write, const lacc *ac) {
+  note_tolerated(W, w, lane, e, code, a, n, write, ac, NULL);
 }
 
 static inline uint64_t load_n(const uint8_t *p, unsigned n) {
@@ -1835,6 +838,9 @@ static uint64_t atom_new(unsigned aux, unsigned type, unsigned size,
                          uint64_t old, uint64_t b, uint64_t c) {
   int fl = type == PTX_T_F32 || type == PTX_T_F64;
   int sg = type_signed(type);
+  if (aux != PTX_AUX_CAS && (type == PTX_T_F16 || type == PTX_T_BF16 || type == PTX_T_F16X2 ||
+                             type == PTX_T_BF16X2))
+    return emu_half_atom(aux, type, old, b);
   switch (aux) {
     case PTX_AUX_ADD:
       if (type == PTX_T_F32) return bits_f32(f32_of((uint32_t)old) + f32_of((uint32_t)b));
@@ -1868,10 +874,22 @@ static uint64_t atom_new(unsigned aux, unsigned type, unsigned size,
   }
 }
 
-static uint64_t atom_do(const eop *e, uint8_t *p, uint64_t b, uint64_t c) {
+/* out of line: the atomics path must not change how mem_op's hot paths compile */
+static __attribute__((noinline)) uint64_t atom_do(const eop *e, uint8_t *p, uint64_t b, uint64_t c) {
   const ptx_insn *in = e->o.insn;
   unsigned t = in->type;
-  int intadd = in->aux == PTX_AUX_ADD && t != PTX_T_F32 && t != PTX_T_F64;
+  int intadd = in->aux == PTX_AUX_ADD && t != PTX_T_F32 && t != PTX_T_F64 && t != PTX_T_F16X2 &&
+               t != PTX_T_BF16X2;
+  if (e->size == 2) { /* halves and cas.b16 */
+    uint16_t *q = (uint16_t *)(void *)p;
+    uint16_t old = __atomic_load_n(q, __ATOMIC_RELAXED);
+    for (;;) {
+      uint16_t nv = (uint16_t)atom_new(in->aux, t, 2, old, (uint16_t)b, (uint16_t)c);
+      if (nv == old) return old;
+      if (__atomic_compare_exchange_n(q, &old, nv, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return old;
+    }
+  }
   if (e->size == 4) {
     uint32_t *q = (uint32_t *)(void *)p;
     if (intadd) return __atomic_fetch_add(q, (uint32_t)b, __ATOMIC_RELAXED);
@@ -2076,7 +1094,7 @@ static int touch_lanes(worker *W, const uint64_t *addr, const long *gidx, long g
  * gemm_tiled n=1024 (64 CTAs sampled), medians of 5, 170-172 -> 83-87 ms
  * with the loads alone; the suite's 190,394 feature values the same.
  */
-static int mem_shared32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
+static __attribute__((noinline)) int mem_shared32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
   const uint64_t *base = r + (size_t)e->abase * EMU_LANES;
   uint64_t shs = W->L->shsize, bad = 0, wlo = UINT64_MAX, whi = 0;
   uint64_t off[EMU_LANES];
@@ -2112,6 +1130,37 @@ static int mem_shared32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
   W->st[S_SACC]++;
   W->st[S_SREPLAY] += ((uint32_t)x & (uint32_t)(x >> 32)) != 0; /* mem_op's map word */
   return 0;
+}
+
+/* What mem_refused made of a lane's refused access. */
+enum { MR_SHARED, MR_SLACK, MR_DROP };
+
+/*
+ * Lane l's access at a that resolve refused (rc, ac): tolerated (EMU_OOB_WARN
+ * and its kinds, tolerated) and noted, or the launch fails (-1).  Tolerated:
+ * MR_SHARED, shared memory past the window (*pl its bytes); MR_SLACK, the
+ * mapped pages' memory (*pl: what is there); MR_DROP, not performed (freed,
+ * or beyond the mapped pages: loads give zeros).  Out of line: mem_op's
+ * loop compiles as without it.
+ */
+static __attribute__((noinline, cold)) int mem_refused(worker *W, warp *w, uint32_t l,
+                                                       const eop *e, int rc, uint64_t a,
+                                                       unsigned n, int write, lacc *ac,
+                                                       uint8_t **pl) {
+  if (!tolerated(W, rc, ac, a)) {
+    mem_fail(W, w, l, e, rc, a, n, write, ac);
+    return -1;
+  }
+  note_oob(W, w, l, e, rc, a, n, write, ac);
+  if (ac->rs == R_SHARED) { /* the SM's memory past the window */
+    *pl = ac->p;
+    return MR_SHARED;
+  }
+  /* the mapped pages' memory: what is there (freed: zeros, dropped) */
+  uint8_t *sp = rc != E_FREED ? emu_slack_ptr(d_of(W), a, write) : NULL;
+  if (!sp) return MR_DROP;
+  *pl = sp;
+  return MR_SLACK;
 }
 
 /* ld / st / atom / red for the lanes in m. */
@@ -2163,6 +1212,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   lacc ac;
   long g1 = -1; /* the one allocation of the global lanes, or -1: see gidx */
   uint32_t drop = 0; /* lanes whose access is tolerated and not performed */
+  uint32_t slack = 0; /* lanes tolerated in the mapped pages' memory (no footprint) */
   if (unit && warp_block(W, w, e, lo, hi, n, write, &ac)) {
     /* p[] stays unset: the block path reads and writes ac.p directly,
        except in shared memory, whose bank count wants the lanes */
@@ -2184,13 +1234,11 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       ac.g = -1;
       int rc = resolve(W, w, l, e->space, addr[l], n, write, &ac);
       if (rc != E_OK) {
-        if (!tolerated(W, rc, &ac)) {
-          mem_fail(W, w, l, e, rc, addr[l], n, write, &ac);
-          return -1;
-        }
-        note_oob(W, w, l, e, rc, addr[l], n, write, &ac);
-        drop |= 1u << l;
-        gl |= 1u << l;
+        int t = mem_refused(W, w, l, e, rc, addr[l], n, write, &ac, &p[l]);
+        if (t < 0) return -1;
+        if (t == MR_SHARED) sl |= 1u << l;
+        else gl |= 1u << l, slack |= (uint32_t)(t == MR_SLACK) << l,
+             drop |= (uint32_t)(t == MR_DROP) << l;
         continue;
       }
       p[l] = ac.p;
@@ -2295,7 +1343,8 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     W->st[S_GSECT] += nd;
     if (e->k == K_LD) W->st[S_GSECT_LD] += nd;
     if (W->tracing) emu_trace_list(W->tr, w->idx, e->k != K_LD, sec, ns);
-    if ((gl & ~drop) && touch_lanes(W, addr, g1 >= 0 ? NULL : gidx, g1, gl & ~drop, n, mono)) {
+    if ((gl & ~drop & ~slack) &&
+        touch_lanes(W, addr, g1 >= 0 ? NULL : gidx, g1, gl & ~drop & ~slack, n, mono)) {
       W->oom = 1;
       fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
       return -1;
@@ -2384,6 +1433,64 @@ shared_done:
   return 0;
 }
 
+/* ------------------------------------------- emu_mma.c's memory path -- */
+
+struct emu_xctx {
+  worker *W;
+  warp *w;
+  const eop *e;   /* the instruction, for messages */
+};
+
+int emu_x_access(emu_xctx *x, uint64_t *r, const emu_xacc *a, uint32_t m) {
+  eop t;
+  memset(&t, 0, sizeof t);
+  t.o.insn = x->e->o.insn;
+  t.o.cc = EMU_NOSLOT;
+  t.k = a->write ? K_ST : K_LD;
+  t.space = a->space;
+  t.size = a->size;
+  t.vec = a->vec;
+  t.guard = NONE;
+  t.abase = a->addr;
+  t.mbytes = (uint32_t)a->size * a->vec;
+  for (unsigned j = 0; j < a->vec; j++) {
+    if (a->write) {
+      t.o.s[j] = a->data[j];
+    } else {
+      t.o.d[j] = a->data[j];
+      t.dw[j] = 8;
+    }
+  }
+  if (a->write) t.o.ns = a->vec;
+  else t.o.nd = a->vec;
+  return m ? mem_op(x->W, x->w, r, &t, m) : 0;
+}
+
+/*
+ * What an ALU op with eop.clock set does before its alu: refresh the
+ * %clock-like slots it reads, or, an emu_mma.c op (EMU_CLOCK_XOP, whose alu
+ * does nothing), the whole of it.  Out of line, so run_warp's ALU case
+ * compiles as without emu_mma.c.  0 or -1 (the launch fails).
+ */
+static __attribute__((noinline)) int alu_first(worker *W, warp *w, const efunc *fn,
+                                               uint64_t *r, const eop *e, uint32_t m) {
+  if (e->clock != EMU_CLOCK_XOP) {
+    refresh_clock(W, w, fn, r);
+    return 0;
+  }
+  emu_xctx xc = {W, w, e};
+  return emu_xop_exec(&xc, e->xop, r, m);
+}
+
+void emu_x_fail(emu_xctx *x, int lane, const char *fmt, ...) {
+  char body[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  fail(x->W, x->w, lane, x->e->o.insn, 0, "%s", body);
+}
+
 /* Checked read for printf (generic addresses of one lane). */
 typedef struct rdctx { worker *W; warp *w; uint32_t lane; } rdctx;
 static int printf_read(void *vctx, uint64_t a, void *dst, size_t n) {
@@ -2439,6 +1546,9 @@ static int do_printf(worker *W, warp *w, const frame *fr, uint64_t *r,
   return 0;
 }
 
+/* What tex_view gives for an invalid handle under EMU_OOB_WARN. */
+static const emu_texview bad_texview;
+
 /* The texture or surface object in lane l's handle register. */
 static const emu_texview *tex_view(worker *W, const warp *w, uint64_t *r, const eop *e,
                                    uint32_t l) {
@@ -2447,6 +1557,11 @@ static const emu_texview *tex_view(worker *W, const warp *w, uint64_t *r, const 
   char why[256];
   if (emu_texview_open(W->L->em->d, h, &W->tv, why, sizeof why)) {
     W->tv.t = NULL;
+    if (W->L->cfg->oob == EMU_OOB_WARN) {
+      /* a GPU reads zeros through a bad handle: counted, the first named */
+      note_tolerated(W, w, l, e, 0, 0, 0, 0, NULL, why);
+      return &bad_texview;
+    }
     W->kind = EMU_FAULT_ADDRESS;
     fail(W, w, (int)l, e->o.insn, 0, "%s", why);
     return NULL;
@@ -2469,6 +1584,10 @@ static int do_tex(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     uint32_t l = (uint32_t)__builtin_ctz(mm);
     const emu_texview *v = tex_view(W, w, r, e, l);
     if (!v) return -1;
+    if (v == &bad_texview) {
+      for (unsigned k = 0; k < e->o.nd; k++) r[(size_t)e->o.d[k] * EMU_LANES + l] = 0;
+      continue;
+    }
     double c[4], out[4];
     int layer = 0;
     unsigned j = 0;
@@ -2498,6 +1617,11 @@ static int do_surf(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     uint32_t l = (uint32_t)__builtin_ctz(mm);
     const emu_texview *v = tex_view(W, w, r, e, l);
     if (!v) return -1;
+    if (v == &bad_texview) { /* a read gives zeros, a write is dropped */
+      for (unsigned k = 0; e->k == K_SULD && k < e->vec; k++)
+        r[(size_t)e->o.d[k] * EMU_LANES + l] = 0;
+      continue;
+    }
     int64_t c[4] = {0, 0, 0, 0};
     int layer = 0;
     unsigned j = 0;
@@ -2771,6 +1895,12 @@ static int check_limits(worker *W, const warp *w, const ptx_insn *in, int inside
     uint64_t u = __atomic_add_fetch(&L->used, W->insn_acc, __ATOMIC_RELAXED);
     if (L->cfg->progress) __atomic_add_fetch(L->cfg->progress, W->insn_acc, __ATOMIC_RELAXED);
     W->insn_acc = 0;
+    /* asked to stop: looked at here, with the budget, off the common path */
+    if (L->cfg->stop && __atomic_load_n(L->cfg->stop, __ATOMIC_RELAXED)) {
+      W->kind = EMU_FAULT_LIMIT;
+      fail(W, w, -1, in, 1, "stopped before its end (asked to stop)");
+      return -1;
+    }
     if (L->cfg->insn_budget && u > L->cfg->insn_budget) {
       W->kind = EMU_FAULT_LIMIT;
       fail(W, w, -1, in, 1, "exceeded the instruction budget of %llu thread-instructions",
@@ -2878,7 +2008,8 @@ static int run_warp(worker *W, warp *w) {
       switch (e->k) {
         case K_ALU:
           if (m) {
-            if (e->clock) refresh_clock(W, w, fn, r);
+            /* (an emu_mma.c op's alu does nothing) */
+            if (e->clock && alu_first(W, w, fn, r, e, m) != 0) return -1;
             e->o.alu(r, &e->o, m);
           }
           pc++;
@@ -3204,6 +2335,7 @@ static int run_cta(worker *W, uint64_t cta) {
   W->ctaid[2] = (uint32_t)(cta / ((uint64_t)L->gdim[0] * L->gdim[1]));
   memset(W->bar, 0, sizeof W->bar);
   if (L->shsize) memset(W->sh, 0, L->shsize);
+  W->shext = 0;
   W->live_warps = L->nwarps;
   for (uint32_t i = 0; i < L->nwarps; i++) {
     warp *w = &W->w[i];
@@ -3282,7 +2414,7 @@ static void wcache_clear(wcache *c) {
   memset(c, 0, sizeof *c);
 }
 
-static void wcache_free(wcache *c) {
+void emu__wcache_free(wcache *c) {
   if (!c) return;
   wcache_clear(c);
   free(c);
@@ -3299,6 +2431,7 @@ static int worker_init(worker *W, launch *L, int use_cache) {
   emu_module *em = L->em;
   size_t nb = em->nblocks ? em->nblocks : 1;
   uint64_t shneed = L->shsize ? L->shsize : 1, locneed = (uint64_t)L->nwarps * EMU_LANES * L->lsz;
+  if (L->cfg->oob == EMU_OOB_WARN && shneed < EMU_MAX_SHARED) shneed = EMU_MAX_SHARED;
   wcache *c = use_cache ? em->cache : NULL;
   if (c) { /* take the cached buffers */
     W->w = c->w, W->nwa = c->nwa, W->tcnt = c->tcnt, W->wcnt = c->wcnt;
@@ -3333,6 +2466,9 @@ static int worker_init(worker *W, launch *L, int use_cache) {
     memset(W->loc, 0, locneed);
   }
   if (!W->tcnt || !W->wcnt) return -1;
+  if (L->cfg->partial &&
+      (!(W->snap_t = malloc(nb * sizeof *W->snap_t)) || !(W->snap_w = malloc(nb * sizeof *W->snap_w))))
+    return -1;
   return 0;
 }
 
@@ -3352,6 +2488,8 @@ static void worker_free(worker *W) {
     wcache_clear(&held);
   }
   free(W->pf.p);
+  free(W->snap_t);
+  free(W->snap_w);
   for (size_t i = 0; i < W->npo; i++) free(W->po[i].b.p);
   free(W->po);
   emu_trace_free(W->tr);
@@ -3394,7 +2532,23 @@ static int run_ctas(worker *W, int probe) {
         cta > __atomic_load_n(&L->abort_cta, __ATOMIC_RELAXED))
       continue;
     W->pf.len = 0;
-    if (run_cta(W, cta) == 0 && W->pf.len) {
+    size_t nb = L->em->nblocks;
+    if (W->snap_t) { /* cfg->partial: what to take back if this CTA is stopped */
+      memcpy(W->snap_t, W->tcnt, nb * sizeof *W->tcnt);
+      memcpy(W->snap_w, W->wcnt, nb * sizeof *W->wcnt);
+      memcpy(W->snap_st, W->st, sizeof W->st);
+      W->snap_oob = W->oob;
+    }
+    int crc = run_cta(W, cta);
+    if (crc == 0) {
+      W->done++;
+    } else if (W->snap_t) {
+      memcpy(W->tcnt, W->snap_t, nb * sizeof *W->tcnt);
+      memcpy(W->wcnt, W->snap_w, nb * sizeof *W->wcnt);
+      memcpy(W->st, W->snap_st, sizeof W->st);
+      W->oob = W->snap_oob;
+    }
+    if (crc == 0 && W->pf.len) {
       if (W->npo == W->cpo) {
         size_t nc = W->cpo ? 2 * W->cpo : 8;
         pfout *np = realloc(W->po, nc * sizeof *np);
@@ -3428,6 +2582,8 @@ static void merge_worker(launch *L, worker *W, uint64_t *tcnt, uint64_t *wcnt, u
   W->insn_acc = 0;
   L->oob_n += W->oob;
   W->oob = 0;
+  L->done += W->done;
+  W->done = 0;
   if (W->oom) L->oom = 1;
   if (W->ntres) {
     emu_trace_res *t = realloc(L->tres, (L->ntres + W->ntres) * sizeof *t);
@@ -3603,16 +2759,9 @@ static int arg_features(const emu_module *em, const ptx_func *f, const uint8_t *
   return bad ? -1 : 0;
 }
 
-/* feat_set of prefix + s (a feature name: short; a longer one is cut as
-   the name buffer of snprintf cut it). */
-static int set_prefixed(feat_vec *v, const char *prefix, const char *s, double val) {
-  char name[512];
-  size_t a = strlen(prefix), b = strlen(s);
-  if (a + b >= sizeof name) b = sizeof name - 1 - a;
-  memcpy(name, prefix, a);
-  memcpy(name + a, s, b);
-  name[a + b] = 0;
-  return feat_set(v, name, val);
+/* Shared memory a GPU gives a CTA of kernel k with dyn dynamic bytes. */
+static uint64_t shared_need(const efunc *k, size_t dyn) {
+  return dyn ? emu_align_up(k->sh_static, 16) + dyn : k->sh_static;
 }
 
 /*
@@ -3782,11 +2931,11 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     snprintf(why, sizeof why, "block (%u,%u,%u) exceeds (1024,1024,64)", bd[0], bd[1], bd[2]);
   else if (nthreads > 1024)
     snprintf(why, sizeof why, "%llu threads per block exceeds 1024", (unsigned long long)nthreads);
-  else if (cfg->shared_bytes > EMU_MAX_SHARED || em->dyn_off + cfg->shared_bytes > EMU_MAX_SHARED)
+  else if (cfg->shared_bytes > EMU_MAX_SHARED ||
+           shared_need(&em->fn[ki], cfg->shared_bytes) > EMU_MAX_SHARED)
     snprintf(why, sizeof why, "%llu bytes of shared memory per CTA (%zu dynamic) exceeds %u",
-             (unsigned long long)(em->shared_static > em->dyn_off + cfg->shared_bytes
-                                      ? em->shared_static : em->dyn_off + cfg->shared_bytes),
-             cfg->shared_bytes, EMU_MAX_SHARED);
+             (unsigned long long)shared_need(&em->fn[ki], cfg->shared_bytes), cfg->shared_bytes,
+             EMU_MAX_SHARED);
   if (why[0]) {
     if (st) st->fault = EMU_FAULT_CONFIG;
     return emu_errf(err, cap, "kernel %s: %s (no GPU launches it)", kernel, why);
@@ -3826,7 +2975,14 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   }
   L.nthreads = (uint32_t)nthreads;
   L.nwarps = (L.nthreads + EMU_LANES - 1) / EMU_LANES;
-  L.shsize = cfg->shared_bytes ? em->dyn_off + cfg->shared_bytes : em->shared_static;
+  /* the kernel's window (emu_load.c, shared_layout), then the reserved
+     shared memory when the module reads its registers */
+  L.shneed = shared_need(L.k, cfg->shared_bytes);
+  L.shsize = cfg->shared_bytes ? L.k->sh_dyn + cfg->shared_bytes : L.k->sh_static;
+  if (em->resv) {
+    L.shres = emu_align_up(L.shsize, 16);
+    L.shsize = L.shres + EMU_RESERVED_SMEM;
+  }
   L.lsz = emu_align_up(L.k->recursive ? (L.k->stack > RECURSIVE_STACK ? L.k->stack : RECURSIVE_STACK)
                                   : L.k->stack, 16);
   if (!L.lsz) L.lsz = 16;
@@ -3901,22 +3057,26 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     emu_errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel);
     goto out;
   }
+  int partial = 0;
   if (L.err_cta != UINT64_MAX) {
     if (st) st->fault = L.err_kind;
     emu_errf(err, cap, "%s", L.err);
-    goto fpout;
+    if (!cfg->partial || L.err_kind != EMU_FAULT_LIMIT || !L.done) goto fpout;
+    partial = 1; /* the CTAs that finished, as a sample */
   }
   /* ---- features ---- */
-  double scale = L.list ? (double)ntotal / (double)L.nrun : 1.0;
+  uint64_t counted = partial ? L.done : L.nrun;
+  int scaled = L.list != NULL || partial;
+  double scale = scaled ? (double)ntotal / (double)counted : 1.0;
   double foot = 0;
   for (size_t i = 0; features && i < d->n; i++) {
     emu_foot f;
     emu_foot_scan(&d->a[i], &f);
-    foot += L.list ? foot_estimate(&f, d->a[i].size, ntotal, L.nrun) : (double)f.bytes;
+    foot += scaled ? foot_estimate(&f, d->a[i].size, ntotal, counted) : (double)f.bytes;
   }
   /* the probes run after the footprint is taken: they touch memory the
      sample does not */
-  if (ntextra) run_probes(&L, textra, ntextra);
+  if (ntextra && !partial) run_probes(&L, textra, ntextra);
   uint64_t tinsn = 0, winsn = 0, wchain = 0;
   for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
     const efunc *fn = &em->fn[fi];
@@ -3935,11 +3095,12 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   }
   if (st) {
     st->ctas_total = ntotal;
-    st->ctas_run = L.nrun;
+    st->ctas_run = counted;
+    st->partial = partial;
     st->thread_insns = tinsn;
     st->warp_insns = winsn;
     st->seconds = secs;
-    st->sampled = L.list != NULL;
+    st->sampled = scaled;
     st->oob_accesses = L.oob_n;
     snprintf(st->oob_first, sizeof st->oob_first, "%s", L.oob_msg);
   }
@@ -3960,14 +3121,16 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     bad |= feat_set(v, "launch.threads", (double)ntotal * (double)nthreads);
     bad |= feat_set(v, "launch.shared_bytes", (double)cfg->shared_bytes);
     bad |= feat_set(v, "launch.param_bytes", (double)pend);
-    double cls[FEAT_C_COUNT] = {0};
+    double cls[FEAT_C_COUNT] = {0}, tflops = 0;
     for (uint32_t k = 0; k < m->nkeys; k++) {
       if (!keyc[k]) continue;
-      bad |= set_prefixed(v, "op.", m->keys[k], keyc[k] * scale);
-      cls[feat_class_of_key(m->keys[k])] += keyc[k] * scale;
+      bad |= feat_set(v, em->kop[k], keyc[k] * scale);
+      cls[em->kcls[k]] += keyc[k] * scale;
+      if (em->kflops) tflops += keyc[k] * scale * em->kflops[k];
     }
     for (int c = 0; c < FEAT_C_COUNT; c++)
-      bad |= set_prefixed(v, "class.", feat_class_name((feat_class)c), cls[c]);
+      bad |= feat_set(v, em->clsname[c], cls[c]);
+    if (em->kflops) bad |= feat_set(v, "tensor.flops", tflops);
     static const struct { const char *name; int s; } mem[] = {
       {"mem.global_bytes", S_GBYTES}, {"mem.global_load_bytes", S_GLOAD},
       {"mem.global_store_bytes", S_GSTORE}, {"mem.global_atomic_bytes", S_GATOM},
@@ -3988,7 +3151,8 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
         bad |= feat_set(v, emu_trace_feat_name[k], tf[k]);
     }
     bad |= feat_set(v, "ctrl.warp_insns", (double)winsn * scale);
-    bad |= feat_set(v, "emu.ctas_emulated", (double)L.nrun);
+    bad |= feat_set(v, "emu.ctas_emulated", (double)counted);
+    if (partial) bad |= feat_set(v, "emu.partial", 1);
     if (L.oob_n) bad |= feat_set(v, "emu.oob_accesses", (double)L.oob_n);
     bad |= feat_set(v, "ctrl.active_lane_ratio",
                     winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);

@@ -21,10 +21,14 @@
  * emu.c), and cvta converts between them.  Every access is checked: out of
  * bounds, misaligned, unmapped or freed stops the launch with kernel, CTA,
  * thread, PTX line and address in one message -- except that under
- * EMU_OOB_WARN a global access slightly out of bounds (within 4 KiB of an
- * allocation) or to freed memory is tolerated as a GPU tolerates it: a
- * read gives zeros, a write is dropped, the launch completes and counts
- * them (emu_stats.oob_accesses, the first one in oob_first).
+ * EMU_OOB_WARN what a GPU lets through is tolerated: a global access
+ * outside every allocation but inside the 2 MiB pages they map reads what
+ * is there (zeros until written; writes stick, emu_int.h, emu_slack_ptr),
+ * one to freed memory reads zeros and writes nothing, shared memory past
+ * the CTA's window inside the SM's (EMU_MAX_SHARED) is the CTA's for the
+ * CTA, a bad texture or surface handle reads zeros; the launch completes
+ * and counts them (emu_stats.oob_accesses, the first one in oob_first).
+ * An unmapped access names the nearest allocation and the distance.
  *
  * Errors.  Functions return 0 on success and -1 on failure with one line in
  * the caller's err buffer.
@@ -235,6 +239,11 @@ typedef struct emu_launch_cfg {
                               are added here while the launch runs (atomic,
                               in steps of about 2^16 per thread), for a
                               progress display on another thread */
+  const int *stop;         /* when set: the launch stops, as at its time
+                              limit, once another thread makes *stop nonzero */
+  int partial;             /* 1: a launch stopped by its budget, time limit
+                              or stop flag still gives the features of the
+                              CTAs that finished (emu_launch) */
 } emu_launch_cfg;
 
 /* Fill cfg with defaults (1x1x1 grid and block, no limits). */
@@ -252,6 +261,8 @@ typedef struct emu_stats {
   char oob_first[768];     /* the first of them (lowest CTA): kernel, CTA,
                               thread, PTX line, address; "" when none */
   emu_fault fault;         /* a failed launch: why; EMU_FAULT_NONE else */
+  int partial;             /* cfg.partial and stopped: the features are of the
+                              ctas_run CTAs that finished (fault says why) */
 } emu_stats;
 
 /*
@@ -262,7 +273,12 @@ typedef struct emu_stats {
  * assertion, budget, time limit, trap, a configuration no GPU accepts)
  * nothing is added to features, st->fault says why and err names kernel,
  * CTA, thread, PTX line and address/cause.  Memory written before the
- * failure stays written.
+ * failure stays written.  Except with cfg->partial: a launch stopped by a
+ * budget, time limit or stop flag after at least one CTA finished returns
+ * 0 with the features of the CTAs that finished, scaled to the grid as a
+ * sample's are (emu.ctas_emulated of them, emu.partial = 1; the stopped
+ * CTAs' counts are taken back, their footprint stays), st->partial set,
+ * st->fault EMU_FAULT_LIMIT and the reason in err.
  */
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap);

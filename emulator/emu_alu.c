@@ -1014,6 +1014,13 @@ static emu_alu_fn select_cmp(const ptx_insn *i, unsigned nd, unsigned ns,
   int setp = i->op == PTX_OP_SETP;
   unsigned t = i->type2 ? i->type2 : i->type;
   NEED(i->cmp != PTX_CMP_NONE, "setp/set: comparison missing");
+  /* packed halves, .ftz halves and half results: emu_alu_f16.c */
+  if (t == PTX_T_F16X2 || t == PTX_T_BF16X2 ||
+      ((t == PTX_T_F16 || t == PTX_T_BF16) && (i->flags & PTX_F_FTZ)) ||
+      (!setp && (i->type == PTX_T_F16 || i->type == PTX_T_BF16 || i->type == PTX_T_F16X2 ||
+                 i->type == PTX_T_BF16X2 || i->type == PTX_T_U16 || i->type == PTX_T_S16 ||
+                 ((t == PTX_T_F16 || t == PTX_T_BF16) && i->type == PTX_T_F32))))
+    return emu_alu_select_half_cmp(i, nd, ns, why);
   if (setp) NEED((nd == 1 || nd == 2) && (ns == 2 || (ns == 3 && i->boolop)),
                  "setp: operand shape not supported");
   else {

@@ -69,6 +69,12 @@ emu_alu_fn emu_alu_select_fp(const ptx_insn *i, unsigned nd, unsigned ns,
                              const char **why);
 emu_alu_fn emu_alu_select_cvt(const ptx_insn *i, unsigned nd, unsigned ns,
                               const char **why);
+/* emu_alu_f16.c: arithmetic and ex2/tanh on f16/f16x2/bf16/bf16x2, and
+   set/setp whose source or destination is a half type. */
+emu_alu_fn emu_alu_select_half(const ptx_insn *i, unsigned nd, unsigned ns,
+                               const char **why);
+emu_alu_fn emu_alu_select_half_cmp(const ptx_insn *i, unsigned nd, unsigned ns,
+                                   const char **why);
 
 /* ------------------------------------------------ software rounding -- */
 

@@ -1,9 +1,9 @@
 /*
  * emu_alu_fp.c -- floating-point instructions of the emulator's ALU: fp32
  * and fp64 add/sub/mul/fma/mad/div/min/max/abs/neg/copysign/testp, the
- * sqrt/rcp/rsqrt/sin/cos/ex2/lg2/tanh family, and f16/f16x2/bf16/bf16x2
- * arithmetic.  Selected by emu_alu_select() (emu_alu.c); the slot encoding
- * is in emu_int.h.
+ * sqrt/rcp/rsqrt/sin/cos/ex2/lg2/tanh family (f16/f16x2/bf16/bf16x2 arithmetic
+ * is emu_alu_f16.c's).  Selected by emu_alu_select() (emu_alu.c); the slot
+ * encoding is in emu_int.h.
  *
  * Exactness.
  *   - fp32 .rn (and no rounding modifier): computed in float on SSE, so the
@@ -27,8 +27,6 @@
  *     accurate than the hardware, which the ISA bounds at 2 ulp or at an
  *     absolute error (sin, cos, lg2 ~2^-22).  Results are not the GPU's bit
  *     patterns; the emulator needs plausible values, not hardware identity.
- *   - f16/bf16 arithmetic: operands decoded exactly, the exact result formed
- *     as for fp32 directed rounding, rounded once (all rounding modes).
  * min/max order -0.0 below +0.0; a NaN operand yields the other operand
  * (both NaN, or .NaN: the canonical NaN).
  */
@@ -370,101 +368,6 @@ ALU_FN(copysign_f64) {
 GEN_TESTP(testp_f32, RD32, 0x7F800000ull, 0x007FFFFFull)
 GEN_TESTP(testp_f64, RD64, 0x7FF0000000000000ull, 0x000FFFFFFFFFFFFFull)
 
-/* ------------------------------------------------------- f16 / bf16 -- */
-
-/* Half-precision arithmetic: f16, bf16 and their x2 packs.  One generic
-   handler per operation; format, pack width and modifiers are read per
-   call.  Each half: decode exactly, form the exact result, round once. */
-enum { HO_ADD, HO_SUB, HO_MUL, HO_FMA, HO_MIN, HO_MAX, HO_NEG, HO_ABS };
-
-typedef struct hparams { int fmt, nh, ftz, sat, nanp, mode; } hparams;
-
-static hparams hparams_of(const ptx_insn *i) {
-  hparams h;
-  h.fmt = (i->type == PTX_T_BF16 || i->type == PTX_T_BF16X2) ? EMU_FMT_BF16 : EMU_FMT_F16;
-  h.nh = (i->type == PTX_T_F16X2 || i->type == PTX_T_BF16X2) ? 2 : 1;
-  h.ftz = (i->flags & PTX_F_FTZ) != 0;
-  h.sat = (i->flags & PTX_F_SAT) != 0;
-  h.nanp = (i->flags & PTX_F_NAN) != 0;
-  h.mode = emu_fp_mode(i->rnd);
-  return h;
-}
-
-static inline double hin(uint32_t b, const hparams *h) {
-  /* f16: exponent bits 14..10; bf16: 14..7 */
-  uint32_t em = h->fmt == EMU_FMT_F16 ? 0x7C00u : 0x7F80u;
-  if (h->ftz && (b & em) == 0) b &= 0x8000u;
-  return emu_fp_decode(b, h->fmt);
-}
-
-static uint32_t half_op(int ho, uint32_t ab, uint32_t bb, uint32_t cb, const hparams *h) {
-  uint32_t em = h->fmt == EMU_FMT_F16 ? 0x7C00u : 0x7F80u;
-  if (ho == HO_NEG) return ab ^ 0x8000u;
-  if (ho == HO_ABS) return ab & 0x7FFFu;
-  double a = hin(ab, h), b = hin(bb, h), c = hin(cb, h), s;
-  int dir = 0;
-  switch (ho) {
-  case HO_ADD: case HO_SUB:
-    if (ho == HO_SUB) b = -b;
-    dir = two_sum_dir(a, b, &s);
-    if (s == 0 && dir == 0 && h->mode == EMU_RM_DN) s = -((-a) + (-b));
-    break;
-  case HO_MUL: s = a * b; break;
-  case HO_FMA: {
-    double p = a * b;
-    dir = two_sum_dir(p, c, &s);
-    if (s == 0 && dir == 0 && h->mode == EMU_RM_DN) s = -((-p) + (-c));
-    break;
-  }
-  case HO_MIN: case HO_MAX:
-    if (a != a || b != b) {
-      if (h->nanp || (a != a && b != b)) return 0x7FFFu;
-      s = a != a ? b : a;
-    } else if (a == b) {
-      s = (ho == HO_MIN) == (signbit(a) != 0) ? a : b;
-    } else {
-      s = (ho == HO_MIN) == (a < b) ? a : b;
-    }
-    break;
-  default: s = 0; break;
-  }
-  if (h->sat) {
-    if (s != s) s = 0;
-    else if (s <= 0) { s = 0; dir = 0; }
-    else if (s >= 1) { s = 1; dir = 0; }
-  }
-  uint32_t v = (uint32_t)emu_fp_round(s, dir, h->fmt, h->mode);
-  if (h->ftz && (v & em) == 0) v &= 0x8000u;
-  return v;
-}
-
-#define HALF_FN(name, HO)                                                   \
-  ALU_FN(name) {                                                            \
-    hparams h = hparams_of(op->insn);                                       \
-    unsigned ns = op->ns;                                                   \
-    const uint64_t *pa = SRC(0);                                            \
-    const uint64_t *pb = ns > 1 ? SRC(1) : pa, *pc = ns > 2 ? SRC(2) : pa;  \
-    uint64_t *d = DST(0);                                                   \
-    LANES(mask, {                                                           \
-      uint32_t v = 0;                                                       \
-      for (int k = 0; k < h.nh; k++) {                                      \
-        unsigned sh = 16u * (unsigned)k;                                    \
-        v |= half_op(HO, (uint32_t)(pa[l] >> sh) & 0xFFFF,                  \
-                     (uint32_t)(pb[l] >> sh) & 0xFFFF,                      \
-                     (uint32_t)(pc[l] >> sh) & 0xFFFF, &h) << sh;           \
-      }                                                                     \
-      d[l] = v;                                                             \
-    });                                                                     \
-  }
-HALF_FN(add_h, HO_ADD)
-HALF_FN(sub_h, HO_SUB)
-HALF_FN(mul_h, HO_MUL)
-HALF_FN(fma_h, HO_FMA)
-HALF_FN(min_h, HO_MIN)
-HALF_FN(max_h, HO_MAX)
-HALF_FN(neg_h, HO_NEG)
-HALF_FN(abs_h, HO_ABS)
-
 /* ------------------------------------------------------------ select -- */
 
 #define FAIL(msg) do { *why = (msg); return NULL; } while (0)
@@ -474,28 +377,6 @@ static int directed(unsigned rnd) {
   return rnd == PTX_RND_RZ || rnd == PTX_RND_RM || rnd == PTX_RND_RP;
 }
 
-static emu_alu_fn select_half(const ptx_insn *i, unsigned nd, unsigned ns,
-                              const char **why) {
-  NEED(i->rnd == PTX_RND_NONE || i->rnd == PTX_RND_RN || directed(i->rnd),
-       "f16/bf16 arithmetic: rounding mode not supported");
-  NEED(nd == 1, "f16/bf16 arithmetic: expected 1 destination");
-  switch (i->op) {
-  case PTX_OP_ADD: NEED(ns == 2, "add: expected 2 sources"); return add_h;
-  case PTX_OP_SUB: NEED(ns == 2, "sub: expected 2 sources"); return sub_h;
-  case PTX_OP_MUL: NEED(ns == 2, "mul: expected 2 sources"); return mul_h;
-  case PTX_OP_FMA: NEED(ns == 3, "fma: expected 3 sources"); return fma_h;
-  case PTX_OP_MIN:
-    NEED(ns == 2 && !(i->flags & PTX_F_RELU), "min: only the two-input form without .relu");
-    return min_h;
-  case PTX_OP_MAX:
-    NEED(ns == 2 && !(i->flags & PTX_F_RELU), "max: only the two-input form without .relu");
-    return max_h;
-  case PTX_OP_NEG: NEED(ns == 1, "neg: expected 1 source"); return neg_h;
-  case PTX_OP_ABS: NEED(ns == 1, "abs: expected 1 source"); return abs_h;
-  default: FAIL("f16/bf16: instruction not supported for this type");
-  }
-}
-
 emu_alu_fn emu_alu_select_fp(const ptx_insn *i, unsigned nd, unsigned ns,
                              const char **why) {
   unsigned t = i->type;
@@ -503,12 +384,8 @@ emu_alu_fn emu_alu_select_fp(const ptx_insn *i, unsigned nd, unsigned ns,
   int ftz = (fl & PTX_F_FTZ) != 0, sat = (fl & PTX_F_SAT) != 0;
   int v4 = ftz + 2 * sat; /* index into the X4 tables */
   int dir = directed(i->rnd);
-  if (t == PTX_T_F16 || t == PTX_T_F16X2 || t == PTX_T_BF16 || t == PTX_T_BF16X2) {
-    if (i->op == PTX_OP_MAD) FAIL("mad: not defined for f16/bf16");
-    if (i->op == PTX_OP_EX2 || i->op == PTX_OP_TANH)
-      FAIL("ex2/tanh on f16/bf16: not supported");
-    return select_half(i, nd, ns, why);
-  }
+  if (t == PTX_T_F16 || t == PTX_T_F16X2 || t == PTX_T_BF16 || t == PTX_T_BF16X2)
+    return emu_alu_select_half(i, nd, ns, why); /* emu_alu_f16.c */
   if (t == PTX_T_TF32) FAIL("tf32 arithmetic: not supported");
   NEED(t == PTX_T_F32 || t == PTX_T_F64, "floating-point type not supported");
   int f64 = t == PTX_T_F64;

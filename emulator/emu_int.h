@@ -94,6 +94,68 @@ struct emu_op {
 emu_alu_fn emu_alu_select(const ptx_insn *i, unsigned nd, unsigned ns,
                           const char **why);
 
+/* New value of a half-precision atom/red (emu_alu_f16.c): old op b for
+   aux PTX_AUX_ADD (round to nearest, no flush), _MIN or _MAX on a .f16,
+   .bf16 (16 bits) or .f16x2, .bf16x2 (32 bits) type. */
+uint64_t emu_half_atom(unsigned aux, unsigned type, uint64_t old, uint64_t b);
+
+/* ------------------------- matrix and asynchronous-copy families -- */
+
+/*
+ * Tensor-core, matrix-load and asynchronous-copy instructions (mma,
+ * wmma, ldmatrix, stmatrix, cp.async, cp.async.bulk) live in emu_mma.c:
+ * the loader hands each instruction to emu_xop_prepare, which keeps its
+ * own operand lists (an mma reads up to 16 registers) in an emu_xop the
+ * eop owns; the engine runs it with emu_xop_exec and lends it its memory
+ * path (emu_x_access: the same checks, counts and footprint as ld/st).
+ */
+typedef struct emu_xop emu_xop;
+
+/* What emu_xop_prepare may ask of the loader (emu_load.c). */
+typedef struct emu_xprep {
+  void *ctx;
+  const ptx_module *m;
+  const ptx_func *f;
+  /* a value operand (register, immediate, special register, symbol) as a
+     slot: 0, 1 with *why when unsupported, -1 on ENOMEM */
+  int (*value)(void *ctx, const ptx_operand *o, uint32_t *slot, const char **why);
+  /* an address operand [base + off]: its base as a slot and the offset */
+  int (*address)(void *ctx, const ptx_operand *o, uint32_t *slot, int64_t *off,
+                 const char **why);
+  /* n consecutive fresh slots (scratch of the instruction); the first, or
+     EMU_NOSLOT on ENOMEM */
+  uint32_t (*scratch)(void *ctx, unsigned n);
+} emu_xprep;
+
+/* 0: not an instruction of these families; 1: prepared into *out, or
+   refused (*out NULL, *why says why); -1 on ENOMEM. */
+int emu_xop_prepare(const emu_xprep *p, const ptx_insn *in, emu_xop **out, const char **why);
+void emu_xop_free(emu_xop *x);
+/* The slots x reads (defs = 0) or writes for every lane it runs (defs =
+   1), for zero_plan's liveness; at most cap of them into out, their
+   number returned. */
+unsigned emu_xop_slots(const emu_xop *x, int defs, uint32_t *out, unsigned cap);
+/* Floating-point (and integer multiply-add) operations per thread-level
+   execution of the instruction with opcode key `key`: 2*m*n*k / 32 for
+   mma and wmma.mma, 0 for everything else (tensor.flops). */
+double emu_key_tensor_flops(const char *key);
+
+/* The engine's side, during a launch (emu.c). */
+typedef struct emu_xctx emu_xctx;
+/* One access by every lane of the mask: lane l's address in slot addr,
+   vec elements of size bytes to or from slots data[0..vec). */
+typedef struct emu_xacc {
+  uint8_t write, space, size, vec;
+  uint32_t addr;
+  uint32_t data[4];
+} emu_xacc;
+/* 0, or -1 when the access failed (reported, as an ld/st failure is). */
+int emu_x_access(emu_xctx *x, uint64_t *r, const emu_xacc *a, uint32_t mask);
+/* Fail the launch naming the instruction and lane (-1: the warp). */
+void emu_x_fail(emu_xctx *x, int lane, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Run x for the lanes in mask on register file r: 0 or -1 (failed). */
+int emu_xop_exec(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask);
+
 /* One error line into err (when non-NULL); returns -1.  For the emulator's
    files (emu_mem.c defines it). */
 int emu_errf(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -172,12 +234,32 @@ struct emu_device {
   size_t nfreed, capfreed;
   uint64_t **spare;      /* zeroed footprint chunks kept for the next launch */
   size_t nspare, capspare;
+  struct emu_slack *slack; /* memory of the mapped pages outside every
+                             allocation (emu_slack_ptr), NULL until first used */
   struct emu_texent *tex; /* texture and surface objects (emu_tex.c) */
   size_t ntex, captex;
   uint64_t next_tex;     /* last handle handed out */
 };
 
 
+
+/*
+ * Pages a GPU maps (EMU_OOB_WARN).  Allocations are carved from 2 MiB
+ * pages; an access outside every allocation but inside a page one of them
+ * lies in faults nowhere on a GPU: it reads what is there and writes
+ * stick.  emu_mapped_page says whether addr is in such a page;
+ * emu_slack_ptr gives the bytes [addr, addr + n) (n <= 16, addr aligned to
+ * n, so they lie in one of its 4 KiB pieces) of that memory, which starts
+ * as zeros and keeps what is written, for the device's life: for a read
+ * (create 0) a shared page of zeros where nothing was written, for a write
+ * the piece, made on first use.  NULL when the addresses are not mapped or
+ * on ENOMEM (or past EMU_SLACK_MAX pieces).  Thread-safe.
+ */
+#define EMU_MAP_PAGE (2ull << 20)
+#define EMU_SLACK_PIECE 4096u
+#define EMU_SLACK_MAX 65536u /* pieces (256 MiB) */
+int emu_mapped_page(const struct emu_device *d, uint64_t addr);
+uint8_t *emu_slack_ptr(struct emu_device *d, uint64_t addr, int create);
 
 /* Index of the allocation containing addr, or -1. */
 long emu_galloc_find(const struct emu_device *d, uint64_t addr);

@@ -155,6 +155,11 @@ typedef enum ptx_sreg {
   PTX_SR_CLUSTER_CTAID_X, PTX_SR_CLUSTER_CTAID_Y, PTX_SR_CLUSTER_CTAID_Z,
   PTX_SR_CLUSTER_NCTAID_X, PTX_SR_CLUSTER_NCTAID_Y, PTX_SR_CLUSTER_NCTAID_Z,
   PTX_SR_CLUSTER_CTARANK, PTX_SR_CLUSTER_NCTARANK,
+  /* the CTA's reserved shared memory (sm_80+: cooperative groups' scratch,
+     read by code nvcc -G keeps) and the registers ptxas accepts beside it */
+  PTX_SR_RESERVED_SMEM_BEGIN, PTX_SR_RESERVED_SMEM_END, PTX_SR_RESERVED_SMEM_CAP,
+  PTX_SR_RESERVED_SMEM_0, PTX_SR_RESERVED_SMEM_1,
+  PTX_SR_AGGR_SMEM_SIZE, PTX_SR_IS_EXPLICIT_CLUSTER, PTX_SR_CURRENT_GRAPH_EXEC,
   PTX_SR_ENVREG0, /* %envreg0..31 follow consecutively */
   PTX_SR_COUNT = PTX_SR_ENVREG0 + 32
 } ptx_sreg;

@@ -109,6 +109,9 @@ static const char *const sreg_names[PTX_SR_ENVREG0] = {
   "%cluster_ctaid.x", "%cluster_ctaid.y", "%cluster_ctaid.z",
   "%cluster_nctaid.x", "%cluster_nctaid.y", "%cluster_nctaid.z",
   "%cluster_ctarank", "%cluster_nctarank",
+  "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
+  "%reserved_smem_offset_0", "%reserved_smem_offset_1",
+  "%aggr_smem_size", "%is_explicit_cluster", "%current_graph_exec",
 };
 
 static const char *const envreg_names[32] = {

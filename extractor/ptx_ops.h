@@ -57,7 +57,7 @@ enum {
   X(CNOT,       "cnot",       2, 2, PTX_OPF_TYPED) \
   X(COPYSIGN,   "copysign",   3, 3, PTX_OPF_TYPED) \
   X(COS,        "cos",        2, 2, PTX_OPF_TYPED) \
-  X(CP,         "cp",         2, 6, PTX_OPF_NODST | PTX_OPF_LOAD | PTX_OPF_STORE | PTX_OPF_ASYNC) \
+  X(CP,         "cp",         0, 6, PTX_OPF_NODST | PTX_OPF_LOAD | PTX_OPF_STORE | PTX_OPF_ASYNC) \
   X(CREATEPOLICY, "createpolicy", 2, 4, 0) \
   X(CVT,        "cvt",        2, 4, PTX_OPF_TYPED) \
   X(CVTA,       "cvta",       2, 2, PTX_OPF_TYPED) \

@@ -1991,6 +1991,16 @@ static void parse_body(parser *P) {
     if (t->kind == PTX_TK_WORD) {
       if (t->c == '.') {
         if (tok_is(P, ".reg")) { parse_reg_decl(P); continue; }
+        if (P->tok.len > 5 && memcmp(P->tok.p, ".reg.", 5) == 0) {
+          /* ".reg.b32 f;" (cuda_fp16.h's inline assembly): ptxas reads the
+             directive and its type as two words, so the lexer's one word
+             is cut after ".reg" and the type scanned again */
+          P->L.pos = P->tok.p + 4;
+          P->tok.len = 4;
+          P->tok.hash = ptx_hash_bytes(P->tok.p, 4);
+          parse_reg_decl(P);
+          continue;
+        }
         if (tok_is(P, ".local") || tok_is(P, ".shared") || tok_is(P, ".param") ||
             tok_is(P, ".const") || tok_is(P, ".global")) {
           decl d;

@@ -95,7 +95,7 @@ static const char *const key_name[K_N] = {
   "mem.reuse_lt_8k", "mem.reuse_lt_16k", "mem.reuse_lt_32k", "mem.reuse_lt_64k",
   "mem.reuse_lt_128k", "mem.reuse_lt_256k", "mem.reuse_lt_512k", "mem.reuse_lt_1m",
   "mem.reuse_lt_2m", "mem.reuse_lt_4m",
-  "static.shared_bytes", "static.insns",
+  "static.shared_bytes", "static.insns", "tensor.flops",
 };
 
 /*
@@ -265,7 +265,7 @@ void an__gather(const char *const *names, const double *vals, size_t n, int cc, 
     /* every name read starts with one of these (arg.*, emu.*, ... read
        none) */
     if (!c || (c[0] != 'c' && c[0] != 'l' && c[0] != 'm' && c[0] != 'p' && c[0] != 's' &&
-               c[0] != 'o'))
+               c[0] != 'o' && c[0] != 't'))
       continue;
     if (c[0] == 'o') {
       if (c[1] == 'p' && c[2] == '.') op_fix(&in->ops, c + 3, vals[i]);
@@ -385,6 +385,18 @@ static lanes lanes_of(const an_gpu *g) {
   return l;
 }
 
+/* Dense f16 tensor-core throughput (f32 accumulate) over the FP32 rate,
+   by compute capability (datasheets; docs/gpus.md); 0 without tensor
+   cores (the flops then run on the FP32 lanes). */
+static double tensor_ratio(const an_gpu *g) {
+  int major = g->cc_major, minor = g->cc_minor;
+  if (major < 7) return 0;
+  if (major == 7) return 8;
+  if (major == 8) return minor == 0 ? 16 : 4;
+  if (major == 9) return 15;
+  return 30;
+}
+
 /* The L_P norm of n terms: their maximum when one dominates, more when
    several are close (they overlap, but a scheduler does not keep every
    unit busy at once). */
@@ -432,7 +444,7 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   double cvt = fmax(0, F(K_CONVERT) - op->cvt_int - (op->free_ops - op->logic_free) + op->cvt) / alr;
   double shfl = F(K_WARP) / alr;
   /* pipes: cycles the whole launch would take on one SM */
-  double pipe[6];
+  double pipe[7];
   pipe[0] = L.fp_int_shared ? fmax(fmax(fp32 / L.fp32, intg / L.intg), (fp32 + intg) / L.fp32)
                             : fmax(fp32 / L.fp32, intg / L.intg);
   pipe[1] = fp16 / L.fp16;
@@ -440,8 +452,12 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   pipe[3] = sfu / L.sfu;
   pipe[4] = cvt / L.cvt;
   pipe[5] = shfl / L.shfl;
+  /* tensor cores: the matrix instructions' flops over the dense f16 rate
+     per SM and clock, a multiple of the FP32 rate (docs/gpus.md) */
+  double tratio = tensor_ratio(g);
+  pipe[6] = F(K_TFLOPS) / (2 * L.fp32 * (tratio > 0 ? tratio : 1));
   double c_pipe = 0;
-  for (int i = 0; i < 6; i++) c_pipe = fmax(c_pipe, pipe[i]);
+  for (int i = 0; i < 7; i++) c_pipe = fmax(c_pipe, pipe[i]);
   /* issue: the machine code's warp instructions (ctrl.warp_insns scaled
      by machine instructions per PTX instruction, thread-level; else the
      thread-level counts over 32 active lanes).  Constant loads leave the

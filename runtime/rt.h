@@ -104,6 +104,9 @@ typedef struct rt_status {
   char kernel[240];      /* its kernel (mangled) */
   int32_t records_errno; /* the first launch record that could not be
                             written (a full disk): its errno; 0 = none */
+  int32_t stop;          /* set by kcast run at --timeout: the running
+                            launch stops and is recorded from the CTAs that
+                            finished (emu.partial), later ones fail */
 } rt_status;
 /* launches.source of the rows `kcast run` writes. */
 #define RT_SOURCE "kcast run"

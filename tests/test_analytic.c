@@ -157,6 +157,26 @@ static void test_estimate_monotone(void) {
             est(&slow, &l).time_us > est(g, &l).time_us);
 }
 
+/* Matrix instructions' tensor.flops run at the tensor cores' rate: 15x
+   the FP32 rate on H100 (cc 9.0), the FP32 rate itself on K80 (none). */
+static void test_estimate_tensor(void) {
+  const an_gpu *h = an_gpu_find("H100"), *k = an_gpu_find("K80");
+  launch l = streaming(h->sms);
+  an_estimate e0 = est(h, &l);
+  set(&l, "tensor.flops", 1e12);
+  an_estimate e1 = est(h, &l);
+  double want = 1e12 / (h->fp32_gflops * 1e9 * 15) * 1e6;
+  CHECK_MSG("1e12 tensor flops on H100's SMs take flops / (15 x FP32 peak)",
+            fabs(e1.t_compute_us - want) < 1e-6 * want && e1.time_us > e0.time_us);
+  CHECK_MSG("... and make the launch compute bound", !strcmp(e1.bound, "compute"));
+  launch m = streaming(k->sms);
+  set(&m, "tensor.flops", 1e12);
+  an_estimate e2 = est(k, &m);
+  double want2 = 1e12 / (k->fp32_gflops * 1e9) * 1e6;
+  CHECK_MSG("without tensor cores (K80) the flops take the FP32 pipe",
+            fabs(e2.t_compute_us - want2) < 1e-6 * want2);
+}
+
 static void test_estimate_waves(void) {
   const an_gpu *g = an_gpu_find("A100");
   launch one = streaming(1), many = streaming(108 * 8 * 3);
@@ -504,6 +524,7 @@ TEST_SUITES(register_analytic) {
   TEST_ADD(s, test_estimate_shape);
   TEST_ADD(s, test_estimate_monotone);
   TEST_ADD(s, test_estimate_waves);
+  TEST_ADD(s, test_estimate_tensor);
   TEST_ADD(s, test_estimate_errors);
   CU_pSuite c = tests_suite("cli_analytic");
   TEST_ADD(c, test_cli_gpus);

@@ -284,6 +284,40 @@ static void test_rollback_discards(void) {
   ds_close(db);
 }
 
+/* A bulk transaction (kcast run's) stores the same rows, and the foreign
+   keys hold again once it ends, committed or rolled back. */
+static void test_bulk_transaction(void) {
+  char path[2200];
+  ds_db *db = create_db(path, sizeof path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+  feat_vec fv;
+  feat_init(&fv);
+  feat_set(&fv, "op.a", 1);
+  feat_set(&fv, "class.fp32", 7);
+  ds_launch l = mk_launch("a", "d", 0, "k");
+  int64_t id = 0;
+  CU_ASSERT_EQUAL(ds_begin_bulk(db), 0);
+  CU_ASSERT_EQUAL(ds_begin_bulk(db), -1); /* no nesting */
+  CU_ASSERT_EQUAL(ds_record_run(db, "test bulk", NULL), 0);
+  CU_ASSERT_EQUAL(ds_insert_launch(db, &l, &fv, &id), 0);
+  CU_ASSERT_EQUAL(ds_commit(db), 0);
+  feat_vec got;
+  feat_init(&got);
+  CU_ASSERT_EQUAL(ds_get_features(db, id, &got), 0);
+  CU_ASSERT(got.n == 2 && feat_get(&got, "class.fp32", -1) == 7);
+  /* enforced again: a measurement of a launch that does not exist fails */
+  CU_ASSERT_EQUAL(ds_insert_measurement(db, id + 1000, "H100", "time_ns", 5, 0, "t"), -1);
+  CU_ASSERT_EQUAL(ds_insert_measurement(db, id, "H100", "time_ns", 5, 0, "t"), 0);
+  /* and after a rolled-back bulk transaction */
+  CU_ASSERT_EQUAL(ds_begin_bulk(db), 0);
+  CU_ASSERT_EQUAL(ds_rollback(db), 0);
+  CU_ASSERT_EQUAL(ds_insert_measurement(db, id + 1000, "H100", "time_ns", 5, 1, "t"), -1);
+  CU_ASSERT_EQUAL(ds_integrity_check(db), 0);
+  feat_free(&got);
+  feat_free(&fv);
+  ds_close(db);
+}
+
 static void test_gpus(void) {
   char path[2200];
   ds_db *db = create_db(path, sizeof path);
@@ -736,6 +770,7 @@ TEST_SUITES(register_ds) {
   TEST_ADD(s, test_insert_find_and_features);
   TEST_ADD(s, test_insert_rejects_bad_input);
   TEST_ADD(s, test_rollback_discards);
+  TEST_ADD(s, test_bulk_transaction);
   TEST_ADD(s, test_gpus);
   TEST_ADD(s, test_target_aggregates);
   TEST_ADD(s, test_matrix_query);

@@ -594,6 +594,188 @@ static void test_oob_policy(void) {
   env_free(&E);
 }
 
+/* What a GPU does with a sloppy program under --oob warn: memory of the
+   2 MiB pages the allocations map is there (zeros until written, writes
+   stick, across launches); past every mapped page an access fails, the
+   message naming the nearest allocation and the distance; shared memory
+   past the CTA's window inside the SM's is tolerated; a bad texture handle
+   reads zeros.  Each tolerated access is counted. */
+static const char *slack_ptx = HDR
+    ".visible .entry put(.param .u64 p, .param .u64 off, .param .u32 v)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [p];\n  ld.param.u64 %rd2, [off];\n  ld.param.u32 %r1, [v];\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.u32 [%rd3], %r1;\n"
+    "  ret;\n}\n"
+    ".visible .entry get(.param .u64 p, .param .u64 off, .param .u32 v)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [p];\n  ld.param.u64 %rd2, [off];\n"
+    "  add.s64 %rd3, %rd1, %rd2;\n"
+    "  ld.global.u32 %r2, [%rd3];\n"
+    "  st.global.u32 [%rd1], %r2;\n"
+    "  ret;\n}\n"
+    ".extern .shared .align 16 .b8 dyn[];\n"
+    ".visible .entry shx(.param .u64 p, .param .u64 off, .param .u32 v)\n"
+    "{\n"
+    "  .reg .b32 %r<8>;\n  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, %tid.x;\n  shl.b32 %r2, %r1, 2;\n"
+    "  mov.u32 %r3, dyn;\n  add.s32 %r4, %r3, %r2;\n"
+    "  add.s32 %r5, %r1, 100;\n  st.shared.u32 [%r4], %r5;\n  bar.sync 0;\n"
+    "  xor.b32 %r6, %r2, 4;\n  add.s32 %r6, %r3, %r6;\n  ld.shared.u32 %r7, [%r6];\n"
+    "  mul.wide.u32 %rd2, %r1, 4;\n  add.s64 %rd3, %rd1, %rd2;\n  st.global.u32 [%rd3], %r7;\n"
+    "  ret;\n}\n"
+    ".visible .entry badtex(.param .u64 p, .param .u64 off, .param .u32 v)\n"
+    "{\n"
+    "  .reg .b32 %r<8>;\n  .reg .f32 %f<8>;\n  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [p];\n  ld.param.u64 %rd2, [off];\n  mov.u32 %r1, 3;\n"
+    "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd2, {%r1}];\n"
+    "  add.f32 %f5, %f1, 0f3F800000;\n  st.global.f32 [%rd1], %f5;\n"
+    "  ret;\n}\n";
+
+/* CHECK with a formatted message. */
+#define CHECKF(cond, ...)                                                          \
+  do {                                                                             \
+    char m_[4096];                                                                 \
+    snprintf(m_, sizeof m_, __VA_ARGS__);                                          \
+    CU_assertImplementation((cond) ? CU_TRUE : CU_FALSE, __LINE__, m_, __FILE__, "", CU_FALSE); \
+  } while (0)
+
+static int run_slack(env *E, const char *k, uint64_t p, uint64_t off, uint32_t v, unsigned block,
+                     int oob, emu_stats *st) {
+  unsigned char params[24];
+  memcpy(params, &p, 8);
+  memcpy(params + 8, &off, 8);
+  memcpy(params + 16, &v, 4);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.block[0] = block;
+  cfg.params = params;
+  cfg.params_size = sizeof params;
+  cfg.oob = oob;
+  return emu_launch(E->em, k, &cfg, NULL, st, E->err, sizeof E->err);
+}
+
+static void test_sloppy_programs(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, slack_ptx), 0);
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 256, &buf, E.err, sizeof E.err), 0);
+  emu_stats st;
+  uint32_t got = 0;
+  /* 64 KiB past a 256-byte buffer: its 2 MiB page */
+  CU_ASSERT_EQUAL(run_slack(&E, "put", buf, 65536, 1234, 1, EMU_OOB_WARN, &st), 0);
+  CHECKF(st.oob_accesses == 1, "the write into the mapped page is counted (%llu)",
+        (unsigned long long)st.oob_accesses);
+  CHECKF(strstr(st.oob_first, "unmapped global write") &&
+            strstr(st.oob_first, "65280 bytes past the end of allocation"),
+        "the first one names the nearest allocation and the distance (%s)", st.oob_first);
+  CU_ASSERT_EQUAL(run_slack(&E, "get", buf, 65536, 0, 1, EMU_OOB_WARN, &st), 0);
+  emu_memcpy_dtoh(E.d, &got, buf, 4, E.err, sizeof E.err);
+  CHECKF(got == 1234, "a later launch reads back what was written there (%u)", got);
+  CU_ASSERT_EQUAL(run_slack(&E, "get", buf, 131072, 0, 1, EMU_OOB_WARN, &st), 0);
+  emu_memcpy_dtoh(E.d, &got, buf, 4, E.err, sizeof E.err);
+  CHECKF(got == 0 && st.oob_accesses == 1, "where nothing was written it reads zeros");
+  /* under --oob error the same write fails, naming the nearest allocation */
+  CU_ASSERT_EQUAL(run_slack(&E, "put", buf, 65536, 1, 1, EMU_OOB_ERROR, &st), -1);
+  char want[256];
+  snprintf(want, sizeof want,
+           "unmapped global write of 4 bytes at 0x%llx (65280 bytes past the end of allocation "
+           "0x%llx+256, the nearest)",
+           (unsigned long long)(buf + 65536), (unsigned long long)buf);
+  CHECKF(strstr(E.err, want) != NULL, "error: %s (want %s)", E.err, want);
+  /* past every mapped page: an error under warn too */
+  uint64_t far = 4ull << 20;
+  CU_ASSERT_EQUAL(run_slack(&E, "put", buf, far, 1, 1, EMU_OOB_WARN, &st), -1);
+  CHECKF(strstr(E.err, "unmapped global write") && strstr(E.err, "past the end of allocation"),
+        "beyond the mapped pages the access fails (%s)", E.err);
+  /* shared past the CTA's window: an extern array launched with 0 bytes */
+  static uint32_t out[32];
+  uint64_t o;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, sizeof out, &o, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(run_slack(&E, "shx", o, 0, 0, 32, EMU_OOB_ERROR, &st), -1);
+  CHECKF(strstr(E.err, "out-of-bounds shared write") && strstr(E.err, "window is 0 bytes"),
+        "error: the access past a 0-byte window fails (%s)", E.err);
+  CU_ASSERT_EQUAL(run_slack(&E, "shx", o, 0, 0, 32, EMU_OOB_WARN, &st), 0);
+  emu_memcpy_dtoh(E.d, out, o, sizeof out, E.err, sizeof E.err);
+  int ok = 1;
+  for (unsigned t = 0; t < 32; t++) ok &= out[t] == (t ^ 1) + 100;
+  CHECKF(ok && st.oob_accesses == 64, "warn: the SM's memory past the window works for the CTA, "
+        "every access counted (%llu)", (unsigned long long)st.oob_accesses);
+  CHECKF(strstr(st.oob_first, "shared") != NULL, "the first one is named (%s)", st.oob_first);
+  /* a texture handle nobody made */
+  CU_ASSERT_EQUAL(run_slack(&E, "badtex", o, 77, 0, 1, EMU_OOB_ERROR, &st), -1);
+  CU_ASSERT_EQUAL(run_slack(&E, "badtex", o, 77, 0, 1, EMU_OOB_WARN, &st), 0);
+  float f = 0;
+  emu_memcpy_dtoh(E.d, &f, o, 4, E.err, sizeof E.err);
+  CHECKF(f == 1.0f && st.oob_accesses == 1, "warn: a bad texture handle reads zeros, counted");
+  env_free(&E);
+}
+
+/* A launch stopped by its budget keeps the CTAs that finished (cfg.partial):
+   CTA 7 of 8 loops for ever, the others add one to their element. */
+static const char *spin_ptx = HDR
+    ".visible .entry spin(.param .u64 p)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [p];\n  mov.u32 %r1, %ctaid.x;\n"
+    "  setp.ne.u32 %p1, %r1, 7;\n  @%p1 bra $L_work;\n"
+    "$L_spin:\n  add.s32 %r2, %r2, 1;\n  bra.uni $L_spin;\n"
+    "$L_work:\n  mul.wide.u32 %rd2, %r1, 4;\n  add.s64 %rd3, %rd1, %rd2;\n"
+    "  ld.global.u32 %r3, [%rd3];\n  add.s32 %r3, %r3, 1;\n  st.global.u32 [%rd3], %r3;\n"
+    "  ret;\n}\n";
+
+static void test_partial_launch(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, spin_ptx), 0);
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64, &buf, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.insn_budget = 1u << 20;
+  cfg.threads = 1;
+  feat_vec fv;
+  feat_init(&fv);
+  /* without cfg.partial: an error, nothing recorded */
+  CU_ASSERT_EQUAL(run1(&E, "spin", 8, 32, buf, &cfg, &fv), -1);
+  CHECKF(fv.n == 0 && strstr(E.err, "instruction budget"), "a stopped launch fails (%s)", E.err);
+  cfg.partial = 1;
+  emu_stats st;
+  unsigned char params[16];
+  memcpy(params, &buf, 8);
+  cfg.grid[0] = 8;
+  cfg.block[0] = 32;
+  cfg.params = params;
+  cfg.params_size = 8;
+  int rc = emu_launch(E.em, "spin", &cfg, &fv, &st, E.err, sizeof E.err);
+  CHECKF(rc == 0 && st.partial && st.fault == EMU_FAULT_LIMIT && strstr(E.err, "budget"),
+         "with cfg.partial it is recorded, partial, the reason kept (rc %d: %s)", rc, E.err);
+  CHECKF(st.ctas_run == 7 && feat_get(&fv, "emu.ctas_emulated", -1) == 7 &&
+             feat_get(&fv, "emu.partial", -1) == 1 && feat_get(&fv, "launch.ctas", -1) == 8,
+         "from the 7 CTAs that finished (%llu)", (unsigned long long)st.ctas_run);
+  /* each finished CTA executes st.global once per thread: 7 x 32, scaled to 8 CTAs;
+     the stopped CTA's spinning is taken back */
+  CHECKF(feat_get(&fv, "op.st.global.u32", -1) == 8 * 32, "counts of the finished CTAs scaled "
+         "to the grid (%g)", feat_get(&fv, "op.st.global.u32", -1));
+  CHECKF(feat_get(&fv, "op.bra.uni", 0) == 0, "nothing of the stopped CTA (%g)",
+         feat_get(&fv, "op.bra.uni", 0));
+  uint32_t h[8];
+  emu_memcpy_dtoh(E.d, h, buf, sizeof h, E.err, sizeof E.err);
+  CHECKF(h[0] == 2 && h[6] == 2 && h[7] == 0, "the finished CTAs' results are written (both launches)");
+  feat_free(&fv);
+  /* a stop flag stops it the same way; none finished: an error */
+  int stop = 1;
+  cfg.insn_budget = 0;
+  cfg.stop = &stop;
+  feat_init(&fv);
+  rc = emu_launch(E.em, "spin", &cfg, &fv, &st, E.err, sizeof E.err);
+  CHECKF(rc == -1 && st.fault == EMU_FAULT_LIMIT && fv.n == 0 && strstr(E.err, "asked to stop"),
+         "stopped before any CTA finished: a failed launch (%s)", E.err);
+  feat_free(&fv);
+  env_free(&E);
+}
+
 /* Device assert(): nvcc calls __assertfail(message, file, line, function,
    charsize) when the condition is false. */
 static const char *assert_ptx = HDR
@@ -1920,6 +2102,8 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_address_wrap32);
   TEST_ADD(s, test_sampled_footprint);
   TEST_ADD(s, test_oob_policy);
+  TEST_ADD(s, test_sloppy_programs);
+  TEST_ADD(s, test_partial_launch);
   TEST_ADD(s, test_device_assert);
   TEST_ADD(s, test_launch_limits);
   TEST_ADD(s, test_budget_and_time);

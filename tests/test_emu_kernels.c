@@ -29,6 +29,7 @@
  * run) is skipped with a note; each kernel must run for at least one.
  */
 #include "tests.h"
+#include "tests/emu_fix.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -45,248 +46,6 @@
 #include "extractor/features.h"
 #include "extractor/ptx.h"
 
-/* ------------------------------------------------------------- checks -- */
-
-/* One assertion whose failure report is the formatted sentence it proves. */
-static void check_impl(int ok, unsigned line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void check_impl(int ok, unsigned line, const char *fmt, ...) {
-  char msg[768];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, line, msg, __FILE__, "", CU_FALSE);
-}
-#define CHECK(cond, ...) check_impl(!!(cond), __LINE__, __VA_ARGS__)
-
-/* ------------------------------------------------------------ fixture -- */
-
-static const char *const COMPILERS[] = {"nvcc", "clang"};
-#define NCOMPILERS 2
-
-typedef struct kfix {
-  const char *corpus;     /* kernel file base name, e.g. "saxpy" */
-  const char *compiler;   /* "nvcc" or "clang" */
-  ptx_module *m;
-  emu_device *d;
-  emu_module *em;
-  const ptx_func *k;      /* kernel of the next launch (fix_kernel) */
-  size_t off[64];         /* its parameter offsets */
-  size_t total;           /* its argument buffer size */
-  unsigned char params[1024];
-  char err[1024];         /* error text of the last failed call */
-} kfix;
-
-/* 0 loaded, 1 corpus file missing (skipped), -1 failed (asserted). */
-static int fix_open(kfix *f, const char *corpus, const char *compiler) {
-  memset(f, 0, sizeof *f);
-  f->corpus = corpus;
-  f->compiler = compiler;
-  char path[4096];
-  snprintf(path, sizeof path, "%s/corpus/%s.%s.ptx", tests_build(), corpus, compiler);
-  struct stat sb;
-  if (stat(path, &sb)) {
-    printf("\n    (note: %s missing, %s skipped for %s) ", path, compiler, corpus);
-    return 1;
-  }
-  ptx_error perr;
-  memset(&perr, 0, sizeof perr);
-  f->m = ptx_parse_file(path, &perr);
-  CHECK(f->m != NULL, "%s parses: %s", path, perr.msg);
-  if (!f->m) return -1;
-  f->d = emu_device_new();
-  CHECK(f->d != NULL, "emu_device_new gives a device");
-  if (!f->d) return -1;
-  int rc = emu_module_load(f->d, f->m, &f->em, f->err, sizeof f->err);
-  CHECK(rc == 0, "%s loads onto the emulator: %s", path, f->err);
-  return rc == 0 ? 0 : -1;
-}
-
-static void fix_close(kfix *f) {
-  emu_module_free(f->em);
-  emu_device_free(f->d);
-  ptx_module_free(f->m);
-  memset(f, 0, sizeof *f);
-}
-
-/* Select the kernel of the next launch and clear its argument buffer. */
-static int fix_kernel(kfix *f, const char *mangled) {
-  f->k = ptx_find_func(f->m, mangled);
-  CHECK(f->k && f->k->is_entry, "%s.%s has kernel %s", f->corpus, f->compiler, mangled);
-  if (!f->k || !f->k->is_entry) return -1;
-  CHECK(f->k->nparams <= 64, "%s has at most 64 parameters", mangled);
-  if (f->k->nparams > 64) return -1;
-  int rc = emu_param_layout(f->k, f->off, &f->total);
-  CHECK(rc == 0 && f->total <= sizeof f->params, "%s: parameter layout fits (%zu bytes)",
-        mangled, f->total);
-  memset(f->params, 0, sizeof f->params);
-  return rc == 0 && f->total <= sizeof f->params ? 0 : -1;
-}
-
-static void fix_scalar(kfix *f, unsigned idx, const void *v, size_t n) {
-  if (!f->k || idx >= f->k->nparams) return;
-  CHECK(f->k->params[idx].size == n, "%s param %u is %zu bytes (is %" PRIu64 ")", f->k->name, idx,
-        n, f->k->params[idx].size);
-  if (f->k->params[idx].size == n) memcpy(f->params + f->off[idx], v, n);
-}
-static void fix_u32(kfix *f, unsigned idx, uint32_t v) { fix_scalar(f, idx, &v, 4); }
-static void fix_f32(kfix *f, unsigned idx, float v) { fix_scalar(f, idx, &v, 4); }
-static void fix_u64(kfix *f, unsigned idx, uint64_t v) { fix_scalar(f, idx, &v, 8); }
-
-/* A device buffer holding bytes copied from host (zeroes when host is
-   NULL); its address goes into parameter idx when idx >= 0. */
-static uint64_t fix_buf(kfix *f, int idx, const void *host, size_t bytes) {
-  uint64_t a = 0;
-  int rc = emu_malloc(f->d, bytes, &a, f->err, sizeof f->err);
-  CHECK(rc == 0, "emu_malloc(%zu): %s", bytes, f->err);
-  if (rc) return 0;
-  if (host) {
-    rc = emu_memcpy_htod(f->d, a, host, bytes, f->err, sizeof f->err);
-    CHECK(rc == 0, "emu_memcpy_htod(%zu): %s", bytes, f->err);
-  }
-  if (idx >= 0) fix_u64(f, (unsigned)idx, a);
-  return a;
-}
-
-static void fix_get(kfix *f, void *host, uint64_t addr, size_t bytes) {
-  int rc = emu_memcpy_dtoh(f->d, host, addr, bytes, f->err, sizeof f->err);
-  CHECK(rc == 0, "emu_memcpy_dtoh(%zu): %s", bytes, f->err);
-  if (rc) memset(host, 0xA5, bytes);
-}
-
-typedef struct dims { unsigned g[3], b[3]; size_t shared; } dims;
-
-/* Launch the selected kernel; features go to fv (may be NULL). */
-static int fix_launch_cfg(kfix *f, const dims *dm, int threads, uint64_t sample,
-                          feat_vec *fv, emu_stats *st) {
-  emu_launch_cfg cfg;
-  emu_launch_cfg_init(&cfg);
-  for (int i = 0; i < 3; i++) {
-    cfg.grid[i] = dm->g[i] ? dm->g[i] : 1;
-    cfg.block[i] = dm->b[i] ? dm->b[i] : 1;
-  }
-  cfg.shared_bytes = dm->shared;
-  cfg.params = f->params;
-  cfg.params_size = f->total;
-  cfg.threads = threads;
-  cfg.sample_ctas = sample;
-  cfg.printf_out = stderr;
-  return emu_launch(f->em, f->k->name, &cfg, fv, st, f->err, sizeof f->err);
-}
-
-static int fix_launch(kfix *f, const dims *dm, int threads, feat_vec *fv) {
-  int rc = fix_launch_cfg(f, dm, threads, 0, fv, NULL);
-  CHECK(rc == 0, "%s.%s %s launches (threads=%d): %s", f->corpus, f->compiler, f->k->name,
-        threads, f->err);
-  return rc;
-}
-
-/* Launch with a private feature vector, then copy its entries into fv as
-   "<tag>/<name>" so one run can hold several launches. */
-static int fix_launch_tagged(kfix *f, const dims *dm, int threads, feat_vec *fv,
-                             const char *tag, feat_vec *keep) {
-  feat_vec tmp;
-  feat_init(&tmp);
-  int rc = fix_launch(f, dm, threads, &tmp);
-  char name[512];
-  for (size_t i = 0; i < tmp.n; i++) {
-    snprintf(name, sizeof name, "%s/%s", tag, tmp.names[i]);
-    feat_set(fv, name, tmp.vals[i]);
-    if (keep) feat_set(keep, tmp.names[i], tmp.vals[i]);
-  }
-  feat_free(&tmp);
-  return rc;
-}
-
-/* Feature of the current run: name must be present with value want. */
-static void check_feat(kfix *f, const feat_vec *fv, const char *name, double want,
-                       unsigned line) {
-  double got = feat_get(fv, name, NAN);
-  check_impl(got == want, line, "%s.%s %s: %s == %.17g (got %.17g)", f->corpus, f->compiler,
-             f->k ? f->k->name : "", name, want, got);
-}
-#define FEAT_EQ(f, fv, name, want) check_feat((f), (fv), (name), (double)(want), __LINE__)
-
-/* Compare n 32-bit words; report the first difference. */
-static void check_words(kfix *f, const char *what, const void *got, const void *want,
-                        size_t n, size_t wsize, unsigned line) {
-  const unsigned char *g = got, *w = want;
-  size_t bad = 0, first = n;
-  for (size_t i = 0; i < n; i++)
-    if (memcmp(g + i * wsize, w + i * wsize, wsize)) {
-      if (first == n) first = i;
-      bad++;
-    }
-  uint64_t gv = 0, wv = 0;
-  if (first < n) {
-    memcpy(&gv, g + first * wsize, wsize);
-    memcpy(&wv, w + first * wsize, wsize);
-  }
-  check_impl(bad == 0, line,
-             "%s.%s %s: %s equals the C reference bit for bit (%zu of %zu differ; first [%zu] "
-             "got 0x%" PRIx64 " want 0x%" PRIx64 ")",
-             f->corpus, f->compiler, f->k ? f->k->name : "", what, bad, n, first, gv, wv);
-}
-#define WORDS_EQ(f, what, got, want, n) \
-  check_words((f), (what), (got), (want), (n), sizeof *(want), __LINE__)
-
-/* Two feature vectors hold the same names with the same values. */
-static void check_same_features(const feat_vec *a, const feat_vec *b, const char *what) {
-  size_t bad = 0;
-  const char *first = "";
-  double av = 0, bv = 0;
-  for (size_t i = 0; i < a->n; i++) {
-    double v = feat_get(b, a->names[i], NAN);
-    if (!(v == a->vals[i])) {
-      if (!bad) { first = a->names[i]; av = a->vals[i]; bv = v; }
-      bad++;
-    }
-  }
-  CHECK(bad == 0 && a->n == b->n && a->n > 0,
-        "%s: identical features with 1 and 2 threads (%zu vs %zu names, %zu differ; first %s "
-        "%.17g vs %.17g)", what, a->n, b->n, bad, first, av, bv);
-}
-
-typedef void (*body_fn)(kfix *f, int threads, feat_vec *fv);
-
-/*
- * Run body for each compiler with 1 and 2 threads.  The body allocates and
- * fills its buffers, launches, and checks outputs and counts; the two runs'
- * features (and, through the body's own checks, outputs) must agree.
- */
-static void for_each_compiler(const char *corpus, body_fn body) {
-  int ran = 0;
-  for (int c = 0; c < NCOMPILERS; c++) {
-    kfix f;
-    int rc = fix_open(&f, corpus, COMPILERS[c]);
-    if (rc) {
-      fix_close(&f);
-      continue;
-    }
-    feat_vec fv[2];
-    for (int t = 0; t < 2; t++) {
-      feat_init(&fv[t]);
-      body(&f, t + 1, &fv[t]);
-    }
-    char what[256];
-    snprintf(what, sizeof what, "%s.%s", corpus, COMPILERS[c]);
-    check_same_features(&fv[0], &fv[1], what);
-    feat_free(&fv[0]);
-    feat_free(&fv[1]);
-    fix_close(&f);
-    ran++;
-  }
-  CHECK(ran > 0, "the corpus holds %s for at least one compiler", corpus);
-}
-
-/* Deterministic pseudo-random numbers for inputs. */
-static uint64_t rng_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 static size_t distinct_sectors(uint64_t *addr, size_t n);
 
@@ -1070,6 +829,81 @@ static void body_cvt(kfix *f, int threads, feat_vec *fv) {
 
 static void test_cvt_round(void) { for_each_compiler("cvt_round", body_cvt); }
 
+/* ------------------------------------------------------- shared windows -- */
+
+/* Each kernel's shared variables start at 0 of its own window: win_b's
+   uint4 stores (16-aligned on a GPU) are not refused because win_a's
+   20 bytes came first; a .func shared by two kernels sees one counter that
+   overlaps neither kernel's own array; dynamic memory follows the static
+   part; the reserved region lies past the window. */
+static void body_shared_windows(kfix *f, int threads, feat_vec *fv) {
+  unsigned got[64], want[64];
+  dims d32 = {{1, 1, 1}, {32, 1, 1}, 0}, d64 = {{1, 1, 1}, {64, 1, 1}, 0};
+  if (fix_kernel(f, "_Z5win_aPj")) return;
+  uint64_t o = fix_buf(f, 0, NULL, sizeof got);
+  if (fix_launch_tagged(f, &d32, threads, fv, "a", NULL)) return;
+  fix_get(f, got, o, 32 * 4);
+  for (unsigned t = 0; t < 32; t++) want[t] = t % 5 * 7;
+  WORDS_EQ(f, "win_a's 5-word array", got, want, 32);
+
+  if (fix_kernel(f, "_Z5win_bPj")) return;
+  o = fix_buf(f, 0, NULL, sizeof got);
+  if (fix_launch_tagged(f, &d32, threads, fv, "b", NULL)) return;
+  fix_get(f, got, o, 32 * 4);
+  for (unsigned t = 0; t < 32; t++) {
+    unsigned i = 127 - t, j = i / 4, k = i % 4;
+    want[t] = k == 0 ? j : k == 1 ? j + 100 : k == 2 ? 7 : 9;
+  }
+  WORDS_EQ(f, "win_b's array written as uint4 at offset 0", got, want, 32);
+
+  int ig[65], iw[65];
+  if (fix_kernel(f, "_Z6win_c1Pi")) return;
+  o = fix_buf(f, 0, NULL, sizeof ig);
+  if (fix_launch_tagged(f, &d64, threads, fv, "c1", NULL)) return;
+  fix_get(f, ig, o, sizeof ig);
+  for (int t = 0; t < 64; t++) iw[t] = -t;
+  iw[64] = 64 * 63 / 2;
+  WORDS_EQ(f, "win_c1's array and the counter bump() adds to", ig, iw, 65);
+  if (fix_kernel(f, "_Z6win_c2Pi")) return;
+  o = fix_buf(f, 0, NULL, sizeof ig);
+  if (fix_launch_tagged(f, &d64, threads, fv, "c2", NULL)) return;
+  fix_get(f, ig, o, 9 * 4);
+  for (int t = 0; t < 8; t++) iw[t] = 2 * t;
+  iw[8] = 1064;
+  WORDS_EQ(f, "win_c2's doubles and the same counter", ig, iw, 9);
+
+  float fg[65], fw[65];
+  if (fix_kernel(f, "_Z7win_dynPf")) return;
+  o = fix_buf(f, 0, NULL, sizeof fg);
+  dims dd = {{1, 1, 1}, {64, 1, 1}, 64 * 4};
+  if (fix_launch_tagged(f, &dd, threads, fv, "dyn", NULL)) return;
+  fix_get(f, fg, o, sizeof fg);
+  for (int t = 0; t < 64; t++) fw[t] = (float)(63 - t) + 1000.0f + (float)(t % 3);
+  fw[64] = 0;
+  WORDS_EQ(f, "dynamic shared memory after the static array, 16-aligned", fg, fw, 65);
+  /* one byte more than a GPU gives is refused, naming the sizes */
+  dims big = {{1, 1, 1}, {64, 1, 1}, 227 * 1024 - 15};
+  emu_stats st;
+  int rc = fix_launch_cfg(f, &big, threads, 0, NULL, &st);
+  CHECK(rc != 0 && st.fault == EMU_FAULT_CONFIG && strstr(f->err, "232449 bytes"),
+        "win_dyn with 16 + 227 KiB - 15 bytes is refused (%s)", f->err);
+  dims fits = {{1, 1, 1}, {64, 1, 1}, 227 * 1024 - 16};
+  rc = fix_launch_cfg(f, &fits, threads, 0, NULL, &st);
+  CHECK(rc == 0, "win_dyn with 16 + 227 KiB - 16 bytes runs (%s)", f->err);
+
+  if (fix_kernel(f, "_Z8win_resvPj")) return;
+  o = fix_buf(f, 0, NULL, sizeof got);
+  if (fix_launch_tagged(f, &d32, threads, fv, "resv", NULL)) return;
+  fix_get(f, got, o, 35 * 4);
+  for (unsigned t = 0; t < 32; t++) want[t] = t + 1;
+  WORDS_EQ(f, "win_resv's array untouched by stores to the reserved region", got, want, 32);
+  CHECK(got[32] >= 128 && got[32] % 16 == 0 && got[33] == got[32] + 512 && got[34] == 1024,
+        "%s.%s: reserved region past the 128-byte window, 16-aligned, 1 KiB (begin %u, _1 %u, "
+        "cap %u)", f->corpus, f->compiler, got[32], got[33], got[34]);
+}
+
+static void test_shared_windows(void) { for_each_compiler("shared_windows", body_shared_windows); }
+
 /* ------------------------------------------------------------- atomics -- */
 
 static void body_atomics(kfix *f, int threads, feat_vec *fv) {
@@ -1579,6 +1413,7 @@ TEST_SUITES(register_emu_kernels) {
   TEST_ADD(s, test_fp64);
   TEST_ADD(s, test_intdiv);
   TEST_ADD(s, test_cvt_round);
+  TEST_ADD(s, test_shared_windows);
   TEST_ADD(s, test_atomics);
   TEST_ADD(s, test_vote_match);
   TEST_ADD(s, test_const_mem);

@@ -612,6 +612,50 @@ static void test_registers_and_scopes(void) {
   ptx_module_free(m);
 }
 
+/* What nvcc's own headers and -G emit: cuda_fp16.h's inline assembly
+   declares ".reg.b32 f, C;" (directive and type in one word) inside nested
+   scopes, with plain register names; cooperative groups reads
+   %reserved_smem_offset_1 (kept by -G). */
+static void test_toolchain_forms(void) {
+  ptx_func *f;
+  ptx_module *m = kernel("",
+      "\t.reg .b16 %rs<3>;\n\t.reg .b32 %r<2>;\n"
+      "\t{.reg.b32         f, C;\n\t .reg.b16 h,r;\n"
+      "\t  mov.b16 h,%rs1;\n\t  cvt.f32.f16 f,h;\n"
+      "\t{.reg.b16 spc, p;\n\t  mov.b16 spc,0X1F79U;\n\t  set.eq.f16.f16 p,h, spc;\n\t}\n"
+      "\t  cvt.rn.f16.f32 r,f;\n\t  mov.b16 %rs2,r;\n\t}\n"
+      "\t{ .reg .u32 start;\n\t mov.u32 start, %reserved_smem_offset_1;\n"
+      "\t mov.u32 %r1, %reserved_smem_offset_cap;\n\t}\n"
+      "\tret;", &f);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL_FATAL(f->ninsns, 9);
+  /* .reg.b32 declares f and C as .b32, .reg.b16 h and r as .b16 */
+  const ptx_operand *o = ptx_insn_opnd(f, &f->insns[1], 0);
+  CU_ASSERT_EQUAL_FATAL(o->kind, PTX_OPND_REG);
+  CU_ASSERT_STRING_EQUAL(f->regs[o->u.reg].name, "f");
+  CU_ASSERT_EQUAL(f->regs[o->u.reg].type, PTX_T_B32);
+  o = ptx_insn_opnd(f, &f->insns[1], 1);
+  CU_ASSERT_STRING_EQUAL(f->regs[o->u.reg].name, "h");
+  CU_ASSERT_EQUAL(f->regs[o->u.reg].type, PTX_T_B16);
+  CU_ASSERT_STRING_EQUAL(print_insn(m, f, 3), "set.eq.f16.f16 p, h, spc");
+  /* the reserved shared-memory registers are special registers */
+  o = ptx_insn_opnd(f, &f->insns[6], 1);
+  CU_ASSERT_EQUAL(o->kind, PTX_OPND_SREG);
+  CU_ASSERT_EQUAL(o->u.sreg, PTX_SR_RESERVED_SMEM_1);
+  CU_ASSERT_EQUAL(ptx_insn_opnd(f, &f->insns[7], 1)->u.sreg, PTX_SR_RESERVED_SMEM_CAP);
+  CU_ASSERT_STRING_EQUAL(print_insn(m, f, 6), "mov.u32 start, %reserved_smem_offset_1");
+  ptx_module_free(m);
+  /* a word that merely begins like the directive is still refused */
+  ptx_error err;
+  char *s = wrap_kernel("", "\t.regs .b32 x;\n\tret;");
+  m = parse_text(s, &err);
+  free(s);
+  CU_ASSERT_PTR_NULL(m);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "unknown directive '.regs'"));
+  ptx_module_free(m);
+}
+
 static void test_operands(void) {
   ptx_func *f;
   ptx_module *m = kernel(
@@ -1025,6 +1069,7 @@ TEST_SUITES(register_ptx_tests) {
   TEST_ADD(s, test_truncations);
   TEST_ADD(s, test_long_lines);
   TEST_ADD(s, test_registers_and_scopes);
+  TEST_ADD(s, test_toolchain_forms);
   TEST_ADD(s, test_jump_tables);
   TEST_ADD(s, test_operands);
   TEST_ADD(s, test_immediates);

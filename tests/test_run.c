@@ -641,6 +641,18 @@ static void test_run_timeout_partial_progress(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(list, "timed out after 2 s (--timeout)"));
   CU_ASSERT_PTR_NULL(strstr(err, "launches done")); /* stderr is no terminal: no progress */
   free(out), free(err);
+  /* the launch running at the timeout is recorded from its CTAs that
+     finished: 7 of 8, one of which never ends */
+  fresh_db(db, sizeof db, "rtstuck");
+  CU_ASSERT_EQUAL(krun(db, "--timeout 2", "rt_fail", "stuck", &out, &err), 137);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "recorded from the 7 of 8 CTAs that finished"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT f.value FROM launches l JOIN features f ON f.launch_id = l.id"
+                              " JOIN feature_names n ON n.id = f.name_id WHERE l.lseq = 1 AND"
+                              " n.name = 'emu.partial'"), 1);
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT f.value FROM launches l JOIN features f ON f.launch_id = l.id"
+                              " JOIN feature_names n ON n.id = f.name_id WHERE l.lseq = 1 AND"
+                              " n.name = 'emu.ctas_emulated'"), 7);
+  free(out), free(err);
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "%s dataset stats %s", tests_kcast(), db);
   CU_ASSERT_EQUAL(tests_run(cmd, &out, NULL), 0);

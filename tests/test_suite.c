@@ -23,6 +23,7 @@ static const char *const fast_runs[] = {
   "scan 100000 128",
   "stencil2d 64 8 10",
   "bfs 2000 128",
+  "gemm_mma 64",
 };
 
 /* Sum of the values of the features whose names start with prefix. */

@@ -885,6 +885,8 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
   if (S.status) {
     status_begin(lseq, f->name);
     cfg.progress = &S.status->insns_now;
+    cfg.stop = &S.status->stop; /* kcast run's --timeout */
+    cfg.partial = 1;
   }
   fflush(stdout); /* device printf after what the host printed before */
   rt_launch_rec r;
@@ -906,7 +908,7 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
     S.clock += st.seconds;
     if (st.oob_accesses && S.oob_notes++ < OOB_NOTES)
       fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s): %" PRIu64 " out-of-bounds "
-              "access%s tolerated (reads gave 0, writes were dropped); the first: %s%s\n",
+              "access%s tolerated (as on a GPU); the first: %s%s\n",
               lseq, f->name, st.oob_accesses, st.oob_accesses == 1 ? "" : "es", st.oob_first,
               S.oob_notes == OOB_NOTES ? " (further such notes are not printed)" : "");
     if (S.out_fd >= 0) {
@@ -920,6 +922,13 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
       r.kernel = f->name;
       record(rt_records_launch_line(&r));
       if (st.oob_accesses) record(rt_records_warn_line(lseq, st.oob_first));
+    }
+    if (st.partial) { /* stopped (--timeout): recorded from what finished, an error to the program */
+      e = fault_error(st.fault);
+      fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s) stopped: %s; recorded from the %" PRIu64
+              " of %" PRIu64 " CTAs that finished (emu.partial) (%s)\n", lseq, f->name, err,
+              st.ctas_run, st.ctas_total, cudaGetErrorName(e));
+      S.sticky = e;
     }
   }
   if (S.status) status_end(rc < 0, st.thread_insns);

@@ -3,7 +3,8 @@
  * kernel writes i + 1 but the host expects i, so it prints FAIL and exits
  * 3; `kcast run` must pass that exit status through.  With an argument
  * "spin" it instead launches a kernel that loops for a very long time, for
- * the kill/--timeout tests.
+ * the kill/--timeout tests; with "stuck" one of whose 8 CTAs does (the
+ * others finish at once), for --timeout recording the launch partial.
  */
 #include <cstdio>
 #include <cstring>
@@ -20,11 +21,23 @@ __global__ void spin(int *x, long long iters) {
   x[threadIdx.x] = acc;
 }
 
+__global__ void stuck(int *x, long long iters) {
+  int acc = 1;
+  if (blockIdx.x == 7)
+    for (long long k = 0; k < iters; k++) acc += (int)(k ^ threadIdx.x);
+  x[blockIdx.x] = acc;
+}
+
 int main(int argc, char **argv) {
   int *d, h[64];
   cudaMalloc(&d, sizeof h);
   off_by_one<<<1, 64>>>(d, 64);
   cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  if (argc > 1 && !strcmp(argv[1], "stuck")) {
+    stuck<<<8, 32>>>(d, 1LL << 40);
+    printf("stuck: %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    return 0;
+  }
   if (argc > 1 && !strcmp(argv[1], "spin")) {
     printf("spinning\n");
     fflush(stdout);
