@@ -289,7 +289,7 @@ test: $(TEST_DEPS)
 # models, CSV and PTX.
 .PHONY: reliability
 reliability: $(TEST_DEPS)
-	$(TEST_ENV) $(BUILD)/kcast-tests reliability
+	$(TEST_ENV) $(BUILD)/kcast-tests reliability reliability_answers
 
 # Sanitizers: a separate build folder, same tests.  OpenMP's runtime is not
 # instrumented; leak checking stays on.

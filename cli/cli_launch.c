@@ -458,7 +458,7 @@ const struct option cli_launch_longopts[] = {
   {"grid", required_argument, NULL, O_GRID},
   {"block", required_argument, NULL, O_BLOCK},
   {"shared", required_argument, NULL, O_SHARED},
-  {"arg", required_argument, NULL, O_ARG},
+  {"arg", required_argument, NULL, O_ARG | CLI_OPT_MANY},
   {"sample", required_argument, NULL, O_SAMPLE},
   {"threads", required_argument, NULL, O_THREADS},
   {"budget", required_argument, NULL, O_BUDGET},

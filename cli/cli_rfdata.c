@@ -69,25 +69,37 @@ static const char *const families[] = {"all",  "launch", "op",    "class",
                                        "mem",  "ctrl",   "static", "ptxas"};
 #define N_FAMILIES (sizeof families / sizeof *families)
 
-/* Is name's family in the comma list?  Derived columns are never
-   selected here (derive() makes them). */
-static int in_families(const char *list, const char *name) {
-  if (md_family_of(name) >= 0) return 0;
-  if (has_token(list, "all")) return 1;
-  const char *dot = strchr(name, '.');
-  return has_item(list, name, dot ? (size_t)(dot - name) : strlen(name));
+/* A column that is never a feature unless named: a measurement of kcast's
+   export (METRIC@GPU: time_ns@T4, power_w@K80 -- the targets of other
+   models, a perfect predictor of this one's) or a row key (id, lseq: the
+   order rows were written in).  A forest trained on `dataset export`'s CSV
+   ranked exactly these first. */
+static int not_a_feature(const char *name) {
+  const char *at = strchr(name, '@');
+  return !strcmp(name, "id") || !strcmp(name, "lseq") || (at && at > name && at[1]);
 }
 
-/* A comma list of family names (letters, digits, '_'), none empty; a name
-   that is neither a known family nor a derived one must match some loaded
-   column (a CSV's own prefix such as tune.*: checked after loading). */
+/* Is name's family in the comma list?  Derived columns are never
+   selected here (derive() makes them); measurements and keys only when
+   the list names them (their whole name is their family). */
+static int in_families(const char *list, const char *name) {
+  if (md_family_of(name) >= 0) return 0;
+  const char *dot = strchr(name, '.');
+  if (has_item(list, name, dot ? (size_t)(dot - name) : strlen(name))) return 1;
+  return !not_a_feature(name) && has_token(list, "all");
+}
+
+/* A comma list of family names (letters, digits, '_'; '@' and '-' for a
+   measurement column named whole: time_ns@T4), none empty; a name that is
+   neither a known family nor a derived one must match some loaded column
+   (a CSV's own prefix such as tune.*: checked after loading). */
 static int valid_families(const char *list) {
   for (const char *t = list;;) {
     const char *e = strchr(t, ',');
     size_t n = e ? (size_t)(e - t) : strlen(t);
     if (!n) return 0;
     for (size_t k = 0; k < n; k++)
-      if (!isalnum((unsigned char)t[k]) && t[k] != '_') return 0;
+      if (!isalnum((unsigned char)t[k]) && !strchr("_@-", t[k])) return 0;
     if (!e) return 1;
     t = e + 1;
   }
@@ -360,35 +372,56 @@ static int push_str(char ***v, size_t *n, const char *s) {
   return 0;
 }
 
-/* The GPUs of in->gpu for a dataset: a comma list, or every GPU with
-   measurements of metric ("all"). */
-static int db_gpus(ds_db *db, const char *spec, const char *metric, char ***out, size_t *n) {
+/* The GPUs of in->gpu for a dataset: every GPU with measurements of
+   metric ("all"), or a comma list, each name resolved against those GPUs
+   (an_gpu_match: "t4" and "Tesla T4" find "T4").  -1 out of memory, -2
+   the dataset cannot be read (ds_errmsg), -3 a name no GPU of the dataset
+   answers to (printed, with the GPUs that have metric). */
+static int db_gpus(ds_db *db, const char *src, const char *spec, const char *metric, char ***out,
+                   size_t *n) {
   *out = NULL;
   *n = 0;
-  if (strcasecmp(spec, "all")) {
-    for (const char *t = spec; *t;) {
+  ds_stats st;
+  if (ds_get_stats(db, &st)) return -2;
+  const char *have[256];
+  size_t nh = 0;
+  for (size_t k = 0; k < st.nmeas && nh < 256; k++)
+    if (!strcmp(st.meas[k].metric, metric)) have[nh++] = st.meas[k].gpu;
+  int rc = 0;
+  if (!strcasecmp(spec, "all")) {
+    for (size_t k = 0; k < nh && !rc; k++)
+      if (push_str(out, n, have[k])) rc = -1;
+  } else {
+    for (const char *t = spec; *t && !rc;) {
       const char *e = strchr(t, ',');
       size_t l = e ? (size_t)(e - t) : strlen(t);
       char name[256];
-      if (l && l < sizeof name) {
-        memcpy(name, t, l);
-        name[l] = 0;
-        if (push_str(out, n, name)) return -1;
+      snprintf(name, sizeof name, "%.*s", (int)(l < sizeof name ? l : sizeof name - 1), t);
+      const char *g = l ? an_gpu_match(name, have, nh) : NULL;
+      if (l && !g) {
+        char list[1024];
+        size_t len = 0;
+        list[0] = 0;
+        for (size_t k = 0; k < nh && len + 1 < sizeof list; k++)
+          len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", have[k]);
+        if (nh)
+          cli_error("%s: no %s measurements on GPU '%s' (the dataset has them on: %s)", src,
+                    metric, name, list);
+        else
+          cli_error("%s: no %s measurements on GPU '%s' (the dataset has none on any GPU)", src,
+                    metric, name);
+        rc = -3;
+      } else if (g) {
+        int dup = 0;
+        for (size_t k = 0; k < *n; k++) dup |= !strcmp((*out)[k], g);
+        if (!dup && push_str(out, n, g)) rc = -1;
       }
       if (!e) break;
       t = e + 1;
     }
-    return 0;
   }
-  ds_stats st;
-  if (ds_get_stats(db, &st)) return -2;
-  for (size_t k = 0; k < st.nmeas; k++)
-    if (!strcmp(st.meas[k].metric, metric) && push_str(out, n, st.meas[k].gpu)) {
-      ds_stats_free(&st);
-      return -1;
-    }
   ds_stats_free(&st);
-  return 0;
+  return rc;
 }
 
 static void free_strs(char **v, size_t n) {
@@ -402,7 +435,7 @@ static const char *const key_names[K_N] = {"app", "dataset", "lseq", "kernel", "
 
 /* A dataset's matrix: every feature family, the median measurement, one
    row per (launch, GPU) measured.  -1 after printing the error. */
-static int load_db(const cli_rf_input *in, rf_data *d) {
+static int load_db(cli_rf_input *in, rf_data *d) {
   const char *metric = NULL;
   if (!strcmp(in->target, "time")) metric = "time_ns";
   else if (!strcmp(in->target, "power")) metric = "power_w";
@@ -423,12 +456,22 @@ static int load_db(const cli_rf_input *in, rf_data *d) {
   memset(&m, 0, sizeof m);
   ds_target *t = NULL;
   size_t *rows = NULL, *gof = NULL, nr = 0;
-  int rc = -1, g = db_gpus(db, in->gpu, metric, &gpus, &ng);
+  int rc = -1, g = db_gpus(db, in->db, in->gpu, metric, &gpus, &ng);
   if (g == -2) { cli_error("%s", ds_errmsg(db)); goto out; }
+  if (g == -3) goto out;
   if (g) { cli_error("out of memory"); goto out; }
   if (!ng) {
     cli_error("%s: no GPU has %s measurements", in->db, metric);
     goto out;
+  }
+  /* from here on the GPUs are the dataset's names for them */
+  {
+    size_t len = 0;
+    in->gpu_buf[0] = 0;
+    for (size_t k = 0; k < ng && len + 1 < sizeof in->gpu_buf; k++)
+      len += (size_t)snprintf(in->gpu_buf + len, sizeof in->gpu_buf - len, "%s%s", k ? "," : "",
+                              gpus[k]);
+    if (len < sizeof in->gpu_buf) in->gpu = in->gpu_buf;
   }
   ds_query q;
   ds_query_init(&q);
@@ -686,7 +729,8 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   }
   /* keep the selected families and every derived column asked for */
   {
-    size_t n = d->n_rows, keep = 0;
+    size_t n = d->n_rows, keep = 0, nl = 0;
+    char left[512] = "";
     for (size_t j = 0; j < d->n_cols; j++) {
       int df = md_family_of(d->names[j]), want = 0;
       if (df >= 0) {
@@ -694,6 +738,9 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
         want = want || (base && !strcmp(base, d->names[j]));
       } else {
         want = in_families(feat, d->names[j]) || (base && !strcmp(base, d->names[j]));
+        if (!want && not_a_feature(d->names[j]) && nl + 8 < sizeof left)
+          nl += (size_t)snprintf(left + nl, sizeof left - nl, "%s%s", nl ? ", " : "",
+                                 d->names[j]);
       }
       if (want) {
         if (keep != j) {
@@ -709,6 +756,9 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
       }
     }
     d->n_cols = keep;
+    if (nl)
+      fprintf(stderr, "kcast: note: %s: measurements and row keys are not features: %s "
+              "(--features NAME makes one a feature)\n", src, left);
     if (!keep) {
       cli_error("%s: no feature column belongs to the families '%s'", src, feat);
       goto fail;

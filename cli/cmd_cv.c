@@ -42,8 +42,8 @@ const char cmd_cv_usage[] =
     "                      {1, 2/3, 1/3} x min_leaf {1, 3, 8} x with or without the\n"
     "                      base; 37 candidates of 50 trees\n"
     "  --predictions FILE  write every row's out-of-fold prediction, interval and\n"
-    "                      measured value beside its key columns (CSV; a\n"
-    "                      dataset's kernel also demangled, last)\n"
+    "                      measured value beside its key columns and their\n"
+    "                      unit (CSV; a dataset's kernel also demangled, last)\n"
     "  --coverage C        nominal interval coverage (0.9)\n"
     "  --format table|csv|json  output format (table); csv: one row per scope\n"
     "                      (overall, each fold, each group) with the figures\n"
@@ -85,7 +85,8 @@ static void csv_row(const char *scope, const char *name, const rf_metrics *m) {
  * --predictions FILE: every row's out-of-fold prediction, interval and
  * measured value beside its key columns (a dataset's app, dataset, lseq,
  * kernel and gpu; a CSV's text and ignored columns), its group and its
- * fold, as CSV.  Written to FILE.tmp.PID and renamed, so a failed write
+ * fold, and the unit of the values (rf_target_unit: ns for a dataset's
+ * time), as CSV.  Written to FILE.tmp.PID and renamed, so a failed write
  * leaves no partial file.  -1 after printing the error.
  */
 static int write_predictions(const char *path, const rf_data *d, const rf_cv_result *r) {
@@ -109,8 +110,13 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     fputc(',', fp);
   }
   long kc = rf_data_text_col(d, "kernel"); /* a dataset's: its signature goes last */
-  fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,demangled\n"
-                : "row,measured,predicted,lo,hi,ape_pct\n", fp);
+  fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,unit,demangled\n"
+                : "row,measured,predicted,lo,hi,ape_pct,unit\n", fp);
+  /* the unit of measured, predicted, lo and hi (kcast report reads it) */
+  const char *tu = rf_target_unit(d->target);
+  char unit[300];
+  if (tu) snprintf(unit, sizeof unit, "%s", tu);
+  else snprintf(unit, sizeof unit, "unit of %s", d->target ? d->target : "the target");
   for (size_t i = 0; i < d->n_rows; i++) {
     for (size_t k = 0; k < d->n_text; k++) {
       cli_csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
@@ -123,6 +129,8 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     double y = d->y[i];
     fprintf(fp, "%zu,%.9g,%.9g,%.9g,%.9g,", i + 1, y, r->pred[i], r->lo[i], r->hi[i]);
     if (y != 0) fprintf(fp, "%.6g", 100 * fabs(r->pred[i] - y) / fabs(y));
+    fputc(',', fp);
+    cli_csv_field(fp, unit);
     if (kc >= 0) {
       const char *k = d->text[kc][i] ? d->text[kc][i] : "";
       char *dm = fe_demangle(k);

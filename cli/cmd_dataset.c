@@ -596,10 +596,9 @@ int cmd_dataset(int argc, char **argv) {
                       : !strcmp(sub, "export") ? sub_export
                       : !strcmp(sub, "merge")  ? sub_merge
                                                : NULL;
-  if (!fn)
-    return cli_usage_error("dataset", "unknown subcommand '%s' (stats, export,"
-                           " merge, import-mangrove, import-kerneltuner, import-nsys,"
-                           " import-ncu)", sub);
+  static const char *const subs[] = {"stats", "export", "merge", "import-mangrove",
+                                      "import-kerneltuner", "import-nsys", "import-ncu"};
+  if (!fn) return cli_unknown_subcommand("dataset", sub, subs, sizeof subs / sizeof *subs);
   opts o;
   int rc = parse_opts(argc - 1, argv + 1, &o);
   if (rc == KCAST_EXIT_OK && o.replace && fn != sub_merge)

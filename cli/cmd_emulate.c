@@ -206,7 +206,7 @@ int cmd_emulate(int argc, char **argv) {
   enum { E_FORMAT = CLI_OPT_OWN, E_DUMP };
   static const struct option own[] = {
     {"format", required_argument, NULL, E_FORMAT},
-    {"dump", required_argument, NULL, E_DUMP},
+    {"dump", required_argument, NULL, E_DUMP | CLI_OPT_MANY},
     {NULL, 0, NULL, 0},
   };
   cli_opts o;

@@ -803,5 +803,6 @@ int cmd_featmodel(int argc, char **argv) {
   if (!strcmp(sub, "fit")) return featmodel_fit(argc - 1, argv + 1);
   if (!strcmp(sub, "info")) return featmodel_info(argc - 1, argv + 1);
   if (!strcmp(sub, "validate")) return featmodel_validate(argc - 1, argv + 1);
-  return cli_usage_error("featmodel", "unknown subcommand '%s' (fit, info or validate)", sub);
+  static const char *const subs[] = {"fit", "info", "validate"};
+  return cli_unknown_subcommand("featmodel", sub, subs, 3);
 }

@@ -90,8 +90,9 @@ int cmd_model(int argc, char **argv) {
   if (argc < 2) return cli_usage_error("model", "give info MODEL or importance MODEL");
   const char *sub = argv[1], *path = NULL;
   unsigned long top = 0;
+  static const char *const subs[] = {"info", "importance"};
   if (strcmp(sub, "info") && strcmp(sub, "importance"))
-    return cli_usage_error("model", "unknown subcommand '%s' (info, importance)", sub);
+    return cli_unknown_subcommand("model", sub, subs, 2);
   static const struct option lo[] = {{"top", required_argument, NULL, 't'}, {NULL, 0, NULL, 0}};
   cli_opts o;
   cli_opts_init(&o, "model", argc - 1, argv + 1, "", 0);

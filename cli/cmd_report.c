@@ -55,8 +55,10 @@ const char cmd_report_usage[] =
     "  --gpu G,...     with DB: the GPUs to predict for (default: the model's)\n"
     "  --cv FILE       the predictions of 'kcast cv --predictions FILE'\n"
     "  --coverage C    nominal interval coverage (0.9; for --cv: what cv ran with)\n"
-    "  --unit UNIT     unit of the measured values for the axes (DB mode: ns, W\n"
-    "                  or J from the target)\n"
+    "  --unit UNIT     unit of the measured values for the axes: one of ns, us,\n"
+    "                  ms, s, W, mW, J, mJ, and never one that contradicts the\n"
+    "                  data (DB mode: ns, W or J from the target; --cv: the unit\n"
+    "                  cv recorded in the file)\n"
     "  --title TEXT    the report's title\n"
     "  -o FILE         the HTML file to write (report.html)\n"
     "\n"
@@ -557,7 +559,10 @@ int cmd_report(int argc, char **argv) {
       case R_MODEL: model = o.arg; break;
       case R_CV: cv = o.arg; break;
       case R_GPU: gpu = o.arg; break;
-      case R_UNIT: unit = o.arg; break;
+      case R_UNIT:
+        if (!(unit = rf_unit_canonical(o.arg)))
+          return cli_usage_error("report", "--unit '%s' is none of " RF_UNITS, o.arg);
+        break;
       case R_TITLE: title = o.arg; break;
       case R_COVERAGE:
         nominal = strtod(o.arg, &e);
@@ -620,7 +625,14 @@ int cmd_report(int argc, char **argv) {
     r.gpu = gc >= 0 ? (const char *const *)d.text[gc] : NULL;
     r.gpu1 = "(one GPU)";
     r.target = "value";
-    r.unit = unit ? unit : "the measured column's unit";
+    /* the unit cv recorded (its unit column); --unit may not contradict it */
+    long uc = rf_data_text_col(&d, "unit");
+    const char *fu = uc >= 0 && d.n_rows ? d.text[uc][0] : NULL, *fc = rf_unit_canonical(fu);
+    if (unit && fc && strcmp(unit, fc)) {
+      cli_error("%s: --unit %s contradicts the predictions, which are in %s", cv, unit, fc);
+      goto done;
+    }
+    r.unit = unit ? unit : fu && *fu ? fu : "the measured column's unit";
     size_t inside = 0;
     for (size_t i = 0; i < r.n; i++) inside += r.y[i] >= r.lo[i] && r.y[i] <= r.hi[i];
     r.ncov = 1;
@@ -699,7 +711,12 @@ int cmd_report(int argc, char **argv) {
     r.gpu = ri.gpu_col >= 0 ? (const char *const *)d.text[ri.gpu_col] : NULL;
     r.gpu1 = ri.gpu;
     r.target = tg;
-    r.unit = unit ? unit : !strcmp(tg, "time") ? "ns" : !strcmp(tg, "power") ? "W" : "J";
+    if (unit && strcmp(unit, rf_target_unit(tg))) {
+      cli_error("%s: --unit %s contradicts the dataset's %s measurements, which are in %s", db,
+                unit, tg, rf_target_unit(tg));
+      goto done;
+    }
+    r.unit = rf_target_unit(tg);
     snprintf(src, slen, "dataset %s, model %s", db, model);
     r.in_sample = 1;
   }

@@ -950,8 +950,10 @@ int cmd_suite(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   o.repeat = 1;
   if (!strcmp(argv[1], "profile")) o.profile = 1;
-  else if (strcmp(argv[1], "run"))
-    return cli_usage_error("suite", "unknown subcommand '%s' (run, profile)", argv[1]);
+  else if (strcmp(argv[1], "run")) {
+    static const char *const subs[] = {"run", "profile"};
+    return cli_unknown_subcommand("suite", argv[1], subs, 2);
+  }
   const char *sub = argv[1];
   const char *out_pat = "kcast.db", *log_pat = NULL, *shard_arg = NULL, *costs = NULL;
   long long jobs = 1;

@@ -49,7 +49,13 @@ void cli_error(const char *fmt, ...) {
   va_end(ap);
 }
 
+/* Usage errors printed: a command that printed one and then fails exits
+   with KCAST_EXIT_USAGE whatever it returned (dispatch), so every usage
+   error exits 2, however deep in a command it was found. */
+static int usage_errors;
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  usage_errors++;
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "kcast %s: ", cmd);
@@ -97,6 +103,18 @@ static const cmd_entry *find_command(const char *name) {
   return NULL;
 }
 
+/* "no such command", with the closest one when a command is that close. */
+static int no_such_command(const char *name) {
+  const char *names[NCOMMANDS + 2];
+  for (size_t i = 0; i < NCOMMANDS; i++) names[i] = commands[i].name;
+  names[NCOMMANDS] = "help";
+  names[NCOMMANDS + 1] = "version";
+  const char *s = cli_suggest(name, strlen(name), names, NCOMMANDS + 2);
+  if (s) cli_error("no such command '%s' (did you mean '%s'? see 'kcast help')", name, s);
+  else cli_error("no such command '%s' (see 'kcast help')", name);
+  return KCAST_EXIT_USAGE;
+}
+
 /* Flush and close stdout; a failure anywhere on it turns rc into an error. */
 static int finish_stdout(int rc) {
   int bad = ferror(stdout) != 0;
@@ -140,25 +158,20 @@ static int dispatch(int argc, char **argv) {
       return KCAST_EXIT_OK;
     }
     const cmd_entry *c = find_command(argv[2]);
-    if (!c) {
-      cli_error("no such command '%s' (see 'kcast help')", argv[2]);
-      return KCAST_EXIT_USAGE;
-    }
+    if (!c) return no_such_command(argv[2]);
     fputs(c->usage, stdout);
     return KCAST_EXIT_OK;
   }
   const cmd_entry *c = find_command(name);
-  if (!c) {
-    cli_error("no such command '%s' (see 'kcast help')", name);
-    return KCAST_EXIT_USAGE;
-  }
+  if (!c) return no_such_command(name);
   if (cli_wants_help(argc - 1, argv + 1)) {
     fputs(c->usage, stdout);
     return KCAST_EXIT_OK;
   }
   /* (a GPU table given by KCAST_GPUS or --gpus is checked when the
      command's options are parsed, cli_opt.c) */
-  return c->fn(argc - 1, argv + 1);
+  int rc = c->fn(argc - 1, argv + 1);
+  return rc == KCAST_EXIT_USER && usage_errors ? KCAST_EXIT_USAGE : rc;
 }
 
 int main(int argc, char **argv) {
