@@ -699,8 +699,10 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
         goto fail;
       }
       if (!an_gpu_find(g)) {
-        cli_error("%s: row %zu: --features %s: unknown GPU '%s' (see 'kcast gpus'; KCAST_GPUS "
-                  "adds GPUs)", src, i + 1, md_family_word(fam[f]), g);
+        char where[4200];
+        snprintf(where, sizeof where, "%s: row %zu: --features %s", src, i + 1,
+                 md_family_word(fam[f]));
+        cli_unknown_gpu(where, g, 0);
         goto fail;
       }
     }

@@ -673,7 +673,7 @@ static int featmodel_validate(int argc, char **argv) {
   } else {
     t.gpu = gpu ? gpu : "H200";
     if (!(t.g = an_gpu_find(t.gpu))) {
-      cli_error("unknown GPU '%s' (see 'kcast gpus')", t.gpu);
+      cli_unknown_gpu(NULL, t.gpu, 0);
       return rc;
     }
   }

@@ -669,21 +669,19 @@ static int check_output(const char *db_path) {
   snprintf(folder, sizeof folder, "%s", dirname(copy));
   free(copy);
   struct stat sb;
-  int exists = stat(db_path, &sb) == 0;
+  /* a dataset (a journal an interrupted writer left rolled back first), or
+     an empty file, which becomes one as a new file would */
+  int state = ds_probe(db_path, err, sizeof err);
+  if (state < 0) {
+    cli_error("%s (nothing run)", err);
+    return -1;
+  }
+  int exists = state != DS_PROBE_NONE;
   if (exists) {
-    ds_db *db = NULL;
-    if (ds_open(db_path, 0, &db, err, sizeof err) < 0) {
-      cli_error("%s", err);
-      return -1;
-    }
-    ds_close(db);
     if (access(db_path, W_OK) < 0) {
       cli_error("%s: cannot be written: %s (nothing run)", db_path, strerror(errno));
       return -1;
     }
-  } else if (errno != ENOENT) {
-    cli_error("%s: %s (nothing run)", db_path, strerror(errno));
-    return -1;
   }
   if (stat(folder, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
     cli_error("%s: cannot be created: folder %s: %s (nothing run)", db_path, folder,

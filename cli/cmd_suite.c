@@ -1052,14 +1052,15 @@ int cmd_suite(int argc, char **argv) {
   /* What the output holds already. */
   ds_db *have = NULL;
   char err[1100];
-  struct stat sb;
-  if (stat(out, &sb) == 0) {
-    if (ds_open(out, DS_READONLY, &have, err, sizeof err) < 0) {
-      cli_error("%s (nothing run)", err);
-      goto out;
-    }
-  } else if (errno != ENOENT) {
-    cli_error("%s: %s (nothing run)", out, strerror(errno));
+  /* a journal a killed run left is rolled back; an empty file is a new
+     output, as a missing one */
+  int state = ds_probe(out, err, sizeof err);
+  if (state < 0) {
+    cli_error("%s (nothing run)", err);
+    goto out;
+  }
+  if (state == DS_PROBE_DATASET && ds_open(out, DS_READONLY, &have, err, sizeof err) < 0) {
+    cli_error("%s (nothing run)", err);
     goto out;
   }
   size_t mine = 0, todo = 0;

@@ -67,6 +67,20 @@ typedef struct ds_db ds_db;
  * err may be NULL; it is always NUL-terminated when cap > 0.
  */
 int ds_open(const char *path, int flags, ds_db **db, char *err, size_t cap);
+/*
+ * Every open first rolls back the journal an interrupted writer left
+ * (PATH-journal), read-only opens too; where the file or its folder cannot
+ * be written that is an error saying what to do.  A file of 0 bytes (what
+ * rolling back a dataset's creation leaves) is a new dataset with
+ * DS_CREATE and refused as "an empty file, not a dataset yet" without.
+ *
+ * ds_probe: what a writer would find at path, after that roll-back:
+ * DS_PROBE_NONE (no file), DS_PROBE_EMPTY (0 bytes: DS_CREATE makes it a
+ * dataset), DS_PROBE_DATASET (a dataset this build reads); -1 with err
+ * (not a dataset, a newer schema, unreadable: ds_open's messages).
+ */
+enum { DS_PROBE_NONE = 0, DS_PROBE_EMPTY = 1, DS_PROBE_DATASET = 2 };
+int ds_probe(const char *path, char *err, size_t cap);
 /* Close; rolls back an open transaction.  Accepts NULL. */
 void ds_close(ds_db *db);
 /* The last failure's message; "" when none.  Owned by db. */

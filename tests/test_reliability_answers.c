@@ -323,6 +323,133 @@ static void test_one_gpu_resolver(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* ------------------------------------------- datasets after a fault -- */
+
+/* A suite program built with -cudart shared (make test builds SUITE_FAST),
+   as an absolute path into buf; NULL (skipped, said why) when missing. */
+static const char *suite_prog(const char *name, char *buf, size_t cap) {
+  char cwd[4096];
+  const char *b = tests_build();
+  if (b[0] == '/') snprintf(buf, cap, "%s/suite/%s", b, name);
+  else if (getcwd(cwd, sizeof cwd)) snprintf(buf, cap, "%s/%s/suite/%s", cwd, b, name);
+  if (access(buf, X_OK) != 0) {
+    fprintf(stderr, "(%s not built: skipped) ", buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* Leave a hot journal on path: a child writes more than SQLite's cache
+   holds inside a transaction (pages spill into the file, the journal
+   holds their old contents) and is killed before COMMIT.  sql runs first
+   inside the transaction.  1 when path-journal is left. */
+static int kill_a_writer(const char *path, const char *sql) {
+  pid_t p = fork();
+  if (p < 0) return 0;
+  if (p == 0) {
+    sqlite3 *h = NULL;
+    if (sqlite3_open(path, &h) != SQLITE_OK) _exit(1);
+    char q[1024];
+    snprintf(q, sizeof q, "PRAGMA cache_size = 2; BEGIN IMMEDIATE; %s; CREATE TABLE IF NOT "
+             "EXISTS junk(b); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+             "WHERE i < 3000) INSERT INTO junk SELECT randomblob(900) FROM c;", sql);
+    if (sqlite3_exec(h, q, NULL, NULL, NULL) != SQLITE_OK) _exit(2);
+    kill(getpid(), SIGKILL);
+    _exit(3);
+  }
+  int st = 0;
+  waitpid(p, &st, 0);
+  char j[4200];
+  snprintf(j, sizeof j, "%s-journal", path);
+  struct stat sb;
+  return WIFSIGNALED(st) && stat(j, &sb) == 0 && sb.st_size > 0;
+}
+
+/*
+ * A SIGKILL while a dataset is created or written leaves a hot journal:
+ * `dataset stats` said "attempt to write a readonly database", `run`
+ * rolled it back to 0 bytes and refused it as empty.  Every open rolls
+ * the journal back; an empty file is a new dataset to every writer and
+ * "empty, not a dataset yet" to every reader; where the file cannot be
+ * written the message says what to do.
+ */
+static void test_a_killed_writer_leaves_a_dataset_that_opens(void) {
+  char dir[4096], db[4200], fresh[4200], prog[8192];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-journal"));
+  snprintf(db, sizeof db, "%s/d.db", dir);
+  snprintf(fresh, sizeof fresh, "%s/new.db", dir);
+  CU_ASSERT_EQUAL_FATAL(write_dataset(db, 40), 0);
+  /* a dataset being written */
+  CU_ASSERT_FATAL(kill_a_writer(db, "DELETE FROM measurements"));
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "dataset stats '%s'", db);
+  CHECK_MSG("dataset stats (read-only) rolls back the killed write and reads the dataset",
+            rc == 0 && out && strstr(out, "launches        40") && strstr(out, "measurements    160"));
+  free(out), free(err);
+  char j[4300];
+  snprintf(j, sizeof j, "%s-journal", db);
+  CHECK_MSG("...and the journal is gone", access(j, F_OK) != 0);
+  /* a dataset being created: the roll-back leaves 0 bytes */
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(fresh, "", 0), 0);
+  CU_ASSERT_FATAL(kill_a_writer(fresh, "CREATE TABLE meta(key, value)"));
+  rc = kc(&out, &err, "dataset stats '%s'", fresh);
+  CHECK_MSG("a reader of a killed creation: exit 1, 'an empty file, not a dataset yet'",
+            rc == 1 && err && strstr(err, "empty file") && count_lines(err) == 1);
+  free(out), free(err);
+  rc = kc(&out, &err, "train '%s' --gpu T4 --target time", fresh);
+  CHECK_MSG("...the same for train", rc == 1 && err && strstr(err, "empty file"));
+  free(out), free(err);
+  if (suite_prog("stencil2d", prog, sizeof prog)) {
+    CU_ASSERT_FATAL(kill_a_writer(fresh, "CREATE TABLE meta(key, value)"));
+    rc = kc(&out, &err, "run -o '%s' -- '%s' 32 8 2", fresh, prog);
+    CHECK_MSG("kcast run takes the rolled-back empty file as a new dataset", rc == 0);
+    free(out), free(err);
+    rc = kc(&out, &err, "dataset stats '%s'", fresh);
+    CHECK_MSG("...and writes its launches there", rc == 0 && out && strstr(out, "launches        2"));
+    free(out), free(err);
+    /* suite run on an empty output */
+    char man[4200], sdb[4200];
+    snprintf(man, sizeof man, "%s/m.txt", dir);
+    snprintf(sdb, sizeof sdb, "%s/suite.db", dir);
+    FILE *f = fopen(man, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "stencil2d 32 8 2\n");
+    fclose(f);
+    CU_ASSERT_EQUAL_FATAL(tests_write_file(sdb, "", 0), 0);
+    char bindir[4200];
+    snprintf(bindir, sizeof bindir, "%.*s", (int)(strrchr(prog, '/') - prog), prog);
+    rc = kc(&out, &err, "suite run '%s' --bindir '%s' -o '%s'", man, bindir, sdb);
+    CHECK_MSG("suite run takes an empty output as a new dataset", rc == 0);
+    free(out), free(err);
+  }
+  /* a journal where the folder is read-only: say what to do */
+  CU_ASSERT_FATAL(kill_a_writer(db, "DELETE FROM launches"));
+  char script[40000], res[4200], rdir[4096];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(rdir, sizeof rdir, "ans-ro"));
+  snprintf(res, sizeof res, "%s/ro-err", rdir); /* outside the read-only folder */
+  snprintf(script, sizeof script,
+           "unshare %s -m sh -c \"mount --bind '%s' '%s' && mount -o remount,ro,bind '%s' && "
+           "'%s' dataset stats '%s' 2> '%s.tmp'; echo \\$? >> '%s.tmp'\" 2>/dev/null; "
+           "mv '%s.tmp' '%s' 2>/dev/null",
+           geteuid() == 0 ? "" : "-r", dir, dir, dir, tests_kcast(), db, res, res, res, res);
+  sh(NULL, NULL, "%s", script);
+  char *ro = tests_read_file(res, NULL);
+  if (ro && strstr(ro, "dataset")) {
+    CHECK_MSG("on a read-only folder: exit 1, naming the journal and what to do",
+              strstr(ro, "only a writer can roll back") && strstr(ro, "-journal") &&
+                  strstr(ro, "\n1\n"));
+  } else {
+    fprintf(stderr, "(no private read-only mount here: skipped) ");
+  }
+  free(ro);
+  sh(NULL, NULL, "rm -rf '%s'", rdir);
+  rc = kc(&out, &err, "dataset stats '%s'", db);
+  CHECK_MSG("...and once writable, the next open rolls it back", rc == 0 && out &&
+            strstr(out, "launches        40"));
+  free(out), free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_answers) {
@@ -332,4 +459,5 @@ TEST_SUITES(register_reliability_answers) {
   TEST_ADD(s, test_export_measurements_are_not_features);
   TEST_ADD(s, test_predictions_name_their_unit);
   TEST_ADD(s, test_one_gpu_resolver);
+  TEST_ADD(s, test_a_killed_writer_leaves_a_dataset_that_opens);
 }
