@@ -450,6 +450,170 @@ static void test_a_killed_writer_leaves_a_dataset_that_opens(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* ------------------------------------------------ foreign files read -- */
+
+/* Monotonic seconds. */
+static double mono_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/*
+ * import-nsys of an export whose kernel table was an infinite recursive
+ * view never returned.  Tables must be tables, and every read of a
+ * foreign SQLite file is bounded by the work a file of its size needs.
+ */
+static void test_foreign_sqlite_reads_are_bounded(void) {
+  char dir[4096], ex[4200], db[4200], cmd[8192];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-nsyssql"));
+  snprintf(ex, sizeof ex, "%s/app.sqlite", dir);
+  snprintf(db, sizeof db, "%s/out.db", dir);
+  snprintf(cmd, sizeof cmd, "sqlite3 '%s' \"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, "
+           "value TEXT); INSERT INTO StringIds VALUES(1, 'k'); CREATE VIEW "
+           "CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE r(start, end, correlationId, gridX, "
+           "gridY, gridZ, blockX, blockY, blockZ, demangledName) AS (SELECT 0, 1, 0, 1, 1, 1, 1, "
+           "1, 1, 1 UNION ALL SELECT start + 1, end + 1, correlationId + 1, 1, 1, 1, 1, 1, 1, 1 "
+           "FROM r) SELECT * FROM r;\"", ex);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  char *out = NULL, *err = NULL;
+  double t0 = mono_s();
+  int rc = sh(&out, &err, "timeout 60 '%s' dataset import-nsys '%s' -o '%s' --app app --gpu H200",
+              tests_kcast(), ex, db);
+  CHECK_MSG("an export whose kernel table is an endless view: refused at once, naming the view",
+            rc == 1 && mono_s() - t0 < 30 && err && strstr(err, "CUPTI_ACTIVITY_KIND_KERNEL") &&
+                strstr(err, "view"));
+  CHECK_MSG("...and no dataset is written", access(db, F_OK) != 0);
+  free(out), free(err);
+  /* the bound itself: an endless query on a foreign file stops */
+  ds_foreign f;
+  char e[1024];
+  CU_ASSERT_EQUAL_FATAL(ds_foreign_open(ex, &f, e, sizeof e), 0);
+  t0 = mono_s();
+  int qrc = sqlite3_exec(f.h, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c) "
+                         "SELECT count(*) FROM c", NULL, NULL, NULL);
+  ds_foreign_errmsg(&f, e, sizeof e);
+  CHECK_MSG("an endless query on a foreign file stops within seconds, saying why",
+            qrc != SQLITE_OK && mono_s() - t0 < 30 && strstr(e, "reading stopped") &&
+                strstr(e, ex));
+  ds_foreign_close(&f);
+  /* GPU Mangrove databases are foreign files too */
+  char fx[4200];
+  snprintf(fx, sizeof fx, "%s/flux.db", dir);
+  snprintf(cmd, sizeof cmd, "sqlite3 '%s' \"CREATE VIEW fluxmetrics AS WITH RECURSIVE r(bench, "
+           "app, dataset, lseq, name, metric, value) AS (SELECT 'b', 'a', 'd', 0, 'k', "
+           "'ld.global.f32', 1 UNION ALL SELECT bench, app, dataset, lseq + 1, name, metric, "
+           "value FROM r) SELECT * FROM r;\"", fx);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  t0 = mono_s();
+  rc = sh(&out, &err, "timeout 60 '%s' dataset import-mangrove --features '%s' -o '%s'",
+          tests_kcast(), fx, db);
+  CHECK_MSG("a GPU Mangrove file whose table is an endless view: refused at once",
+            rc == 1 && mono_s() - t0 < 30 && err && strstr(err, "view"));
+  free(out), free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* The time_ns values an import wrote, as text ("" when none). */
+static char *stored_times(const char *db) {
+  char *out = NULL;
+  if (sh(&out, NULL, "sqlite3 '%s' 'SELECT value FROM measurements ORDER BY launch_id'", db)) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+/*
+ * nsys durations of 1e300 ns were stored saturated at 9.22e18, fractions
+ * of a ns cut, an unterminated quote in the last field accepted; ncu
+ * without its units row was read as ns, and "1,0,2,4,.5,0" as 1024.5.
+ */
+static void test_nsight_values_are_read_exactly_or_refused(void) {
+  char dir[4096], csv[4200], db[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-nsight"));
+  snprintf(csv, sizeof csv, "%s/t.csv", dir);
+  snprintf(db, sizeof db, "%s/out.db", dir);
+  static const char head[] = "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Name\n";
+  char text[1024], *out = NULL, *err = NULL;
+  int n = snprintf(text, sizeof text, "%s0,1e300,1,4,1,1,32,1,1,k\n", head);
+  tests_write_file(csv, text, (size_t)n);
+  int rc = kc(&out, &err, "dataset import-nsys '%s' -o '%s' --app app --gpu H200", csv, db);
+  CHECK_MSG("nsys: a duration of 1e300 ns is refused, naming line and value",
+            rc == 1 && err && strstr(err, "t.csv:2:") && strstr(err, "1e300") &&
+                access(db, F_OK) != 0);
+  free(out), free(err);
+  n = snprintf(text, sizeof text, "%s0,1.5,1,4,1,1,32,1,1,k\n10,2.25,2,4,1,1,32,1,1,k\n", head);
+  tests_write_file(csv, text, (size_t)n);
+  rc = kc(&out, &err, "dataset import-nsys '%s' -o '%s' --app app --gpu H200", csv, db);
+  char *v = stored_times(db);
+  CHECK_MSG("nsys: fractions of a ns are stored as measured (1.5, 2.25)",
+            rc == 0 && v && !strcmp(v, "1.5\n2.25\n"));
+  free(v), free(out), free(err);
+  unlink(db);
+  n = snprintf(text, sizeof text, "%s0,5,1,4,1,1,32,1,1,\"k(int, float\n", head);
+  tests_write_file(csv, text, (size_t)n);
+  rc = kc(&out, &err, "dataset import-nsys '%s' -o '%s' --app app --gpu H200", csv, db);
+  CHECK_MSG("nsys: a quote never closed is refused", rc == 1 && err && strstr(err, "quoted") &&
+            access(db, F_OK) != 0);
+  free(out), free(err);
+  /* ncu */
+  static const char nh[] = "\"ID\",\"Kernel Name\",\"Block Size\",\"Grid Size\","
+                           "\"gpu__time_duration.sum\"\n";
+  n = snprintf(text, sizeof text, "%s\"0\",\"k\",\"(32, 1, 1)\",\"(4, 1, 1)\",\"1500.5\"\n", nh);
+  tests_write_file(csv, text, (size_t)n);
+  rc = kc(&out, &err, "dataset import-ncu '%s' -o '%s' --app app --gpu H200", csv, db);
+  CHECK_MSG("ncu: a report without its units row is refused (the unit is unknown)",
+            rc == 1 && err && strstr(err, "units row") && access(db, F_OK) != 0);
+  free(out), free(err);
+  n = snprintf(text, sizeof text, "%s\"\",\"\",\"\",\"\",\"nsecond\"\n"
+               "\"0\",\"k\",\"(32, 1, 1)\",\"(4, 1, 1)\",\"1,0,2,4,.5,0\"\n", nh);
+  tests_write_file(csv, text, (size_t)n);
+  rc = kc(&out, &err, "dataset import-ncu '%s' -o '%s' --app app --gpu H200", csv, db);
+  CHECK_MSG("ncu: '1,0,2,4,.5,0' is no number", rc == 1 && err && strstr(err, "1,0,2,4,.5,0"));
+  free(out), free(err);
+  n = snprintf(text, sizeof text, "%s\"\",\"\",\"\",\"\",\"nsecond\"\n"
+               "\"0\",\"k\",\"(32, 1, 1)\",\"(4, 1, 1)\",\"1,024.5\"\n", nh);
+  tests_write_file(csv, text, (size_t)n);
+  rc = kc(&out, &err, "dataset import-ncu '%s' -o '%s' --app app --gpu H200", csv, db);
+  v = stored_times(db);
+  CHECK_MSG("ncu: 1,024.5 nsecond is stored as 1024.5 ns, not rounded",
+            rc == 0 && v && !strcmp(v, "1024.5\n"));
+  free(v), free(out), free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/*
+ * The Nsight readers are fuzz targets (make fuzz); make test builds them
+ * and each runs clean over its seeds (tests/fuzz/seeds) for a moment.
+ */
+static void test_nsight_fuzzers_run_clean(void) {
+  if (!have_tool("clang-22")) {
+    fprintf(stderr, "(clang-22 missing: fuzzers skipped) ");
+    return;
+  }
+  char dir[4096];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-fuzz"));
+  CU_ASSERT_EQUAL_FATAL(sh(NULL, NULL, "mkdir '%s/nsys' '%s/ncu' && cp tests/fuzz/seeds/nsys-* "
+                           "'%s/nsys/' && cp tests/fuzz/seeds/ncu-* '%s/ncu/' && sqlite3 "
+                           "'%s/nsys/export.sqlite' < tests/fuzz/seeds/nsys-export.sql", dir, dir,
+                           dir, dir, dir), 0);
+  static const char *const names[] = {"nsys", "ncu"};
+  for (size_t i = 0; i < 2; i++) {
+    char bin[4200], msg[4400], *out = NULL;
+    snprintf(bin, sizeof bin, "%s/fuzz/%s_fuzz", tests_build(), names[i]);
+    snprintf(msg, sizeof msg, "make test built %s", bin);
+    CHECK_MSG(msg, access(bin, X_OK) == 0);
+    int rc = sh(NULL, &out, "'%s' -runs=3000 -seed=1 -rss_limit_mb=2048 -max_len=65536 '%s/%s'",
+                bin, dir, names[i]);
+    snprintf(msg, sizeof msg, "the %s fuzzer runs clean on its seeds (rc %d)", names[i], rc);
+    CHECK_MSG(msg, rc == 0);
+    if (rc) fprintf(stderr, "%.2000s\n", out ? out : "");
+    free(out);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_answers) {
@@ -460,4 +624,7 @@ TEST_SUITES(register_reliability_answers) {
   TEST_ADD(s, test_predictions_name_their_unit);
   TEST_ADD(s, test_one_gpu_resolver);
   TEST_ADD(s, test_a_killed_writer_leaves_a_dataset_that_opens);
+  TEST_ADD(s, test_foreign_sqlite_reads_are_bounded);
+  TEST_ADD(s, test_nsight_values_are_read_exactly_or_refused);
+  TEST_ADD(s, test_nsight_fuzzers_run_clean);
 }
