@@ -44,7 +44,13 @@
  * process group (with the terminal when kcast has it), SIGINT, SIGTERM,
  * SIGHUP and SIGQUIT are forwarded to that group (SIGKILL after 5 s more),
  * and the program gets SIGKILL when kcast dies (a parent-death signal, so
- * kill -9 too).  No scratch has a name (run_scratch): the records file is
+ * kill -9 too).  The program's own children do not inherit that signal,
+ * so a watcher (a small child of kcast, outside the group, blocked on a
+ * pipe only kcast holds) kills the whole group when the pipe closes
+ * without a word: kcast died, of whatever.  kcast is the subreaper of the
+ * program's descendants; processes the program leaves running in its
+ * group when it exits get RUN_GRACE_S to end (their launch records are
+ * still being written), then are killed, and kcast says so.  No scratch has a name (run_scratch): the records file is
  * created unlinked in the temporary folder (O_TMPFILE, else mkstemp +
  * unlink) and the status page is memory (memfd), both inherited and named
  * to the program as /proc/self/fd/N, so nothing stays in the temporary
@@ -291,16 +297,111 @@ static void die_of(int sig) {
 }
 
 /*
+ * The watcher of process group g: a child of kcast, outside the group,
+ * that blocks reading a pipe whose only write end kcast keeps.  kcast ends
+ * it with one byte (unwatch_group); the pipe closing without one means
+ * kcast died (kill -9 too), and the watcher kills the group.  Returns the
+ * write end, -1 when no watcher could be started (the parent-death signal
+ * of the program still holds).
+ */
+static pid_t watcher_pid;
+static int watch_group(pid_t g) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) return -1;
+  pid_t w = fork();
+  if (w < 0) {
+    close(p[0]);
+    close(p[1]);
+    return -1;
+  }
+  if (w == 0) {
+    /* async-signal-safe calls only (kcast may have threads) */
+    static const int quiet[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU};
+    for (size_t k = 0; k < sizeof quiet / sizeof *quiet; k++) signal(quiet[k], SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    close(p[1]);
+    char c;
+    ssize_t r;
+    while ((r = read(p[0], &c, 1)) < 0 && errno == EINTR) {}
+    if (r <= 0) kill(-g, SIGKILL);
+    _exit(0);
+  }
+  close(p[0]);
+  watcher_pid = w;
+  return p[1];
+}
+
+static void unwatch_group(int wfd) {
+  if (wfd < 0) return;
+  /* a watcher that is gone (killed) makes the write EPIPE: no SIGPIPE */
+  sigset_t pipe_sig, old;
+  sigemptyset(&pipe_sig);
+  sigaddset(&pipe_sig, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+  ssize_t r;
+  while ((r = write(wfd, "q", 1)) < 0 && errno == EINTR) {}
+  if (r < 0) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_sig, NULL, &zero) < 0 && errno == EINTR) {}
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(wfd);
+  while (watcher_pid > 0 && waitpid(watcher_pid, NULL, 0) < 0 && errno == EINTR) {}
+  watcher_pid = 0;
+}
+
+/* Reap what is left of group g (zombies of its processes, kcast being
+   their subreaper). */
+static void reap_group(pid_t g) {
+  while (waitpid(-g, NULL, WNOHANG) > 0) {}
+}
+
+/* After the program exited: processes it left running in its group get
+   RUN_GRACE_S to end (a forked child still launching), then are killed;
+   returns how many were still running then (0: none left). */
+static int end_leftovers(pid_t g, const char *prog) {
+  double t0 = now_s();
+  for (;;) {
+    reap_group(g);
+    if (kill(-g, 0) < 0) return 0; /* none left */
+    if (now_s() - t0 >= RUN_GRACE_S) break;
+    struct timespec nap = {0, 10 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+  }
+  int n = 0;
+  for (pid_t w; (w = waitpid(-g, NULL, WNOHANG)) > 0;) {}
+  kill(-g, SIGKILL);
+  for (double t1 = now_s(); now_s() - t1 < RUN_GRACE_S;) {
+    pid_t w = waitpid(-g, NULL, WNOHANG);
+    if (w > 0) { n++; continue; }
+    if (w < 0 && errno == ECHILD) break;
+    struct timespec nap = {0, 5 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+  }
+  cli_error("%s left %s running %.0f s after it exited; %s killed (launches they had not "
+            "finished are not recorded)", prog, n == 1 ? "a process" : "processes", RUN_GRACE_S,
+            n == 1 ? "it was" : "they were");
+  return n ? n : 1;
+}
+
+/*
  * Run prog in its own process group; *sig = the signal that ended it (0 =
  * exited), *timed_out, *killed = the signal kcast itself received (the
  * program was then told too).  Returns the exit status, or -1 when it could
  * not be started.
  */
 static int run_child(char **prog, const char *libdir, const run_scratch *sc, long long sample,
-                     long long threads, double timeout, int *sig, int *timed_out, int *killed) {
+                     long long threads, double timeout, int *sig, int *timed_out, int *killed,
+                     int *left) {
   *sig = 0;
   *timed_out = 0;
   *killed = 0;
+  *left = 0;
+  /* orphans of the program become kcast's children, so its group can be
+     reaped and nothing is left to init */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   got_signal = 0;
   /* Handlers first, with the signals blocked until the child's group is
      known, so that none is lost or hits a half-made child. */
@@ -365,6 +466,7 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
   }
   setpgid(pid, pid); /* also here: whichever runs first */
   child_group = pid;
+  int wfd = watch_group(pid);
   sigprocmask(SIG_SETMASK, &old, NULL);
   double t0 = now_s(), told = 0;
   int st = 0, rc = 0;
@@ -401,8 +503,11 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
     struct timespec nap = {0, 10 * 1000 * 1000};
     nanosleep(&nap, NULL);
   }
-  child_group = 0;
   if (got_signal || *timed_out) kill(-pid, SIGKILL); /* what the program left running */
+  else if (rc == 0) *left = end_leftovers(pid, prog[0]);
+  reap_group(pid);
+  child_group = 0;
+  unwatch_group(wfd);
   if (tty) tty_give(getpgrp());
   for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
   *killed = got_signal;
@@ -613,6 +718,53 @@ static void oob_note(const rt_records *r) {
           acc == 1 ? "" : "es", first->lseq, first->warn ? first->warn : "?");
 }
 
+/* The launches that have no features (error records), by kernel, on
+   stderr: how many and the first reason each, so a run that lost launches
+   says which (a kernel that could not be loaded, a fault, a refusal). */
+static void failed_note(const rt_records *r) {
+  size_t shown = 0, nk = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    const rt_launch_rec *l = &r->l[i];
+    if (!l->error) continue;
+    int seen = 0;
+    for (size_t j = 0; j < i && !seen; j++) seen = r->l[j].error && !strcmp(r->l[j].kernel, l->kernel);
+    if (seen) continue;
+    nk++;
+    if (shown == 5) continue;
+    size_t n = 0;
+    for (size_t j = i; j < r->n; j++) n += r->l[j].error && !strcmp(r->l[j].kernel, l->kernel);
+    char name[512];
+    char *d = fe_demangle(l->kernel);
+    fe_demangled_name(d, name, sizeof name);
+    fprintf(stderr, "kcast run: %zu launch%s of %s%s%s%s not recorded; the first, launch %" PRId64
+            ": %s\n", n, n == 1 ? "" : "es", l->kernel, d ? " (" : "", d ? name : "", d ? ")" : "",
+            l->lseq, l->error);
+    free(d);
+    shown++;
+  }
+  if (nk > shown) fprintf(stderr, "kcast run: ... and launches of %zu more kernels\n", nk - shown);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Two records of one lseq (processes that did not share the run's
+   counter): they would overwrite each other in the dataset.  The first
+   such lseq, or -1. */
+static int64_t duplicate_lseq(const rt_records *r) {
+  int64_t *v = malloc((r->n + 1) * sizeof *v);
+  if (!v) return -1;
+  for (size_t i = 0; i < r->n; i++) v[i] = r->l[i].lseq;
+  qsort(v, r->n, sizeof *v, cmp_i64);
+  int64_t dup = -1;
+  for (size_t i = 1; i < r->n && dup < 0; i++)
+    if (v[i] == v[i - 1]) dup = v[i];
+  free(v);
+  return dup;
+}
+
 /* kcast run's exit status (usage text): the program's when it failed,
    else KCAST_EXIT_LAUNCH when a launch failed and not --keep-going. */
 static int exit_status(int status, size_t failed, int keep_going) {
@@ -821,9 +973,9 @@ int cmd_run(int argc, char **argv) {
   }
   /* the program inherits this (run_child sets the rest) */
   setenv(RT_ENV_OOB, oob, 1);
-  int sig, timed_out, killed;
+  int sig, timed_out, killed, left;
   int status = run_child(prog, libdir, &sc, sample, threads, (double)timeout, &sig,
-                         &timed_out, &killed);
+                         &timed_out, &killed, &left);
   progress_stop(&pr);
   int rc = KCAST_EXIT_USER;
   rt_records r;
@@ -850,7 +1002,8 @@ int cmd_run(int argc, char **argv) {
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
   }
-  if (scratch_read(&sc, &r, timed_out ? RT_READ_TORN_OK : 0, err, sizeof err) < 0) {
+  /* processes killed after the program (left) may have been writing */
+  if (scratch_read(&sc, &r, timed_out || left ? RT_READ_TORN_OK : 0, err, sizeof err) < 0) {
     cli_error("%s; %s left unchanged", err, db_path);
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
@@ -871,6 +1024,14 @@ int cmd_run(int argc, char **argv) {
     if (r.l[k].error) failed++;
     else if (r.l[k].sampled) sampled++;
   }
+  int64_t dup = duplicate_lseq(&r);
+  if (dup >= 0) {
+    cli_error("%s: two launches were numbered %" PRId64 " (processes of the program that did "
+              "not share kcast run's launch counter); they would overwrite each other; %s left "
+              "unchanged", prog[0], dup, db_path);
+    rc = status ? status : KCAST_EXIT_USER;
+    goto out;
+  }
   /* --kernel, --launch-skip, --launch-count: the taken launches first, in
      order; the others stay behind r.n until freed */
   total = r.n;
@@ -882,8 +1043,11 @@ int cmd_run(int argc, char **argv) {
   }
   char partial[512];
   if (timed_out) partial_reason(partial, sizeof partial, timeout, &r, &pr);
+  else if (left)
+    snprintf(partial, sizeof partial, "the program left processes running; they were killed "
+             "%.0f s after it exited: %zu launches finished", RUN_GRACE_S, r.n);
   char *cmdline = join_args(argc + 1, argv - 1);
-  if (store(db_path, &r, app, dataset, bench, cmdline, timed_out ? partial : NULL,
+  if (store(db_path, &r, app, dataset, bench, cmdline, timed_out || left ? partial : NULL,
             (double)lock_wait, &written) < 0) {
     free(cmdline);
     rc = status ? status : KCAST_EXIT_USER;
@@ -900,15 +1064,17 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, " (%zu of %zu launches selected by --kernel/--launch-skip/--launch-count)",
             nsel, total);
   if (failed)
-    fprintf(stderr, "; %zu launch%s failed in the emulator (not recorded; the program got the "
-            "CUDA error a GPU returns)%s", failed, failed == 1 ? "" : "es",
+    fprintf(stderr, "; %zu launch%s failed in the emulator or could not run (not recorded; the "
+            "program got the CUDA error a GPU returns)%s", failed, failed == 1 ? "" : "es",
             keep_going ? "" : ": exit status 4");
   if (sampled)
     fprintf(stderr, "; %zu launches sampled (features scaled; the program's results are not "
                     "valid)", sampled);
   if (status) fprintf(stderr, "; the program exited with status %d", status);
   fputc('\n', stderr);
+  if (failed) failed_note(&r);
   rc = exit_status(status, failed, keep_going);
+  if (left && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_LAUNCH; /* launches may be missing */
   if (src && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_USER;
 out:
   if (total > r.n) r.n = total;

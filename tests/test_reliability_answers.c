@@ -614,6 +614,194 @@ static void test_nsight_fuzzers_run_clean(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* -------------------------------------------- kcast run: every launch -- */
+
+/* A program that launches step<<<G, 32>>> with G = 1, 2, 3, 4 as its mode
+   says: "fork" (parent 1, child 2, parent 3), "exec" (1, then the program
+   again as "after-exec": 4), "orphan FILE" (1, then a child that sleeps,
+   its pid in FILE, and the parent too), "leave FILE" (the same, but the
+   parent exits); built with -DODD (forks-odd) it
+   also launches a kernel the emulator cannot load, in the same module,
+   and ignores the error. */
+static const char fork_src[] =
+    "#include <cstdio>\n#include <cstring>\n#include <unistd.h>\n#include <sys/wait.h>\n"
+    "__global__ void step(int *x, int k) { if (threadIdx.x == 0) x[0] += k; }\n"
+    "#ifdef ODD\n"
+    "__global__ void odd(unsigned *out, int *p) {\n"
+    "  unsigned long long r;\n"
+    "  asm volatile(\"mapa.u64 %0, %1, 0;\" : \"=l\"(r) : \"l\"(p)); out[0] = (unsigned)r; }\n"
+    "#endif\n"
+    "int main(int argc, char **argv) {\n"
+    "  int *d; cudaMalloc(&d, 4); cudaMemset(d, 0, 4);\n"
+    "  const char *mode = argc > 1 ? argv[1] : \"\";\n"
+    "  if (!strcmp(mode, \"after-exec\")) { step<<<4, 32>>>(d, 4); cudaDeviceSynchronize();\n"
+    "    printf(\"done after-exec\\n\"); return 0; }\n"
+    "  step<<<1, 32>>>(d, 1); cudaDeviceSynchronize();\n"
+    "  if (!strcmp(mode, \"fork\")) {\n"
+    "    pid_t p = fork();\n"
+    "    if (p == 0) { step<<<2, 32>>>(d, 2); cudaDeviceSynchronize(); _exit(0); }\n"
+    "    waitpid(p, NULL, 0);\n"
+    "    step<<<3, 32>>>(d, 3); cudaDeviceSynchronize();\n"
+    "  } else if (!strcmp(mode, \"exec\")) {\n"
+    "    fflush(stdout); execl(argv[0], argv[0], \"after-exec\", (char *)NULL); return 1;\n"
+    "  } else if ((!strcmp(mode, \"orphan\") || !strcmp(mode, \"leave\")) && argc > 2) {\n"
+    "    pid_t p = fork();\n"
+    "    if (p == 0) { sleep(300); _exit(0); }\n"
+    "    FILE *f = fopen(argv[2], \"w\"); fprintf(f, \"%d\\n\", (int)p); fclose(f);\n"
+    "    if (!strcmp(mode, \"orphan\")) sleep(300);\n"
+    "  }\n"
+    "#ifdef ODD\n"
+    "  unsigned *o; cudaMalloc(&o, 4);\n"
+    "  odd<<<1, 1>>>(o, d); cudaGetLastError();\n"
+    "#endif\n"
+    "  printf(\"done %s\\n\", mode);\n"
+    "  return 0;\n"
+    "}\n";
+
+/* Build fork_src with `kcast nvcc FLAGS` into $KCAST_BUILD/ansprog/NAME
+   (once per source); its path into buf, NULL (skipped) without nvcc. */
+static const char *fork_prog(const char *name, const char *flags, char *buf, size_t cap) {
+  if (cap < 8600) return NULL;
+  char dir[8400], src[8500], cwd[4096];
+  const char *b = tests_build();
+  if (b[0] == '/') snprintf(dir, sizeof dir, "%s/ansprog", b);
+  else snprintf(dir, sizeof dir, "%s/%s/ansprog", getcwd(cwd, sizeof cwd) ? cwd : ".", b);
+  snprintf(buf, cap, "%s/%s", dir, name);
+  snprintf(src, sizeof src, "%s/forks.cu", dir);
+  if (!have_tool("nvcc")) {
+    fprintf(stderr, "(nvcc missing: skipped) ");
+    return NULL;
+  }
+  mkdir(dir, 0755);
+  char *old = tests_read_file(src, NULL);
+  int same_src = old && !strcmp(old, fork_src);
+  free(old);
+  if (!same_src && tests_write_file(src, fork_src, sizeof fork_src - 1)) return NULL;
+  struct stat ss, sb;
+  if (stat(src, &ss) == 0 && stat(buf, &sb) == 0 && sb.st_mtime >= ss.st_mtime) return buf;
+  char *err = NULL;
+  if (sh(NULL, &err, "'%s' nvcc -O2 %s -o '%s.tmp' '%s' && mv '%s.tmp' '%s'", tests_kcast(),
+         flags, buf, src, buf, buf)) {
+    fprintf(stderr, "(%s did not build: %s) ", name, err ? err : "");
+    free(err);
+    return NULL;
+  }
+  free(err);
+  return buf;
+}
+
+/* One number from the dataset (sqlite3's shell); -1 when unreadable. */
+static long sql_num(const char *db, const char *q) {
+  char *out = NULL;
+  long n = sh(&out, NULL, "sqlite3 '%s' \"%s\"", db, q) == 0 && out ? strtol(out, NULL, 10) : -1;
+  free(out);
+  return n;
+}
+
+/*
+ * A program launching in the parent and in a forked child: "3 launches
+ * recorded", 2 rows stored; exec: "2 recorded", 1 stored (every process
+ * numbered from 0 and UNIQUE(app, dataset, lseq) kept one).  And a module
+ * kcast cannot load: its launches failed, the program ignored that, and
+ * kcast run said "0 launches recorded" with exit 0.
+ */
+static void test_run_records_every_process_and_names_lost_kernels(void) {
+  char prog[8600], odd[8600], dir[4096], db[4200];
+  if (!fork_prog("forks", "", prog, sizeof prog) ||
+      !fork_prog("forks-odd", "-DODD", odd, sizeof odd))
+    return;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-fork"));
+  snprintf(db, sizeof db, "%s/f.db", dir);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "run -o '%s' -- '%s' fork", db, prog);
+  CHECK_MSG("fork: the run succeeds", rc == 0 && out && strstr(out, "done fork"));
+  CHECK_MSG("fork: 3 launches stored, 3 reported", sql_num(db, "SELECT count(*) FROM launches") == 3 &&
+            err && strstr(err, "3 launches of forks recorded"));
+  CHECK_MSG("fork: in launch order across the processes (grids 1, 2, 3 at lseq 0, 1, 2)",
+            sql_num(db, "SELECT group_concat(grid_x, '') FROM (SELECT grid_x FROM launches "
+                    "ORDER BY lseq)") == 123);
+  free(out), free(err);
+  rc = kc(&out, &err, "run -o '%s' -- '%s' exec", db, prog);
+  CHECK_MSG("exec: the program and the one it became: 2 launches stored and reported",
+            rc == 0 && sql_num(db, "SELECT count(*) FROM launches WHERE dataset = 'exec'") == 2 &&
+                err && strstr(err, "2 launches of forks recorded"));
+  CHECK_MSG("exec: lseq 0 and 1 (grids 1 and 4)",
+            sql_num(db, "SELECT group_concat(grid_x, '') FROM (SELECT grid_x FROM launches "
+                    "WHERE dataset = 'exec' ORDER BY lseq)") == 14);
+  free(out), free(err);
+  rc = kc(&out, &err, "run -o '%s' -- '%s' odd", db, odd);
+  CHECK_MSG("a kernel that cannot be loaded: the program 'succeeds', kcast run exits 4",
+            rc == 4 && out && strstr(out, "done odd"));
+  CHECK_MSG("...naming the kernel, why, and the launches lost",
+            err && strstr(err, "_Z3oddPjPi") && strstr(err, "could not be loaded") &&
+                strstr(err, "mapa") && strstr(err, "not recorded"));
+  free(out), free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* Is process pid alive (and not a zombie)? */
+static int alive(pid_t pid) {
+  char p[64], *st = NULL;
+  snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+  st = tests_read_file(p, NULL);
+  const char *rp = st ? strrchr(st, ')') : NULL;
+  int a = rp && rp[1] == ' ' && rp[2] != 'Z';
+  free(st);
+  return a;
+}
+
+/*
+ * SIGKILL of kcast run orphaned the program's children in its process
+ * group (the program's parent-death signal is not inherited); a child
+ * the program left running at its exit outlived the run.  Both end.
+ */
+static void test_run_leaves_no_process_behind(void) {
+  char prog[8600], dir[4096], db[4200], pidf[4200];
+  if (!fork_prog("forks", "", prog, sizeof prog)) return;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-orphan"));
+  snprintf(db, sizeof db, "%s/o.db", dir);
+  snprintf(pidf, sizeof pidf, "%s/pid", dir);
+  pid_t kp = fork();
+  CU_ASSERT_FATAL(kp >= 0);
+  if (kp == 0) {
+    int nul = open("/dev/null", O_RDWR);
+    dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
+    execl(tests_kcast(), tests_kcast(), "run", "-o", db, "--", prog, "orphan", pidf, (char *)NULL);
+    _exit(127);
+  }
+  pid_t orphan = 0;
+  for (double t0 = mono_s(); !orphan && mono_s() - t0 < 30;) {
+    char *t = tests_read_file(pidf, NULL);
+    if (t && strchr(t, '\n')) orphan = (pid_t)atoi(t);
+    free(t);
+    if (!orphan) usleep(20000);
+  }
+  CHECK_MSG("the program forked its child", orphan > 0);
+  kill(kp, SIGKILL);
+  waitpid(kp, NULL, 0);
+  int gone = 0;
+  for (double t0 = mono_s(); orphan > 0 && !gone && mono_s() - t0 < 10;) {
+    gone = !alive(orphan);
+    if (!gone) usleep(20000);
+  }
+  CHECK_MSG("kill -9 of kcast run: the program's child ends with it", orphan > 0 && gone);
+  if (orphan > 0 && !gone) kill(orphan, SIGKILL);
+  /* the program exits and leaves its child running */
+  unlink(pidf);
+  char *out = NULL, *err = NULL;
+  double t0 = mono_s();
+  int rc = kc(&out, &err, "run -o '%s' -- '%s' leave '%s'", db, prog, pidf);
+  char *t = tests_read_file(pidf, NULL);
+  orphan = t ? (pid_t)atoi(t) : 0;
+  free(t);
+  CHECK_MSG("a child left running at the program's exit ends within the grace, with a message "
+            "and a non-zero exit", rc != 0 && mono_s() - t0 < 30 && orphan > 0 && !alive(orphan) &&
+            err && strstr(err, "left a process running"));
+  if (orphan > 0 && alive(orphan)) kill(orphan, SIGKILL);
+  free(out), free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_answers) {
@@ -627,4 +815,6 @@ TEST_SUITES(register_reliability_answers) {
   TEST_ADD(s, test_foreign_sqlite_reads_are_bounded);
   TEST_ADD(s, test_nsight_values_are_read_exactly_or_refused);
   TEST_ADD(s, test_nsight_fuzzers_run_clean);
+  TEST_ADD(s, test_run_records_every_process_and_names_lost_kernels);
+  TEST_ADD(s, test_run_leaves_no_process_behind);
 }
