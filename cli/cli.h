@@ -68,12 +68,18 @@ extern const char cmd_model_usage[];
 #include <getopt.h>
 enum { CLI_OPT_END = -1, CLI_OPT_ERR = -2, CLI_OPT_OWN = 0x100, CLI_OPT_RF = 0x200,
        CLI_OPT_LAUNCH = 0x300, CLI_OPT_FILTER = 0x380, CLI_OPT_FE = 0x3c0,
-       CLI_OPT_GPUS = 0x3f0, CLI_OPTS_MAX = 96, CLI_OPT_MANY = 0x10000 };
+       CLI_OPT_GPUS = 0x3f0, CLI_OPT_TOOL_TIMEOUT = 0x3f1, CLI_OPTS_MAX = 96,
+       CLI_OPT_MANY = 0x10000 };
 /* --gpus FILE (commands that look GPUs up add this table): the GPUs of FILE
    added to or replacing those of the GPU table, as KCAST_GPUS=FILE does;
    handled by cli_opts_next itself.  Whichever names the table, a file that
    cannot be read ends the parse with its error (status KCAST_EXIT_USER). */
 extern const struct option cli_gpus_longopts[];
+/* --tool-timeout SECS (commands that compile: extract adds this table,
+   cli_launch_longopts holds the entry): the time limit of every nvcc,
+   clang and ptxas run (fe_set_tool_timeout), handled by cli_opts_next
+   itself; a value that is not seconds > 0 is a usage error. */
+extern const struct option cli_tool_longopts[];
 /* The one "unknown GPU" message (cli_error): where (a file and place, or
    NULL), the name, the table's GPUs (", or all" with or_all) and how to
    add one (--gpus FILE). */

@@ -464,6 +464,7 @@ const struct option cli_launch_longopts[] = {
   {"budget", required_argument, NULL, O_BUDGET},
   {"timeout", required_argument, NULL, O_TIMEOUT},
   {"oob", required_argument, NULL, O_OOB},
+  {"tool-timeout", required_argument, NULL, CLI_OPT_TOOL_TIMEOUT}, /* cli_opts_next's */
   {NULL, 0, NULL, 0},
 };
 

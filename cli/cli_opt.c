@@ -39,6 +39,11 @@ const struct option cli_gpus_longopts[] = {
   {NULL, 0, NULL, 0},
 };
 
+const struct option cli_tool_longopts[] = {
+  {"tool-timeout", required_argument, NULL, CLI_OPT_TOOL_TIMEOUT},
+  {NULL, 0, NULL, 0},
+};
+
 void cli_unknown_gpu(const char *where, const char *name, int or_all) {
   char names[2048];
   an_gpu_names(names, sizeof names);
@@ -319,6 +324,17 @@ int cli_opts_next(cli_opts *o) {
   if (second_value(o, c)) {
     o->done = 1;
     return CLI_OPT_ERR;
+  }
+  if (c == CLI_OPT_TOOL_TIMEOUT) {
+    char *e;
+    double t = strtod(o->arg, &e);
+    if (*e || e == o->arg || !(t > 0) || t > 1e7) {
+      cli_usage_error(o->cmd, "--tool-timeout '%s': give seconds > 0", o->arg);
+      o->done = 1;
+      return CLI_OPT_ERR;
+    }
+    fe_set_tool_timeout(t);
+    return cli_opts_next(o);
   }
   if (c == CLI_OPT_GPUS) {
     /* read on the first lookup, after the options (the table is built once) */

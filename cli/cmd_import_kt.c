@@ -552,7 +552,8 @@ const char cmd_import_kt_usage[] =
     "              [--block-size-names X[,Y[,Z]]] [--arg SPEC]... [--const NAME=FILL]...\n"
     "              [--copt OPTION]... [--compiler nvcc|clang] [--arch sm_XX] [--shared BYTES]\n"
     "              [--sample CTAS] [--configs N] [--seed S] [-j JOBS] [--batch N]\n"
-    "              [--budget INSNS] [--timeout SECONDS] [--oob error|warn]\n";
+    "              [--budget INSNS] [--timeout SECONDS] [--oob error|warn]\n"
+    "              [--tool-timeout SECONDS]\n";
 
 static void kt_usage(FILE *f) {
   fputs(cmd_import_kt_usage, f);

@@ -1112,10 +1112,11 @@ int cmd_suite(int argc, char **argv) {
     char odir[PATH_MAX];
     snprintf(odir, sizeof odir, "%s", copy ? dirname(copy) : ".");
     free(copy);
-    if (snprintf(dir, sizeof dir, "%s/.kcast-suite-XXXXXX", odir) >= (int)sizeof dir ||
-        !mkdtemp(dir)) {
-      cli_error("%s: cannot create a scratch folder in %s: %s (nothing run)", out, odir,
-                strerror(errno));
+    /* .kcast-suite-HOST-PID-XXXXXX: a later run removes one a kill -9 left
+       (fe_scratch_make sweeps those of dead processes of this host) */
+    char why[PATH_MAX + 64];
+    if (fe_scratch_make(odir, ".kcast-suite", dir, sizeof dir, why, sizeof why)) {
+      cli_error("%s: cannot create a scratch folder: %s (nothing run)", out, why);
       dir[0] = 0;
       goto out;
     }
@@ -1234,7 +1235,7 @@ int cmd_suite(int argc, char **argv) {
   if (sig) {
     if (r.log) fclose(r.log);
     r.log = NULL;
-    rmdir(dir);
+    fe_scratch_remove(dir);
     suite_free(&s);
     free(order);
     fflush(stdout);
@@ -1244,7 +1245,7 @@ int cmd_suite(int argc, char **argv) {
   }
 out:
   if (r.log) fclose(r.log);
-  if (dir[0]) rmdir(dir);
+  if (dir[0]) fe_scratch_remove(dir);
   suite_free(&s);
   free(order);
   return rc;

@@ -15,6 +15,7 @@
 #include "model/model.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,30 @@ static int dispatch(int argc, char **argv) {
   return rc == KCAST_EXIT_USER && usage_errors ? KCAST_EXIT_USAGE : rc;
 }
 
+/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: the compilers running are killed and
+   the scratch folders removed (fe_cleanup: async-signal-safe), then kcast
+   dies of the signal.  Commands that run programs (run, suite) install
+   their own handlers while they do, and put these back.  A signal kcast
+   was started ignoring (nohup) stays ignored. */
+static void on_fatal_signal(int sig) {
+  fe_cleanup();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_cleanup(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(sigs[k], &sa, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
+  install_cleanup();
   return finish_stdout(dispatch(argc, argv));
 }

@@ -802,6 +802,220 @@ static void test_run_leaves_no_process_behind(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* ------------------------------------- child processes and scratch -- */
+
+/* A folder with a fake nvcc that starts a child and hangs (as cc1plus
+   did on an #include of a FIFO): its pids go to DIR/pids. */
+static void fake_nvcc(const char *dir) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/bin", dir);
+  mkdir(p, 0755);
+  snprintf(p, sizeof p, "%s/bin/nvcc", dir);
+  FILE *f = fopen(p, "w");
+  if (!f) return;
+  fprintf(f, "#!/bin/sh\nsleep 300 &\necho $$ $! >> '%s/pids'\nwait\n", dir);
+  fclose(f);
+  chmod(p, 0755);
+}
+
+/* Are all the pids listed in dir/pids gone?  (none listed: -1) */
+static int fake_nvcc_gone(const char *dir) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/pids", dir);
+  char *t = tests_read_file(p, NULL);
+  if (!t || !*t) {
+    free(t);
+    return -1;
+  }
+  int gone = 1;
+  for (double t0 = mono_s(); mono_s() - t0 < 5;) {
+    gone = 1;
+    for (char *q = t; *q;) {
+      char *e;
+      long pid = strtol(q, &e, 10);
+      if (e == q) { q++; continue; }
+      if (pid > 0 && alive((pid_t)pid)) gone = 0;
+      q = e;
+    }
+    if (gone) break;
+    usleep(20000);
+  }
+  free(t);
+  return gone;
+}
+
+/* What a folder holds, one name a line ("" when empty). */
+static char *listing(const char *dir) {
+  char *out = NULL;
+  sh(&out, NULL, "ls -A '%s'", dir);
+  return out;
+}
+
+/*
+ * nvcc and ptxas had no time limit (--timeout covered the emulation
+ * only): a compiler that hangs hung extract and import-kerneltuner.
+ * Every tool run has one; the whole tool (its children too) is killed.
+ */
+static void test_every_compiler_run_has_a_time_limit(void) {
+  char dir[4096], tmp[4200], cf[4200], db[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-hang"));
+  fake_nvcc(dir);
+  snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+  mkdir(tmp, 0700);
+  char *out = NULL, *err = NULL;
+  double t0 = mono_s();
+  int rc = sh(&out, &err, "PATH='%s/bin':$PATH TMPDIR='%s' timeout 60 '%s' extract "
+              "tests/kernels/saxpy.cu --tool-timeout 2", dir, tmp, tests_kcast());
+  double dt = mono_s() - t0;
+  CHECK_MSG("extract with a hanging nvcc: exit 1 after the limit, saying so",
+            rc == 1 && dt < 30 && err && strstr(err, "did not finish within 2 s") &&
+                count_lines(err) == 1);
+  CHECK_MSG("...the compiler's own child is killed too", fake_nvcc_gone(dir) == 1);
+  char *left = listing(tmp);
+  CHECK_MSG("...and its scratch folder is removed", left && !*left);
+  free(left), free(out), free(err);
+  /* the same limit for import-kerneltuner's compiles (KCAST_TOOL_TIMEOUT) */
+  snprintf(cf, sizeof cf, "%s/c.json", dir);
+  snprintf(db, sizeof db, "%s/k.db", dir);
+  static const char cache[] =
+      "{\"device_name\": \"NVIDIA A100-PCIE-40GB\", \"kernel_name\": \"scale_add\", "
+      "\"problem_size\": [100000], \"tune_params_keys\": [\"block_size_x\", \"tile_size_x\", "
+      "\"use_bias\"], \"tune_params\": {\"block_size_x\": [32], \"tile_size_x\": [1], "
+      "\"use_bias\": [0]}, \"objective\": \"time\", \"cache\": {\"32,1,0\": {\"block_size_x\": "
+      "32, \"tile_size_x\": 1, \"use_bias\": 0, \"time\": 0.5, \"times\": [0.5, 0.5]}}}\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(cf, cache, sizeof cache - 1), 0);
+  snprintf(tmp, sizeof tmp, "%s/pids", dir);
+  unlink(tmp);
+  snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+  t0 = mono_s();
+  rc = sh(&out, &err, "PATH='%s/bin':$PATH TMPDIR='%s' KCAST_TOOL_TIMEOUT=2 timeout 90 '%s' "
+          "dataset import-kerneltuner '%s' -o '%s' --source tests/tuning/scale_add.cu "
+          "--grid-div-x block_size_x,tile_size_x --arg buf:400k --arg buf:400k:randf "
+          "--arg 100000 --const scale=randf:3", dir, tmp, tests_kcast(), cf, db);
+  dt = mono_s() - t0;
+  CHECK_MSG("import-kerneltuner --source with a hanging nvcc ends with the limit, saying so",
+            rc != 0 && rc != 124 && dt < 60 && ((out && strstr(out, "did not finish within 2 s")) ||
+                                                (err && strstr(err, "did not finish within 2 s"))));
+  CHECK_MSG("...and nvcc's children are gone", fake_nvcc_gone(dir) == 1);
+  left = listing(tmp);
+  CHECK_MSG("...and nothing is left in TMPDIR", left && !*left);
+  free(left), free(out), free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
+/* This host's name as kcast writes it into scratch names. */
+static void host_part(char *buf, size_t cap) {
+  char h[256] = "";
+  if (gethostname(h, sizeof h - 1) != 0 || !h[0]) snprintf(h, sizeof h, "host");
+  size_t n = 0;
+  for (const char *p = h; *p && n + 1 < cap && n < 40; p++)
+    buf[n++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                       *p == '.' ? *p : '-';
+  buf[n] = 0;
+}
+
+/* A pid no process has (one that ran and was reaped). */
+static pid_t dead_pid(void) {
+  pid_t p = fork();
+  if (p == 0) _exit(0);
+  waitpid(p, NULL, 0);
+  return p;
+}
+
+/*
+ * SIGTERM or SIGKILL of import-kerneltuner --source left kcast-fe-*
+ * folders in TMPDIR; SIGKILL of suite run its .kcast-suite-* folder that
+ * later runs never cleaned.  A signal cleans up; the next run sweeps what
+ * a kill -9 left (of dead processes of this host only).
+ */
+static void test_scratch_is_cleaned_on_signals_and_swept(void) {
+  char dir[4096], tmp[4200], host[64], name[512], p[8192];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-scratch"));
+  fake_nvcc(dir);
+  snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+  mkdir(tmp, 0700);
+  host_part(host, sizeof host);
+  static const int sigs[] = {SIGTERM, SIGINT};
+  for (size_t k = 0; k < 2; k++) {
+    snprintf(p, sizeof p, "%s/pids", dir);
+    unlink(p);
+    pid_t kp = fork();
+    CU_ASSERT_FATAL(kp >= 0);
+    if (kp == 0) {
+      for (int q = 1; q < 32; q++) signal(q, SIG_DFL);
+      char path[8192];
+      snprintf(path, sizeof path, "%s/bin:%s", dir, getenv("PATH") ? getenv("PATH") : "");
+      setenv("PATH", path, 1);
+      setenv("TMPDIR", tmp, 1);
+      int nul = open("/dev/null", O_RDWR);
+      dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
+      execl(tests_kcast(), tests_kcast(), "extract", "tests/kernels/saxpy.cu", (char *)NULL);
+      _exit(127);
+    }
+    /* wait for the compiler to be running */
+    int running = 0;
+    for (double t0 = mono_s(); !running && mono_s() - t0 < 20;) {
+      char *t = tests_read_file(p, NULL);
+      running = t && *t;
+      free(t);
+      if (!running) usleep(20000);
+    }
+    CHECK_MSG("the compile started", running);
+    kill(kp, sigs[k]);
+    int st = 0;
+    waitpid(kp, &st, 0);
+    snprintf(name, sizeof name, "signal %d: kcast dies of it", sigs[k]);
+    CHECK_MSG(name, WIFSIGNALED(st) && WTERMSIG(st) == sigs[k]);
+    snprintf(name, sizeof name, "signal %d: the compiler's processes are killed", sigs[k]);
+    CHECK_MSG(name, fake_nvcc_gone(dir) == 1);
+    char *left = listing(tmp);
+    snprintf(name, sizeof name, "signal %d: nothing left in TMPDIR (%.100s)", sigs[k],
+             left ? left : "");
+    CHECK_MSG(name, left && !*left);
+    free(left);
+  }
+  /* what a kill -9 leaves: swept by the next run, a live owner's kept */
+  pid_t dead = dead_pid();
+  snprintf(p, sizeof p, "%s/kcast-fe-%s-%d-AbCdEf", tmp, host, (int)dead);
+  mkdir(p, 0700);
+  snprintf(p, sizeof p, "%s/kcast-fe-%s-%d-AbCdEf/in.cu", tmp, host, (int)dead);
+  tests_write_file(p, "x", 1);
+  snprintf(p, sizeof p, "%s/kcast-fe-%s-%d-LiVeOn", tmp, host, (int)getpid());
+  mkdir(p, 0700);
+  snprintf(p, sizeof p, "%s/kcast-fe-other.host-%d-AbCdEf", tmp, (int)dead);
+  mkdir(p, 0700);
+  int rc = sh(NULL, NULL, "TMPDIR='%s' '%s' extract tests/kernels/saxpy.cu", tmp, tests_kcast());
+  char *left = listing(tmp);
+  snprintf(name, sizeof name, "kcast-fe-%s-%d-AbCdEf", host, (int)dead);
+  char live[512];
+  snprintf(live, sizeof live, "kcast-fe-%s-%d-LiVeOn", host, (int)getpid());
+  if (have_tool("nvcc"))
+    CHECK_MSG("the next compile sweeps a dead process's kcast-fe folder, keeps a live one's "
+              "and another host's", rc == 0 && left && !strstr(left, name) && strstr(left, live) &&
+              strstr(left, "kcast-fe-other.host"));
+  free(left);
+  /* suite run: its .kcast-suite folder beside the output */
+  char prog[8192], out[4200], man[4200];
+  if (suite_prog("stencil2d", prog, sizeof prog)) {
+    snprintf(out, sizeof out, "%s/out", dir);
+    mkdir(out, 0700);
+    snprintf(p, sizeof p, "%s/.kcast-suite-%s-%d-XyZzY1", out, host, (int)dead);
+    mkdir(p, 0700);
+    snprintf(p, sizeof p, "%s/.kcast-suite-%s-%d-XyZzY1/part.db", out, host, (int)dead);
+    tests_write_file(p, "x", 1);
+    snprintf(man, sizeof man, "%s/m.txt", dir);
+    tests_write_file(man, "stencil2d 32 8 2\n", 17);
+    char bindir[8192];
+    snprintf(bindir, sizeof bindir, "%.*s", (int)(strrchr(prog, '/') - prog), prog);
+    rc = kc(NULL, NULL, "suite run '%s' --bindir '%s' -o '%s/s.db'", man, bindir, out);
+    left = listing(out);
+    CHECK_MSG("suite run sweeps the scratch folder a killed run left beside its output",
+              rc == 0 && left && !strstr(left, ".kcast-suite"));
+    free(left);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_answers) {
@@ -817,4 +1031,6 @@ TEST_SUITES(register_reliability_answers) {
   TEST_ADD(s, test_nsight_fuzzers_run_clean);
   TEST_ADD(s, test_run_records_every_process_and_names_lost_kernels);
   TEST_ADD(s, test_run_leaves_no_process_behind);
+  TEST_ADD(s, test_every_compiler_run_has_a_time_limit);
+  TEST_ADD(s, test_scratch_is_cleaned_on_signals_and_swept);
 }
