@@ -89,8 +89,8 @@ static int in_families(const char *list, const char *name) {
   return !not_a_feature(name) && has_token(list, "all");
 }
 
-/* A comma list of family names (letters, digits, '_'; '@' and '-' for a
-   measurement column named whole: time_ns@T4), none empty; a name that is
+/* A comma list of family names (letters, digits, '_'; '@', and '-' after
+   it, for a measurement column named whole: time_ns@A100-PCIE), none empty; a name that is
    neither a known family nor a derived one must match some loaded column
    (a CSV's own prefix such as tune.*: checked after loading). */
 static int valid_families(const char *list) {
@@ -98,8 +98,10 @@ static int valid_families(const char *list) {
     const char *e = strchr(t, ',');
     size_t n = e ? (size_t)(e - t) : strlen(t);
     if (!n) return 0;
+    int at = memchr(t, '@', n) != NULL; /* a measurement: its GPU may have a '-' */
     for (size_t k = 0; k < n; k++)
-      if (!isalnum((unsigned char)t[k]) && !strchr("_@-", t[k])) return 0;
+      if (!isalnum((unsigned char)t[k]) && t[k] != '_' && !(at && (t[k] == '@' || t[k] == '-')))
+        return 0;
     if (!e) return 1;
     t = e + 1;
   }

@@ -461,7 +461,7 @@ static int run_single(kt_work *w, kt_cfg *c, char **kname_out) {
     snprintf(err, sizeof err, "%s: no single kernel named %s in the compiled source (--kernel)",
              w->o->source, w->kname);
     set_failed(c, err);
-    rc = 1;
+    rc = -1; /* the cachefile's kernel_name or --kernel: bad input, not a usage error */
   } else if (!(dev = emu_device_new())) {
     set_failed(c, "out of memory");
   } else if (emu_module_load(dev, m, &em, err, sizeof err)) {
@@ -760,6 +760,11 @@ int cmd_import_kerneltuner(int argc, char **argv) {
       goto out;
     }
     char key[128];
+    if (!o.gpu && !files[i].device_name[0]) {
+      cli_error("%s: device_name is empty: the GPU of its times is unknown (give --gpu NAME)",
+                operands[i]);
+      goto out;
+    }
     if (o.gpu) snprintf(key, sizeof key, "%s", o.gpu);
     else prof_gpu_key(files[i].device_name, key, sizeof key);
     if (!(gpus[i] = strdup(key))) { cli_error("out of memory"); goto out; }

@@ -394,7 +394,8 @@ static int end_leftovers(pid_t g, const char *prog) {
  */
 static int run_child(char **prog, const char *libdir, const run_scratch *sc, long long sample,
                      long long threads, double timeout, int *sig, int *timed_out, int *killed,
-                     int *left) {
+                     int *left, int *not_started) {
+  *not_started = 0;
   *sig = 0;
   *timed_out = 0;
   *killed = 0;
@@ -423,9 +424,15 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
   pid_t parent = getpid();
   fflush(stdout);
   fflush(stderr);
+  /* the program's exec failing comes back as its errno on this pipe (it
+     closes on a successful exec): one message, not a second about a
+     library the program never loaded */
+  int ep[2] = {-1, -1};
+  if (pipe2(ep, O_CLOEXEC) < 0) ep[0] = ep[1] = -1;
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
+    if (ep[0] >= 0) close(ep[0]), close(ep[1]);
     for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
     cli_error("cannot fork: %s", strerror(e));
@@ -461,13 +468,38 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
        thread needed.  A policy the user set stays. */
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) setenv("OMP_WAIT_POLICY", "passive", 0);
     execvp(prog[0], prog);
-    fprintf(stderr, "kcast: cannot run %s: %s\n", prog[0], strerror(errno));
+    int e = errno;
+    if (ep[1] >= 0) {
+      ssize_t w = write(ep[1], &e, sizeof e);
+      (void)w;
+    } else {
+      fprintf(stderr, "kcast: cannot run %s: %s\n", prog[0], strerror(e));
+    }
     _exit(127);
   }
+  if (ep[1] >= 0) close(ep[1]);
   setpgid(pid, pid); /* also here: whichever runs first */
   child_group = pid;
   int wfd = watch_group(pid);
   sigprocmask(SIG_SETMASK, &old, NULL);
+  if (ep[0] >= 0) {
+    int e = 0;
+    ssize_t n;
+    while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR) {}
+    close(ep[0]);
+    if (n == (ssize_t)sizeof e) {
+      int st;
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+      reap_group(pid);
+      child_group = 0;
+      unwatch_group(wfd);
+      if (tty) tty_give(getpgrp());
+      for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
+      cli_error("cannot run %s: %s (nothing run)", prog[0], strerror(e));
+      *not_started = 1;
+      return 127;
+    }
+  }
   double t0 = now_s(), told = 0;
   int st = 0, rc = 0;
   for (;;) {
@@ -973,9 +1005,9 @@ int cmd_run(int argc, char **argv) {
   }
   /* the program inherits this (run_child sets the rest) */
   setenv(RT_ENV_OOB, oob, 1);
-  int sig, timed_out, killed, left;
+  int sig, timed_out, killed, left, not_started;
   int status = run_child(prog, libdir, &sc, sample, threads, (double)timeout, &sig,
-                         &timed_out, &killed, &left);
+                         &timed_out, &killed, &left, &not_started);
   progress_stop(&pr);
   int rc = KCAST_EXIT_USER;
   rt_records r;
@@ -989,6 +1021,10 @@ int cmd_run(int argc, char **argv) {
     die_of(killed);
   }
   if (status < 0) goto out;
+  if (not_started) {
+    rc = status;
+    goto out;
+  }
   if (sig && !timed_out) {
     cli_error("%s was killed by signal %d (%s); %s left unchanged", prog[0], sig,
               strsignal(sig), db_path);

@@ -655,8 +655,12 @@ static int expand_name(const char *what, const char *pat, int shard, char *out, 
           snprintf(val, sizeof val, "%.300s", env);
           break;
         default:
-          cli_error("%s '%s': unknown %%%s (%%a, %%j, %%h, %%p, %%%%)", what, pat,
-                    *p ? (char[]){*p, 0} : "at the end");
+          if (!*p)
+            cli_error("%s '%s': a '%%' ends the name (%%a, %%j, %%h, %%p expand; %%%% is a "
+                      "'%%')", what, pat);
+          else
+            cli_error("%s '%s': unknown %%%c (%%a, %%j, %%h, %%p expand; %%%% is a '%%')", what,
+                      pat, *p);
           return -1;
       }
       if (strchr(val, '/')) {
@@ -699,6 +703,9 @@ typedef struct runner {
   const char *gpu;         /* profile: the GPU key */
   long long threads;       /* run: --threads for each child, 0 = default */
   FILE *log;
+  const char *logp;        /* its name */
+  int log_errno;           /* the first write to it that failed (a full disk,
+                              /dev/full): the run fails saying so */
 } runner;
 
 /* Start entry e: a child kcast run/profile with its own dataset and output
@@ -810,7 +817,28 @@ static void append_log(runner *r, const entry *e, int status) {
     while ((k = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, k, r->log);
     fclose(f);
   }
-  fflush(r->log);
+  errno = 0;
+  if ((fflush(r->log) || ferror(r->log)) && !r->log_errno) {
+    r->log_errno = errno ? errno : EIO;
+    cli_error("%s: cannot write the log: %s (the entries still run; the run will fail)", r->logp,
+              strerror(r->log_errno));
+  }
+}
+
+/* Close the log; a write that failed (now or before) is the run's
+   failure: -1 (said). */
+static int close_log(runner *r) {
+  if (!r->log) return r->log_errno ? -1 : 0;
+  errno = 0;
+  int bad = ferror(r->log) || fflush(r->log);
+  int e = errno;
+  if (fclose(r->log) && !bad) bad = 1, e = errno;
+  r->log = NULL;
+  if (bad && !r->log_errno) {
+    r->log_errno = e ? e : EIO;
+    cli_error("%s: cannot write the log: %s", r->logp, strerror(r->log_errno));
+  }
+  return r->log_errno ? -1 : 0;
 }
 
 static void remove_db(const char *path) {
@@ -1135,6 +1163,7 @@ int cmd_suite(int argc, char **argv) {
   r.dir = dir;
   r.gpu = o.profile ? gpu : NULL;
   if (jobs > 1) r.threads = cores() / jobs > 1 ? cores() / jobs : 1;
+  r.logp = logp;
   if (todo && !(r.log = fopen(logp, "a"))) {
     cli_error("%s: %s (nothing run)", logp, strerror(errno));
     goto out;
@@ -1232,9 +1261,8 @@ int cmd_suite(int argc, char **argv) {
   }
   fflush(stdout);
   rc = failed || sig ? KCAST_EXIT_USER : KCAST_EXIT_OK;
+  if (close_log(&r) && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_USER;
   if (sig) {
-    if (r.log) fclose(r.log);
-    r.log = NULL;
     fe_scratch_remove(dir);
     suite_free(&s);
     free(order);
@@ -1244,7 +1272,7 @@ int cmd_suite(int argc, char **argv) {
     return 128 + sig;
   }
 out:
-  if (r.log) fclose(r.log);
+  close_log(&r);
   if (dir[0]) fe_scratch_remove(dir);
   suite_free(&s);
   free(order);

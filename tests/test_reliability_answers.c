@@ -1016,6 +1016,113 @@ static void test_scratch_is_cleaned_on_signals_and_swept(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* ------------------------------------------------ messages and values -- */
+
+/*
+ * Each small, each a wrong answer or a misleading word: `kcast run ./nope`
+ * said two things, the second wrong; `--summary -` wrote a file named
+ * "-"; `-o %` said "unknown %at the end"; `--log /dev/full` lost the log
+ * without a word; a .kcm whose length field is 2^64-1 was "expected 27
+ * bytes"; a truncated .kcf had a "bad magic"; a cachefile kernel_name
+ * with \u0000 was silently cut; device_name "" was stored as
+ * "unknown-gpu"; a cachefile kernel_name the source lacks exited 2.
+ */
+static void test_messages_say_what_happened(void) {
+  char dir[4096], p[4200], q[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-msg"));
+  char *out = NULL, *err = NULL;
+  snprintf(p, sizeof p, "%s/r.db", dir);
+  int rc = kc(&out, &err, "run -o '%s' -- ./no-such-program", p);
+  CHECK_MSG("kcast run ./nope: one line saying it cannot run, nothing about libcudart",
+            rc == 127 && err && count_lines(err) == 1 && strstr(err, "No such file") &&
+                !strstr(err, "libcudart"));
+  free(out), free(err);
+  char prog[8192];
+  if (suite_prog("scan", prog, sizeof prog)) {
+    rc = sh(&out, &err, "cd '%s' && '%s' run -o r.db --summary - -- '%s' 1024", dir,
+            tests_kcast(), prog);
+    snprintf(q, sizeof q, "%s/-", dir);
+    CHECK_MSG("--summary - is standard output, not a file named '-'",
+              rc == 0 && out && strstr(out, "kernel,demangled,launches") && access(q, F_OK) != 0);
+    free(out), free(err);
+  }
+  rc = kc(&out, &err, "suite run /dev/null -o '%%'");
+  CHECK_MSG("-o %: says a '%' ends the name", rc == 2 && err && strstr(err, "'%' ends the name"));
+  free(out), free(err);
+  if (suite_prog("stencil2d", prog, sizeof prog)) {
+    snprintf(p, sizeof p, "%s/m.txt", dir);
+    tests_write_file(p, "stencil2d 32 8 2\n", 17);
+    char bindir[8192];
+    snprintf(bindir, sizeof bindir, "%.*s", (int)(strrchr(prog, '/') - prog), prog);
+    rc = kc(&out, &err, "suite run '%s' --bindir '%s' -o '%s/s.db' --log /dev/full", p, bindir, dir);
+    CHECK_MSG("suite run --log /dev/full: exit 1 saying the log could not be written",
+              rc == 1 && err && strstr(err, "/dev/full") && strstr(err, "cannot write the log"));
+    free(out), free(err);
+  }
+  /* a model whose payload length is 2^64-1 */
+  snprintf(p, sizeof p, "%s/t.csv", dir);
+  FILE *f = fopen(p, "w");
+  fprintf(f, "a,y\n");
+  for (int i = 0; i < 20; i++) fprintf(f, "%d,%d\n", i, 2 * i);
+  fclose(f);
+  snprintf(q, sizeof q, "%s/m.kcm", dir);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "train --csv '%s' --target y --trees 3 -o '%s'", p, q), 0);
+  size_t n = 0;
+  char *m = tests_read_file(q, &n);
+  CU_ASSERT_FATAL(m && n > 28);
+  memset(m + 16, 0xff, 8);
+  tests_write_file(q, m, n);
+  rc = kc(&out, &err, "model info '%s'", q);
+  CHECK_MSG("a .kcm whose length is 2^64-1 is named as such, not 'expected 27 bytes'",
+            rc == 1 && err && strstr(err, "18446744073709551615") && !strstr(err, "expected 27"));
+  free(m), free(out), free(err);
+  /* a truncated feature model */
+  snprintf(q, sizeof q, "%s/f.kcf", dir);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "featmodel fit datasets/data/suite-features.db --kernel "
+                           "triad -o '%s'", q), 0);
+  m = tests_read_file(q, &n);
+  CU_ASSERT_FATAL(m && n > 40);
+  tests_write_file(q, m, 20);
+  rc = kc(&out, &err, "featmodel info '%s'", q);
+  CHECK_MSG("a truncated .kcf is 'truncated', not 'bad magic'",
+            rc == 1 && err && strstr(err, "truncated") && !strstr(err, "bad magic"));
+  free(m), free(out), free(err);
+  /* cachefiles */
+  static const char cache[] =
+      "{\"device_name\": \"%s\", \"kernel_name\": \"%s\", \"problem_size\": [100000], "
+      "\"tune_params_keys\": [\"block_size_x\", \"tile_size_x\", \"use_bias\"], \"tune_params\": "
+      "{\"block_size_x\": [32], \"tile_size_x\": [1], \"use_bias\": [0]}, \"objective\": "
+      "\"time\", \"cache\": {\"32,1,0\": {\"block_size_x\": 32, \"tile_size_x\": 1, "
+      "\"use_bias\": 0, \"time\": 0.5, \"times\": [0.5, 0.5]}}}\n";
+  char text[2048], cf[4200], db[4200];
+  snprintf(cf, sizeof cf, "%s/c.json", dir);
+  snprintf(db, sizeof db, "%s/k.db", dir);
+  int tl = snprintf(text, sizeof text, cache, "NVIDIA A100-PCIE-40GB", "scale\\u0000add");
+  tests_write_file(cf, text, (size_t)tl);
+  rc = kc(&out, &err, "dataset import-kerneltuner '%s' -o '%s'", cf, db);
+  CHECK_MSG("a kernel_name with \\u0000 is refused, naming line and column",
+            rc == 1 && err && strstr(err, "c.json:1:") && strstr(err, "u0000") &&
+                access(db, F_OK) != 0);
+  free(out), free(err);
+  tl = snprintf(text, sizeof text, cache, "", "scale_add");
+  tests_write_file(cf, text, (size_t)tl);
+  rc = kc(&out, &err, "dataset import-kerneltuner '%s' -o '%s'", cf, db);
+  CHECK_MSG("device_name \"\" is refused (give --gpu), not stored as unknown-gpu",
+            rc == 1 && err && strstr(err, "device_name is empty") && access(db, F_OK) != 0);
+  free(out), free(err);
+  if (have_tool("nvcc")) {
+    tl = snprintf(text, sizeof text, cache, "NVIDIA A100-PCIE-40GB", "nosuch");
+    tests_write_file(cf, text, (size_t)tl);
+    rc = kc(&out, &err, "dataset import-kerneltuner '%s' -o '%s' --source "
+            "tests/tuning/scale_add.cu --grid-div-x block_size_x,tile_size_x --arg buf:400k "
+            "--arg buf:400k:randf --arg 100000 --const scale=randf:3", cf, db);
+    CHECK_MSG("a cachefile kernel_name the source lacks is bad input (exit 1), not usage",
+              rc == 1 && err && strstr(err, "nosuch"));
+    free(out), free(err);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_answers) {
@@ -1033,4 +1140,5 @@ TEST_SUITES(register_reliability_answers) {
   TEST_ADD(s, test_run_leaves_no_process_behind);
   TEST_ADD(s, test_every_compiler_run_has_a_time_limit);
   TEST_ADD(s, test_scratch_is_cleaned_on_signals_and_swept);
+  TEST_ADD(s, test_messages_say_what_happened);
 }
