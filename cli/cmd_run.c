@@ -59,6 +59,7 @@
  */
 #include "cli/cli.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -85,7 +86,7 @@ const char cmd_run_usage[] =
     "                 [--sample CTAS] [--threads N] [--timeout SECONDS]\n"
     "                 [--oob error|warn] [--keep-going] [--lock-wait SECS]\n"
     "                 [--kernel REGEX] [--launch-skip N] [--launch-count N]\n"
-    "                 [--summary FILE] -- PROGRAM [ARGS]\n"
+    "                 [--summary FILE [--format csv|json]] -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on the CPU: kcast's libcudart.so.13 replaces the CUDA\n"
     "runtime and every kernel launch runs on the PTX emulator.  Each launch's\n"
@@ -94,7 +95,8 @@ const char cmd_run_usage[] =
     "exits.  The program must be linked with -cudart shared and carry PTX:\n"
     "build it with `kcast nvcc`.\n"
     "\n"
-    "  -o DB            dataset to write (default kcast.db; created if missing)\n"
+    "  -o DB            dataset to write (default kcast.db; created if missing or\n"
+    "                   empty)\n"
     "  --app NAME       app key (default: the program's file name)\n"
     "  --dataset LABEL  input label (default: the arguments joined by spaces)\n"
     "  --bench LABEL    suite label stored with the launches\n"
@@ -122,12 +124,18 @@ const char cmd_run_usage[] =
     "  --launch-skip N  pass over the first N matching launches\n"
     "  --launch-count N store at most N matching launches (every launch still\n"
     "                   runs: the program needs its results)\n"
-    "  --summary FILE   also write the per-kernel summary as CSV to FILE\n"
+    "  --summary FILE   also write the per-kernel summary to FILE (- for standard\n"
+    "                   output): CSV, or with --format json one object that also\n"
+    "                   holds the run's keys, its counts and the launches not\n"
+    "                   recorded (kernel, lseq, why)\n"
     "\n"
-    "Exit status: the program's when it is not 0; else 4 when a launch failed\n"
-    "in the emulator (a bad access, a failed assertion, a trap: it is not\n"
-    "recorded, the program saw the CUDA error a GPU returns) unless\n"
-    "--keep-going; else 0.  A program killed by --timeout exits 137.  A\n"
+    "Every process of the program is recorded: a child it forks and a program it\n"
+    "execs continue its launch sequence.  Exit status: the program's when it is\n"
+    "not 0; else 4 when a launch was not recorded (a bad access, a failed\n"
+    "assertion, a trap, a refused configuration, a kernel kcast could not load:\n"
+    "each kernel is named with why; the program saw the CUDA error a GPU\n"
+    "returns) unless --keep-going, or when processes the program left running\n"
+    "had to be killed 5 s after it exited (the run is marked partial); else 0.  A program killed by --timeout exits 137.  A\n"
     "program killed by a signal otherwise (a crash, kill) leaves the dataset as\n"
     "it was.  DB must be writable before the program starts.  Killing kcast run\n"
     "(SIGINT, SIGTERM, SIGHUP, SIGQUIT; SIGKILL too) ends the program with it\n"
@@ -678,10 +686,17 @@ static size_t select_launches(rt_records *r, cli_filter *f) {
 
 /* Summary per kernel on stderr, in order of first launch: launches, CTAs
    emulated of the grids' (they differ when sampled), thread-instructions,
-   emulation seconds, the demangled name; with csv_path also as CSV there
-   (written whole or not at all).  -1 when the CSV could not be written
-   (printed). */
-static int summary(const rt_records *r, const char *csv_path) {
+   emulation seconds, the demangled name; with csv_path also there (written
+   whole or not at all; "-": stdout), as CSV, or with json as one object
+   that also holds the run's keys and counts (sj) and the launches not
+   recorded by kernel.  -1 when the file could not be written (printed). */
+typedef struct summary_run {
+  const char *app, *dataset, *db;
+  size_t written, selected, total, failed, sampled;
+  int status;           /* the program's exit status */
+} summary_run;
+
+static int summary(const rt_records *r, const char *csv_path, int json, const summary_run *sj) {
   size_t nk = 0;
   struct row {
     const char *k;
@@ -705,8 +720,32 @@ static int summary(const rt_records *r, const char *csv_path) {
   cli_out o;
   int rc = 0;
   if (csv_path && cli_out_open(&o, csv_path)) rc = -1, csv_path = NULL;
-  if (csv_path)
+  cJSON *root = NULL, *ka = NULL;
+  if (csv_path && json) {
+    root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "app", sj->app);
+    cJSON_AddStringToObject(root, "dataset", sj->dataset);
+    cJSON_AddStringToObject(root, "output", sj->db);
+    cJSON_AddNumberToObject(root, "launches_recorded", (double)sj->written);
+    cJSON_AddNumberToObject(root, "launches_selected", (double)sj->selected);
+    cJSON_AddNumberToObject(root, "launches", (double)sj->total);
+    cJSON_AddNumberToObject(root, "launches_not_recorded", (double)sj->failed);
+    cJSON_AddNumberToObject(root, "launches_sampled", (double)sj->sampled);
+    cJSON_AddNumberToObject(root, "program_status", sj->status);
+    ka = cJSON_AddArrayToObject(root, "kernels");
+    cJSON *na = cJSON_AddArrayToObject(root, "not_recorded");
+    for (size_t i = 0; na && i < r->n; i++) {
+      const rt_launch_rec *l = &r->l[i];
+      if (!l->error) continue;
+      cJSON *e = cJSON_CreateObject();
+      cJSON_AddNumberToObject(e, "lseq", (double)l->lseq);
+      cJSON_AddStringToObject(e, "kernel", l->kernel);
+      cJSON_AddStringToObject(e, "reason", l->error);
+      cJSON_AddItemToArray(na, e);
+    }
+  } else if (csv_path) {
     fputs("kernel,demangled,launches,ctas_emulated,ctas,thread_insns,emu_seconds\n", o.f);
+  }
   fprintf(stderr, "%-40s %8s %21s %18s %12s  %s\n", "kernel", "launches", "CTAs emulated/grid",
           "thread-insns", "emu-seconds", "name");
   for (size_t j = 0; j < nk; j++) {
@@ -716,7 +755,17 @@ static int summary(const rt_records *r, const char *csv_path) {
     snprintf(c, sizeof c, "%.0f/%.0f", rows[j].emulated, rows[j].ctas);
     fprintf(stderr, "%-40s %8zu %21s %18.0f %12.3f  %s\n", rows[j].k, rows[j].n, c,
             rows[j].insns, rows[j].secs, d ? name : rows[j].k);
-    if (csv_path) {
+    if (ka) {
+      cJSON *e = cJSON_CreateObject();
+      cJSON_AddStringToObject(e, "kernel", rows[j].k);
+      cJSON_AddStringToObject(e, "demangled", d ? d : rows[j].k);
+      cJSON_AddNumberToObject(e, "launches", (double)rows[j].n);
+      cJSON_AddNumberToObject(e, "ctas_emulated", rows[j].emulated);
+      cJSON_AddNumberToObject(e, "ctas", rows[j].ctas);
+      cJSON_AddNumberToObject(e, "thread_insns", rows[j].insns);
+      cJSON_AddNumberToObject(e, "emu_seconds", rows[j].secs);
+      cJSON_AddItemToArray(ka, e);
+    } else if (csv_path) {
       cli_csv_field(o.f, rows[j].k);
       fputc(',', o.f);
       cli_csv_field(o.f, d ? d : rows[j].k);
@@ -725,7 +774,16 @@ static int summary(const rt_records *r, const char *csv_path) {
     }
     free(d);
   }
-  if (csv_path && cli_out_close(&o, 1)) rc = -1;
+  int ok = 1;
+  if (root) {
+    char *txt = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (txt) fprintf(o.f, "%s\n", txt);
+    else cli_error("out of memory"), ok = 0;
+    free(txt);
+  }
+  if (csv_path && cli_out_close(&o, ok)) rc = -1;
+  if (!ok) rc = -1;
   free(rows);
   return rc;
 }
@@ -927,10 +985,10 @@ static void partial_reason(char *buf, size_t cap, long long timeout, const rt_re
 int cmd_run(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *bench = NULL, *oob = "warn";
   long long sample = 0, threads = 0, timeout = 0, lock_wait = 600;
-  int keep_going = 0;
+  int keep_going = 0, summary_json = 0;
   const char *summary_csv = NULL;
   enum { R_APP = CLI_OPT_OWN, R_DATASET, R_BENCH, R_OOB, R_SAMPLE, R_THREADS, R_TIMEOUT,
-         R_LOCK_WAIT, R_KEEP_GOING, R_SUMMARY };
+         R_LOCK_WAIT, R_KEEP_GOING, R_SUMMARY, R_FORMAT };
   static const struct option lo[] = {
     {"output", required_argument, NULL, 'o'},
     {"app", required_argument, NULL, R_APP},
@@ -943,6 +1001,7 @@ int cmd_run(int argc, char **argv) {
     {"lock-wait", required_argument, NULL, R_LOCK_WAIT},
     {"keep-going", no_argument, NULL, R_KEEP_GOING},
     {"summary", required_argument, NULL, R_SUMMARY},
+    {"format", required_argument, NULL, R_FORMAT},
     {NULL, 0, NULL, 0},
   };
   cli_opts o;
@@ -965,6 +1024,11 @@ int cmd_run(int argc, char **argv) {
       case R_OOB: oob = o.arg; break;
       case R_KEEP_GOING: keep_going = 1; break;
       case R_SUMMARY: summary_csv = o.arg; break;
+      case R_FORMAT:
+        if (strcmp(o.arg, "csv") && strcmp(o.arg, "json"))
+          return cli_usage_error("run", "--format is csv or json (of --summary), not '%s'", o.arg);
+        summary_json = !strcmp(o.arg, "json");
+        break;
       case R_SAMPLE: num = &sample, hi = LLONG_MAX; break;
       case R_THREADS: num = &threads, hi = 4096; break;
       case R_TIMEOUT: num = &timeout, hi = 86400 * 365; break;
@@ -978,6 +1042,8 @@ int cmd_run(int argc, char **argv) {
   if ((app && !*app) || !*db_path) return cli_usage_error("run", "--app and -o need non-empty values");
   if (strcmp(oob, "warn") && strcmp(oob, "error"))
     return cli_usage_error("run", "--oob takes error or warn, not '%s'", oob);
+  if (summary_json && !summary_csv)
+    return cli_usage_error("run", "--format is the format of --summary FILE: give it too");
   char **prog = argv + i;
   int pargc = argc - i;
 
@@ -1090,7 +1156,8 @@ int cmd_run(int argc, char **argv) {
     goto out;
   }
   free(cmdline);
-  int src = summary(&r, summary_csv);
+  summary_run sj = {app, dataset, db_path, written, nsel, total, failed, sampled, status};
+  int src = summary(&r, summary_csv, summary_json, &sj);
   oob_note(&r);
   if (timed_out)
     cli_error("%s timed out after %lld s and was killed; the run is marked partial in %s "

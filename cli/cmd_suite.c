@@ -29,6 +29,7 @@
  */
 #include "cli/cli.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -51,10 +52,11 @@
 const char cmd_suite_usage[] =
     "usage: kcast suite run MANIFEST [-o DB] [-j N] [--shard I/N] [--costs DB]\n"
     "                   [--bindir DIR] [--timeout SECS] [--log FILE] [--force]\n"
-    "                   [--dry-run]\n"
+    "                   [--dry-run] [--format table|json]\n"
     "       kcast suite profile MANIFEST [-o DB] [--shard I/N] [--costs DB]\n"
     "                   [--bindir DIR] [--timeout SECS] [--log FILE] [--force]\n"
     "                   [--gpu NAME] [--power] [--repeat N] [--dry-run]\n"
+    "                   [--format table|json]\n"
     "\n"
     "Run every entry of a suite manifest (docs/formats.md, \"Suite manifest\":\n"
     "one `[KEY=VALUE...] PROGRAM [ARG...]` per line) under `kcast run` (run:\n"
@@ -92,6 +94,12 @@ const char cmd_suite_usage[] =
     "                   device name, as kcast profile)\n"
     "  --power          profile: also power and energy (kcast profile --power)\n"
     "  --repeat N       profile: executions per launch (a line's repeat= wins)\n"
+    "  --format json    the lines as entries finish go to stderr, and one object\n"
+    "                   to stdout at the end: the counts and every entry of the\n"
+    "                   shard (line, app, dataset, state, launches, seconds,\n"
+    "                   reason)\n"
+    "  (every scratch folder is .kcast-suite-HOST-PID-XXXXXX beside DB; one a\n"
+    "   killed run left is removed by the next run on that host)\n"
     "\n"
     "Exit status: 0 when every entry passed or was skipped, 1 when one failed\n"
     "(each failure is named with its reason) or the manifest is bad, 2 on a\n"
@@ -921,6 +929,48 @@ static void finish_entry(runner *r, entry *e, int st, int timed_out) {
   remove_db(e->tmpdb);
 }
 
+/* suite --format json: the run as one object on stdout: the counts, and
+   each entry of the shard with its state, launches, seconds and reason. */
+static int suite_json(const suite *s, const char *sub, const char *manifest, const char *out,
+                      int si, int sn, size_t passed, size_t failed, size_t skipped,
+                      size_t not_run, double wall) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return -1;
+  cJSON_AddStringToObject(o, "command", sub);
+  cJSON_AddStringToObject(o, "manifest", manifest);
+  cJSON_AddStringToObject(o, "output", out);
+  cJSON *sh = cJSON_AddArrayToObject(o, "shard");
+  cJSON_AddItemToArray(sh, cJSON_CreateNumber(si));
+  cJSON_AddItemToArray(sh, cJSON_CreateNumber(sn));
+  cJSON_AddNumberToObject(o, "passed", (double)passed);
+  cJSON_AddNumberToObject(o, "failed", (double)failed);
+  cJSON_AddNumberToObject(o, "skipped", (double)skipped);
+  cJSON_AddNumberToObject(o, "not_run", (double)not_run);
+  cJSON_AddNumberToObject(o, "seconds", wall);
+  cJSON *a = cJSON_AddArrayToObject(o, "entries");
+  static const char *const state[] = {"not run", "skipped", "not run", "passed", "failed"};
+  for (size_t k = 0; a && k < s->n; k++) {
+    const entry *e = &s->e[k];
+    if (e->state < 0) continue; /* another shard's */
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "line", e->line);
+    cJSON_AddStringToObject(j, "app", e->app);
+    cJSON_AddStringToObject(j, "dataset", e->dataset);
+    cJSON_AddStringToObject(j, "state", e->state <= ST_FAIL ? state[e->state] : "?");
+    cJSON_AddNumberToObject(j, "launches", (double)e->launches);
+    cJSON_AddNumberToObject(j, "seconds", e->secs);
+    if (e->reason[0]) cJSON_AddStringToObject(j, "reason", e->reason);
+    else cJSON_AddNullToObject(j, "reason");
+    cJSON_AddItemToArray(a, j);
+  }
+  char *txt = cJSON_Print(o);
+  cJSON_Delete(o);
+  if (!txt) return -1;
+  puts(txt);
+  free(txt);
+  return 0;
+}
+
 static const char *entry_label(const entry *e, char *buf, size_t cap) {
   snprintf(buf, cap, "%s%s%s", e->app, *e->dataset ? " " : "", e->dataset);
   return buf;
@@ -985,9 +1035,9 @@ int cmd_suite(int argc, char **argv) {
   const char *sub = argv[1];
   const char *out_pat = "kcast.db", *log_pat = NULL, *shard_arg = NULL, *costs = NULL;
   long long jobs = 1;
-  int force = 0, dry = 0;
+  int force = 0, dry = 0, json = 0;
   enum { O_SHARD = CLI_OPT_OWN, O_COSTS, O_BINDIR, O_TIMEOUT, O_LOG, O_FORCE, O_GPU, O_POWER,
-         O_REPEAT };
+         O_REPEAT, O_FORMAT };
   static const struct option longopts[] = {
     {"output", required_argument, NULL, 'o'},   {"jobs", required_argument, NULL, 'j'},
     {"shard", required_argument, NULL, O_SHARD}, {"costs", required_argument, NULL, O_COSTS},
@@ -995,7 +1045,8 @@ int cmd_suite(int argc, char **argv) {
     {"timeout", required_argument, NULL, O_TIMEOUT}, {"log", required_argument, NULL, O_LOG},
     {"force", no_argument, NULL, O_FORCE},       {"dry-run", no_argument, NULL, 'n'},
     {"gpu", required_argument, NULL, O_GPU},     {"power", no_argument, NULL, O_POWER},
-    {"repeat", required_argument, NULL, O_REPEAT}, {NULL, 0, NULL, 0}};
+    {"repeat", required_argument, NULL, O_REPEAT}, {"format", required_argument, NULL, O_FORMAT},
+    {NULL, 0, NULL, 0}};
   cli_opts g;
   /* argv[0] is the subcommand: options and the manifest follow it */
   cli_opts_init(&g, "suite", argc - 1, argv + 1, "o:j:n", 0);
@@ -1019,6 +1070,11 @@ int cmd_suite(int argc, char **argv) {
       case O_LOG: log_pat = v; break;
       case O_FORCE: force = 1; break;
       case 'n': dry = 1; break;
+      case O_FORMAT:
+        if (strcmp(v, "table") && strcmp(v, "json"))
+          return cli_usage_error("suite", "--format is table or json, not '%s'", v);
+        json = !strcmp(v, "json");
+        break;
       case O_GPU: o.gpu = v; break;
       case O_POWER: o.power = 1; break;
       case O_REPEAT:
@@ -1177,17 +1233,20 @@ int cmd_suite(int argc, char **argv) {
   for (int k = 0; k < 3; k++) sigaction(sigs[k], &sa, &old[k]);
   double t0 = now_s();
   size_t next = 0, running = 0, done = 0, passed = 0, failed = 0, skipped = 0;
+  /* --format json: the lines as they happen go to stderr, one object to
+     stdout at the end */
+  FILE *tell = json ? stderr : stdout;
   for (size_t k = 0; k < s.n; k++) {
     entry *e = &s.e[order[k]];
     if (e->state != ST_SKIP) continue;
     char lb[512];
     done++;
     skipped++;
-    printf("[%zu/%zu] %-40s skipped (in %s from the same build, %" PRId64 " launch%s)\n",
+    fprintf(tell, "[%zu/%zu] %-40s skipped (in %s from the same build, %" PRId64 " launch%s)\n",
            done, mine, entry_label(e, lb, sizeof lb), out, e->launches,
            e->launches == 1 ? "" : "es");
   }
-  fflush(stdout);
+  fflush(tell);
   while (!got_signal) {
     while (running < (size_t)jobs && next < s.n) {
       entry *e = &s.e[order[next++]];
@@ -1199,8 +1258,9 @@ int cmd_suite(int argc, char **argv) {
       char lb[512];
       done++;
       failed++;
-      printf("[%zu/%zu] %-40s FAILED: %s\n", done, mine, entry_label(e, lb, sizeof lb), e->reason);
-      fflush(stdout);
+      fprintf(tell, "[%zu/%zu] %-40s FAILED: %s\n", done, mine, entry_label(e, lb, sizeof lb),
+              e->reason);
+      fflush(tell);
     }
     if (!running) break;
     int st;
@@ -1228,15 +1288,15 @@ int cmd_suite(int argc, char **argv) {
       char lb[512];
       if (e->state == ST_PASS) {
         passed++;
-        printf("[%zu/%zu] %-40s passed, %" PRId64 " launch%s, %.1f s%s%s\n", done, mine,
+        fprintf(tell, "[%zu/%zu] %-40s passed, %" PRId64 " launch%s, %.1f s%s%s\n", done, mine,
                entry_label(e, lb, sizeof lb), e->launches, e->launches == 1 ? "" : "es",
                e->secs, e->reason[0] ? "; " : "", e->reason);
       } else {
         failed++;
-        printf("[%zu/%zu] %-40s FAILED after %.1f s: %s\n", done, mine,
+        fprintf(tell, "[%zu/%zu] %-40s FAILED after %.1f s: %s\n", done, mine,
                entry_label(e, lb, sizeof lb), e->secs, e->reason);
       }
-      fflush(stdout);
+      fflush(tell);
     }
     if (w <= 0) {
       struct timespec nap = {0, 20 * 1000 * 1000};
@@ -1247,19 +1307,22 @@ int cmd_suite(int argc, char **argv) {
   if (sig) stop_all(&s, sig);
   for (int k = 0; k < 3; k++) sigaction(sigs[k], &old[k], NULL);
   double wall = now_s() - t0;
-  printf("kcast suite %s: %zu entries", sub, mine);
-  if (sn > 1) printf(" (shard %d/%d of %zu)", si, sn, s.n);
-  printf(": %zu passed, %zu failed, %zu skipped", passed, failed, skipped);
-  if (sig) printf(", %zu not run (interrupted by %s)", mine - done, strsignal(sig));
-  printf("; %.1f s -> %s\n", wall, out);
+  fprintf(tell, "kcast suite %s: %zu entries", sub, mine);
+  if (sn > 1) fprintf(tell, " (shard %d/%d of %zu)", si, sn, s.n);
+  fprintf(tell, ": %zu passed, %zu failed, %zu skipped", passed, failed, skipped);
+  if (sig) fprintf(tell, ", %zu not run (interrupted by %s)", mine - done, strsignal(sig));
+  fprintf(tell, "; %.1f s -> %s\n", wall, out);
   for (size_t k = 0; k < s.n; k++) {
     const entry *e = &s.e[k];
     char lb[512];
     if (e->state == ST_FAIL && strcmp(e->reason, "interrupted"))
-      printf("  failed: %s:%d %s: %s\n", manifest, e->line, entry_label(e, lb, sizeof lb),
-             e->reason);
+      fprintf(tell, "  failed: %s:%d %s: %s\n", manifest, e->line, entry_label(e, lb, sizeof lb),
+              e->reason);
   }
-  fflush(stdout);
+  fflush(tell);
+  if (json && suite_json(&s, sub, manifest, out, si, sn, passed, failed, skipped, mine - done,
+                         wall))
+    cli_error("out of memory");
   rc = failed || sig ? KCAST_EXIT_USER : KCAST_EXIT_OK;
   if (close_log(&r) && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_USER;
   if (sig) {

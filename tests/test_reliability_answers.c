@@ -14,6 +14,7 @@
  */
 #include "tests.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -1123,6 +1124,89 @@ static void test_messages_say_what_happened(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* The JSON object s holds, or NULL when it is not one. */
+static cJSON *json_of(const char *s) {
+  cJSON *j = s ? cJSON_Parse(s) : NULL;
+  if (j && !cJSON_IsObject(j)) {
+    cJSON_Delete(j);
+    j = NULL;
+  }
+  return j;
+}
+
+/*
+ * --format json for model info, featmodel info, suite run and run's
+ * summary (tools had to scrape their tables), and tables of plain
+ * numbers (1207900, not 1.2079e+06).
+ */
+static void test_json_everywhere_and_plain_tables(void) {
+  char dir[4096], db[4200], model[4200], kcf[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-json"));
+  snprintf(db, sizeof db, "%s/d.db", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  snprintf(kcf, sizeof kcf, "%s/t.kcf", dir);
+  CU_ASSERT_EQUAL_FATAL(write_dataset(db, 40), 0);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "train '%s' --gpu T4 --target time --trees 10 -o '%s'",
+                           db, model), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "model info '%s' --format json", model);
+  cJSON *j = json_of(out);
+  CHECK_MSG("model info --format json: one object with target, unit, GPUs, features",
+            rc == 0 && j && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "target")), "time") &&
+                !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "unit")), "ns") &&
+                cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")) == 1 &&
+                cJSON_GetArraySize(cJSON_GetObjectItem(j, "features")) > 3 &&
+                cJSON_IsObject(cJSON_GetObjectItem(j, "intervals")));
+  cJSON_Delete(j), free(out), free(err);
+  rc = kc(&out, &err, "model importance '%s' --format json --top 3", model);
+  j = json_of(out);
+  CHECK_MSG("model importance --format json: the ranked features",
+            rc == 0 && j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "importance")) == 3);
+  cJSON_Delete(j), free(out), free(err);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "featmodel fit datasets/data/suite-features.db --kernel "
+                           "triad -o '%s'", kcf), 0);
+  rc = kc(&out, &err, "featmodel info '%s' --format json", kcf);
+  j = json_of(out);
+  CHECK_MSG("featmodel info --format json: kernel, counts and every form",
+            rc == 0 && j && strstr(cJSON_GetStringValue(cJSON_GetObjectItem(j, "kernel")), "triad") &&
+                cJSON_IsObject(cJSON_GetObjectItem(j, "forms")) &&
+                cJSON_GetArraySize(cJSON_GetObjectItem(j, "forms")) > 10);
+  cJSON_Delete(j), free(out), free(err);
+  char prog[8192];
+  if (suite_prog("stencil2d", prog, sizeof prog)) {
+    char man[4200], sdb[4200], bindir[8192];
+    snprintf(man, sizeof man, "%s/m.txt", dir);
+    snprintf(sdb, sizeof sdb, "%s/s.db", dir);
+    tests_write_file(man, "stencil2d 32 8 2\n", 17);
+    snprintf(bindir, sizeof bindir, "%.*s", (int)(strrchr(prog, '/') - prog), prog);
+    rc = kc(&out, &err, "suite run '%s' --bindir '%s' -o '%s' --format json", man, bindir, sdb);
+    j = json_of(out);
+    cJSON *e = j ? cJSON_GetArrayItem(cJSON_GetObjectItem(j, "entries"), 0) : NULL;
+    CHECK_MSG("suite run --format json: one object on stdout, each entry's state and launches",
+              rc == 0 && j && cJSON_GetNumberValue(cJSON_GetObjectItem(j, "passed")) == 1 && e &&
+                  !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "state")), "passed") &&
+                  cJSON_GetNumberValue(cJSON_GetObjectItem(e, "launches")) == 2 &&
+                  err && strstr(err, "passed"));
+    cJSON_Delete(j), free(out), free(err);
+    rc = kc(&out, &err, "run -o '%s' --summary - --format json -- '%s' 32 8 2", sdb, prog);
+    const char *brace = out ? strchr(out, '{') : NULL;
+    j = json_of(brace);
+    cJSON *k0 = j ? cJSON_GetArrayItem(cJSON_GetObjectItem(j, "kernels"), 0) : NULL;
+    CHECK_MSG("run --summary - --format json: the counts and the kernels",
+              rc == 0 && j && cJSON_GetNumberValue(cJSON_GetObjectItem(j, "launches_recorded")) == 2 &&
+                  k0 && cJSON_GetNumberValue(cJSON_GetObjectItem(k0, "launches")) == 2);
+    cJSON_Delete(j), free(out), free(err);
+  }
+  /* a launch long enough for a time in the millions of us */
+  rc = kc(&out, &err, "predict tests/ptx/saxpy_nvcc.ptx --kernel saxpy --grid 2147483647 "
+          "--block 1024 --arg 2147483647 --arg 2.0 --arg buf:64k --arg buf:64k --gpu K80 "
+          "--oob warn");
+  CHECK_MSG("predict's table prints plain numbers, never an exponent",
+            rc == 0 && out && strstr(out, "K80") && !strstr(out, "e+"));
+  free(out), free(err);
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_answers) {
@@ -1141,4 +1225,5 @@ TEST_SUITES(register_reliability_answers) {
   TEST_ADD(s, test_every_compiler_run_has_a_time_limit);
   TEST_ADD(s, test_scratch_is_cleaned_on_signals_and_swept);
   TEST_ADD(s, test_messages_say_what_happened);
+  TEST_ADD(s, test_json_everywhere_and_plain_tables);
 }
