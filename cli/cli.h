@@ -320,6 +320,11 @@ typedef struct cli_launch {
   size_t ptotal;
   emu_device *dev;
   emu_module *em;
+  /* the kernel's parameters as the source names them (.cu input: the front
+     end's listing, asked once, for messages only) */
+  fe_kernel *src_kernels;
+  size_t nsrc_kernels;
+  int src_tried;
 } cli_launch;
 /* KCAST_EXIT_OK, or KCAST_EXIT_USER when out of memory (printed). */
 int cli_launch_init(cli_launch *L, const char *cmd, int argc);

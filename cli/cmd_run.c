@@ -146,7 +146,9 @@ const char cmd_nvcc_usage[] =
     "usage: kcast nvcc NVCC-ARGS...\n"
     "\n"
     "Run nvcc ($NVCC, default nvcc) with what makes the program runnable by\n"
-    "`kcast run`: -cudart shared (unless -cudart is given), --no-compress, and\n"
+    "`kcast run`: -cudart shared (unless -cudart is given), --no-compress,\n"
+    "-lineinfo (line information, so that kcast run names the source line of a\n"
+    "fault; unless -lineinfo or -G is given), and\n"
     "-gencode arch=compute_90,code=[sm_90,compute_90] (sm_90 machine code plus\n"
     "PTX) unless an -arch, -gencode or -code option is given.  nvcc's output and\n"
     "exit status pass through.  nvcc runs its stages through a shell, so an\n"
@@ -1190,7 +1192,7 @@ out:
 /* ---------------------------------------------------------- kcast nvcc -- */
 
 int cmd_nvcc(int argc, char **argv) {
-  int has_cudart = 0, has_arch = 0, has_compress = 0;
+  int has_cudart = 0, has_arch = 0, has_compress = 0, has_lines = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     /* nvcc pastes file names into double-quoted shell command lines for
@@ -1206,6 +1208,9 @@ int cmd_nvcc(int argc, char **argv) {
         !strncmp(a, "-code", 5) || !strncmp(a, "--gpu-code", 10))
       has_arch = 1;
     if (a[0] == '-' && strstr(a, "compress")) has_compress = 1;
+    if (!strcmp(a, "-lineinfo") || !strcmp(a, "--generate-line-info") || !strcmp(a, "-G") ||
+        !strcmp(a, "--device-debug"))
+      has_lines = 1;
   }
   const char *nvcc = getenv("NVCC");
   if (!nvcc || !*nvcc) nvcc = "nvcc";
@@ -1215,6 +1220,9 @@ int cmd_nvcc(int argc, char **argv) {
   av[n++] = (char *)nvcc;
   if (!has_cudart) av[n++] = "-cudart", av[n++] = "shared";
   if (!has_compress) av[n++] = "--no-compress";
+  /* line information: kcast run's messages name source lines (the code
+     is the same) */
+  if (!has_lines) av[n++] = "-lineinfo";
   if (!has_arch) av[n++] = "-gencode", av[n++] = "arch=compute_90,code=[sm_90,compute_90]";
   for (int i = 1; i < argc; i++) av[n++] = argv[i];
   av[n] = NULL;

@@ -290,10 +290,11 @@ static int add_cs(prep *P, uint8_t kind, uint64_t v, uint32_t *slot) {
 }
 
 static void bad(prep *P, const ptx_insn *in, const char *why) {
+  char where[4200];
   if (P->nbad++ == 0)
     snprintf(P->first_bad, sizeof P->first_bad,
-             "%s:%u: unsupported instruction '%s' (%s)",
-             P->em->m->filename ? P->em->m->filename : "<ptx>", in->line,
+             "%s: unsupported instruction '%s' (%s)",
+             ptx_insn_where(P->em->m, in, where, sizeof where),
              P->em->m->keys[in->key], why);
 }
 
@@ -1399,9 +1400,9 @@ static void compose(const worker *W, const warp *w, int lane, const ptx_insn *in
   } else if (w) {
     snprintf(head + n, sizeof head - (size_t)n, " warp %u", w->idx);
   }
+  char where[4200];
   if (in)
-    snprintf(msg, cap, "%s: %s:%u: %s: %s", head,
-             L->em->m->filename ? L->em->m->filename : "<ptx>", in->line,
+    snprintf(msg, cap, "%s: %s: %s: %s", head, ptx_insn_where(L->em->m, in, where, sizeof where),
              L->em->m->keys[in->key], body);
   else
     snprintf(msg, cap, "%s: %s", head, body);

@@ -3,9 +3,14 @@
  * becomes PTX text for the parser.
  *
  *   .ptx        read as bytes (the parser rejects what is not PTX)
- *   .cu/nvcc    nvcc -ptx -arch=ARCH EXTRA... FILE -o TMP
+ *   .cu/nvcc    nvcc -ptx -lineinfo -arch=ARCH EXTRA... FILE -o TMP
  *   .cu/clang   clang-22 -x cuda --cuda-device-only -S -O3 --cuda-gpu-arch=ARCH
- *               --cuda-path=ROOT -Wno-unknown-cuda-version EXTRA... FILE -o TMP
+ *               --cuda-path=ROOT -Wno-unknown-cuda-version -gline-directives-only
+ *               EXTRA... FILE -o TMP
+ *
+ * Line information (.loc/.file, the same code otherwise: checked on the
+ * kernel corpus, whose static features do not change) lets a message of
+ * the emulator name the line of the user's source rather than of the PTX.
  *   .ll/.bc     frontend_llvm.c (LLVM C API, no child process)
  *
  * Why child processes: nvcc is only a program, and clang's CUDA driver (the
@@ -503,7 +508,7 @@ static int cu_to_ptx(const char *path, const char *src, size_t srclen, const fe_
     map = (name_map){{file, linkslash}, {path, srcdir}};
   }
 
-  const char **argv = calloc(16 + nextra, sizeof *argv);
+  const char **argv = calloc(20 + nextra, sizeof *argv);
   if (!argv) {
     if (env != environ) free(env);
     free(tmpvar);
@@ -523,6 +528,7 @@ static int cu_to_ptx(const char *path, const char *src, size_t srclen, const fe_
     argv[a++] = archopt;
     argv[a++] = cudaopt;
     argv[a++] = "-Wno-unknown-cuda-version";
+    argv[a++] = "-gline-directives-only"; /* .loc/.file: messages name source lines */
     if (src) {
       argv[a++] = "-iquote";
       argv[a++] = link;
@@ -530,6 +536,8 @@ static int cu_to_ptx(const char *path, const char *src, size_t srclen, const fe_
   } else {
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     argv[a++] = "-ptx";
+    argv[a++] = "-lineinfo"; /* .loc/.file only (the code is the same): messages name
+                                source lines */
     argv[a++] = archopt;
     argv[a++] = "-Xcompiler";
     argv[a++] = "-iquote";

@@ -627,6 +627,9 @@ static void test_nsight_fuzzers_run_clean(void) {
 static const char fork_src[] =
     "#include <cstdio>\n#include <cstring>\n#include <unistd.h>\n#include <sys/wait.h>\n"
     "__global__ void step(int *x, int k) { if (threadIdx.x == 0) x[0] += k; }\n"
+    "__global__ void wild(int *x) {\n"
+    "  x[threadIdx.x + 100000000] = 1; /* the fault */\n"
+    "}\n"
     "#ifdef ODD\n"
     "__global__ void odd(unsigned *out, int *p) {\n"
     "  unsigned long long r;\n"
@@ -643,6 +646,8 @@ static const char fork_src[] =
     "    if (p == 0) { step<<<2, 32>>>(d, 2); cudaDeviceSynchronize(); _exit(0); }\n"
     "    waitpid(p, NULL, 0);\n"
     "    step<<<3, 32>>>(d, 3); cudaDeviceSynchronize();\n"
+    "  } else if (!strcmp(mode, \"wild\")) {\n"
+    "    wild<<<1, 32>>>(d); cudaDeviceSynchronize();\n"
     "  } else if (!strcmp(mode, \"exec\")) {\n"
     "    fflush(stdout); execl(argv[0], argv[0], \"after-exec\", (char *)NULL); return 1;\n"
     "  } else if ((!strcmp(mode, \"orphan\") || !strcmp(mode, \"leave\")) && argc > 2) {\n"
@@ -1207,6 +1212,71 @@ static void test_json_everywhere_and_plain_tables(void) {
   sh(NULL, NULL, "rm -rf '%s'", dir);
 }
 
+/* The 1-based line of fork_src holding what. */
+static int src_line_of(const char *what) {
+  const char *p = strstr(fork_src, what);
+  int n = 1;
+  for (const char *q = fork_src; p && q < p; q++) n += *q == '\n';
+  return p ? n : -1;
+}
+
+/*
+ * A fault in a .cu named the line of the generated PTX (k.cu:38 was not
+ * line 38 of k.cu), and kernel parameters by their PTX names.  The front
+ * ends compile with line information (.loc/.file), messages name the
+ * source line (and the PTX line), and the buffer a fault hit is named by
+ * its parameter's source name.
+ */
+static void test_faults_name_source_lines_and_parameters(void) {
+  char dir[4096], cu[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ans-loc"));
+  snprintf(cu, sizeof cu, "%s/k.cu", dir);
+  static const char k[] =
+      "#include <cstdio>\n"
+      "// a few lines before the kernel\n"
+      "//\n"
+      "//\n"
+      "__global__ void oob(float *out, const float *in, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  out[i] = in[i + n] * 2.0f;\n"
+      "}\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(cu, k, sizeof k - 1), 0);
+  if (!have_tool("nvcc")) {
+    fprintf(stderr, "(nvcc missing: skipped) ");
+    return;
+  }
+  static const char *const compilers[] = {"nvcc", "clang"};
+  for (int c = 0; c < 2; c++) {
+    if (c == 1 && !have_tool("clang-22")) continue;
+    char *out = NULL, *err = NULL, msg[256];
+    int rc = sh(&out, &err, "cd '%s' && '%s' emulate k.cu --compiler %s --kernel oob --grid 1 "
+                "--block 32 --arg buf:128 --arg buf:128 --arg 1000", dir, tests_kcast(),
+                compilers[c]);
+    snprintf(msg, sizeof msg, "%s: the fault names k.cu:7, the load's source line", compilers[c]);
+    CHECK_MSG(msg, rc == 1 && err && strstr(err, "k.cu:7 (PTX line"));
+    snprintf(msg, sizeof msg, "%s: ...and the buffer by its parameter's source name", compilers[c]);
+    CHECK_MSG(msg, err && strstr(err, "parameter 1 'in'") && strstr(err, "past the end"));
+    free(out), free(err);
+  }
+  char *out = NULL, *err = NULL;
+  int rc = sh(&out, &err, "cd '%s' && '%s' emulate k.cu --kernel oob --grid 1 --block 32 --arg "
+              "buf:128", dir, tests_kcast());
+  CHECK_MSG("an --arg count that does not fit lists the parameters by their source names",
+            rc == 2 && err && strstr(err, "'out'") && strstr(err, "'in'") && strstr(err, "'n'"));
+  free(out), free(err);
+  /* kcast run of a program built by kcast nvcc */
+  char prog[8600], db[4200], want[64];
+  if (fork_prog("forks", "", prog, sizeof prog)) {
+    snprintf(db, sizeof db, "%s/w.db", dir);
+    rc = kc(&out, &err, "run -o '%s' --oob error -- '%s' wild", db, prog);
+    snprintf(want, sizeof want, "forks.cu:%d (PTX line", src_line_of("x[threadIdx.x + 100000000]"));
+    CHECK_MSG("kcast run: the fault names the source line of the program's kernel",
+              rc == 4 && err && strstr(err, want));
+    free(out), free(err);
+  }
+  sh(NULL, NULL, "rm -rf '%s'", dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_answers) {
@@ -1226,4 +1296,5 @@ TEST_SUITES(register_reliability_answers) {
   TEST_ADD(s, test_scratch_is_cleaned_on_signals_and_swept);
   TEST_ADD(s, test_messages_say_what_happened);
   TEST_ADD(s, test_json_everywhere_and_plain_tables);
+  TEST_ADD(s, test_faults_name_source_lines_and_parameters);
 }
