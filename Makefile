@@ -297,9 +297,10 @@ TEST_ENV  := KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD))
 test: $(TEST_DEPS)
 	$(TEST_ENV) $(BUILD)/kcast-tests
 
-# The reliability cases alone (tests/test_reliability.c; make test runs
-# them too): hostile names, full disks, kills, concurrent writers, bad
-# models, CSV and PTX.
+# The reliability cases alone (tests/test_reliability.c and
+# tests/test_reliability_answers.c; make test runs them too): hostile
+# names, full disks, kills, concurrent writers, bad models, CSV and PTX;
+# answers that must not be silently wrong.
 .PHONY: reliability
 reliability: $(TEST_DEPS)
 	$(TEST_ENV) $(BUILD)/kcast-tests reliability reliability_answers

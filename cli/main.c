@@ -92,10 +92,11 @@ static void print_overview(FILE *f) {
   fprintf(f, "  %-10s %s\n", "help", "show help for a command");
   fprintf(f, "  %-10s %s\n", "version", "print the version");
   fputs("\noptions: --opt VALUE, --opt=VALUE, -o VALUE, -oVALUE and -o=VALUE are the same\n"
-        "for every command; long names are written out whole; options and operands\n"
-        "mix freely, and after -- every word is an operand (run and profile: the\n"
-        "options end at PROGRAM).  'kcast help COMMAND' or 'kcast COMMAND --help'\n"
-        "shows a command's options.\n", f);
+        "for every command; long names are written out whole; an option that takes\n"
+        "one value takes it once (--arg, -I, -D and the like collect values);\n"
+        "options and operands mix freely, and after -- every word is an operand\n"
+        "(run and profile: the options end at PROGRAM).  'kcast help COMMAND' or\n"
+        "'kcast COMMAND --help' shows a command's options.\n", f);
 }
 
 static const cmd_entry *find_command(const char *name) {
