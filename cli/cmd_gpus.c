@@ -69,7 +69,8 @@ int cmd_gpus(int argc, char **argv) {
            cJSON_AddNumberToObject(o, "max_threads_per_sm", g->max_threads_per_sm) &&
            cJSON_AddNumberToObject(o, "max_ctas_per_sm", g->max_ctas_per_sm) &&
            cJSON_AddNumberToObject(o, "tdp_w", g->tdp_w) &&
-           cJSON_AddNumberToObject(o, "idle_w", g->idle_w);
+           cJSON_AddNumberToObject(o, "idle_w", g->idle_w) &&
+           cJSON_AddNumberToObject(o, "l1_kb", g->l1_kb);
     }
     char *s = ok ? cJSON_Print(arr) : NULL;
     cJSON_Delete(arr);
@@ -80,7 +81,7 @@ int cmd_gpus(int argc, char **argv) {
     /* the columns of model/gpus.csv, so the output can seed a KCAST_GPUS file */
     puts("name,full_name,aliases,cc,sms,boost_mhz,fp32_gflops,fp64_gflops,mem_bw_gbs,mem_gb,"
          "l2_mb,smem_per_sm_kb,smem_per_cta_kb,smem_reserved_b,regs_per_sm,max_regs_per_thread,"
-         "max_threads_per_sm,max_ctas_per_sm,tdp_w,idle_w");
+         "max_threads_per_sm,max_ctas_per_sm,tdp_w,idle_w,l1_kb");
     for (size_t i = 0; i < n; i++) {
       const an_gpu *g = an_gpu_at(i);
       const char *text[3] = {g->name, g->full_name, g->aliases};
@@ -88,21 +89,21 @@ int cmd_gpus(int argc, char **argv) {
         cli_csv_field(stdout, text[k]);
         putchar(',');
       }
-      printf("%d.%d,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d,%d,%d,%d,%g,%g\n", g->cc_major, g->cc_minor, g->sms, g->boost_mhz,
+      printf("%d.%d,%d,%g,%g,%g,%g,%g,%g,%g,%g,%g,%d,%d,%d,%d,%g,%g,%g\n", g->cc_major, g->cc_minor, g->sms, g->boost_mhz,
              g->fp32_gflops, g->fp64_gflops, g->mem_bw_gbs, g->mem_gb, g->l2_mb,
              g->smem_per_sm_kb, g->smem_per_cta_kb, g->smem_reserved_b, g->regs_per_sm,
              g->max_regs_per_thread, g->max_threads_per_sm, g->max_ctas_per_sm, g->tdp_w,
-             g->idle_w);
+             g->idle_w, g->l1_kb);
     }
   } else {
-    printf("%-10s %4s %4s %6s %8s %8s %6s %5s %5s %6s %7s %6s %5s %5s\n", "gpu", "cc", "sms",
-           "mhz", "fp32_gf", "fp64_gf", "gb/s", "mem", "l2mb", "smemkb", "thr/sm", "cta/sm",
-           "tdp", "idle");
+    printf("%-10s %4s %4s %6s %8s %8s %6s %5s %5s %5s %6s %7s %6s %5s %5s\n", "gpu", "cc",
+           "sms", "mhz", "fp32_gf", "fp64_gf", "gb/s", "mem", "l1kb", "l2mb", "smemkb", "thr/sm",
+           "cta/sm", "tdp", "idle");
     for (size_t i = 0; i < n; i++) {
       const an_gpu *g = an_gpu_at(i);
-      printf("%-10s %2d.%d %4d %6.0f %8.0f %8.0f %6.0f %5.0f %5.1f %6.0f %7d %6d %5.0f %5.0f\n",
+      printf("%-10s %2d.%d %4d %6.0f %8.0f %8.0f %6.0f %5.0f %5.0f %5.1f %6.0f %7d %6d %5.0f %5.0f\n",
              g->name, g->cc_major, g->cc_minor, g->sms, g->boost_mhz, g->fp32_gflops,
-             g->fp64_gflops, g->mem_bw_gbs, g->mem_gb, g->l2_mb, g->smem_per_sm_kb,
+             g->fp64_gflops, g->mem_bw_gbs, g->mem_gb, g->l1_kb, g->l2_mb, g->smem_per_sm_kb,
              g->max_threads_per_sm, g->max_ctas_per_sm, g->tdp_w, g->idle_w);
     }
   }

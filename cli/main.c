@@ -96,7 +96,10 @@ static void print_overview(FILE *f) {
         "one value takes it once (--arg, -I, -D and the like collect values);\n"
         "options and operands mix freely, and after -- every word is an operand\n"
         "(run and profile: the options end at PROGRAM).  'kcast help COMMAND' or\n"
-        "'kcast COMMAND --help' shows a command's options.\n", f);
+        "'kcast COMMAND --help' shows a command's options.  Every command also takes\n"
+        "--progress (progress lines on stderr even when it is not a terminal: a log\n"
+        "gets a whole line at most every 10 s) and --quiet (no progress, not even on\n"
+        "a terminal); without them progress shows on a terminal only.\n", f);
 }
 
 static const cmd_entry *find_command(const char *name) {

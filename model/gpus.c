@@ -49,14 +49,39 @@ extern const char an__gpus_csv[];
 /* The columns, in no required order; every one must be present. */
 enum {
   C_NAME, C_FULL, C_ALIASES, C_CC, C_SMS, C_MHZ, C_FP32, C_FP64, C_BW, C_MEM, C_L2, C_SMEM_SM,
-  C_SMEM_CTA, C_SMEM_RES, C_REGS_SM, C_REGS_THR, C_THR_SM, C_CTAS_SM, C_TDP, C_IDLE, C_N
+  C_SMEM_CTA, C_SMEM_RES, C_REGS_SM, C_REGS_THR, C_THR_SM, C_CTAS_SM, C_TDP, C_IDLE, C_L1, C_N
 };
+/* Columns a table may leave out (or leave empty in a row): their value
+   then comes from the compute capability (opt_default). */
+static const unsigned char optional[C_N] = {[C_L1] = 1};
 static const char *const col_names[C_N] = {
     "name",           "full_name",       "aliases",         "cc",
     "sms",            "boost_mhz",       "fp32_gflops",     "fp64_gflops",
     "mem_bw_gbs",     "mem_gb",          "l2_mb",           "smem_per_sm_kb",
     "smem_per_cta_kb", "smem_reserved_b", "regs_per_sm",    "max_regs_per_thread",
-    "max_threads_per_sm", "max_ctas_per_sm", "tdp_w",       "idle_w"};
+    "max_threads_per_sm", "max_ctas_per_sm", "tdp_w",       "idle_w",
+    "l1_kb"};
+
+/*
+ * The L1 data cache per SM of an architecture, KB: the unified L1 and
+ * shared memory from cc 7.0 (the CUDA C++ Programming Guide's table of
+ * compute-capability features: 128 KB on 7.0, 96 on 7.5, 192 on 8.0 and
+ * 8.7, 128 on 8.6, 8.9 and 12.x, 256 on 9.0 and 10.x), the L1/texture cache
+ * before it (24 KB on 5.0, 5.2, 5.3 and 6.0; 48 KB on 6.1 and 6.2; the
+ * 48 KB read-only data cache on 3.x).
+ */
+static double l1_default(int maj, int min) {
+  int cc = maj * 10 + min;
+  if (cc >= 120) return 128;
+  if (cc >= 100 || cc == 90) return 256;
+  if (cc == 89 || cc == 86) return 128;
+  if (cc >= 80) return 192;
+  if (cc == 75) return 96;
+  if (cc >= 70) return 128;
+  if (cc == 61 || cc == 62) return 48;
+  if (cc >= 50) return 24;
+  return 48;
+}
 
 typedef struct table {
   an_gpu *g;          /* n GPUs; strings owned (one allocation each) */
@@ -137,6 +162,10 @@ static void record(parse *p) {
   }
   for (int c = 0; c < C_N; c++) {
     if (c == C_NAME || c == C_FULL || c == C_ALIASES || c == C_CC) continue;
+    if (optional[c] && (p->col[c] < 0 || !p->field[p->col[c]][0])) {
+      v[c] = NAN; /* from the compute capability, below */
+      continue;
+    }
     if (num(p, c, may_zero[c], &v[c])) return;
   }
   const char *name = p->field[p->col[C_NAME]], *cc = p->field[p->col[C_CC]];
@@ -174,6 +203,7 @@ static void record(parse *p) {
   g.max_ctas_per_sm = (int)v[C_CTAS_SM];
   g.tdp_w = v[C_TDP];
   g.idle_w = v[C_IDLE];
+  g.l1_kb = isnan(v[C_L1]) ? l1_default(maj, min) : v[C_L1];
   if (p->n == p->cap) {
     size_t nc = p->cap ? 2 * p->cap : 16;
     an_gpu *t = realloc(p->rows, nc * sizeof *t);
@@ -207,7 +237,7 @@ static void on_record(int c, void *ctx) {
         p->col[k] = f;
       }
       for (int k = 0; k < C_N && !p->failed; k++)
-        if (p->col[k] < 0) perr(p, "the header lacks column '%s'%s", col_names[k], NULL);
+        if (p->col[k] < 0 && !optional[k]) perr(p, "the header lacks column '%s'%s", col_names[k], NULL);
     } else if (!(p->nf == 1 && !p->field[0][0])) { /* skip blank lines */
       record(p);
     }

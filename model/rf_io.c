@@ -10,13 +10,16 @@
  *   24       L  payload: names, transform, hyperparameters, summary,
  *               importances, trees (nodes, leaf offsets, leaf samples),
  *               calibration table (version 2), base feature and the
- *               unseen-GPU calibration table (version 3)
+ *               unseen-GPU calibration table (version 3), the features'
+ *               training ranges (version 4)
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * Numbers are in the writer's byte order; the marker lets a reader on the
  * other order refuse the file by name instead of misreading it.
  *
- * Versions: 3 appends the base feature (i32, -1 = none) and a second
+ * Versions: 4 appends the training ranges (u32 flag, then per feature f64
+ * smallest and f64 largest training value); older files load without
+ * them (no out-of-range test).  3 appends the base feature (i32, -1 = none) and a second
  * calibration table, for GPUs the model was not trained on (same layout,
  * n = 0 when absent), after the first; version-2 files load with neither.
  * 2 appends the interval calibration table after the last tree
@@ -146,6 +149,13 @@ int rf_save(const rf_forest *f, const char *path) {
   /* version 3: the base feature and the table for unseen GPUs */
   put_u32(&b, (uint32_t)(int32_t)f->params.base_feature);
   put_calib(&b, &f->cal_unseen);
+  /* version 4: the training ranges */
+  put_u32(&b, f->range_lo && f->range_hi);
+  if (f->range_lo && f->range_hi)
+    for (size_t j = 0; j < f->n_features; j++) {
+      put_f64(&b, f->range_lo[j]);
+      put_f64(&b, f->range_hi[j]);
+    }
   if (b.failed) {
     rf__free(b.p);
     return rf__nomem();
@@ -456,6 +466,26 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
         return bad(r, "a base feature needs the log transform");
       p->base_feature = b;
       if (read_calib(r, f, &f->cal_unseen)) return -1;
+    }
+    if (version >= 4) {
+      uint32_t has = get_u32(r, "training-range flag");
+      if (r->failed) return -1;
+      if (has > 1) return bad(r, "training-range flag is %u", has);
+      if (has) {
+        if ((size_t)nf * 16 > r->len - r->pos) return bad(r, "the training ranges do not fit");
+        f->range_lo = rf__mallocn(nf, sizeof(double));
+        f->range_hi = rf__mallocn(nf, sizeof(double));
+        if (!f->range_lo || !f->range_hi) return rf__nomem();
+        for (uint32_t j = 0; j < nf; j++) {
+          f->range_lo[j] = get_f64(r, "training range");
+          f->range_hi[j] = get_f64(r, "training range");
+          if (!r->failed && (!isfinite(f->range_lo[j]) || !isfinite(f->range_hi[j]) ||
+                             f->range_lo[j] > f->range_hi[j]))
+            return bad(r, "feature %s: training range [%g, %g] is empty or not finite",
+                       f->features[j], f->range_lo[j], f->range_hi[j]);
+        }
+        if (r->failed) return -1;
+      }
     }
     if (r->pos != r->len)
       return bad(r, "%zu bytes left over after the calibration table", r->len - r->pos);

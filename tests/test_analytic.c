@@ -105,11 +105,16 @@ static void test_estimate_shape(void) {
   const an_gpu *g = an_gpu_find("H200");
   launch l = streaming(1 << 14);
   an_estimate e = est(g, &l);
-  CHECK_MSG("a large streaming launch is memory bound", !strcmp(e.bound, "memory"));
+  CHECK_MSG("a large streaming launch is DRAM bound", !strcmp(e.bound, "dram"));
   CHECK_MSG("time is at least the launch overhead", e.time_us >= e.t_overhead_us);
-  CHECK_MSG("time = overhead + the largest throughput term + the exposed latency",
-            fabs(e.time_us - e.t_overhead_us -
-                 fmax(fmax(e.t_compute_us, e.t_issue_us), e.t_memory_us) - e.t_latency_us) < 1e-9);
+  double big = fmax(fmax(fmax(e.t_compute_us, e.t_issue_us), e.t_lsu_us),
+                    fmax(e.t_l2_us, e.t_dram_us));
+  CHECK_MSG("time = overhead + the L2 norm of the SM, L2 and DRAM times: at least the largest "
+            "term, at most sqrt(3) x it",
+            e.time_us - e.t_overhead_us >= big - 1e-9 &&
+                e.time_us - e.t_overhead_us <= sqrt(3.0) * fmax(big, e.t_latency_us) + 1e-9);
+  CHECK_MSG("the memory term is the larger of the L2 and DRAM terms",
+            e.t_memory_us == fmax(e.t_l2_us, e.t_dram_us));
   CHECK_MSG("the time band is x0.5 .. x2", fabs(e.time_lo_us * 2 - e.time_us) < 1e-9 &&
                                                fabs(e.time_hi_us / 2 - e.time_us) < 1e-9);
   CHECK_MSG("power lies in [idle, TDP] with lo <= point <= hi",
@@ -363,8 +368,8 @@ static void test_table_file(void) {
   snprintf(head, sizeof head, "%.*s", (int)(hdr - out + 1), out);
   char body[4096];
   snprintf(body, sizeof body,
-           "%sT4,NVIDIA T4,Tesla T4,7.5,41,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10\n"
-           "LAB1,Lab GPU,LAB GPU ONE,8.6,10,1000,2000,100,100,8,2,100,99,1024,65536,255,1536,16,100,10\n",
+           "%sT4,NVIDIA T4,Tesla T4,7.5,41,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10,\n"
+           "LAB1,Lab GPU,LAB GPU ONE,8.6,10,1000,2000,100,100,8,2,100,99,1024,65536,255,1536,16,100,10,200\n",
            head);
   snprintf(path, sizeof path, "%s/lab.csv", dir);
   CU_ASSERT_EQUAL_FATAL(tests_write_file(path, body, strlen(body)), 0);
@@ -373,19 +378,44 @@ static void test_table_file(void) {
   CHECK_MSG("a row with a known name replaces that GPU", again && strstr(again, "\nT4,") &&
                                                             strstr(strstr(again, "\nT4,"), ",7.5,41,"));
   CHECK_MSG("a row with a new name adds a GPU", again && strstr(again, "\nLAB1,"));
+  CHECK_MSG("an empty l1_kb cell takes the architecture's L1 (96 KB on cc 7.5)",
+            again && strstr(again, "\nT4,") && strstr(strstr(again, "\nT4,"), ",70,10,96\n"));
+  CHECK_MSG("a given l1_kb is kept", again && strstr(again, ",100,10,200\n"));
   free(again);
+
   snprintf(cmd, sizeof cmd, "KCAST_GPUS='%s' '%s' predict --gpu 'LAB GPU ONE' --features /dev/null",
            path, tests_kcast());
   CHECK_MSG("an added GPU is found by its alias", tests_run(cmd, NULL, &err) == 1 && err &&
                                                       !strstr(err, "unknown GPU"));
   free(err);
+  char old[760];
+  snprintf(old, sizeof old, "%s/old.csv", dir);
+  /* a table of the columns before l1_kb (KCAST_GPUS files written before it) */
+  snprintf(body, sizeof body,
+           "name,full_name,aliases,cc,sms,boost_mhz,fp32_gflops,fp64_gflops,mem_bw_gbs,mem_gb,"
+           "l2_mb,smem_per_sm_kb,smem_per_cta_kb,smem_reserved_b,regs_per_sm,max_regs_per_thread,"
+           "max_threads_per_sm,max_ctas_per_sm,tdp_w,idle_w\n"
+           "LAB2,Lab GPU 2,,8.0,10,1000,2000,100,100,8,2,164,163,1024,65536,255,2048,32,100,10\n"
+           "LAB3,Lab GPU 3,,9.0,10,1000,2000,100,100,8,2,228,227,1024,65536,255,2048,32,100,10\n"
+           "LAB4,Lab GPU 4,,6.0,10,1000,2000,100,100,8,2,64,48,0,65536,255,2048,32,100,10\n");
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(old, body, strlen(body)), 0);
+  snprintf(cmd, sizeof cmd, "KCAST_GPUS='%s' '%s' gpus --format csv", old, tests_kcast());
+  CU_ASSERT_EQUAL(tests_run(cmd, &again, &err), 0);
+  CHECK_MSG("a table without the l1_kb column loads; L1 comes from the compute capability "
+            "(192 KB on 8.0, 256 on 9.0, 24 on 6.0)",
+            again && strstr(again, ",100,10,192\n") && strstr(again, ",100,10,256\n") &&
+                strstr(again, ",100,10,24\n"));
+  free(again);
+  free(err);
   static const struct { const char *row, *says; } bad[] = {
-      {"T4,NVIDIA T4,Tesla T4,7.5,forty,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10\n",
+      {"T4,NVIDIA T4,Tesla T4,7.5,forty,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10,96\n",
        "sms: 'forty' is not a positive number"},
-      {"T4,NVIDIA T4,Tesla T4,7.5,40\n", "5 fields, the header has 20"},
-      {"T4,NVIDIA T4,Tesla T4,seven,40,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10\n",
+      {"T4,NVIDIA T4,Tesla T4,7.5,40\n", "5 fields, the header has 21"},
+      {"T4,NVIDIA T4,Tesla T4,7.5,40,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10,big\n",
+       "l1_kb: 'big' is not a positive number"},
+      {"T4,NVIDIA T4,Tesla T4,seven,40,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,10,96\n",
        "cc 'seven' is not a compute capability"},
-      {"T4,NVIDIA T4,Tesla T4,7.5,40,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,80\n",
+      {"T4,NVIDIA T4,Tesla T4,7.5,40,1590,8141,254,320,16,4,64,64,0,65536,255,1024,16,70,80,96\n",
        "idle_w is not below tdp_w"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -436,8 +466,26 @@ static void test_cli_predict_csv(void) {
   CHECK_MSG("an empty count cell reads as 0, text columns are not read", rc == 0);
   CHECK_MSG("--measured prints one summary line naming the column",
             err && strstr(err, "against t_us (3 rows)") && strstr(err, "Spearman"));
+  CHECK_MSG("--measured gives the ranking figures: Kendall's tau, top-1 and top-5 regret",
+            err && strstr(err, "Kendall") && strstr(err, "top-1 regret") &&
+                strstr(err, "top-5 regret"));
+  CHECK_MSG("with --gpu-column one more line per GPU",
+            err && strstr(err, "against t_us, gpu T4 (2 rows)") &&
+                strstr(err, "against t_us, gpu H200 (1 rows)"));
   free(out);
   free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --gpu T4 --features '%s' --measured t_us --group name",
+           tests_kcast(), path);
+  rc = tests_run(cmd, &out, &err);
+  CHECK_MSG("--group COLUMN: a line per value of the column",
+            rc == 0 && err && strstr(err, "against t_us, name a (1 rows)") &&
+                strstr(err, "against t_us, name c (1 rows)"));
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --gpu T4 --features '%s' --group name", tests_kcast(),
+           path);
+  CHECK_MSG("--group without --measured is a usage error (exit 2)",
+            tests_run(cmd, NULL, NULL) == 2);
   const char *bad = "gpu,launch.block_x,launch.ctas\nT4,32,1\nNOPE,32,1\n";
   CU_ASSERT_EQUAL_FATAL(tests_write_file(path, bad, strlen(bad)), 0);
   snprintf(cmd, sizeof cmd, "'%s' predict --gpu-column gpu --features '%s'", tests_kcast(), path);
