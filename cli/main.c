@@ -123,9 +123,12 @@ static int no_such_command(const char *name) {
 /* Flush and close stdout; a failure anywhere on it turns rc into an error. */
 static int finish_stdout(int rc) {
   int bad = ferror(stdout) != 0;
+  /* a write that failed on the way left its errno, unless something after
+     it set another: the best word for what happened */
+  int e0 = bad ? errno : 0;
   errno = 0;
   if (fflush(stdout) != 0) bad = 1;
-  int e = errno;
+  int e = errno ? errno : e0;
   if (fclose(stdout) != 0 && !bad) {
     bad = 1;
     e = errno;
