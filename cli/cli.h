@@ -174,7 +174,8 @@ typedef struct cli_rf_input {
                               GPU (--gpu) names them all */
   char gpus[512];          /* the rows' distinct GPUs, comma-separated */
   char notes[512];         /* CSV columns kept as text because of their content */
-  char gpu_buf[512];       /* a dataset's names of the GPUs --gpu named (gpu points here) */
+  char gpu_buf[512];       /* set by cli_rf_load for a dataset: its names of the GPUs
+                              --gpu named, comma-separated ("" until then) */
 } cli_rf_input;
 /* A whole number in 0..max (no sign); -1 when s is not one. */
 int cli_parse_uint(const char *s, unsigned long max, unsigned long *out);

@@ -136,10 +136,16 @@ static long col_index(const rf_data *d, const char *name) {
   return -1;
 }
 
+/* The GPUs --gpu named: the dataset's names for them once load_db
+   resolved them (gpu_buf), else as given. */
+static const char *in_gpu(const cli_rf_input *in) {
+  return in->gpu_buf[0] ? in->gpu_buf : in->gpu;
+}
+
 /* The GPU of row i (NULL when the input names none). */
 static const char *row_gpu(const cli_rf_input *in, const rf_data *d, long gcol, size_t i) {
   if (gcol >= 0) return d->text[gcol][i];
-  return in->gpu;
+  return in_gpu(in);
 }
 
 /*
@@ -473,7 +479,7 @@ static int load_db(cli_rf_input *in, rf_data *d) {
     for (size_t k = 0; k < ng && len + 1 < sizeof in->gpu_buf; k++)
       len += (size_t)snprintf(in->gpu_buf + len, sizeof in->gpu_buf - len, "%s%s", k ? "," : "",
                               gpus[k]);
-    if (len < sizeof in->gpu_buf) in->gpu = in->gpu_buf;
+    if (len >= sizeof in->gpu_buf) in->gpu_buf[0] = 0; /* too many: the spec as given */
   }
   ds_query q;
   ds_query_init(&q);
@@ -508,7 +514,7 @@ static int load_db(cli_rf_input *in, rf_data *d) {
   }
   if (nr < 2) {
     cli_error("%s: %zu launches with %s measured on GPU '%s'; at least 2 are needed", in->db, nr,
-              metric, in->gpu);
+              metric, in_gpu(in));
     goto out;
   }
   if (rf_data_alloc(d, nr, m.cols, 1)) {
@@ -608,6 +614,7 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   memset(d, 0, sizeof *d);
   in->gpus[0] = 0;
   in->notes[0] = 0;
+  in->gpu_buf[0] = 0;
   if (!in->target) return cli_usage_error(cmd, "--target is required"), -1;
   if (in->csv && in->db) return cli_usage_error(cmd, "give either --csv FILE or a dataset, not both"), -1;
   const char *src = in->csv ? in->csv : in->db;
@@ -621,7 +628,7 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
     if (in->group && strcmp(in->group, "app") && strcmp(in->group, "gpu"))
       return cli_usage_error(cmd, "with a dataset the groups are 'app' or 'gpu'"), -1;
     if (load_db(in, d)) return -1;
-    if (strchr(in->gpu, ',') || !strcasecmp(in->gpu, "all")) gcolname = "gpu";
+    if (strchr(in_gpu(in), ',') || !strcasecmp(in_gpu(in), "all")) gcolname = "gpu";
   } else {
     if (!in->csv) return cli_usage_error(cmd, "no input: give --csv FILE or a dataset"), -1;
     if (in->gpu && strchr(in->gpu, ','))
