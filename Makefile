@@ -256,13 +256,14 @@ $(BUILD)/examples/sched: examples/scheduler/sched.c include/kcast.h $(BUILD)/lib
 # Fuzzers (libFuzzer, clang-22, with ASan and UBSan), one per reader of
 # outside bytes: ptx (the PTX parser), model (the .kcm loader), csv (the
 # CSV loader), fatbin (the fatbinary reader), kt (the Kernel Tuner
-# cachefile reader).  Each is built from the
+# cachefile reader), nsys and ncu (the Nsight Systems CSV/SQLite and Nsight
+# Compute CSV readers).  Each is built from the
 # sources of its module alone, with the project's warnings and -Werror, and
 # make test builds them all (the reliability suite runs each on its seeds
 # for a moment).  make fuzz runs each for FUZZ_SECONDS (60) from the seeds
 # in $(BUILD)/fuzz/corpus-NAME; CI runs it after make test.
 FUZZ_SECONDS ?= 60
-FUZZERS      := ptx model csv fatbin kt
+FUZZERS      := ptx model csv fatbin kt nsys ncu
 FUZZ_BINS    := $(if $(CLANG_FOUND),$(FUZZERS:%=$(BUILD)/fuzz/%_fuzz))
 # (-Wno-pass-failed: UBSan's checks keep the forest's `omp simd` loops from
 # vectorizing, which clang reports as a warning; a missed optimization of
@@ -274,21 +275,29 @@ FUZZ_SRC_model  := $(wildcard model/*.c) $(BUILD)/gen/gpus_csv.c
 FUZZ_SRC_csv    := $(FUZZ_SRC_model)
 FUZZ_SRC_fatbin := runtime/rt_fatbin.c
 FUZZ_SRC_kt     := datasets/ds_kerneltuner.c
+FUZZ_SRC_nsys   := profiler/prof_nsight.c profiler/prof_ingest.c datasets/ds.c \
+                   datasets/ds_foreign.c $(FUZZ_SRC_ptx)
+FUZZ_SRC_ncu    := $(FUZZ_SRC_nsys)
 FUZZ_LIBS_ptx    := -lm
 FUZZ_LIBS_model  := -fopenmp -lcsv -lz -lm
 FUZZ_LIBS_csv    := $(FUZZ_LIBS_model)
 FUZZ_LIBS_fatbin := -llz4 -ldl
 FUZZ_LIBS_kt     := -lcjson -lz -pthread
+FUZZ_LIBS_nsys   := -lsqlite3 -lcsv -lm
+FUZZ_LIBS_ncu    := $(FUZZ_LIBS_nsys)
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_BINS)
-$(BUILD)/fuzz/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz_util.h $$(FUZZ_SRC_$$*) \
-                      $(wildcard extractor/*.h model/*.h runtime/*.h datasets/ds.h)
+$(BUILD)/fuzz/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz_util.h tests/fuzz/nsight_fuzz.h \
+                      $$(FUZZ_SRC_$$*) \
+                      $(wildcard extractor/*.h model/*.h runtime/*.h profiler/*.h datasets/*.h)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_FLAGS) $(if $(findstring -fopenmp,$(FUZZ_LIBS_$*)),-fopenmp) -o $@.tmp \
 	  $< $(FUZZ_SRC_$*) $(FUZZ_LIBS_$*) && mv $@.tmp $@
 
 # Seeds: the PTX samples, a small model and CSV (trained by kcast), the
-# fatbinaries of the suite programs make test builds.
+# fatbinaries of the suite programs make test builds, an nsys
+# cuda_gpu_trace CSV and SQLite export and an ncu raw page
+# (tests/fuzz/seeds).
 fuzz: $(FUZZ_BINS) $(BUILD)/kcast $(SUITE_FAST:%=$(BUILD)/suite/%)
 	$(if $(CLANG_FOUND),,$(error make fuzz needs $(CLANG) (make deps)))
 	@mkdir -p $(FUZZERS:%=$(BUILD)/fuzz/corpus-%)
@@ -310,6 +319,10 @@ fuzz: $(FUZZ_BINS) $(BUILD)/kcast $(SUITE_FAST:%=$(BUILD)/suite/%)
 	{ cat $(BUILD)/fuzz/corpus-kt/unterminated.json; echo '}}'; } | gzip > $(BUILD)/fuzz/corpus-kt/seed.json.gz
 	for p in $(SUITE_FAST); do objcopy -O binary --only-section=.nv_fatbin \
 	  $(BUILD)/suite/$$p $(BUILD)/fuzz/corpus-fatbin/$$p.fatbin || exit 1; done
+	cp tests/fuzz/seeds/nsys-* $(BUILD)/fuzz/corpus-nsys/
+	cp tests/fuzz/seeds/ncu-* $(BUILD)/fuzz/corpus-ncu/
+	rm -f $(BUILD)/fuzz/corpus-nsys/export.sqlite && \
+	  sqlite3 $(BUILD)/fuzz/corpus-nsys/export.sqlite < tests/fuzz/seeds/nsys-export.sql
 	for f in $(FUZZERS); do \
 	  echo "== $$f fuzzer, $(FUZZ_SECONDS) s"; \
 	  $(BUILD)/fuzz/$${f}_fuzz -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
@@ -344,12 +357,13 @@ TEST_ENV  := KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD))
 test: $(TEST_DEPS)
 	$(TEST_ENV) $(BUILD)/kcast-tests
 
-# The reliability cases alone (tests/test_reliability.c; make test runs
-# them too): hostile names, full disks, kills, concurrent writers, bad
-# models, CSV and PTX.
+# The reliability cases alone (tests/test_reliability.c and
+# tests/test_reliability_answers.c; make test runs them too): hostile
+# names, full disks, kills, concurrent writers, bad models, CSV and PTX;
+# answers that must not be silently wrong.
 .PHONY: reliability
 reliability: $(TEST_DEPS)
-	$(TEST_ENV) $(BUILD)/kcast-tests reliability
+	$(TEST_ENV) $(BUILD)/kcast-tests reliability reliability_answers
 
 # Sanitizers: a separate build folder, same tests.  OpenMP's runtime is not
 # instrumented; leak checking stays on.

@@ -58,17 +58,38 @@ extern const char cmd_model_usage[];
      }
    Ids: a short option's character; long-only ones from CLI_OPT_OWN (a
    command's own), CLI_OPT_RF (cli_rfdata.c) and CLI_OPT_LAUNCH
-   (cli_launch.c). */
+   (cli_launch.c).
+   An option that takes a value takes one: given twice (also as -o and
+   --output) it is a usage error naming both values, so a script's second
+   --time never silently replaces its first.  An option that collects
+   values (--arg, -I) says so: CLI_OPT_MANY or'ed into its table entry's
+   id (cli_opts_next returns the id without it), and for a short option
+   without a long name a '*' after its ':' in shortopts ("I:*"). */
 #include <getopt.h>
 enum { CLI_OPT_END = -1, CLI_OPT_ERR = -2, CLI_OPT_OWN = 0x100, CLI_OPT_RF = 0x200,
        CLI_OPT_LAUNCH = 0x300, CLI_OPT_FILTER = 0x380, CLI_OPT_FE = 0x3c0,
        CLI_OPT_GPUS = 0x3f0, CLI_OPT_PROGRESS = 0x3f1, CLI_OPT_QUIET = 0x3f2,
-       CLI_OPT_KERNEL_NAME = 0x3f3, CLI_OPTS_MAX = 96 };
+       CLI_OPT_KERNEL_NAME = 0x3f3, CLI_OPT_TOOL_TIMEOUT = 0x3f4, CLI_OPTS_MAX = 96,
+       CLI_OPT_MANY = 0x10000 };
 /* --gpus FILE (commands that look GPUs up add this table): the GPUs of FILE
    added to or replacing those of the GPU table, as KCAST_GPUS=FILE does;
    handled by cli_opts_next itself.  Whichever names the table, a file that
    cannot be read ends the parse with its error (status KCAST_EXIT_USER). */
 extern const struct option cli_gpus_longopts[];
+/* --tool-timeout SECS (commands that compile: extract adds this table,
+   cli_launch_longopts holds the entry): the time limit of every nvcc,
+   clang and ptxas run (fe_set_tool_timeout), handled by cli_opts_next
+   itself; a value that is not seconds > 0 is a usage error. */
+extern const struct option cli_tool_longopts[];
+/* The one "unknown GPU" message (cli_error): where (a file and place, or
+   NULL), the name, the table's GPUs (", or all" with or_all) and how to
+   add one (--gpus FILE). */
+void cli_unknown_gpu(const char *where, const char *name, int or_all);
+/* The table's GPUs a --gpu value names: "all", or a comma list resolved
+   by an_gpu_find (case-insensitive, aliases; duplicates once), at most
+   cap into out.  -1 after the message naming an unknown one. */
+struct an_gpu;
+int cli_gpu_list(const char *spec, const struct an_gpu **out, size_t cap, size_t *n);
 /* --progress and --quiet, which every command takes (cli_opts_init adds
    them, cli_opts_next handles them): progress lines on stderr also when it
    is not a terminal (a log: whole lines, no redrawing, at most one per
@@ -104,6 +125,13 @@ typedef struct cli_opts {
   int status;               /* after CLI_OPT_ERR: the exit code (usage, or
                                KCAST_EXIT_USER for an unreadable --gpus) */
   int first_operand, end;   /* operands: argv[first_operand..end) after CLI_OPT_END */
+  char many_short[16];      /* short options marked '*' (may repeat) */
+  struct cli_opt_seen {     /* single-value options given so far */
+    int id;
+    const char *val;        /* its value (an argv string) */
+    char name[40];          /* as it was written ("-o", "--output") */
+  } seen[CLI_OPTS_MAX];
+  size_t nseen;
 } cli_opts;
 void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const char *shortopts,
                    int in_order);
@@ -114,6 +142,14 @@ int cli_opts_next(cli_opts *o);
 /* The word after the current option (consumed), or NULL at the end: for a
    value an option takes from the next word itself. */
 const char *cli_opts_take_next(cli_opts *o);
+/* "Did you mean": of names[0..n) (NULL entries skipped), the one that
+   word[0..len) abbreviates, else the closest by edit distance (at most 1
+   edit for a word under 5 letters, 2 under 9, else 3); NULL when none is
+   that close.  For misspelled options, commands and subcommands. */
+const char *cli_suggest(const char *word, size_t len, const char *const *names, size_t n);
+/* The usage error of an unknown subcommand of cmd, with the closest of
+   subs[0..n) and the list; returns KCAST_EXIT_USAGE. */
+int cli_unknown_subcommand(const char *cmd, const char *sub, const char *const *subs, size_t n);
 #define CLI_OPERANDS(o) ((o)->argv + (o)->first_operand)
 #define CLI_NOPERANDS(o) ((o)->end - (o)->first_operand)
 
@@ -181,7 +217,7 @@ void cli_filter_free(cli_filter *f);
    --std VER) and --cflags "WORDS" (split at blanks, no shell, no quotes),
    passed in order to nvcc or clang as fe_options.extra.  Add
    CLI_FE_SHORTOPTS to the command's short options. */
-#define CLI_FE_SHORTOPTS "I:D:s:"
+#define CLI_FE_SHORTOPTS "I:*D:*s:"
 #define CLI_FE_MAXARGS 256
 typedef struct cli_fe_args {
   const char *v[CLI_FE_MAXARGS];  /* the words (into argv or buf) */
@@ -286,6 +322,11 @@ typedef struct cli_launch {
   size_t ptotal;
   emu_device *dev;
   emu_module *em;
+  /* the kernel's parameters as the source names them (.cu input: the front
+     end's listing, asked once, for messages only) */
+  fe_kernel *src_kernels;
+  size_t nsrc_kernels;
+  int src_tried;
 } cli_launch;
 /* KCAST_EXIT_OK, or KCAST_EXIT_USER when out of memory (printed). */
 int cli_launch_init(cli_launch *L, const char *cmd, int argc);
@@ -313,6 +354,7 @@ int cli_parse_const(const char *cmd, const char *text, cli_const_spec *out);
    failure) removes it, leaving path as it was.  Both print their error and
    return 0 or -1. */
 typedef struct cli_out { FILE *f; char *tmp; const char *path; } cli_out;
+/* (path "-" is standard output: no temporary file, nothing renamed.) */
 int cli_out_open(cli_out *o, const char *path);
 int cli_out_close(cli_out *o, int ok);
 
@@ -320,6 +362,12 @@ int cli_out_close(cli_out *o, int ok);
    by libcsv (csv_fwrite) when it holds a comma, quote or line break or
    starts or ends with a blank; nothing for NULL. */
 void cli_csv_field(FILE *f, const char *s);
+
+/* v for a table: sig significant digits as a plain decimal, never an
+   exponent (1207900, not 1.2079e+06; 0.00012), trailing zeros dropped;
+   "nan", "inf".  Into buf (cap bytes, 64 for any value up to 1e60; one
+   that does not fit is printed with an exponent); returns buf. */
+const char *cli_num(char *buf, size_t cap, double v, int sig);
 
 /* Print "kcast: " + message + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -174,7 +174,7 @@ enum { FE_STD = CLI_OPT_FE, FE_CFLAGS };
 
 const struct option cli_fe_longopts[] = {
   {"std", required_argument, NULL, FE_STD},
-  {"cflags", required_argument, NULL, FE_CFLAGS},
+  {"cflags", required_argument, NULL, FE_CFLAGS | CLI_OPT_MANY},
   {NULL, 0, NULL, 0},
 };
 
@@ -195,19 +195,10 @@ int cli_fe_option(cli_fe_args *a, cli_opts *o, int id) {
       a->v[a->n++] = id == 'I' ? "-I" : "-D";
       a->v[a->n++] = v;
       return 1;
-    case 's': /* -std=VER or -std VER: getopt reads "-s" + "td..." */
+    case 's': /* -std=VER and -std VER arrive as FE_STD (cli_opts_next) */
+      cli_usage_error(o->cmd, "unknown option '-s%s' (did you mean -std=VERSION?)", v);
+      return -1;
     case FE_STD:
-      if (id == 's') {
-        if (strncmp(v, "td", 2) || (v[2] && v[2] != '=')) {
-          cli_usage_error(o->cmd, "unknown option '-s%s' (did you mean -std=VERSION?)", v);
-          return -1;
-        }
-        v = v[2] ? v + 3 : cli_opts_take_next(o);
-        if (!v || !*v) {
-          cli_usage_error(o->cmd, "-std needs a value (c++17, c++20, ...)");
-          return -1;
-        }
-      }
       if (fe_room(a, o, 1, strlen(v) + 6)) return -1;
       a->v[a->n++] = a->buf + a->used;
       a->used += (size_t)sprintf(a->buf + a->used, "-std=%s", v) + 1;
@@ -263,15 +254,21 @@ int cli_ptxas_features(const char *ptx, size_t len, const char *src, const char 
     }
   }
   int got = 0;
+  char skipped[512] = "", first[1024] = "";
+  size_t sl = 0;
   for (size_t a = 0; a < na; a++) {
     fe_ptxas_kernel *r = NULL;
     size_t nr = 0;
     char err[1024];
     if (fe_ptxas(ptx, len, list[a], src, &r, &nr, err, sizeof err)) {
       /* "all" and the automatic runs skip an architecture ptxas cannot
-         assemble for (CUDA 13 has no sm_37, sm_70) or a missing ptxas */
+         assemble for (CUDA 13 has no sm_37, sm_70) or a missing ptxas:
+         one note at the end names them all */
       if (all || lenient) {
-        fprintf(stderr, "kcast: note: no registers for %s: %s\n", list[a], err);
+        if (!first[0]) snprintf(first, sizeof first, "%s", err);
+        if (sl + 24 < sizeof skipped)
+          sl += (size_t)snprintf(skipped + sl, sizeof skipped - sl, "%s%s", sl ? ", " : "",
+                                 list[a]);
         continue;
       }
       cli_error("%s", err);
@@ -286,6 +283,27 @@ int cli_ptxas_features(const char *ptx, size_t len, const char *src, const char 
         }
     fe_ptxas_free(r, nr);
     got++;
+  }
+  if (sl) {
+    /* the GPUs of the table with those architectures */
+    char gpus[512] = "";
+    size_t gl = 0;
+    for (size_t i = 0; i < an_gpu_count(); i++) {
+      const an_gpu *g = an_gpu_at(i);
+      char a[16];
+      snprintf(a, sizeof a, "sm_%d%d", g->cc_major, g->cc_minor);
+      int hit = 0;
+      for (const char *t = skipped; *t && !hit;) {
+        size_t l = strcspn(t, ",");
+        hit = l == strlen(a) && !strncmp(t, a, l);
+        t += l;
+        while (*t == ',' || *t == ' ') t++;
+      }
+      if (hit && gl + strlen(g->name) + 8 < sizeof gpus)
+        gl += (size_t)snprintf(gpus + gl, sizeof gpus - gl, "%s%s", gl ? ", " : "", g->name);
+    }
+    fprintf(stderr, "kcast: note: no register counts for %s%s%s%s (ptxas: %s)\n", skipped,
+            gl ? " (GPUs " : "", gpus, gl ? ")" : "", first);
   }
   return got;
 }

@@ -154,11 +154,33 @@ static const char *param_type_name(const ptx_var *p) {
 
 /* "0 .u32 name, 1 .f32 name, ..." into a malloc'd string (NULL on ENOMEM);
    past PARAM_LIST_MAX, "... and N more". */
-static char *param_list(const ptx_func *k) {
+/* The source name of parameter i of kernel k (mangled) for messages: for
+   .cu input the front end's listing (libclang, asked once), else NULL. */
+static const char *src_param(cli_launch *L, const ptx_func *k, uint32_t i) {
+  if (!L->src_tried) {
+    L->src_tried = 1;
+    size_t n = strlen(L->path ? L->path : "");
+    char err[512];
+    if (n > 3 && !strcasecmp(L->path + n - 3, ".cu") &&
+        fe_list_kernels(L->path, &L->fo, &L->src_kernels, &L->nsrc_kernels, err, sizeof err)) {
+      L->src_kernels = NULL;
+      L->nsrc_kernels = 0;
+    }
+  }
+  for (size_t j = 0; j < L->nsrc_kernels; j++) {
+    const fe_kernel *sk = &L->src_kernels[j];
+    if (sk->mangled && !strcmp(sk->mangled, k->name) && i < sk->nparams &&
+        sk->params[i].name && sk->params[i].name[0])
+      return sk->params[i].name;
+  }
+  return NULL;
+}
+
+static char *param_list(cli_launch *L, const ptx_func *k) {
   uint32_t shown = k->nparams < PARAM_LIST_MAX ? k->nparams : PARAM_LIST_MAX;
   size_t cap = 64;
   for (uint32_t i = 0; i < shown; i++)
-    cap += strnlen(k->params[i].name ? k->params[i].name : "", 256) + 48;
+    cap += strnlen(k->params[i].name ? k->params[i].name : "", 256) + 48 + 256;
   char *s = malloc(cap);
   if (!s) return NULL;
   size_t len = 0;
@@ -167,8 +189,10 @@ static char *param_list(const ptx_func *k) {
     const ptx_var *p = &k->params[i];
     char dim[32] = "";
     if (p->count != 1) snprintf(dim, sizeof dim, "[%" PRIu64 "]", p->count);
-    len += (size_t)snprintf(s + len, cap - len, "%s%u: .%s%s %.256s", i ? ", " : "", i,
-                            param_type_name(p), dim, p->name ? p->name : "");
+    const char *sn = src_param(L, k, i);
+    len += (size_t)snprintf(s + len, cap - len, "%s%u: %s%.256s%s.%s%s %.256s%s", i ? ", " : "",
+                            i, sn ? "'" : "", sn ? sn : "", sn ? "' (" : "", param_type_name(p),
+                            dim, p->name ? p->name : "", sn ? ")" : "");
   }
   if (shown < k->nparams && len < cap)
     snprintf(s + len, cap - len, ", ... and %u more", k->nparams - shown);
@@ -198,12 +222,13 @@ const struct option cli_launch_longopts[] = {
   {"grid", required_argument, NULL, O_GRID},
   {"block", required_argument, NULL, O_BLOCK},
   {"shared", required_argument, NULL, O_SHARED},
-  {"arg", required_argument, NULL, O_ARG},
+  {"arg", required_argument, NULL, O_ARG | CLI_OPT_MANY},
   {"sample", required_argument, NULL, O_SAMPLE},
   {"threads", required_argument, NULL, O_THREADS},
   {"budget", required_argument, NULL, O_BUDGET},
   {"timeout", required_argument, NULL, O_TIMEOUT},
   {"oob", required_argument, NULL, O_OOB},
+  {"tool-timeout", required_argument, NULL, CLI_OPT_TOOL_TIMEOUT}, /* cli_opts_next's */
   {NULL, 0, NULL, 0},
 };
 
@@ -333,7 +358,7 @@ int cli_launch_load(cli_launch *L) {
 
   /* Type the arguments against the kernel's parameters. */
   if (L->nargs != k->nparams) {
-    char *plist = param_list(k);
+    char *plist = param_list(L, k);
     int rc = cli_usage_error(cmd, "kernel %s takes %u parameter%s, got %u --arg: %s", k->name,
                              k->nparams, k->nparams == 1 ? "" : "s", L->nargs,
                              plist ? plist : "");
@@ -383,6 +408,37 @@ int cli_launch_device(cli_launch *L) {
   return KCAST_EXIT_OK;
 }
 
+/* A fault's address ("at 0x...") in or past one of the --arg buffers:
+   which, by the parameter's source name where known, into buf as " (...)";
+   "" when the message names no address near a buffer. */
+static void buffer_of(cli_launch *L, const char *msg, char *buf, size_t cap) {
+  buf[0] = 0;
+  const char *at = strstr(msg, " at 0x");
+  if (!at || !L->k) return;
+  uint64_t a = strtoull(at + 4, NULL, 16);
+  long best = -1;
+  uint64_t bd = 0;
+  for (unsigned i = 0; i < L->nargs; i++) {
+    const cli_arg_spec *s = &L->args[i];
+    if (!s->is_buf || !s->addr || a < s->addr) continue;
+    uint64_t d = a - s->addr;
+    if (best < 0 || d < bd) best = (long)i, bd = d;
+  }
+  if (best < 0) return;
+  const cli_arg_spec *s = &L->args[best];
+  if (bd >= s->bytes && bd - s->bytes > (16u << 20)) return; /* nowhere near it */
+  const char *sn = src_param(L, L->k, (uint32_t)best);
+  char name[300];
+  if (sn) snprintf(name, sizeof name, "parameter %ld '%s'", best, sn);
+  else snprintf(name, sizeof name, "parameter %ld", best);
+  if (bd < s->bytes)
+    snprintf(buf, cap, " (byte %llu of the buffer of %s, --arg %s)", (unsigned long long)bd, name,
+             s->text);
+  else
+    snprintf(buf, cap, " (%llu bytes past the end of the buffer of %s, --arg %s: %llu bytes)",
+             (unsigned long long)(bd - s->bytes), name, s->text, (unsigned long long)s->bytes);
+}
+
 int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stats *st) {
   char ferr[1024] = "";
   emu_stats local;
@@ -414,7 +470,9 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
   if (w.shown) fprintf(stderr, "kcast %s: %s %s after %.1f s\n", L->cmd, L->k->name,
                        lrc ? "stopped" : "finished", st->seconds);
   if (lrc) {
-    cli_error("%s", ferr[0] ? ferr : "launch failed");
+    char who[1024] = "";
+    buffer_of(L, ferr, who, sizeof who);
+    cli_error("%s%s", ferr[0] ? ferr : "launch failed", who);
     return KCAST_EXIT_USER;
   }
   if (st->partial)
@@ -444,6 +502,7 @@ void cli_launch_free(cli_launch *L) {
   ptx_module_free(L->m);
   free(L->text);
   free(L->args);
+  fe_kernels_free(L->src_kernels, L->nsrc_kernels);
   memset(L, 0, sizeof *L);
 }
 

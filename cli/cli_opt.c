@@ -10,7 +10,13 @@
  *    prefix (--fold for --folds), which changes meaning the day an option
  *    with the same prefix is added, so scripts written today would break;
  *  - a required value is not empty (--csv= is a mistake, not a file name);
- *  - a flag takes no value (--search=1 is refused, not silently read).
+ *  - a flag takes no value (--search=1 is refused, not silently read);
+ *  - an option that takes one value is given once: `--time A.db --time
+ *    B.db` stored B's times under A's GPU name without a word when the
+ *    last one won; options that collect values (--arg, -I) are marked in
+ *    their tables (CLI_OPT_MANY, or '*' in the short options);
+ *  - a misspelled long option gets "did you mean" (cli_suggest: a prefix,
+ *    else the closest name by edit distance).
  *
  * Operands (files, subcommand arguments) may come anywhere among the
  * options, whatever POSIXLY_CORRECT says ("-" mode of getopt: they are
@@ -25,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "model/model.h"
@@ -33,6 +40,49 @@ const struct option cli_gpus_longopts[] = {
   {"gpus", required_argument, NULL, CLI_OPT_GPUS},
   {NULL, 0, NULL, 0},
 };
+
+const struct option cli_tool_longopts[] = {
+  {"tool-timeout", required_argument, NULL, CLI_OPT_TOOL_TIMEOUT},
+  {NULL, 0, NULL, 0},
+};
+
+void cli_unknown_gpu(const char *where, const char *name, int or_all) {
+  char names[2048];
+  an_gpu_names(names, sizeof names);
+  cli_error("%s%sunknown GPU '%s' (known: %s%s; --gpus FILE adds GPUs, 'kcast gpus' lists them)",
+            where ? where : "", where ? ": " : "", name, names, or_all ? ", or all" : "");
+}
+
+int cli_gpu_list(const char *spec, const an_gpu **out, size_t cap, size_t *n) {
+  *n = 0;
+  if (!strcasecmp(spec, "all")) {
+    for (size_t i = 0; i < an_gpu_count() && *n < cap; i++) out[(*n)++] = an_gpu_at(i);
+    return 0;
+  }
+  for (const char *t = spec;;) {
+    const char *e = strchr(t, ',');
+    size_t l = e ? (size_t)(e - t) : strlen(t);
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(l < sizeof name ? l : sizeof name - 1), t);
+    const an_gpu *g = l ? an_gpu_find(name) : NULL;
+    if (!g) {
+      if (l) cli_unknown_gpu(NULL, name, 1);
+      else cli_error("--gpu '%s': an empty GPU name in the list", spec);
+      return -1;
+    }
+    size_t k = 0;
+    while (k < *n && out[k] != g) k++;
+    if (k == *n) {
+      if (*n == cap) {
+        cli_error("--gpu '%s': more than %zu GPUs", spec, cap);
+        return -1;
+      }
+      out[(*n)++] = g;
+    }
+    if (!e) return 0;
+    t = e + 1;
+  }
+}
 
 /* ------------------------------------------------ options of every command -- */
 
@@ -96,8 +146,18 @@ void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const ch
   o->argv = argv;
   o->in_order = in_order;
   /* '-' or '+' fixes the mode whatever the environment says; ':' makes a
-     missing value its own return, so the message can say so */
-  snprintf(o->so, sizeof o->so, "%s:%s", in_order ? "+" : "-", shortopts ? shortopts : "");
+     missing value its own return, so the message can say so.  A '*' after
+     an option's ':' (ours, not getopt's) marks it as one that may repeat. */
+  size_t n = (size_t)snprintf(o->so, sizeof o->so, "%s:", in_order ? "+" : "-"), nm = 0;
+  for (const char *p = shortopts ? shortopts : ""; *p && n + 1 < sizeof o->so; p++) {
+    if (*p == '*') {
+      if (p > shortopts && p[-1] == ':' && p - 1 > shortopts && nm + 1 < sizeof o->many_short)
+        o->many_short[nm++] = p[-2];
+      continue;
+    }
+    o->so[n++] = *p;
+  }
+  o->so[n] = 0;
   o->first_operand = 1;
   o->end = 1;
   o->status = KCAST_EXIT_USAGE;
@@ -124,12 +184,91 @@ static const struct option *find_long(const cli_opts *o, const char *s) {
   return NULL;
 }
 
-/* A long option whose name starts with s (for "did you mean"). */
-static const char *prefix_of(const cli_opts *o, const char *s) {
-  size_t n = strcspn(s, "=");
-  for (size_t k = 0; k < o->nlo && n; k++)
-    if (!strncmp(o->lo[k].name, s, n)) return o->lo[k].name;
-  return NULL;
+/* Optimal string alignment distance of a[0..na) and b (insertions,
+   deletions, substitutions, transpositions of neighbours), capped: any
+   distance above 3 is reported as 4. */
+static size_t edit_distance(const char *a, size_t na, const char *b) {
+  size_t nb = strlen(b);
+  if (na > 62 || nb > 62 || (na > nb ? na - nb : nb - na) > 3) return 4;
+  size_t d[64][64];
+  for (size_t i = 0; i <= na; i++) d[i][0] = i;
+  for (size_t j = 0; j <= nb; j++) d[0][j] = j;
+  for (size_t i = 1; i <= na; i++)
+    for (size_t j = 1; j <= nb; j++) {
+      size_t cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
+      if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[na][nb] > 3 ? 4 : d[na][nb];
+}
+
+const char *cli_suggest(const char *word, size_t len, const char *const *names, size_t n) {
+  if (!word || !len) return NULL;
+  /* a name the word begins (an abbreviation), else the closest one: at
+     most one edit in a short word, two from five letters, three from nine */
+  for (size_t k = 0; k < n; k++)
+    if (names[k] && strlen(names[k]) > len && !strncmp(names[k], word, len)) return names[k];
+  size_t best = 4, limit = len < 5 ? 1 : len < 9 ? 2 : 3;
+  const char *pick = NULL;
+  for (size_t k = 0; k < n; k++) {
+    if (!names[k]) continue;
+    size_t dist = edit_distance(word, len, names[k]);
+    if (dist <= limit && dist < best) best = dist, pick = names[k];
+  }
+  return pick;
+}
+
+int cli_unknown_subcommand(const char *cmd, const char *sub, const char *const *subs, size_t n) {
+  char list[512];
+  size_t len = 0;
+  list[0] = 0;
+  for (size_t k = 0; k < n && len + 1 < sizeof list; k++)
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", subs[k]);
+  const char *s = cli_suggest(sub, strlen(sub), subs, n);
+  if (s) return cli_usage_error(cmd, "unknown subcommand '%s' (did you mean '%s'? %s)", sub, s, list);
+  return cli_usage_error(cmd, "unknown subcommand '%s' (%s)", sub, list);
+}
+
+/* The long option closest to s (for "did you mean"). */
+static const char *suggest_long(const cli_opts *o, const char *s) {
+  const char *names[CLI_OPTS_MAX];
+  for (size_t k = 0; k < o->nlo; k++) names[k] = o->lo[k].name;
+  return cli_suggest(s, strcspn(s, "="), names, o->nlo);
+}
+
+/* May option id (a short option's character or a long option's id without
+   CLI_OPT_MANY) be given more than once? */
+static int may_repeat(const cli_opts *o, int id) {
+  if (id > 0 && id < 0x100 && strchr(o->many_short, id)) return 1;
+  for (size_t k = 0; k < o->nlo; k++)
+    if ((o->lo[k].val & ~CLI_OPT_MANY) == id) return (o->lo[k].val & CLI_OPT_MANY) != 0;
+  return 0;
+}
+
+/* A second value for an option that takes one: the usage error; 0 when
+   this is its first. */
+static int second_value(cli_opts *o, int id) {
+  if (!o->arg || may_repeat(o, id)) return 0;
+  for (size_t k = 0; k < o->nseen; k++) {
+    if (o->seen[k].id != id) continue;
+    if (!strcmp(o->seen[k].name, o->name))
+      cli_usage_error(o->cmd, "%s given twice ('%s', then '%s'): it takes one value", o->name,
+                      o->seen[k].val, o->arg);
+    else
+      cli_usage_error(o->cmd, "%s and %s are one option, given twice ('%s', then '%s'): it "
+                      "takes one value", o->seen[k].name, o->name, o->seen[k].val, o->arg);
+    return -1;
+  }
+  if (o->nseen < CLI_OPTS_MAX) {
+    struct cli_opt_seen *e = &o->seen[o->nseen++];
+    e->id = id;
+    e->val = o->arg;
+    snprintf(e->name, sizeof e->name, "%s", o->name);
+  }
+  return 0;
 }
 
 static void set_name(cli_opts *o, const char *text, size_t n, int is_long) {
@@ -188,7 +327,7 @@ int cli_opts_next(cli_opts *o) {
       } else if (lo && lo->has_arg == no_argument && strchr(tok, '=')) {
         cli_usage_error(o->cmd, "%s takes no value (got '%s')", o->name, tok);
       } else {
-        const char *p = prefix_of(o, tok + 2);
+        const char *p = suggest_long(o, tok + 2);
         if (p) cli_usage_error(o->cmd, "unknown option '%s' (did you mean --%s?)", o->namebuf, p);
         else cli_usage_error(o->cmd, "unknown option '%s'", o->namebuf);
       }
@@ -202,6 +341,7 @@ int cli_opts_next(cli_opts *o) {
     return CLI_OPT_ERR;
   }
   o->arg = optarg;
+  c &= ~CLI_OPT_MANY;
   /* the option's own word: the one before a separate value */
   int separate = optarg && optind >= 2 && optarg == o->argv[optind - 1];
   tok = o->argv[optind - 1 - separate];
@@ -220,20 +360,51 @@ int cli_opts_next(cli_opts *o) {
     set_name(o, &sh, 1, 0);
     /* -o=FILE: the '=' joins option and value, as in the long form */
     if (optarg && !separate && optarg[0] == '=') o->arg = optarg + 1;
+    /* -std=VER and -std VER (as compilers spell it) reach getopt as -s
+       with "td=VER": they are the long option std, so that -std and --std
+       given twice are one option given twice */
+    const struct option *std = find_long(o, "std");
+    if (c == 's' && std && optarg && !separate && !strncmp(optarg, "td", 2) &&
+        (!optarg[2] || optarg[2] == '=')) {
+      o->arg = optarg[2] ? optarg + 3 : cli_opts_take_next(o);
+      o->name = "-std";
+      c = std->val & ~CLI_OPT_MANY;
+      if (!o->arg || !*o->arg) {
+        cli_usage_error(o->cmd, "-std needs a value (c++17, c++20, ...)");
+        o->done = 1;
+        return CLI_OPT_ERR;
+      }
+    }
   }
   if (o->arg && !*o->arg) {
     cli_usage_error(o->cmd, "%s needs a value (got an empty one)", o->name);
     o->done = 1;
     return CLI_OPT_ERR;
   }
+  /* -k is --kernel-name (one option for the check below) */
+  if (c == 'k' && li < 0) {
+    for (size_t k = 0; k < o->nlo; k++)
+      if (o->lo[k].val == CLI_OPT_KERNEL_NAME) c = CLI_OPT_KERNEL_NAME;
+  }
+  if (second_value(o, c)) {
+    o->done = 1;
+    return CLI_OPT_ERR;
+  }
+  if (c == CLI_OPT_TOOL_TIMEOUT) {
+    char *e;
+    double t = strtod(o->arg, &e);
+    if (*e || e == o->arg || !(t > 0) || t > 1e7) {
+      cli_usage_error(o->cmd, "--tool-timeout '%s': give seconds > 0", o->arg);
+      o->done = 1;
+      return CLI_OPT_ERR;
+    }
+    fe_set_tool_timeout(t);
+    return cli_opts_next(o);
+  }
   if (c == CLI_OPT_GPUS) {
     /* read on the first lookup, after the options (the table is built once) */
     setenv("KCAST_GPUS", o->arg, 1);
     return cli_opts_next(o);
-  }
-  if (c == 'k' && li < 0) {
-    for (size_t k = 0; k < o->nlo; k++)
-      if (o->lo[k].val == CLI_OPT_KERNEL_NAME) c = CLI_OPT_KERNEL_NAME;
   }
   int common = common_option(o, c);
   if (common < 0) {

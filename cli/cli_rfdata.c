@@ -149,9 +149,13 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   int rc = ds_train_load(in, d, p, err, sizeof err);
   if (rc == -2) cli_usage_error(cmd, "%s", err);
   else if (rc) cli_error("%s", err);
-  else if (in->gpu_note[0]) fprintf(stderr, "kcast: note: %s: %s\n", in->csv ? in->csv : in->db,
-                                    in->gpu_note);
-  return rc ? -1 : 0;
+  if (rc) return -1;
+  const char *src = in->csv ? in->csv : in->db;
+  if (in->gpu_note[0]) fprintf(stderr, "kcast: note: %s: %s\n", src, in->gpu_note);
+  if (in->left_out[0])
+    fprintf(stderr, "kcast: note: %s: measurements and row keys are not features: %s "
+            "(--features NAME makes one a feature)\n", src, in->left_out);
+  return 0;
 }
 
 /* --------------------------------------------------------------- progress -- */

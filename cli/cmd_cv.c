@@ -52,7 +52,8 @@ const char cmd_cv_usage[] =
     "                      base; 37 candidates of 50 trees\n"
     "  --predictions FILE  write every row's out-of-fold prediction, interval and\n"
     "                      measured value beside its key columns (CSV; a\n"
-    "                      dataset's kernel also demangled, last)\n"
+    "                      dataset's kernel also demangled, last), and the\n"
+    "                      settings, the unit of the values among them\n"
     "  --coverage C        nominal interval coverage (0.9)\n"
     "  --format table|csv|json  output format (table); csv: one row per scope\n"
     "                      (overall, each fold, each group) with the figures\n"
@@ -99,7 +100,8 @@ static void csv_row(const char *scope, const char *name, const rf_metrics *m) {
  * --predictions FILE: every row's out-of-fold prediction, interval and
  * measured value beside its key columns (a dataset's app, dataset, lseq,
  * kernel and gpu; a CSV's text and ignored columns), its group and its
- * fold, as CSV.  Written to FILE.tmp.PID and renamed, so a failed write
+ * fold, and in its settings the unit of the values (rf_target_unit: ns
+ * for a dataset's time), as CSV.  Written to FILE.tmp.PID and renamed, so a failed write
  * leaves no partial file.  -1 after printing the error.
  */
 static int write_predictions(const char *path, const rf_data *d, const rf_cv_result *r,
@@ -320,9 +322,9 @@ int cmd_cv(int argc, char **argv) {
   /* what the predictions file says it was made with (docs/formats.md) */
   char settings[1024];
   const char *tg = in.target ? in.target : "";
-  const char *unit = in.db ? (!strcmp(tg, "time") ? "ns" : !strcmp(tg, "power") ? "W"
-                               : !strcmp(tg, "energy") ? "J" : "")
-                           : "";
+  /* the unit of measured, predicted, lo and hi: a dataset target's, or the
+     one a CSV column's name spells (rf_target_unit), "" when it says none */
+  const char *unit = rf_target_unit(tg) ? rf_target_unit(tg) : "";
   snprintf(settings, sizeof settings,
            "kcast=%s;scheme=%s%s%s;folds=%u;seed=%llu;features=%s;target=%s;unit=%s;transform=%s;"
            "base=%s;trees=%u;max_features=%g;min_leaf=%u;extra_trees=%d;search=%d;coverage=%g;"

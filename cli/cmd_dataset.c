@@ -106,7 +106,8 @@ const char cmd_dataset_usage[] =
     "    --const NAME=FILL     fill constant-memory symbol NAME (FILL as buf:'s:\n"
     "                          zero, seq, seqf, rand[:S], randf[:S], file=PATH)\n"
     "    --copt OPTION         a compiler option (-O3, -DN=4, -I...; repeat)\n"
-    "    --compiler, --arch, --shared, --budget, --timeout, --oob   as for emulate\n"
+    "    --compiler, --arch, --shared, --budget, --timeout, --oob, --tool-timeout\n"
+    "                                                              as for emulate\n"
     "    --sample CTAS         CTAs emulated per configuration (default 64)\n"
     "    --configs N --seed S  a seeded sample of N valid configurations\n"
     "    -j JOBS               worker threads (default: the CPUs)\n"
@@ -612,10 +613,9 @@ int cmd_dataset(int argc, char **argv) {
                       : !strcmp(sub, "export") ? sub_export
                       : !strcmp(sub, "merge")  ? sub_merge
                                                : NULL;
-  if (!fn)
-    return cli_usage_error("dataset", "unknown subcommand '%s' (stats, export,"
-                           " merge, import-mangrove, import-kerneltuner, import-nsys,"
-                           " import-ncu)", sub);
+  static const char *const subs[] = {"stats", "export", "merge", "import-mangrove",
+                                      "import-kerneltuner", "import-nsys", "import-ncu"};
+  if (!fn) return cli_unknown_subcommand("dataset", sub, subs, sizeof subs / sizeof *subs);
   opts o;
   int rc = parse_opts(argc - 1, argv + 1, &o);
   if (rc == KCAST_EXIT_OK && o.replace && fn != sub_merge)

@@ -35,7 +35,7 @@ const char cmd_emulate_usage[] =
     "                     [--sample CTAS] [--threads N] [--budget INSNS] [--timeout SECONDS]\n"
     "                     [--oob error|warn] [--compiler nvcc|clang] [--arch sm_XX]\n"
     "                     [--format table|csv|json] [-I DIR] [-D NAME[=V]] [-std VERSION]\n"
-    "                     [--cflags \"WORDS\"]\n"
+    "                     [--cflags \"WORDS\"] [--tool-timeout SECS]\n"
     "\n"
     "Run one launch of kernel K on the CPU emulator and print its dynamic\n"
     "features (launch.*, op.*, class.*, mem.*, ctrl.*; arg.*: the scalar\n"
@@ -58,6 +58,8 @@ const char cmd_emulate_usage[] =
     "                  finished are printed, scaled to the grid and marked\n"
     "                  emu.partial, the reason on stderr, exit status 1 (an\n"
     "                  error when none finished)\n"
+    "  --tool-timeout SECS  the time limit of each compiler run for .cu input\n"
+    "                  (600; KCAST_TOOL_TIMEOUT too; as for extract)\n"
     "  --oob error     (default) an out-of-bounds or freed access fails the launch\n"
     "  --oob warn      what a GPU lets through is tolerated: a global access in\n"
     "                  the 2 MiB pages the buffers map (reads what is there,\n"
@@ -212,7 +214,7 @@ int cmd_emulate(int argc, char **argv) {
   enum { E_FORMAT = CLI_OPT_OWN, E_DUMP };
   static const struct option own[] = {
     {"format", required_argument, NULL, E_FORMAT},
-    {"dump", required_argument, NULL, E_DUMP},
+    {"dump", required_argument, NULL, E_DUMP | CLI_OPT_MANY},
     {NULL, 0, NULL, 0},
   };
   cli_opts o;

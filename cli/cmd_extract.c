@@ -28,7 +28,7 @@ const char cmd_extract_usage[] =
     "usage: kcast extract FILE.{ptx,cu,ll,bc} [--kernel K] [--format table|csv|json]\n"
     "                     [--list] [--compiler nvcc|clang] [--arch sm_XX]\n"
     "                     [--ptxas sm_XY[,sm_XY...]|all] [-I DIR] [-D NAME[=V]]\n"
-    "                     [-std VERSION] [--cflags \"WORDS\"]\n"
+    "                     [-std VERSION] [--cflags \"WORDS\"] [--tool-timeout SECS]\n"
     "\n"
     "Static features (static.*) of every kernel (.entry) in FILE; see\n"
     "docs/features.md for the names.  Every output gives the demangled\n"
@@ -52,6 +52,9 @@ const char cmd_extract_usage[] =
     "                  spill_load_bytes, stack_bytes, smem_bytes (all: every\n"
     "                  architecture of 'kcast gpus' this ptxas supports)\n"
     "  --gpus FILE     GPUs to add to the GPU table ('kcast help gpus')\n"
+    "  --tool-timeout SECS  the time limit of each nvcc, clang and ptxas run (600;\n"
+    "                  KCAST_TOOL_TIMEOUT too): a compiler still running then is\n"
+    "                  killed with its children, and the command fails saying so\n"
     "\n"
     "Exit status: 0 ok, 1 bad input or unknown kernel, 2 bad command line.\n";
 
@@ -226,6 +229,7 @@ int cmd_extract(int argc, char **argv) {
   cli_opts_add(&o, lo);
   cli_opts_add(&o, cli_gpus_longopts);
   cli_opts_add(&o, cli_fe_longopts);
+  cli_opts_add(&o, cli_tool_longopts);
   cli_fe_args fa;
   fa.n = fa.used = 0;
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {

@@ -19,6 +19,7 @@
  */
 #include "cli/cli.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@
 
 const char cmd_featmodel_usage[] =
     "usage: kcast featmodel fit DB --kernel K [--app APP] [--max-error E] -o FILE.kcf\n"
-    "       kcast featmodel info FILE.kcf [--forms]\n"
+    "       kcast featmodel info FILE.kcf [--forms] [--format table|json]\n"
     "       kcast featmodel validate DB [--kernel K] [--app APP] [--gpu G]\n"
     "                                [--model MODEL] [--max-error E] [--format table|csv]\n"
     "                                [--gpus FILE] [--instances]\n"
@@ -58,7 +59,8 @@ const char cmd_featmodel_usage[] =
     "     (--max-error, 0.05) or cannot be measured (fewer than 3 sizes) is\n"
     "     flagged unreliable in every answer.\n"
     "info: kernel, arguments read, training sizes, held-out error and the\n"
-    "     ranges of the launch quantities; --forms adds each feature's formula.\n"
+    "     ranges of the launch quantities; --forms adds each feature's formula;\n"
+    "     --format json: one object with all of it (the formulas too).\n"
     "validate: leave one size out for every kernel of DB (or K): per kernel\n"
     "     the median error of its class.* and mem.* features and of the time\n"
     "     predicted from them against the time predicted from the emulated\n"
@@ -474,16 +476,78 @@ out:
 
 /* --------------------------------------------------------------- info -- */
 
+/* featmodel info --format json: what the table says, as one object (the
+   forms always). */
+static int info_json(const char *path, const fm_model *m, const fm_info *in, const char *date) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return -1;
+  cJSON_AddStringToObject(o, "feature_model", path);
+  cJSON_AddStringToObject(o, "kernel", in->kernel);
+  if (in->app[0]) cJSON_AddStringToObject(o, "app", in->app);
+  else cJSON_AddNullToObject(o, "app");
+  cJSON *a = cJSON_AddArrayToObject(o, "arguments");
+  for (size_t k = 0; k < in->nargs; k++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "arg.%u", in->arg_param[k]);
+    cJSON_AddItemToArray(a, cJSON_CreateString(nm));
+  }
+  cJSON *tp = cJSON_AddArrayToObject(o, "template");
+  for (size_t v = 0; v < in->ntpl; v++) {
+    double lo, hi;
+    fm_tpl_range(m, v, &lo, &hi);
+    cJSON *r = cJSON_CreateArray();
+    cJSON_AddItemToArray(r, cJSON_CreateNumber(lo));
+    cJSON_AddItemToArray(r, cJSON_CreateNumber(hi));
+    cJSON_AddItemToArray(tp, r);
+  }
+  cJSON *tr = cJSON_AddObjectToObject(o, "trained");
+  cJSON_AddNumberToObject(tr, "launches", (double)in->nlaunches);
+  cJSON_AddNumberToObject(tr, "sizes", (double)in->nsizes);
+  cJSON_AddStringToObject(tr, "created", date);
+  cJSON *fc = cJSON_AddObjectToObject(o, "features");
+  cJSON_AddNumberToObject(fc, "count", (double)in->nout);
+  cJSON_AddNumberToObject(fc, "exact", (double)in->n_exact);
+  cJSON_AddNumberToObject(fc, "power", (double)in->n_power);
+  cJSON_AddNumberToObject(fc, "least_squares", (double)in->n_linear);
+  cJSON_AddNumberToObject(fc, "constant", (double)in->n_const);
+  cJSON_AddNumberToObject(fc, "from_launch", (double)in->n_derived);
+  cJSON *ho = cJSON_AddObjectToObject(o, "heldout");
+  if (isnan(in->heldout_error)) cJSON_AddNullToObject(ho, "error");
+  else cJSON_AddNumberToObject(ho, "error", in->heldout_error);
+  cJSON_AddNumberToObject(ho, "sizes", in->heldout_sizes);
+  cJSON_AddNumberToObject(ho, "limit", in->limit);
+  cJSON_AddBoolToObject(ho, "unreliable", isnan(in->heldout_error) || in->heldout_error > in->limit);
+  cJSON *fo = cJSON_AddObjectToObject(o, "forms");
+  char buf[512];
+  for (size_t i = 0; i < fm_nout(m); i++) {
+    fm_out_form(m, i, buf, sizeof buf);
+    cJSON_AddStringToObject(fo, fm_out_name(m, i), buf);
+  }
+  char *txt = cJSON_Print(o);
+  cJSON_Delete(o);
+  if (!txt) return -1;
+  puts(txt);
+  free(txt);
+  return 0;
+}
+
 static int featmodel_info(int argc, char **argv) {
   const char *path = NULL;
-  int forms = 0;
+  int forms = 0, fmt = CLI_FMT_TABLE;
   static const struct option opts[] = {{"forms", no_argument, NULL, CLI_OPT_OWN},
+                                       {"format", required_argument, NULL, 'f'},
                                        {NULL, 0, NULL, 0}};
   cli_opts o;
   cli_opts_init(&o, "featmodel", argc, argv, "", 0);
   cli_opts_add(&o, opts);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     if (c == CLI_OPT_ERR) return o.status;
+    if (c == 'f') {
+      fmt = cli_parse_format(o.arg);
+      if (fmt != CLI_FMT_TABLE && fmt != CLI_FMT_JSON)
+        return cli_usage_error("featmodel", "info: --format is table or json, not '%s'", o.arg);
+      continue;
+    }
     forms = 1;
   }
   if (CLI_NOPERANDS(&o) > 1)
@@ -501,6 +565,14 @@ static int featmodel_info(int argc, char **argv) {
   time_t t = (time_t)in.created;
   struct tm tm;
   if (gmtime_r(&t, &tm)) strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  if (fmt == CLI_FMT_JSON) {
+    char iso[64] = "";
+    if (gmtime_r(&t, &tm)) strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int jr = info_json(path, m, &in, iso);
+    fm_free(m);
+    if (jr) cli_error("out of memory");
+    return jr ? KCAST_EXIT_USER : KCAST_EXIT_OK;
+  }
   printf("feature model  %s\n", path);
   printf("kernel         %s\n", in.kernel);
   if (in.app[0]) printf("app            %s\n", in.app);
@@ -678,7 +750,7 @@ static int featmodel_validate(int argc, char **argv) {
   } else {
     t.gpu = gpu ? gpu : "H200";
     if (!(t.g = an_gpu_find(t.gpu))) {
-      cli_error("unknown GPU '%s' (see 'kcast gpus')", t.gpu);
+      cli_unknown_gpu(NULL, t.gpu, 0);
       return rc;
     }
   }
@@ -808,5 +880,6 @@ int cmd_featmodel(int argc, char **argv) {
   if (!strcmp(sub, "fit")) return featmodel_fit(argc - 1, argv + 1);
   if (!strcmp(sub, "info")) return featmodel_info(argc - 1, argv + 1);
   if (!strcmp(sub, "validate")) return featmodel_validate(argc - 1, argv + 1);
-  return cli_usage_error("featmodel", "unknown subcommand '%s' (fit, info or validate)", sub);
+  static const char *const subs[] = {"fit", "info", "validate"};
+  return cli_unknown_subcommand("featmodel", sub, subs, 3);
 }

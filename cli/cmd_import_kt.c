@@ -77,7 +77,7 @@ const char cmd_import_kt_usage[] =
     "              [--copt OPTION]... [--compiler nvcc|clang] [--arch sm_XX] [--shared BYTES]\n"
     "              [--sample CTAS] [--configs N] [--seed S] [-j JOBS] [--batch N]\n"
     "              [--budget INSNS] [--timeout SECONDS] [--oob error|warn]\n"
-    "              [--failures FILE.csv]\n";
+    "              [--tool-timeout SECONDS] [--failures FILE.csv] [--no-ptxas]\n";
 
 static void kt_usage(FILE *f) {
   fputs(cmd_import_kt_usage, f);
@@ -151,7 +151,8 @@ int cmd_import_kerneltuner(int argc, char **argv) {
       {"grid-div-y", required_argument, NULL, O_DIVY},
       {"grid-div-z", required_argument, NULL, O_DIVZ},
       {"block-size-names", required_argument, NULL, O_BNAMES},
-      {"const", required_argument, NULL, O_CONST}, {"copt", required_argument, NULL, O_COPT},
+      {"const", required_argument, NULL, O_CONST | CLI_OPT_MANY},
+      {"copt", required_argument, NULL, O_COPT | CLI_OPT_MANY},
       {"configs", required_argument, NULL, O_CONFIGS},
       {"seed", required_argument, NULL, O_SEED},   {"jobs", required_argument, NULL, O_JOBS},
       {"batch", required_argument, NULL, O_BATCH}, {"help", no_argument, NULL, O_HELP},

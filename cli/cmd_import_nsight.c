@@ -33,11 +33,12 @@ const char cmd_import_nsight_usage[] =
 int cmd_import_nsight(int argc, char **argv) {
   const int ncu = !strcmp(argv[0], "import-ncu");
   const char *cmd = ncu ? "dataset import-ncu" : "dataset import-nsys";
-  enum { O_APP = CLI_OPT_OWN, O_DATASET, O_GPU, O_REP, O_OUT, O_HELP };
+  enum { O_APP = CLI_OPT_OWN, O_DATASET, O_GPU, O_REP };
+  /* -o and --output share an id, so that both given is one option twice */
   static const struct option lopts[] = {
-      {"output", required_argument, NULL, O_OUT},  {"app", required_argument, NULL, O_APP},
+      {"output", required_argument, NULL, 'o'},  {"app", required_argument, NULL, O_APP},
       {"dataset", required_argument, NULL, O_DATASET}, {"gpu", required_argument, NULL, O_GPU},
-      {"rep-offset", required_argument, NULL, O_REP}, {"help", no_argument, NULL, O_HELP},
+      {"rep-offset", required_argument, NULL, O_REP}, {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *out = NULL, *app = NULL, *dataset = NULL, *gpu = NULL;
   unsigned long rep = 0;
@@ -49,8 +50,8 @@ int cmd_import_nsight(int argc, char **argv) {
   while ((c = cli_opts_next(&po)) != CLI_OPT_END) {
     switch (c) {
       case CLI_OPT_ERR: return po.status;
-      case 'o': case O_OUT: out = po.arg; break;
-      case 'h': case O_HELP: fputs(cmd_import_nsight_usage, stdout); return KCAST_EXIT_OK;
+      case 'o': out = po.arg; break;
+      case 'h': fputs(cmd_import_nsight_usage, stdout); return KCAST_EXIT_OK;
       case O_APP: app = po.arg; break;
       case O_DATASET: dataset = po.arg; break;
       case O_GPU: gpu = po.arg; break;

@@ -5,6 +5,7 @@
  */
 #include "cli/cli.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,8 @@
 #include "model/model.h"
 
 const char cmd_model_usage[] =
-    "usage: kcast model info MODEL\n"
-    "       kcast model importance MODEL [--top N]\n"
+    "usage: kcast model info MODEL [--format table|json]\n"
+    "       kcast model importance MODEL [--top N] [--format table|json]\n"
     "\n"
     "info: target and transform, GPU, features, hyperparameters, training\n"
     "      summary (rows, OOB and CV figures, date), the forest's size and\n"
@@ -23,7 +24,8 @@ const char cmd_model_usage[] =
     "      transformed space) when the model has one.\n"
     "importance: features by impurity importance (MDI, normalised to 1), with\n"
     "      the permutation importance (increase of the OOB squared error) when\n"
-    "      the model was trained with --perm-importance.\n";
+    "      the model was trained with --perm-importance.\n"
+    "--format json: one object with the same (info: the feature names too).\n";
 
 typedef struct ranked { size_t j; double v; } ranked;
 
@@ -56,8 +58,10 @@ static void print_info(const char *path, const rf_info *in) {
          p->max_features, p->min_leaf, p->max_depth, p->max_depth ? "" : " (unlimited)",
          p->bootstrap ? "on" : "off", p->n_bins, p->leaf_cap, (unsigned long long)p->seed);
   printf("trained      %llu rows, %s\n", (unsigned long long)s->n_rows, date);
+  char nb[64];
   if (!isnan(s->oob_mse))
-    printf("oob          MAPE %.2f %%, R^2 %.4f, MSE %.4g\n", s->oob_mape, s->oob_r2, s->oob_mse);
+    printf("oob          MAPE %.2f %%, R^2 %.4f, MSE %s\n", s->oob_mape, s->oob_r2,
+           cli_num(nb, sizeof nb, s->oob_mse, 4));
   if (!isnan(s->cv_mape))
     printf("cv           MAPE %.2f %%, median APE %.2f %%, coverage %.3f\n", s->cv_mape,
            s->cv_median_ape, s->cv_coverage);
@@ -75,29 +79,151 @@ static void print_info(const char *path, const rf_info *in) {
     printf("intervals    calibrated (CQR) on %llu out-of-bag rows\n",
            (unsigned long long)in->cal_rows);
   printf("calibration  coverage -> widening q%s:", in->transform == RF_TRANSFORM_LOG ? " (log)" : "");
-  for (size_t k = 0; k < in->n_cal; k++) printf(" %.3g %+.4g", in->cal_coverage[k], in->cal_q[k]);
+  for (size_t k = 0; k < in->n_cal; k++)
+    printf(" %s %s%s", cli_num(nb, sizeof nb, in->cal_coverage[k], 3), in->cal_q[k] >= 0 ? "+" : "",
+           cli_num(nb + 32, 32, in->cal_q[k], 4));
   putchar('\n');
   if (in->n_cal_unseen) {
     printf("unseen GPUs  calibrated on %llu rows held out by GPU in %u folds:",
            (unsigned long long)in->cal_unseen_rows, in->cal_unseen_folds);
     for (size_t k = 0; k < in->n_cal_unseen; k++)
-      printf(" %.3g %+.4g", in->cal_coverage[k], in->cal_unseen_q[k]);
+      printf(" %s %s%s", cli_num(nb, sizeof nb, in->cal_coverage[k], 3),
+             in->cal_unseen_q[k] >= 0 ? "+" : "", cli_num(nb + 32, 32, in->cal_unseen_q[k], 4));
     putchar('\n');
   }
+}
+
+/* A number, or null for NaN. */
+static cJSON *num_or_null(double v) { return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+
+/* A calibration table as [[coverage, q], ...]. */
+static cJSON *cal_table(const double *cov, const double *q, size_t n) {
+  cJSON *a = cJSON_CreateArray();
+  for (size_t k = 0; a && k < n; k++) {
+    cJSON *pair = cJSON_CreateArray();
+    cJSON_AddItemToArray(pair, cJSON_CreateNumber(cov[k]));
+    cJSON_AddItemToArray(pair, cJSON_CreateNumber(q[k]));
+    cJSON_AddItemToArray(a, pair);
+  }
+  return a;
+}
+
+/* model info --format json: what print_info says, as one object. */
+static int json_info(const char *path, const rf_info *in) {
+  const rf_params *p = &in->params;
+  const rf_summary *s = &in->summary;
+  char date[64] = "";
+  time_t t = (time_t)s->created;
+  struct tm tm;
+  if (gmtime_r(&t, &tm)) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return -1;
+  cJSON_AddStringToObject(o, "model", path);
+  cJSON_AddStringToObject(o, "target", in->target ? in->target : "");
+  const char *u = rf_target_unit(in->target);
+  if (u) cJSON_AddStringToObject(o, "unit", u);
+  else cJSON_AddNullToObject(o, "unit");
+  cJSON_AddStringToObject(o, "transform", in->transform == RF_TRANSFORM_LOG ? "log" : "none");
+  if (p->base_feature >= 0) cJSON_AddStringToObject(o, "base", in->features[p->base_feature]);
+  else cJSON_AddNullToObject(o, "base");
+  cJSON *g = cJSON_AddArrayToObject(o, "gpus");
+  for (const char *q = in->gpu; q && *q;) {
+    size_t l = strcspn(q, ",");
+    char one[256];
+    snprintf(one, sizeof one, "%.*s", (int)(l < 255 ? l : 255), q);
+    cJSON_AddItemToArray(g, cJSON_CreateString(one));
+    q += l + (q[l] == ',');
+  }
+  cJSON *fa = cJSON_AddArrayToObject(o, "features");
+  for (size_t j = 0; j < in->n_features; j++)
+    cJSON_AddItemToArray(fa, cJSON_CreateString(in->features[j]));
+  cJSON *fo = cJSON_AddObjectToObject(o, "forest");
+  cJSON_AddStringToObject(fo, "kind", p->extra_trees ? "extra trees" : "random forest");
+  cJSON_AddNumberToObject(fo, "trees", (double)in->n_trees);
+  cJSON_AddNumberToObject(fo, "nodes", (double)in->n_nodes);
+  cJSON_AddNumberToObject(fo, "leaves", (double)in->n_leaves);
+  cJSON_AddNumberToObject(fo, "leaf_samples", (double)in->n_leaf_values);
+  cJSON *pa = cJSON_AddObjectToObject(o, "params");
+  cJSON_AddNumberToObject(pa, "max_features", p->max_features);
+  cJSON_AddNumberToObject(pa, "min_leaf", p->min_leaf);
+  cJSON_AddNumberToObject(pa, "max_depth", p->max_depth);
+  cJSON_AddBoolToObject(pa, "bootstrap", p->bootstrap != 0);
+  cJSON_AddNumberToObject(pa, "bins", p->n_bins);
+  cJSON_AddNumberToObject(pa, "leaf_cap", p->leaf_cap);
+  if (p->seed <= (1ull << 53)) {
+    cJSON_AddNumberToObject(pa, "seed", (double)p->seed);
+  } else { /* beyond a double's integers: its digits */
+    char sd[32];
+    snprintf(sd, sizeof sd, "%llu", (unsigned long long)p->seed);
+    cJSON_AddStringToObject(pa, "seed", sd);
+  }
+  cJSON *tr = cJSON_AddObjectToObject(o, "trained");
+  cJSON_AddNumberToObject(tr, "rows", (double)s->n_rows);
+  cJSON_AddStringToObject(tr, "created", date);
+  if (isnan(s->oob_mse)) {
+    cJSON_AddNullToObject(o, "oob");
+  } else {
+    cJSON *ob = cJSON_AddObjectToObject(o, "oob");
+    cJSON_AddItemToObject(ob, "mape_pct", num_or_null(s->oob_mape));
+    cJSON_AddItemToObject(ob, "r2", num_or_null(s->oob_r2));
+    cJSON_AddItemToObject(ob, "mse", num_or_null(s->oob_mse));
+  }
+  if (isnan(s->cv_mape)) {
+    cJSON_AddNullToObject(o, "cv");
+  } else {
+    cJSON *cv = cJSON_AddObjectToObject(o, "cv");
+    cJSON_AddItemToObject(cv, "mape_pct", num_or_null(s->cv_mape));
+    cJSON_AddItemToObject(cv, "median_ape_pct", num_or_null(s->cv_median_ape));
+    cJSON_AddItemToObject(cv, "coverage", num_or_null(s->cv_coverage));
+  }
+  cJSON *iv = cJSON_AddObjectToObject(o, "intervals");
+  static const char *const method[] = {"none", "oob", "kfold", "groups"};
+  int mi = !in->n_cal ? 0 : in->cal_method == RF_CALIB_KFOLD ? 2
+                         : in->cal_method == RF_CALIB_GROUPS ? 3 : 1;
+  cJSON_AddStringToObject(iv, "calibration", method[mi]);
+  cJSON_AddNumberToObject(iv, "rows", (double)in->cal_rows);
+  cJSON_AddNumberToObject(iv, "folds", in->cal_folds);
+  cJSON_AddItemToObject(iv, "table", cal_table(in->cal_coverage, in->cal_q, in->n_cal));
+  if (in->n_cal_unseen) {
+    cJSON *un = cJSON_AddObjectToObject(iv, "unseen_gpus");
+    cJSON_AddNumberToObject(un, "rows", (double)in->cal_unseen_rows);
+    cJSON_AddNumberToObject(un, "folds", in->cal_unseen_folds);
+    cJSON_AddItemToObject(un, "table",
+                          cal_table(in->cal_coverage, in->cal_unseen_q, in->n_cal_unseen));
+  } else {
+    cJSON_AddNullToObject(iv, "unseen_gpus");
+  }
+  char *txt = cJSON_Print(o);
+  cJSON_Delete(o);
+  if (!txt) return -1;
+  puts(txt);
+  free(txt);
+  return 0;
 }
 
 int cmd_model(int argc, char **argv) {
   if (argc < 2) return cli_usage_error("model", "give info MODEL or importance MODEL");
   const char *sub = argv[1], *path = NULL;
   unsigned long top = 0;
+  static const char *const subs[] = {"info", "importance"};
   if (strcmp(sub, "info") && strcmp(sub, "importance"))
-    return cli_usage_error("model", "unknown subcommand '%s' (info, importance)", sub);
+    return cli_unknown_subcommand("model", sub, subs, 2);
   static const struct option lo[] = {{"top", required_argument, NULL, 't'}, {NULL, 0, NULL, 0}};
+  static const struct option fmt_lo[] = {{"format", required_argument, NULL, 'f'},
+                                         {NULL, 0, NULL, 0}};
+  int fmt = CLI_FMT_TABLE;
   cli_opts o;
   cli_opts_init(&o, "model", argc - 1, argv + 1, "", 0);
   if (!strcmp(sub, "importance")) cli_opts_add(&o, lo);
+  cli_opts_add(&o, fmt_lo);
   for (int c; (c = cli_opts_next(&o)) != CLI_OPT_END;) {
     if (c == CLI_OPT_ERR) return o.status;
+    if (c == 'f') {
+      fmt = cli_parse_format(o.arg);
+      if (fmt != CLI_FMT_TABLE && fmt != CLI_FMT_JSON)
+        return cli_usage_error("model", "--format is table or json, not '%s'", o.arg);
+      continue;
+    }
     char *e;
     top = strtoul(o.arg, &e, 10);
     if (*e || *o.arg == '-' || top == 0)
@@ -114,9 +240,12 @@ int cmd_model(int argc, char **argv) {
   }
   const rf_info *in = rf_get_info(f);
   if (!strcmp(sub, "info")) {
-    print_info(path, in);
+    int jr = 0;
+    if (fmt == CLI_FMT_JSON) jr = json_info(path, in);
+    else print_info(path, in);
     rf_free(f);
-    return KCAST_EXIT_OK;
+    if (jr) cli_error("out of memory");
+    return jr ? KCAST_EXIT_USER : KCAST_EXIT_OK;
   }
   ranked *r = malloc(in->n_features * sizeof *r);
   if (!r) {
@@ -127,11 +256,28 @@ int cmd_model(int argc, char **argv) {
   for (size_t j = 0; j < in->n_features; j++) r[j] = (ranked){j, in->mdi[j]};
   qsort(r, in->n_features, sizeof *r, cmp_ranked);
   size_t n = top && top < in->n_features ? top : in->n_features;
-  printf("%-4s %-40s %10s%s\n", "rank", "feature", "mdi", in->perm ? "       perm" : "");
-  for (size_t k = 0; k < n; k++) {
-    printf("%-4zu %-40s %10.5f", k + 1, in->features[r[k].j], r[k].v);
-    if (in->perm) printf(" %10.4g", in->perm[r[k].j]);
-    putchar('\n');
+  if (fmt == CLI_FMT_JSON) {
+    cJSON *root = cJSON_CreateObject(), *a = root ? cJSON_AddArrayToObject(root, "importance") : NULL;
+    for (size_t k = 0; a && k < n; k++) {
+      cJSON *e = cJSON_CreateObject();
+      cJSON_AddNumberToObject(e, "rank", (double)(k + 1));
+      cJSON_AddStringToObject(e, "feature", in->features[r[k].j]);
+      cJSON_AddNumberToObject(e, "mdi", r[k].v);
+      if (in->perm) cJSON_AddNumberToObject(e, "perm", in->perm[r[k].j]);
+      cJSON_AddItemToArray(a, e);
+    }
+    char *txt = a ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (txt) puts(txt);
+    free(txt);
+  } else {
+    printf("%-4s %-40s %10s%s\n", "rank", "feature", "mdi", in->perm ? "       perm" : "");
+    for (size_t k = 0; k < n; k++) {
+      char nb[64];
+      printf("%-4zu %-40s %10.5f", k + 1, in->features[r[k].j], r[k].v);
+      if (in->perm) printf(" %10s", cli_num(nb, sizeof nb, in->perm[r[k].j], 4));
+      putchar('\n');
+    }
   }
   free(r);
   rf_free(f);

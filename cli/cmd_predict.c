@@ -40,7 +40,8 @@ const char cmd_predict_usage[] =
     "                     [--format csv|table|json]\n"
     "       kcast predict FILE.{cu,ptx,ll,bc} --kernel K --grid X[,Y,Z] --block X[,Y,Z]\n"
     "                     [--arg SPEC]... [--shared BYTES] [--sample CTAS]\n"
-    "                     [--oob error|warn] (--gpu G|all | --model MODEL [--gpu G])\n"
+    "                     [--oob error|warn] [--tool-timeout SECS]\n"
+    "                     (--gpu G[,G...]|all | --model MODEL [--gpu G[,G...]])\n"
     "                     [--coverage C] [--format table|csv|json]\n"
     "       kcast predict --featmodel K.kcf [--kernel INSTANCE] --grid X[,Y,Z]\n"
     "                     --block X[,Y,Z] [--shared BYTES] [--arg VALUE]...\n"
@@ -54,15 +55,21 @@ const char cmd_predict_usage[] =
     "computed per row from the row's launch.*, op.*, class.*, mem.*, ctrl.*,\n"
     "static.* and ptxas.* columns on the model's GPU or --gpu G; a derived\n"
     "column the CSV gives is used as given; an empty count cell reads as 0.\n"
-    "Output: prediction,lo,hi per row (default csv), where [lo, hi] is the\n"
-    "interval at coverage C (0.9).\n"
+    "Output: prediction,lo,hi,unit per row (default csv), where [lo, hi] is the\n"
+    "interval at coverage C (0.9) and unit that of the model's target (ns, W, J\n"
+    "for a dataset's time, power, energy; for a CSV column the unit its name\n"
+    "spells, as ms in time_ms_median, else 'unit of COLUMN'); json gives it\n"
+    "once (\"unit\"), the table in its header.  With a list of GPUs (--gpu\n"
+    "H100,A100) each row is predicted for each, a gpu column first.\n"
     "\n"
-    "With --gpu G (or --gpu-column COL, each row's GPU) and --features but no\n"
-    "model: the analytic estimate of every row: time (us) and power (W) with\n"
-    "their bands, energy (mJ) and the bound.\n"
+    "With --gpu G[,G...] (or --gpu-column COL, each row's GPU) and --features\n"
+    "but no model: the analytic estimate of every row on each GPU: time (us)\n"
+    "and power (W) with their bands, energy (mJ) and the bound.\n"
     "\n"
-    "  --gpu G             the GPU to predict for: needed for a model trained on\n"
-    "                      several GPUs, and any GPU of 'kcast gpus' may be given:\n"
+    "  --gpu G[,G...]      the GPUs to predict for (names as 'kcast gpus' lists\n"
+    "                      them, any case, or an alias: t4, Tesla T4): needed for a\n"
+    "                      model trained on several GPUs, and any GPU of 'kcast\n"
+    "                      gpus' may be given:\n"
     "                      for one the model was not trained on, a note says so\n"
     "                      and the interval comes from the model's calibration for\n"
     "                      unseen GPUs; a model of one GPU predicts for that GPU\n"
@@ -91,7 +98,7 @@ const char cmd_predict_usage[] =
     "band, average power (W) with its band, energy (mJ = time x power) and the\n"
     "model that answered each quantity; the table's first line and the JSON\n"
     "(ctas, ctas_emulated) say how many CTAs were emulated (a note on stderr\n"
-    "with csv when sampled); --oob as for 'kcast emulate':\n"
+    "with csv when sampled); --oob and --tool-timeout as for 'kcast emulate':\n"
     "  --gpu G|all     the analytic estimate on GPU G (see 'kcast gpus') or on\n"
     "                  every GPU: a rough roofline estimate from datasheet\n"
     "                  figures, band x0.5..x2 (time) and x0.7..x1.3 (power);\n"
@@ -200,16 +207,18 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
     printf("%-10s %10s %21s %8s %17s %11s  %-8s %s\n", "gpu", "time_us", "band_us", "power_w",
            "band_w", "energy_mj", "bound", "model (time / power)");
     for (size_t i = 0; i < n; i++) {
-      char band_t[48] = "-", band_p[48] = "-", t[24] = "-", p[24] = "-", e[24] = "-";
+      char band_t[136] = "-", band_p[48] = "-", t[64] = "-", p[24] = "-", e[64] = "-";
+      char n1[64], n2[64];
       if (!isnan(r[i].t)) {
-        snprintf(t, sizeof t, "%.3g", r[i].t);
-        snprintf(band_t, sizeof band_t, "%.3g..%.3g", r[i].t_lo, r[i].t_hi);
+        cli_num(t, sizeof t, r[i].t, 3);
+        snprintf(band_t, sizeof band_t, "%s..%s", cli_num(n1, sizeof n1, r[i].t_lo, 3),
+                 cli_num(n2, sizeof n2, r[i].t_hi, 3));
       }
       if (!isnan(r[i].p)) {
         snprintf(p, sizeof p, "%.0f", r[i].p);
         snprintf(band_p, sizeof band_p, "%.0f..%.0f", r[i].p_lo, r[i].p_hi);
       }
-      if (!isnan(r[i].e)) snprintf(e, sizeof e, "%.3g", r[i].e);
+      if (!isnan(r[i].e)) cli_num(e, sizeof e, r[i].e, 3);
       printf("%-10s %10s %21s %8s %17s %11s  %-8s %s / %s\n", r[i].gpu, t, band_t, p, band_p, e,
              r[i].bound, r[i].t_model, r[i].p_model);
     }
@@ -218,12 +227,6 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
   return 0;
 }
 
-static void known_gpus(char *buf, size_t cap) {
-  size_t len = 0;
-  buf[0] = 0;
-  for (size_t i = 0; i < an_gpu_count() && len < cap; i++)
-    len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", an_gpu_at(i)->name);
-}
 
 /* Fill r from the analytic estimate on g; -1 after printing the error. */
 static int analytic_row(const an_gpu *g, const feat_vec *v, pred_row *r) {
@@ -276,6 +279,46 @@ static int model_gpu(const char *path, const rf_forest *f, const char *want, con
             rf_get_info(f)->n_cal_unseen ? " (intervals calibrated for unseen GPUs)"
                                          : " (its intervals are calibrated for the GPUs it saw)");
   }
+  return 0;
+}
+
+/* One GPU a prediction answers for: its row of the GPU table (NULL: a
+   model's GPU the table lacks), the name the model is asked for and
+   whether the model has not seen it. */
+typedef struct gpu_target {
+  const an_gpu *g;
+  const char *name;
+  int unseen;
+} gpu_target;
+#define MAX_TARGETS 128
+
+/* The GPUs of --gpu (all, or a list: cli_gpu_list, the table's names) or,
+   with a model and no --gpu, the model's one; with a model each is checked
+   against it (model_gpu).  -1 after printing the error. */
+static int gpu_targets(const char *gpu, const char *model, const rf_forest *f, gpu_target *t,
+                       size_t *n) {
+  *n = 0;
+  if (gpu) {
+    const an_gpu *gl[MAX_TARGETS];
+    size_t ng = 0;
+    if (cli_gpu_list(gpu, gl, MAX_TARGETS, &ng)) return -1;
+    for (size_t k = 0; k < ng; k++) {
+      t[k].g = gl[k];
+      t[k].name = gl[k]->name;
+      t[k].unseen = 0;
+      if (f && model_gpu(model, f, gl[k]->name, &t[k].name, &t[k].unseen)) return -1;
+    }
+    *n = ng;
+    return 0;
+  }
+  if (!f) return 0;
+  const char *fgpu = NULL;
+  int unseen = 0;
+  if (model_gpu(model, f, NULL, &fgpu, &unseen)) return -1;
+  t[0].g = fgpu && *fgpu ? an_gpu_find(fgpu) : NULL;
+  t[0].name = fgpu;
+  t[0].unseen = 0;
+  *n = 1;
   return 0;
 }
 
@@ -356,26 +399,18 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
   if ((rc = cli_launch_check(L)) != KCAST_EXIT_OK) goto out;
   if (!model && !gpu) { rc = cli_usage_error("predict", "give --gpu G|all or --model MODEL"); goto out; }
   rc = KCAST_EXIT_USER;
-  char names[512];
-  known_gpus(names, sizeof names);
-  const an_gpu *g = NULL;
   int all = gpu && !strcasecmp(gpu, "all");
   if (all && model) { rc = cli_usage_error("predict", "--gpu all goes without --model"); goto out; }
-  if (gpu && !all && !(g = an_gpu_find(gpu))) {
-    cli_error("unknown GPU '%s' (known: %s, or all)", gpu, names);
-    goto out;
-  }
-  const char *fgpu = NULL;
-  int unseen = 0;
+  gpu_target tg[MAX_TARGETS];
+  size_t nt = 0;
   if (model) {
     if (rf_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
-    if (model_gpu(model, f, gpu, &fgpu, &unseen)) goto out;
-    if (!g && fgpu && *fgpu) g = an_gpu_find(fgpu);
     size_t ll = strlen(model) + 8;
     label = malloc(ll);
     if (!label) { cli_error("out of memory"); goto out; }
     snprintf(label, ll, "forest:%s", model);
   }
+  if (gpu_targets(gpu, model, f, tg, &nt)) goto out;
 
   /* Emulate (sampled), then add the static features. */
   uint64_t ctas = (uint64_t)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
@@ -395,8 +430,8 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
   {
     char archs[512] = "";
     size_t al = 0;
-    for (size_t i = 0; i < (all ? an_gpu_count() : 1); i++) {
-      const an_gpu *gi = all ? an_gpu_at(i) : g;
+    for (size_t i = 0; i < nt; i++) {
+      const an_gpu *gi = tg[i].g;
       if (!gi) continue;
       char a[16];
       snprintf(a, sizeof a, "sm_%d%d", gi->cc_major, gi->cc_minor);
@@ -408,11 +443,10 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
     if (al && cli_ptxas_features(L->text, L->len, L->path, archs, ks, vs, 1, 1) < 0) goto out;
   }
 
-  size_t want = all ? an_gpu_count() : 1;
-  rows = calloc(want, sizeof *rows);
+  rows = calloc(nt + 1, sizeof *rows);
   if (!rows) { cli_error("out of memory"); goto out; }
-  for (size_t i = 0; i < want; i++) {
-    const an_gpu *gi = all ? an_gpu_at(i) : g;
+  for (size_t i = 0; i < nt; i++) {
+    const an_gpu *gi = tg[i].g;
     pred_row *r = &rows[nrows++];
     if (gi) {
       if (analytic_row(gi, &feats, r)) goto out;
@@ -423,7 +457,7 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
       r->t_model = r->p_model = "-";
       r->bound = "";
     }
-    if (f && forest_row(model, f, fgpu, unseen, &feats, coverage, label, r)) goto out;
+    if (f && forest_row(model, f, tg[i].name, tg[i].unseen, &feats, coverage, label, r)) goto out;
   }
   long ce = feat_find(&feats, "emu.ctas_emulated"), ct = feat_find(&feats, "launch.ctas");
   double nct = ct >= 0 ? feats.vals[ct] : (double)ctas, nce = ce >= 0 ? feats.vals[ce] : nct;
@@ -541,29 +575,20 @@ static int predict_featmodel(cli_launch *L, const char *fmpath, const char *mode
               "work does not follow from the launch; emulate it (kcast predict FILE)\n", fmpath,
               100 * fi.heldout_error, 100 * fi.limit);
   }
-  char names[512];
-  known_gpus(names, sizeof names);
-  const an_gpu *g = NULL;
   int all = gpu && !strcasecmp(gpu, "all");
   if (all && model) { rc = cli_usage_error("predict", "--gpu all goes without --model"); goto out; }
-  if (gpu && !all && !(g = an_gpu_find(gpu))) {
-    cli_error("unknown GPU '%s' (known: %s, or all)", gpu, names);
-    goto out;
-  }
-  const char *fgpu = NULL;
-  int unseen = 0;
   if (model) {
     if (rf_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
-    if (model_gpu(model, f, gpu, &fgpu, &unseen)) goto out;
-    if (!g && fgpu && *fgpu) g = an_gpu_find(fgpu);
     size_t ll = strlen(model) + 8;
     if (!(label = malloc(ll))) { cli_error("out of memory"); goto out; }
     snprintf(label, ll, "forest:%s", model);
   }
-  size_t want = all ? an_gpu_count() : 1, nrows = 0;
-  if (!(rows = calloc(want, sizeof *rows))) { cli_error("out of memory"); goto out; }
-  for (size_t i = 0; i < want; i++) {
-    const an_gpu *gi = all ? an_gpu_at(i) : g;
+  gpu_target tg[MAX_TARGETS];
+  size_t nt = 0, nrows = 0;
+  if (gpu_targets(gpu, model, f, tg, &nt)) goto out;
+  if (!(rows = calloc(nt + 1, sizeof *rows))) { cli_error("out of memory"); goto out; }
+  for (size_t i = 0; i < nt; i++) {
+    const an_gpu *gi = tg[i].g;
     pred_row *r = &rows[nrows++];
     if (gi) {
       if (analytic_row(gi, &feats, r)) goto out;
@@ -574,7 +599,7 @@ static int predict_featmodel(cli_launch *L, const char *fmpath, const char *mode
       r->t_model = r->p_model = "-";
       r->bound = "";
     }
-    if (f && forest_row(model, f, fgpu, unseen, &feats, coverage, label, r)) goto out;
+    if (f && forest_row(model, f, tg[i].name, tg[i].unseen, &feats, coverage, label, r)) goto out;
   }
   double ctas = (double)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
   /* a template's rows name the instance asked for */
@@ -928,13 +953,10 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
                                 const char *ids, const char *measured, const char *group_col,
                                 double scale, int fmt) {
   if (gpu && gpu_column) return cli_usage_error("predict", "give --gpu or --gpu-column, not both");
-  const an_gpu *g = NULL;
-  if (gpu && !(g = an_gpu_find(gpu))) {
-    char names[512];
-    known_gpus(names, sizeof names);
-    cli_error("unknown GPU '%s' (known: %s)", gpu, names);
-    return KCAST_EXIT_USER;
-  }
+  const an_gpu *gl[MAX_TARGETS];
+  size_t ng = 1;
+  gl[0] = NULL;
+  if (gpu && cli_gpu_list(gpu, gl, MAX_TARGETS, &ng)) return KCAST_EXIT_USER;
   char text[1024];
   snprintf(text, sizeof text, "%s%s%s%s%s", gpu_column ? gpu_column : "",
            gpu_column && ids ? "," : "", ids ? ids : "", (gpu_column || ids) && group_col ? "," : "",
@@ -970,9 +992,11 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
   long gc = gpu_column ? rf_data_text_col(&d, gpu_column) : -1;
   long group = group_col ? rf_data_text_col(&d, group_col) : -1;
   double *row = malloc((d.n_cols + 1) * sizeof *row);
-  double *tp = malloc((d.n_rows + 1) * 3 * sizeof *tp);
+  /* rows x GPUs estimates, for --measured (each row against each GPU's) */
+  size_t nout = d.n_rows * ng;
+  double *tp = malloc((nout + 1) * 3 * sizeof *tp), *ym = malloc((nout + 1) * sizeof *ym);
   int rc = KCAST_EXIT_USER;
-  if (!row || !tp) { cli_error("out of memory"); goto out; }
+  if (!row || !tp || !ym) { cli_error("out of memory"); goto out; }
   if (fmt == CLI_FMT_CSV) {
     ids_csv_head(&ic, &d);
     puts("gpu,time_us,time_lo_us,time_hi_us,power_w,power_lo_w,power_hi_w,energy_mj,bound");
@@ -985,11 +1009,14 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
   cJSON *root = fmt == CLI_FMT_JSON ? cJSON_CreateObject() : NULL;
   cJSON *arr = root ? cJSON_AddArrayToObject(root, "predictions") : NULL;
   if (fmt == CLI_FMT_JSON && !arr) { cJSON_Delete(root); cli_error("out of memory"); goto out; }
-  for (size_t i = 0; i < d.n_rows; i++) {
-    const an_gpu *gi = g;
+  size_t at = 0;
+  for (size_t i = 0; i < d.n_rows; i++)
+  for (size_t gk = 0; gk < ng; gk++, at++) {
+    const an_gpu *gi = gl[gk];
     if (gc >= 0 && !(gi = an_gpu_find(d.text[gc][i]))) {
-      cli_error("%s:%zu: column %s: unknown GPU '%s' (see 'kcast gpus')", csv, i + 2, gpu_column,
-                d.text[gc][i]);
+      char where[4200];
+      snprintf(where, sizeof where, "%s:%zu: column %s", csv, i + 2, gpu_column);
+      cli_unknown_gpu(where, d.text[gc][i], 0);
       cJSON_Delete(root);
       goto out;
     }
@@ -1002,17 +1029,20 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     }
     double v[7] = {e.time_us, e.time_lo_us, e.time_hi_us, e.power_w, e.power_lo_w, e.power_hi_w,
                    e.energy_mj};
-    tp[i] = e.time_us, tp[d.n_rows + i] = e.time_lo_us, tp[2 * d.n_rows + i] = e.time_hi_us;
+    tp[at] = e.time_us, tp[nout + at] = e.time_lo_us, tp[2 * nout + at] = e.time_hi_us;
+    ym[at] = measured ? d.y[i] : 0;
     if (fmt == CLI_FMT_CSV) {
       ids_csv_row(&ic, &d, i);
       printf("%s", gi->name);
       for (int k = 0; k < 7; k++) printf(",%.9g", v[k]);
       printf(",%s\n", e.bound);
     } else if (fmt == CLI_FMT_TABLE) {
+      char nb[7][64];
+      for (int k = 0; k < 7; k++) cli_num(nb[k], sizeof nb[k], v[k], k >= 3 && k < 6 ? 4 : 6);
       printf("%6zu", i + 1);
       ids_table(&ic, &d, i);
-      printf(" %-10s %12.6g %12.6g %12.6g %8.1f %8.1f %8.1f %11.6g %s\n", gi->name, v[0], v[1],
-             v[2], v[3], v[4], v[5], v[6], e.bound);
+      printf(" %-10s %12s %12s %12s %8s %8s %8s %11s %s\n", gi->name, nb[0], nb[1], nb[2],
+             nb[3], nb[4], nb[5], nb[6], e.bound);
     } else {
       cJSON *r = cJSON_CreateObject();
       static const char *const keys[7] = {"time_us", "time_lo_us", "time_hi_us", "power_w",
@@ -1035,15 +1065,25 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     free(txt);
   }
   /* the analytic time is in us; the measured unit is scale seconds */
-  if (measured && measured_summary(csv, measured, d.y, scale * 1e6, tp, tp + d.n_rows,
-                                   tp + 2 * d.n_rows, d.n_rows,
-                                   group >= 0 ? d.text[group] : gc >= 0 ? d.text[gc] : NULL,
-                                   group >= 0 ? group_col : gpu_column))
-    goto out;
+  if (measured) {
+    /* each row's group: --group's column, else its GPU's (--gpu-column, or
+       the GPU of the list it was estimated on) */
+    char **gr = (group >= 0 || gc >= 0 || ng > 1) ? malloc((nout + 1) * sizeof *gr) : NULL;
+    for (size_t i = 0; gr && i < d.n_rows; i++)
+      for (size_t gk = 0; gk < ng; gk++)
+        gr[i * ng + gk] = group >= 0 ? d.text[group][i] : gc >= 0 ? d.text[gc][i]
+                                                                  : (char *)gl[gk]->name;
+    int mrc = measured_summary(csv, measured, ym, scale * 1e6, tp, tp + nout, tp + 2 * nout,
+                               nout, gr, group >= 0 ? group_col : gc >= 0 ? gpu_column
+                                                  : gr ? "gpu" : NULL);
+    free(gr);
+    if (mrc) goto out;
+  }
   rc = KCAST_EXIT_OK;
 out:
   free(row);
   free(tp);
+  free(ym);
   rf_data_free(&d);
   return rc;
 }
@@ -1163,12 +1203,66 @@ int cmd_predict(int argc, char **argv) {
     return KCAST_EXIT_USER;
   }
   const rf_info *info = rf_get_info(f);
-  const char *fgpu = NULL;
-  int unseen = 0;
-  if (model_gpu(model, f, gpu, &fgpu, &unseen)) {
-    rf_free(f);
-    return KCAST_EXIT_USER;
+  /* the GPUs to answer for: the model's (none or one), or --gpu's (a list
+     too), each name resolved against the model's GPUs, then the table */
+  const char *tgpu[MAX_TARGETS];
+  int tunseen[MAX_TARGETS];
+  char gbuf[MAX_TARGETS][256];
+  size_t nt = 0;
+  if (!gpu) {
+    if (model_gpu(model, f, NULL, &tgpu[0], &tunseen[0])) {
+      rf_free(f);
+      return KCAST_EXIT_USER;
+    }
+    nt = 1;
+  } else {
+    const char *mgs[MAX_TARGETS];
+    char mbuf[MAX_TARGETS][256];
+    size_t nm = 0;
+    for (const char *t = info->gpu ? info->gpu : ""; *t && nm < MAX_TARGETS;) {
+      size_t l = strcspn(t, ",");
+      snprintf(mbuf[nm], sizeof mbuf[nm], "%.*s", (int)(l < 255 ? l : 255), t);
+      mgs[nm] = mbuf[nm];
+      nm++;
+      t += l + (t[l] == ',');
+    }
+    for (const char *t = gpu;;) {
+      size_t l = strcspn(t, ",");
+      char name[256];
+      snprintf(name, sizeof name, "%.*s", (int)(l < 255 ? l : 255), t);
+      const char *m = an_gpu_match(name, mgs, nm);
+      const an_gpu *tg = m ? NULL : an_gpu_find(name);
+      if (!m && !tg) {
+        cli_unknown_gpu(NULL, name, 0);
+        rf_free(f);
+        return KCAST_EXIT_USER;
+      }
+      if (nt == MAX_TARGETS) {
+        cli_error("--gpu '%s': more than %d GPUs", gpu, MAX_TARGETS);
+        rf_free(f);
+        return KCAST_EXIT_USER;
+      }
+      snprintf(gbuf[nt], sizeof gbuf[nt], "%s", m ? m : tg->name);
+      int dup = 0;
+      for (size_t k = 0; k < nt; k++) dup |= !strcmp(gbuf[k], gbuf[nt]);
+      if (!dup) {
+        if (model_gpu(model, f, gbuf[nt], &tgpu[nt], &tunseen[nt])) {
+          rf_free(f);
+          return KCAST_EXIT_USER;
+        }
+        nt++;
+      }
+      if (!t[l]) break;
+      t += l + 1;
+    }
   }
+  int listed = gpu && strchr(gpu, ',');
+  /* every prediction names its unit: the target's (rf_target_unit), or
+     that of the column the model was trained on */
+  const char *tu = rf_target_unit(info->target);
+  char unit[300];
+  if (tu) snprintf(unit, sizeof unit, "%s", tu);
+  else snprintf(unit, sizeof unit, "unit of %s", info->target ? info->target : "the target");
   /* Derived features the file lacks need its raw columns: read the header
      to know them (when it cannot be read, the loader says why). */
   csv_head h;
@@ -1193,7 +1287,7 @@ int cmd_predict(int argc, char **argv) {
   rf_data d, dm;
   memset(&dm, 0, sizeof dm);
   int rc = KCAST_EXIT_USER;
-  double *pred = NULL, *lo = NULL, *hi = NULL;
+  double *pred = NULL, *lo = NULL, *hi = NULL, *ym = NULL;
   int lrc = rf_data_load_csv(&d, csv, &o);
   free(keep);
   head_free(&h);
@@ -1205,81 +1299,114 @@ int cmd_predict(int argc, char **argv) {
   id_cols ic;
   ids_find(&ic, &d, ids);
   long gcol = group_col ? rf_data_text_col(&d, group_col) : -1;
-  if (derive && derive_rows(csv, info, fgpu, &d, &dm)) goto out;
-  const rf_data *in = derive ? &dm : &d; /* the model's columns, in its order */
+  size_t n = d.n_rows, nout = n * nt;
+  /* pred[g * n + i]: row i on target GPU g */
+  pred = malloc((nout + 1) * sizeof *pred);
+  lo = malloc((nout + 1) * sizeof *lo);
+  hi = malloc((nout + 1) * sizeof *hi);
+  ym = malloc((nout + 1) * sizeof *ym);
+  if (!pred || !lo || !hi || !ym) {
+    cli_error("out of memory");
+    goto out;
+  }
+  for (size_t g = 0; g < nt; g++) {
+    rf_data_free(&dm);
+    if (derive && derive_rows(csv, info, tgpu[g], &d, &dm)) goto out;
+    const rf_data *in = derive ? &dm : &d; /* the model's columns, in its order */
+    double *pg = pred + g * n, *lg = lo + g * n, *hg = hi + g * n;
+    if (tunseen[g]) {
+      double *row = malloc((in->n_cols + 1) * sizeof *row);
+      if (!row) { cli_error("out of memory"); goto out; }
+      for (size_t i = 0; i < in->n_rows; i++) {
+        for (size_t j = 0; j < in->n_cols; j++) row[j] = in->x[j * in->n_rows + i];
+        if (rf_predict_interval_on(f, row, coverage, 1, &pg[i], &lg[i], &hg[i])) {
+          cli_error("%s:%zu: %s", csv, i + 2, rf_last_error());
+          free(row);
+          goto out;
+        }
+      }
+      free(row);
+    } else if (rf_predict_batch(f, in, coverage, pg, lg, hg, 0)) {
+      cli_error("%s: %s", csv, rf_last_error());
+      goto out;
+    }
+    for (size_t i = 0; i < n; i++) ym[g * n + i] = measured ? d.y[i] : 0;
+  }
   if (d.n_extra) {
     fprintf(stderr, "kcast: note: %s: ignoring %zu column%s the model does not use:", csv,
             d.n_extra, d.n_extra == 1 ? "" : "s");
     for (size_t k = 0; k < d.n_extra; k++) fprintf(stderr, "%s %s", k ? "," : "", d.extra[k]);
     fputc('\n', stderr);
   }
-  pred = malloc(d.n_rows * sizeof *pred);
-  lo = malloc(d.n_rows * sizeof *lo);
-  hi = malloc(d.n_rows * sizeof *hi);
-  if (!pred || !lo || !hi) {
-    cli_error("out of memory");
-    goto out;
-  }
-  if (unseen) {
-    double *row = malloc((in->n_cols + 1) * sizeof *row);
-    if (!row) { cli_error("out of memory"); goto out; }
-    for (size_t i = 0; i < in->n_rows; i++) {
-      for (size_t j = 0; j < in->n_cols; j++) row[j] = in->x[j * in->n_rows + i];
-      if (rf_predict_interval_on(f, row, coverage, 1, &pred[i], &lo[i], &hi[i])) {
-        cli_error("%s:%zu: %s", csv, i + 2, rf_last_error());
-        free(row);
-        goto out;
-      }
-    }
-    free(row);
-  } else if (rf_predict_batch(f, in, coverage, pred, lo, hi, 0)) {
-    cli_error("%s: %s", csv, rf_last_error());
-    goto out;
-  }
   if (fmt == CLI_FMT_JSON) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "target", info->target);
+    cJSON_AddStringToObject(root, "unit", unit);
     cJSON_AddNumberToObject(root, "coverage", coverage);
     cJSON *arr = cJSON_AddArrayToObject(root, "predictions");
-    for (size_t i = 0; i < d.n_rows; i++) {
-      cJSON *r = cJSON_CreateObject();
-      ids_json(&ic, &d, i, r);
-      cJSON_AddNumberToObject(r, "prediction", pred[i]);
-      cJSON_AddNumberToObject(r, "lo", lo[i]);
-      cJSON_AddNumberToObject(r, "hi", hi[i]);
-      cJSON_AddItemToArray(arr, r);
-    }
+    for (size_t i = 0; i < n; i++)
+      for (size_t g = 0; g < nt; g++) {
+        cJSON *r = cJSON_CreateObject();
+        ids_json(&ic, &d, i, r);
+        if (listed) cJSON_AddStringToObject(r, "gpu", tgpu[g]);
+        cJSON_AddNumberToObject(r, "prediction", pred[g * n + i]);
+        cJSON_AddNumberToObject(r, "lo", lo[g * n + i]);
+        cJSON_AddNumberToObject(r, "hi", hi[g * n + i]);
+        cJSON_AddItemToArray(arr, r);
+      }
     char *txt = cJSON_PrintUnformatted(root);
     if (txt) puts(txt);
     free(txt);
     cJSON_Delete(root);
   } else if (fmt == CLI_FMT_TABLE) {
+    char hp[320], hl[320], hh[320], nb[3][64];
+    snprintf(hp, sizeof hp, "prediction (%s)", unit);
+    snprintf(hl, sizeof hl, "lo (%s)", unit);
+    snprintf(hh, sizeof hh, "hi (%s)", unit);
     printf("%6s", "row");
     ids_table(&ic, &d, (size_t)-1);
-    printf(" %14s %14s %14s\n", "prediction", "lo", "hi");
-    for (size_t i = 0; i < d.n_rows; i++) {
-      printf("%6zu", i + 1);
-      ids_table(&ic, &d, i);
-      printf(" %14.6g %14.6g %14.6g\n", pred[i], lo[i], hi[i]);
-    }
+    if (listed) printf(" %-10s", "gpu");
+    printf(" %16s %16s %16s\n", hp, hl, hh);
+    for (size_t i = 0; i < n; i++)
+      for (size_t g = 0; g < nt; g++) {
+        printf("%6zu", i + 1);
+        ids_table(&ic, &d, i);
+        if (listed) printf(" %-10s", tgpu[g]);
+        printf(" %16s %16s %16s\n", cli_num(nb[0], sizeof nb[0], pred[g * n + i], 6),
+               cli_num(nb[1], sizeof nb[1], lo[g * n + i], 6),
+               cli_num(nb[2], sizeof nb[2], hi[g * n + i], 6));
+      }
   } else {
     ids_csv_head(&ic, &d);
-    printf("prediction,lo,hi\n");
-    for (size_t i = 0; i < d.n_rows; i++) {
-      ids_csv_row(&ic, &d, i);
-      printf("%.9g,%.9g,%.9g\n", pred[i], lo[i], hi[i]);
-    }
+    printf("%sprediction,lo,hi,unit\n", listed ? "gpu," : "");
+    for (size_t i = 0; i < n; i++)
+      for (size_t g = 0; g < nt; g++) {
+        ids_csv_row(&ic, &d, i);
+        if (listed) printf("%s,", tgpu[g]);
+        printf("%.9g,%.9g,%.9g,", pred[g * n + i], lo[g * n + i], hi[g * n + i]);
+        cli_csv_field(stdout, unit);
+        putchar('\n');
+      }
   }
   /* predictions are in the model's target unit: --measured-unit converts
      only when both are times (the model's unit is the training file's) */
-  if (measured && measured_summary(csv, measured, d.y, 1.0, pred, lo, hi, d.n_rows,
-                                   gcol >= 0 ? d.text[gcol] : NULL, group_col))
-    goto out;
+  if (measured) {
+    /* each row's group: --group's column, else with a GPU list its GPU */
+    char **gr = (gcol >= 0 || nt > 1) ? malloc((nout + 1) * sizeof *gr) : NULL;
+    for (size_t g = 0; gr && g < nt; g++)
+      for (size_t i = 0; i < n; i++)
+        gr[g * n + i] = gcol >= 0 ? d.text[gcol][i] : (char *)tgpu[g];
+    int mrc = measured_summary(csv, measured, ym, 1.0, pred, lo, hi, nout, gr,
+                               gcol >= 0 ? group_col : gr ? "gpu" : NULL);
+    free(gr);
+    if (mrc) goto out;
+  }
   rc = KCAST_EXIT_OK;
 out:
   free(pred);
   free(lo);
   free(hi);
+  free(ym);
   rf_data_free(&dm);
   rf_data_free(&d);
   rf_free(f);

@@ -195,13 +195,16 @@ static int run_program(char **argv, const char *inject, const char *records, int
     _exit(127);
   }
   /* The program gets terminal signals itself; kcast waits for it. */
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
+  void (*oi)(int) = signal(SIGINT, SIG_IGN), (*oq)(int) = signal(SIGQUIT, SIG_IGN);
   int st;
   while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return -1;
-  signal(SIGINT, SIG_DFL);
-  signal(SIGQUIT, SIG_DFL);
+    if (errno != EINTR) {
+      signal(SIGINT, oi);
+      signal(SIGQUIT, oq);
+      return -1;
+    }
+  signal(SIGINT, oi);
+  signal(SIGQUIT, oq);
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
   return -1;
@@ -318,11 +321,12 @@ int cmd_profile(int argc, char **argv) {
   if (!*app) return cli_usage_error("profile", "empty program name");
 
   /* 2. Run. */
+  /* a scratch folder of kcast's (fe_scratch_make: removed on SIGTERM,
+     swept by the next run after a kill -9) */
   const char *tmpdir = getenv("TMPDIR");
-  char dir[PATH_MAX], records[PATH_MAX + 32];
-  snprintf(dir, sizeof dir, "%s/kcast-profile-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (!mkdtemp(dir)) {
-    cli_error("cannot create a temporary folder %s: %s", dir, strerror(errno));
+  char dir[PATH_MAX], records[PATH_MAX + 32], swhy[PATH_MAX + 64];
+  if (fe_scratch_make(tmpdir, "kcast-profile", dir, sizeof dir, swhy, sizeof swhy)) {
+    cli_error("%s", swhy);
     return KCAST_EXIT_USER;
   }
   snprintf(records, sizeof records, "%s/records.txt", dir);
@@ -400,7 +404,6 @@ int cmd_profile(int argc, char **argv) {
   rc = status ? status : KCAST_EXIT_OK;
 out:
   prof_records_free(&r);
-  unlink(records);
-  rmdir(dir);
+  fe_scratch_remove(dir);
   return status > 0 ? status : rc;
 }

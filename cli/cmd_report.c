@@ -52,8 +52,10 @@ const char cmd_report_usage[] =
     "  --gpu G,...     with DB: the GPUs to predict for (default: the model's)\n"
     "  --cv FILE       the predictions of 'kcast cv --predictions FILE'\n"
     "  --coverage C    nominal interval coverage (0.9; for --cv: what cv ran with)\n"
-    "  --unit UNIT     unit of the measured values for the axes (DB mode: ns, W\n"
-    "                  or J from the target)\n"
+    "  --unit UNIT     unit of the measured values for the axes: one of ns, us,\n"
+    "                  ms, s, W, mW, J, mJ, and never one that contradicts the\n"
+    "                  data (DB mode: ns, W or J from the target; --cv: the unit\n"
+    "                  cv recorded in the file)\n"
     "  --title TEXT    the report's title\n"
     "  -o FILE         the HTML file to write (report.html)\n"
     "\n"
@@ -219,7 +221,10 @@ int cmd_report(int argc, char **argv) {
       case R_MODEL: model = o.arg; break;
       case R_CV: cv = o.arg; break;
       case R_GPU: gpu = o.arg; break;
-      case R_UNIT: unit = o.arg; break;
+      case R_UNIT:
+        if (!(unit = rf_unit_canonical(o.arg)))
+          return cli_usage_error("report", "--unit '%s' is none of " RF_UNITS, o.arg);
+        break;
       case R_TITLE: title = o.arg; break;
       case R_COVERAGE:
         nominal = strtod(o.arg, &e);
@@ -303,6 +308,12 @@ int cmd_report(int argc, char **argv) {
       if (u && sscanf(u + 6, "%31[^;]", un) == 1 && *un) cvunit = un;
     } else {
       set_add(&st, "CV settings", "not recorded (a predictions file of kcast before 0.2)");
+    }
+    /* the unit cv recorded (its settings); --unit may not contradict it */
+    const char *fc = rf_unit_canonical(cvunit);
+    if (unit && fc && strcmp(unit, fc)) {
+      cli_error("%s: --unit %s contradicts the predictions, which are in %s", cv, unit, fc);
+      goto done;
     }
     r.unit = unit ? unit : cvunit ? cvunit : "the measured column's unit";
     size_t inside = 0;
@@ -406,7 +417,12 @@ int cmd_report(int argc, char **argv) {
     r.work = have_class ? work : NULL;
     r.work_what = "thread-instructions";
     r.target = tg;
-    r.unit = unit ? unit : !strcmp(tg, "time") ? "ns" : !strcmp(tg, "power") ? "W" : "J";
+    if (unit && strcmp(unit, rf_target_unit(tg))) {
+      cli_error("%s: --unit %s contradicts the dataset's %s measurements, which are in %s", db,
+                unit, tg, rf_target_unit(tg));
+      goto done;
+    }
+    r.unit = rf_target_unit(tg);
     snprintf(src, slen, "dataset %s, model %s", db, model);
     r.in_sample = 1;
     set_add(&st, "evaluated", "every measured launch of %s on %s (in sample)", db, ri.gpu);

@@ -44,7 +44,13 @@
  * process group (with the terminal when kcast has it), SIGINT, SIGTERM,
  * SIGHUP and SIGQUIT are forwarded to that group (SIGKILL after 5 s more),
  * and the program gets SIGKILL when kcast dies (a parent-death signal, so
- * kill -9 too).  No scratch has a name (run_scratch): the records file is
+ * kill -9 too).  The program's own children do not inherit that signal,
+ * so a watcher (a small child of kcast, outside the group, blocked on a
+ * pipe only kcast holds) kills the whole group when the pipe closes
+ * without a word: kcast died, of whatever.  kcast is the subreaper of the
+ * program's descendants; processes the program leaves running in its
+ * group when it exits get RUN_GRACE_S to end (their launch records are
+ * still being written), then are killed, and kcast says so.  No scratch has a name (run_scratch): the records file is
  * created unlinked in the temporary folder (O_TMPFILE, else mkstemp +
  * unlink) and the status page is memory (memfd), both inherited and named
  * to the program as /proc/self/fd/N, so nothing stays in the temporary
@@ -53,6 +59,7 @@
  */
 #include "cli/cli.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -79,7 +86,7 @@ const char cmd_run_usage[] =
     "                 [--sample CTAS] [--threads N] [--timeout SECONDS]\n"
     "                 [--oob error|warn] [--keep-going] [--lock-wait SECS]\n"
     "                 [--kernel REGEX | -k NAME] [--launch-skip N] [--launch-count N]\n"
-    "                 [--summary FILE] -- PROGRAM [ARGS]\n"
+    "                 [--summary FILE [--format csv|json]] -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on the CPU: kcast's libcudart.so.13 replaces the CUDA\n"
     "runtime and every kernel launch runs on the PTX emulator.  Each launch's\n"
@@ -88,7 +95,8 @@ const char cmd_run_usage[] =
     "exits.  The program must be linked with -cudart shared and carry PTX:\n"
     "build it with `kcast nvcc`.\n"
     "\n"
-    "  -o DB            dataset to write (default kcast.db; created if missing)\n"
+    "  -o DB            dataset to write (default kcast.db; created if missing or\n"
+    "                   empty)\n"
     "  --app NAME       app key (default: the program's file name)\n"
     "  --dataset LABEL  input label (default: the arguments joined by spaces)\n"
     "  --bench LABEL    suite label stored with the launches\n"
@@ -123,14 +131,20 @@ const char cmd_run_usage[] =
     "  --launch-skip N  pass over the first N matching launches\n"
     "  --launch-count N store at most N matching launches (every launch still\n"
     "                   runs: the program needs its results)\n"
-    "  --summary FILE   also write the per-kernel summary as CSV to FILE\n"
+    "  --summary FILE   also write the per-kernel summary to FILE (- for standard\n"
+    "                   output): CSV, or with --format json one object that also\n"
+    "                   holds the run's keys, its counts and the launches not\n"
+    "                   recorded (kernel, lseq, why)\n"
     "\n"
-    "Exit status: the program's when it is not 0; else 4 when a launch failed\n"
-    "in the emulator (a bad access, a failed assertion, a trap: it is not\n"
-    "recorded, the program saw the CUDA error a GPU returns) unless\n"
-    "--keep-going; else 0.  A program killed by --timeout exits 137.  A\n"
-    "program killed by a signal otherwise (a crash, kill) leaves the dataset as\n"
-    "it was.  DB must be writable before the program starts.  Killing kcast run\n"
+    "Every process of the program is recorded: a child it forks and a program it\n"
+    "execs continue its launch sequence.  Exit status: the program's when it is\n"
+    "not 0; else 4 when a launch was not recorded (a bad access, a failed\n"
+    "assertion, a trap, a refused configuration, a kernel kcast could not load:\n"
+    "each kernel is named with why; the program saw the CUDA error a GPU\n"
+    "returns) unless --keep-going, or when processes the program left running\n"
+    "had to be killed 5 s after it exited (the run is marked partial); else 0.\n"
+    "A program killed by --timeout exits 137.  A program killed by a signal\n"
+    "otherwise (a crash, kill) leaves the dataset as it was.  DB must be writable before the program starts.  Killing kcast run\n"
     "(SIGINT, SIGTERM, SIGHUP, SIGQUIT; SIGKILL too) ends the program with it\n"
     "and leaves nothing behind.  On a terminal (or in a log with --progress),\n"
     "stderr shows the launches done, the kernel running and the emulation rate\n"
@@ -140,13 +154,14 @@ const char cmd_nvcc_usage[] =
     "usage: kcast nvcc NVCC-ARGS...\n"
     "\n"
     "Run nvcc ($NVCC, default nvcc) with what makes the program runnable by\n"
-    "`kcast run`: -cudart shared (unless -cudart is given), --no-compress, and\n"
-    "unless an -arch, -gencode or -code option is given, machine code for every\n"
-    "GPU generation from sm_70 to sm_90 that this nvcc makes (`nvcc\n"
-    "--list-gpu-code`; CUDA 13: sm_75, sm_80, sm_86, sm_89, sm_90) and\n"
-    "compute_90 PTX for newer GPUs and the emulator, so the program runs on a\n"
-    "T4, A100, A10, L4 or H100 node alike.  nvcc's output and exit status pass\n"
-    "through.  nvcc runs its stages through a shell, so an\n"
+    "`kcast run`: -cudart shared (unless -cudart is given), --no-compress,\n"
+    "-lineinfo (line information, so that kcast run names the source line of a\n"
+    "fault; unless -lineinfo or -G is given), and unless an -arch, -gencode or\n"
+    "-code option is given, machine code for every GPU generation from sm_70 to\n"
+    "sm_90 that this nvcc makes (`nvcc --list-gpu-code`; CUDA 13: sm_75, sm_80,\n"
+    "sm_86, sm_89, sm_90) and compute_90 PTX for newer GPUs and the emulator, so\n"
+    "the program runs on a T4, A100, A10, L4 or H100 node alike.  nvcc's output\n"
+    "and exit status pass through.  nvcc runs its stages through a shell, so an\n"
     "argument holding $, `, \", \\ or a newline is refused.\n";
 
 /* Folder holding kcast's libcudart.so.13, or -1. */
@@ -316,16 +331,112 @@ static void die_of(int sig) {
 }
 
 /*
+ * The watcher of process group g: a child of kcast, outside the group,
+ * that blocks reading a pipe whose only write end kcast keeps.  kcast ends
+ * it with one byte (unwatch_group); the pipe closing without one means
+ * kcast died (kill -9 too), and the watcher kills the group.  Returns the
+ * write end, -1 when no watcher could be started (the parent-death signal
+ * of the program still holds).
+ */
+static pid_t watcher_pid;
+static int watch_group(pid_t g) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) return -1;
+  pid_t w = fork();
+  if (w < 0) {
+    close(p[0]);
+    close(p[1]);
+    return -1;
+  }
+  if (w == 0) {
+    /* async-signal-safe calls only (kcast may have threads) */
+    static const int quiet[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU};
+    for (size_t k = 0; k < sizeof quiet / sizeof *quiet; k++) signal(quiet[k], SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    close(p[1]);
+    char c;
+    ssize_t r;
+    while ((r = read(p[0], &c, 1)) < 0 && errno == EINTR) {}
+    if (r <= 0) kill(-g, SIGKILL);
+    _exit(0);
+  }
+  close(p[0]);
+  watcher_pid = w;
+  return p[1];
+}
+
+static void unwatch_group(int wfd) {
+  if (wfd < 0) return;
+  /* a watcher that is gone (killed) makes the write EPIPE: no SIGPIPE */
+  sigset_t pipe_sig, old;
+  sigemptyset(&pipe_sig);
+  sigaddset(&pipe_sig, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+  ssize_t r;
+  while ((r = write(wfd, "q", 1)) < 0 && errno == EINTR) {}
+  if (r < 0) {
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&pipe_sig, NULL, &zero) < 0 && errno == EINTR) {}
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(wfd);
+  while (watcher_pid > 0 && waitpid(watcher_pid, NULL, 0) < 0 && errno == EINTR) {}
+  watcher_pid = 0;
+}
+
+/* Reap what is left of group g (zombies of its processes, kcast being
+   their subreaper). */
+static void reap_group(pid_t g) {
+  while (waitpid(-g, NULL, WNOHANG) > 0) {}
+}
+
+/* After the program exited: processes it left running in its group get
+   RUN_GRACE_S to end (a forked child still launching), then are killed;
+   returns how many were still running then (0: none left). */
+static int end_leftovers(pid_t g, const char *prog) {
+  double t0 = now_s();
+  for (;;) {
+    reap_group(g);
+    if (kill(-g, 0) < 0) return 0; /* none left */
+    if (now_s() - t0 >= RUN_GRACE_S) break;
+    struct timespec nap = {0, 10 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+  }
+  int n = 0;
+  for (pid_t w; (w = waitpid(-g, NULL, WNOHANG)) > 0;) {}
+  kill(-g, SIGKILL);
+  for (double t1 = now_s(); now_s() - t1 < RUN_GRACE_S;) {
+    pid_t w = waitpid(-g, NULL, WNOHANG);
+    if (w > 0) { n++; continue; }
+    if (w < 0 && errno == ECHILD) break;
+    struct timespec nap = {0, 5 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+  }
+  cli_error("%s left %s running %.0f s after it exited; %s killed (launches they had not "
+            "finished are not recorded)", prog, n == 1 ? "a process" : "processes", RUN_GRACE_S,
+            n == 1 ? "it was" : "they were");
+  return n ? n : 1;
+}
+
+/*
  * Run prog in its own process group; *sig = the signal that ended it (0 =
  * exited), *timed_out, *killed = the signal kcast itself received (the
  * program was then told too).  Returns the exit status, or -1 when it could
  * not be started.
  */
 static int run_child(char **prog, const char *libdir, const run_scratch *sc, long long sample,
-                     long long threads, double timeout, int *sig, int *timed_out, int *killed) {
+                     long long threads, double timeout, int *sig, int *timed_out, int *killed,
+                     int *left, int *not_started) {
+  *not_started = 0;
   *sig = 0;
   *timed_out = 0;
   *killed = 0;
+  *left = 0;
+  /* orphans of the program become kcast's children, so its group can be
+     reaped and nothing is left to init */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   got_signal = 0;
   /* Handlers first, with the signals blocked until the child's group is
      known, so that none is lost or hits a half-made child. */
@@ -348,9 +459,15 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
   pid_t parent = getpid();
   fflush(stdout);
   fflush(stderr);
+  /* the program's exec failing comes back as its errno on this pipe (it
+     closes on a successful exec): one message, not a second about a
+     library the program never loaded */
+  int ep[2] = {-1, -1};
+  if (pipe2(ep, O_CLOEXEC) < 0) ep[0] = ep[1] = -1;
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
+    if (ep[0] >= 0) close(ep[0]), close(ep[1]);
     for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
     cli_error("cannot fork: %s", strerror(e));
@@ -386,12 +503,38 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
        thread needed.  A policy the user set stays. */
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) setenv("OMP_WAIT_POLICY", "passive", 0);
     execvp(prog[0], prog);
-    fprintf(stderr, "kcast: cannot run %s: %s\n", prog[0], strerror(errno));
+    int e = errno;
+    if (ep[1] >= 0) {
+      ssize_t w = write(ep[1], &e, sizeof e);
+      (void)w;
+    } else {
+      fprintf(stderr, "kcast: cannot run %s: %s\n", prog[0], strerror(e));
+    }
     _exit(127);
   }
+  if (ep[1] >= 0) close(ep[1]);
   setpgid(pid, pid); /* also here: whichever runs first */
   child_group = pid;
+  int wfd = watch_group(pid);
   sigprocmask(SIG_SETMASK, &old, NULL);
+  if (ep[0] >= 0) {
+    int e = 0;
+    ssize_t n;
+    while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR) {}
+    close(ep[0]);
+    if (n == (ssize_t)sizeof e) {
+      int st;
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+      reap_group(pid);
+      child_group = 0;
+      unwatch_group(wfd);
+      if (tty) tty_give(getpgrp());
+      for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
+      cli_error("cannot run %s: %s (nothing run)", prog[0], strerror(e));
+      *not_started = 1;
+      return 127;
+    }
+  }
   double t0 = now_s(), told = 0;
   int st = 0, rc = 0;
   for (;;) {
@@ -434,8 +577,11 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
     struct timespec nap = {0, 10 * 1000 * 1000};
     nanosleep(&nap, NULL);
   }
-  child_group = 0;
   if (got_signal || *timed_out) kill(-pid, SIGKILL); /* what the program left running */
+  else if (rc == 0) *left = end_leftovers(pid, prog[0]);
+  reap_group(pid);
+  child_group = 0;
+  unwatch_group(wfd);
   if (tty) tty_give(getpgrp());
   for (size_t k = 0; k < NFWD; k++) sigaction(fwd_signals[k], &saved[k], NULL);
   *killed = got_signal;
@@ -583,10 +729,17 @@ static size_t select_launches(rt_records *r, cli_filter *f) {
 
 /* Summary per kernel on stderr, in order of first launch: launches, CTAs
    emulated of the grids' (they differ when sampled), thread-instructions,
-   emulation seconds, the demangled name; with csv_path also as CSV there
-   (written whole or not at all).  -1 when the CSV could not be written
-   (printed). */
-static int summary(const rt_records *r, const char *csv_path) {
+   emulation seconds, the demangled name; with csv_path also there (written
+   whole or not at all; "-": stdout), as CSV, or with json as one object
+   that also holds the run's keys and counts (sj) and the launches not
+   recorded by kernel.  -1 when the file could not be written (printed). */
+typedef struct summary_run {
+  const char *app, *dataset, *db;
+  size_t written, selected, total, failed, sampled;
+  int status;           /* the program's exit status */
+} summary_run;
+
+static int summary(const rt_records *r, const char *csv_path, int json, const summary_run *sj) {
   size_t nk = 0;
   struct row {
     const char *k;
@@ -610,8 +763,32 @@ static int summary(const rt_records *r, const char *csv_path) {
   cli_out o;
   int rc = 0;
   if (csv_path && cli_out_open(&o, csv_path)) rc = -1, csv_path = NULL;
-  if (csv_path)
+  cJSON *root = NULL, *ka = NULL;
+  if (csv_path && json) {
+    root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "app", sj->app);
+    cJSON_AddStringToObject(root, "dataset", sj->dataset);
+    cJSON_AddStringToObject(root, "output", sj->db);
+    cJSON_AddNumberToObject(root, "launches_recorded", (double)sj->written);
+    cJSON_AddNumberToObject(root, "launches_selected", (double)sj->selected);
+    cJSON_AddNumberToObject(root, "launches", (double)sj->total);
+    cJSON_AddNumberToObject(root, "launches_not_recorded", (double)sj->failed);
+    cJSON_AddNumberToObject(root, "launches_sampled", (double)sj->sampled);
+    cJSON_AddNumberToObject(root, "program_status", sj->status);
+    ka = cJSON_AddArrayToObject(root, "kernels");
+    cJSON *na = cJSON_AddArrayToObject(root, "not_recorded");
+    for (size_t i = 0; na && i < r->n; i++) {
+      const rt_launch_rec *l = &r->l[i];
+      if (!l->error) continue;
+      cJSON *e = cJSON_CreateObject();
+      cJSON_AddNumberToObject(e, "lseq", (double)l->lseq);
+      cJSON_AddStringToObject(e, "kernel", l->kernel);
+      cJSON_AddStringToObject(e, "reason", l->error);
+      cJSON_AddItemToArray(na, e);
+    }
+  } else if (csv_path) {
     fputs("kernel,demangled,launches,ctas_emulated,ctas,thread_insns,emu_seconds\n", o.f);
+  }
   fprintf(stderr, "%-40s %8s %21s %18s %12s  %s\n", "kernel", "launches", "CTAs emulated/grid",
           "thread-insns", "emu-seconds", "name");
   for (size_t j = 0; j < nk; j++) {
@@ -621,7 +798,17 @@ static int summary(const rt_records *r, const char *csv_path) {
     snprintf(c, sizeof c, "%.0f/%.0f", rows[j].emulated, rows[j].ctas);
     fprintf(stderr, "%-40s %8zu %21s %18.0f %12.3f  %s\n", rows[j].k, rows[j].n, c,
             rows[j].insns, rows[j].secs, d ? name : rows[j].k);
-    if (csv_path) {
+    if (ka) {
+      cJSON *e = cJSON_CreateObject();
+      cJSON_AddStringToObject(e, "kernel", rows[j].k);
+      cJSON_AddStringToObject(e, "demangled", d ? d : rows[j].k);
+      cJSON_AddNumberToObject(e, "launches", (double)rows[j].n);
+      cJSON_AddNumberToObject(e, "ctas_emulated", rows[j].emulated);
+      cJSON_AddNumberToObject(e, "ctas", rows[j].ctas);
+      cJSON_AddNumberToObject(e, "thread_insns", rows[j].insns);
+      cJSON_AddNumberToObject(e, "emu_seconds", rows[j].secs);
+      cJSON_AddItemToArray(ka, e);
+    } else if (csv_path) {
       cli_csv_field(o.f, rows[j].k);
       fputc(',', o.f);
       cli_csv_field(o.f, d ? d : rows[j].k);
@@ -630,7 +817,16 @@ static int summary(const rt_records *r, const char *csv_path) {
     }
     free(d);
   }
-  if (csv_path && cli_out_close(&o, 1)) rc = -1;
+  int ok = 1;
+  if (root) {
+    char *txt = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (txt) fprintf(o.f, "%s\n", txt);
+    else cli_error("out of memory"), ok = 0;
+    free(txt);
+  }
+  if (csv_path && cli_out_close(&o, ok)) rc = -1;
+  if (!ok) rc = -1;
   free(rows);
   return rc;
 }
@@ -654,6 +850,53 @@ static void oob_note(const rt_records *r) {
           "read as zeros; each such launch has "
           "emu.oob_accesses); the first, launch %" PRId64 ": %s\n", nl, nl == 1 ? "" : "es", acc,
           acc == 1 ? "" : "es", first->lseq, first->warn ? first->warn : "?");
+}
+
+/* The launches that have no features (error records), by kernel, on
+   stderr: how many and the first reason each, so a run that lost launches
+   says which (a kernel that could not be loaded, a fault, a refusal). */
+static void failed_note(const rt_records *r) {
+  size_t shown = 0, nk = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    const rt_launch_rec *l = &r->l[i];
+    if (!l->error) continue;
+    int seen = 0;
+    for (size_t j = 0; j < i && !seen; j++) seen = r->l[j].error && !strcmp(r->l[j].kernel, l->kernel);
+    if (seen) continue;
+    nk++;
+    if (shown == 5) continue;
+    size_t n = 0;
+    for (size_t j = i; j < r->n; j++) n += r->l[j].error && !strcmp(r->l[j].kernel, l->kernel);
+    char name[512];
+    char *d = fe_demangle(l->kernel);
+    fe_demangled_name(d, name, sizeof name);
+    fprintf(stderr, "kcast run: %zu launch%s of %s%s%s%s not recorded; the first, launch %" PRId64
+            ": %s\n", n, n == 1 ? "" : "es", l->kernel, d ? " (" : "", d ? name : "", d ? ")" : "",
+            l->lseq, l->error);
+    free(d);
+    shown++;
+  }
+  if (nk > shown) fprintf(stderr, "kcast run: ... and launches of %zu more kernels\n", nk - shown);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Two records of one lseq (processes that did not share the run's
+   counter): they would overwrite each other in the dataset.  The first
+   such lseq, or -1. */
+static int64_t duplicate_lseq(const rt_records *r) {
+  int64_t *v = malloc((r->n + 1) * sizeof *v);
+  if (!v) return -1;
+  for (size_t i = 0; i < r->n; i++) v[i] = r->l[i].lseq;
+  qsort(v, r->n, sizeof *v, cmp_i64);
+  int64_t dup = -1;
+  for (size_t i = 1; i < r->n && dup < 0; i++)
+    if (v[i] == v[i - 1]) dup = v[i];
+  free(v);
+  return dup;
 }
 
 /* kcast run's exit status (usage text): the program's when it failed,
@@ -712,21 +955,19 @@ static int check_output(const char *db_path) {
   snprintf(folder, sizeof folder, "%s", dirname(copy));
   free(copy);
   struct stat sb;
-  int exists = stat(db_path, &sb) == 0;
+  /* a dataset (a journal an interrupted writer left rolled back first), or
+     an empty file, which becomes one as a new file would */
+  int state = ds_probe(db_path, err, sizeof err);
+  if (state < 0) {
+    cli_error("%s (nothing run)", err);
+    return -1;
+  }
+  int exists = state != DS_PROBE_NONE;
   if (exists) {
-    ds_db *db = NULL;
-    if (ds_open(db_path, 0, &db, err, sizeof err) < 0) {
-      cli_error("%s", err);
-      return -1;
-    }
-    ds_close(db);
     if (access(db_path, W_OK) < 0) {
       cli_error("%s: cannot be written: %s (nothing run)", db_path, strerror(errno));
       return -1;
     }
-  } else if (errno != ENOENT) {
-    cli_error("%s: %s (nothing run)", db_path, strerror(errno));
-    return -1;
   }
   if (stat(folder, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
     cli_error("%s: cannot be created: folder %s: %s (nothing run)", db_path, folder,
@@ -788,10 +1029,10 @@ static void partial_reason(char *buf, size_t cap, long long timeout, const rt_re
 int cmd_run(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *bench = NULL, *oob = "warn";
   long long sample = 0, threads = 0, timeout = 0, lock_wait = 600;
-  int keep_going = 0;
+  int keep_going = 0, summary_json = 0;
   const char *summary_csv = NULL;
   enum { R_APP = CLI_OPT_OWN, R_DATASET, R_BENCH, R_OOB, R_SAMPLE, R_THREADS, R_TIMEOUT,
-         R_LOCK_WAIT, R_KEEP_GOING, R_SUMMARY };
+         R_LOCK_WAIT, R_KEEP_GOING, R_SUMMARY, R_FORMAT };
   static const struct option lo[] = {
     {"output", required_argument, NULL, 'o'},
     {"app", required_argument, NULL, R_APP},
@@ -804,6 +1045,7 @@ int cmd_run(int argc, char **argv) {
     {"lock-wait", required_argument, NULL, R_LOCK_WAIT},
     {"keep-going", no_argument, NULL, R_KEEP_GOING},
     {"summary", required_argument, NULL, R_SUMMARY},
+    {"format", required_argument, NULL, R_FORMAT},
     {NULL, 0, NULL, 0},
   };
   cli_opts o;
@@ -826,6 +1068,11 @@ int cmd_run(int argc, char **argv) {
       case R_OOB: oob = o.arg; break;
       case R_KEEP_GOING: keep_going = 1; break;
       case R_SUMMARY: summary_csv = o.arg; break;
+      case R_FORMAT:
+        if (strcmp(o.arg, "csv") && strcmp(o.arg, "json"))
+          return cli_usage_error("run", "--format is csv or json (of --summary), not '%s'", o.arg);
+        summary_json = !strcmp(o.arg, "json");
+        break;
       case R_SAMPLE: num = &sample, hi = LLONG_MAX; break;
       case R_THREADS: num = &threads, hi = 4096; break;
       case R_TIMEOUT: num = &timeout, hi = 86400 * 365; break;
@@ -839,6 +1086,8 @@ int cmd_run(int argc, char **argv) {
   if ((app && !*app) || !*db_path) return cli_usage_error("run", "--app and -o need non-empty values");
   if (strcmp(oob, "warn") && strcmp(oob, "error"))
     return cli_usage_error("run", "--oob takes error or warn, not '%s'", oob);
+  if (summary_json && !summary_csv)
+    return cli_usage_error("run", "--format is the format of --summary FILE: give it too");
   char **prog = argv + i;
   int pargc = argc - i;
 
@@ -866,9 +1115,9 @@ int cmd_run(int argc, char **argv) {
   }
   /* the program inherits this (run_child sets the rest) */
   setenv(RT_ENV_OOB, oob, 1);
-  int sig, timed_out, killed;
+  int sig, timed_out, killed, left, not_started;
   int status = run_child(prog, libdir, &sc, sample, threads, (double)timeout, &sig,
-                         &timed_out, &killed);
+                         &timed_out, &killed, &left, &not_started);
   progress_stop(&pr);
   int rc = KCAST_EXIT_USER;
   rt_records r;
@@ -882,6 +1131,10 @@ int cmd_run(int argc, char **argv) {
     die_of(killed);
   }
   if (status < 0) goto out;
+  if (not_started) {
+    rc = status;
+    goto out;
+  }
   if (sig && !timed_out) {
     cli_error("%s was killed by signal %d (%s); %s left unchanged", prog[0], sig,
               strsignal(sig), db_path);
@@ -895,7 +1148,8 @@ int cmd_run(int argc, char **argv) {
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
   }
-  if (scratch_read(&sc, &r, timed_out ? RT_READ_TORN_OK : 0, err, sizeof err) < 0) {
+  /* processes killed after the program (left) may have been writing */
+  if (scratch_read(&sc, &r, timed_out || left ? RT_READ_TORN_OK : 0, err, sizeof err) < 0) {
     cli_error("%s; %s left unchanged", err, db_path);
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
@@ -916,6 +1170,14 @@ int cmd_run(int argc, char **argv) {
     if (r.l[k].error) failed++;
     else if (r.l[k].sampled) sampled++;
   }
+  int64_t dup = duplicate_lseq(&r);
+  if (dup >= 0) {
+    cli_error("%s: two launches were numbered %" PRId64 " (processes of the program that did "
+              "not share kcast run's launch counter); they would overwrite each other; %s left "
+              "unchanged", prog[0], dup, db_path);
+    rc = status ? status : KCAST_EXIT_USER;
+    goto out;
+  }
   /* --kernel, --launch-skip, --launch-count: the taken launches first, in
      order; the others stay behind r.n until freed */
   total = r.n;
@@ -927,15 +1189,19 @@ int cmd_run(int argc, char **argv) {
   }
   char partial[512];
   if (timed_out) partial_reason(partial, sizeof partial, timeout, &r, &pr);
+  else if (left)
+    snprintf(partial, sizeof partial, "the program left processes running; they were killed "
+             "%.0f s after it exited: %zu launches finished", RUN_GRACE_S, r.n);
   char *cmdline = join_args(argc + 1, argv - 1);
-  if (store(db_path, &r, app, dataset, bench, cmdline, timed_out ? partial : NULL,
+  if (store(db_path, &r, app, dataset, bench, cmdline, timed_out || left ? partial : NULL,
             (double)lock_wait, &written) < 0) {
     free(cmdline);
     rc = status ? status : KCAST_EXIT_USER;
     goto out;
   }
   free(cmdline);
-  int src = summary(&r, summary_csv);
+  summary_run sj = {app, dataset, db_path, written, nsel, total, failed, sampled, status};
+  int src = summary(&r, summary_csv, summary_json, &sj);
   oob_note(&r);
   if (timed_out)
     cli_error("%s timed out after %lld s and was killed; the run is marked partial in %s "
@@ -945,15 +1211,17 @@ int cmd_run(int argc, char **argv) {
     fprintf(stderr, " (%zu of %zu launches selected by --kernel/-k/--launch-skip/--launch-count)",
             nsel, total);
   if (failed)
-    fprintf(stderr, "; %zu launch%s failed in the emulator (not recorded; the program got the "
-            "CUDA error a GPU returns)%s", failed, failed == 1 ? "" : "es",
+    fprintf(stderr, "; %zu launch%s failed in the emulator or could not run (not recorded; the "
+            "program got the CUDA error a GPU returns)%s", failed, failed == 1 ? "" : "es",
             keep_going ? "" : ": exit status 4");
   if (sampled)
     fprintf(stderr, "; %zu launches sampled (features scaled; the program's results are not "
                     "valid)", sampled);
   if (status) fprintf(stderr, "; the program exited with status %d", status);
   fputc('\n', stderr);
+  if (failed) failed_note(&r);
   rc = exit_status(status, failed, keep_going);
+  if (left && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_LAUNCH; /* launches may be missing */
   if (src && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_USER;
 out:
   if (total > r.n) r.n = total;
@@ -966,7 +1234,7 @@ out:
 /* ---------------------------------------------------------- kcast nvcc -- */
 
 int cmd_nvcc(int argc, char **argv) {
-  int has_cudart = 0, has_arch = 0, has_compress = 0;
+  int has_cudart = 0, has_arch = 0, has_compress = 0, has_lines = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     /* nvcc pastes file names into double-quoted shell command lines for
@@ -982,6 +1250,9 @@ int cmd_nvcc(int argc, char **argv) {
         !strncmp(a, "-code", 5) || !strncmp(a, "--gpu-code", 10))
       has_arch = 1;
     if (a[0] == '-' && strstr(a, "compress")) has_compress = 1;
+    if (!strcmp(a, "-lineinfo") || !strcmp(a, "--generate-line-info") || !strcmp(a, "-G") ||
+        !strcmp(a, "--device-debug"))
+      has_lines = 1;
   }
   const char *nvcc = getenv("NVCC");
   if (!nvcc || !*nvcc) nvcc = "nvcc";
@@ -991,6 +1262,9 @@ int cmd_nvcc(int argc, char **argv) {
   av[n++] = (char *)nvcc;
   if (!has_cudart) av[n++] = "-cudart", av[n++] = "shared";
   if (!has_compress) av[n++] = "--no-compress";
+  /* line information: kcast run's messages name source lines (the code
+     is the same) */
+  if (!has_lines) av[n++] = "-lineinfo";
   char gencode[16][64];
   if (!has_arch) {
     char err[512];

@@ -29,6 +29,7 @@
  */
 #include "cli/cli.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -51,10 +52,11 @@
 const char cmd_suite_usage[] =
     "usage: kcast suite run MANIFEST [-o DB] [-j N] [--shard I/N] [--costs DB]\n"
     "                   [--bindir DIR] [--timeout SECS] [--log FILE] [--force]\n"
-    "                   [--dry-run]\n"
+    "                   [--dry-run] [--format table|json]\n"
     "       kcast suite profile MANIFEST [-o DB] [--shard I/N] [--costs DB]\n"
     "                   [--bindir DIR] [--timeout SECS] [--log FILE] [--force]\n"
     "                   [--gpu NAME] [--power] [--repeat N] [--dry-run]\n"
+    "                   [--format table|json]\n"
     "\n"
     "Run every entry of a suite manifest (docs/formats.md, \"Suite manifest\":\n"
     "one `[KEY=VALUE...] PROGRAM [ARG...]` per line) under `kcast run` (run:\n"
@@ -95,6 +97,12 @@ const char cmd_suite_usage[] =
     "                   device name, as kcast profile)\n"
     "  --power          profile: also power and energy (kcast profile --power)\n"
     "  --repeat N       profile: executions per launch (a line's repeat= wins)\n"
+    "  --format json    the lines as entries finish go to stderr, and one object\n"
+    "                   to stdout at the end: the counts and every entry of the\n"
+    "                   shard (line, app, dataset, state, launches, seconds,\n"
+    "                   reason)\n"
+    "  (every scratch folder is .kcast-suite-HOST-PID-XXXXXX beside DB; one a\n"
+    "   killed run left is removed by the next run on that host)\n"
     "\n"
     "Exit status: 0 when every entry passed or was skipped, 1 when one failed\n"
     "(each failure is named with its reason) or the manifest is bad, 2 on a\n"
@@ -705,8 +713,12 @@ static int expand_name(const char *what, const char *pat, int shard, char *out, 
           snprintf(val, sizeof val, "%.300s", env);
           break;
         default:
-          cli_error("%s '%s': unknown %%%s (%%a, %%j, %%h, %%p, %%%%)", what, pat,
-                    *p ? (char[]){*p, 0} : "at the end");
+          if (!*p)
+            cli_error("%s '%s': a '%%' ends the name (%%a, %%j, %%h, %%p expand; %%%% is a "
+                      "'%%')", what, pat);
+          else
+            cli_error("%s '%s': unknown %%%c (%%a, %%j, %%h, %%p expand; %%%% is a '%%')", what,
+                      pat, *p);
           return -1;
       }
       if (strchr(val, '/')) {
@@ -749,6 +761,9 @@ typedef struct runner {
   const char *gpu;         /* profile: the GPU key */
   long long threads;       /* run: --threads for each child, 0 = default */
   FILE *log;
+  const char *logp;        /* its name */
+  int log_errno;           /* the first write to it that failed (a full disk,
+                              /dev/full): the run fails saying so */
 } runner;
 
 /* Start entry e: a child kcast run/profile with its own dataset and output
@@ -864,7 +879,28 @@ static void append_log(runner *r, const entry *e, int status) {
     while ((k = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, k, r->log);
     fclose(f);
   }
-  fflush(r->log);
+  errno = 0;
+  if ((fflush(r->log) || ferror(r->log)) && !r->log_errno) {
+    r->log_errno = errno ? errno : EIO;
+    cli_error("%s: cannot write the log: %s (the entries still run; the run will fail)", r->logp,
+              strerror(r->log_errno));
+  }
+}
+
+/* Close the log; a write that failed (now or before) is the run's
+   failure: -1 (said). */
+static int close_log(runner *r) {
+  if (!r->log) return r->log_errno ? -1 : 0;
+  errno = 0;
+  int bad = ferror(r->log) || fflush(r->log);
+  int e = errno;
+  if (fclose(r->log) && !bad) bad = 1, e = errno;
+  r->log = NULL;
+  if (bad && !r->log_errno) {
+    r->log_errno = e ? e : EIO;
+    cli_error("%s: cannot write the log: %s", r->logp, strerror(r->log_errno));
+  }
+  return r->log_errno ? -1 : 0;
 }
 
 static void remove_db(const char *path) {
@@ -947,6 +983,48 @@ static void finish_entry(runner *r, entry *e, int st, int timed_out) {
   remove_db(e->tmpdb);
 }
 
+/* suite --format json: the run as one object on stdout: the counts, and
+   each entry of the shard with its state, launches, seconds and reason. */
+static int suite_json(const suite *s, const char *sub, const char *manifest, const char *out,
+                      int si, int sn, size_t passed, size_t failed, size_t skipped,
+                      size_t not_run, double wall) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return -1;
+  cJSON_AddStringToObject(o, "command", sub);
+  cJSON_AddStringToObject(o, "manifest", manifest);
+  cJSON_AddStringToObject(o, "output", out);
+  cJSON *sh = cJSON_AddArrayToObject(o, "shard");
+  cJSON_AddItemToArray(sh, cJSON_CreateNumber(si));
+  cJSON_AddItemToArray(sh, cJSON_CreateNumber(sn));
+  cJSON_AddNumberToObject(o, "passed", (double)passed);
+  cJSON_AddNumberToObject(o, "failed", (double)failed);
+  cJSON_AddNumberToObject(o, "skipped", (double)skipped);
+  cJSON_AddNumberToObject(o, "not_run", (double)not_run);
+  cJSON_AddNumberToObject(o, "seconds", wall);
+  cJSON *a = cJSON_AddArrayToObject(o, "entries");
+  static const char *const state[] = {"not run", "skipped", "not run", "passed", "failed"};
+  for (size_t k = 0; a && k < s->n; k++) {
+    const entry *e = &s->e[k];
+    if (e->state < 0) continue; /* another shard's */
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "line", e->line);
+    cJSON_AddStringToObject(j, "app", e->app);
+    cJSON_AddStringToObject(j, "dataset", e->dataset);
+    cJSON_AddStringToObject(j, "state", e->state <= ST_FAIL ? state[e->state] : "?");
+    cJSON_AddNumberToObject(j, "launches", (double)e->launches);
+    cJSON_AddNumberToObject(j, "seconds", e->secs);
+    if (e->reason[0]) cJSON_AddStringToObject(j, "reason", e->reason);
+    else cJSON_AddNullToObject(j, "reason");
+    cJSON_AddItemToArray(a, j);
+  }
+  char *txt = cJSON_Print(o);
+  cJSON_Delete(o);
+  if (!txt) return -1;
+  puts(txt);
+  free(txt);
+  return 0;
+}
+
 static const char *entry_label(const entry *e, char *buf, size_t cap) {
   snprintf(buf, cap, "%s%s%s", e->app, *e->dataset ? " " : "", e->dataset);
   return buf;
@@ -1004,14 +1082,16 @@ int cmd_suite(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   o.repeat = 1;
   if (!strcmp(argv[1], "profile")) o.profile = 1;
-  else if (strcmp(argv[1], "run"))
-    return cli_usage_error("suite", "unknown subcommand '%s' (run, profile)", argv[1]);
+  else if (strcmp(argv[1], "run")) {
+    static const char *const subs[] = {"run", "profile"};
+    return cli_unknown_subcommand("suite", argv[1], subs, 2);
+  }
   const char *sub = argv[1];
   const char *out_pat = "kcast.db", *log_pat = NULL, *shard_arg = NULL, *costs = NULL;
   long long jobs = 1;
-  int force = 0, dry = 0;
+  int force = 0, dry = 0, json = 0;
   enum { O_SHARD = CLI_OPT_OWN, O_COSTS, O_BINDIR, O_TIMEOUT, O_LOG, O_FORCE, O_GPU, O_POWER,
-         O_REPEAT };
+         O_REPEAT, O_FORMAT };
   static const struct option longopts[] = {
     {"output", required_argument, NULL, 'o'},   {"jobs", required_argument, NULL, 'j'},
     {"shard", required_argument, NULL, O_SHARD}, {"costs", required_argument, NULL, O_COSTS},
@@ -1019,7 +1099,8 @@ int cmd_suite(int argc, char **argv) {
     {"timeout", required_argument, NULL, O_TIMEOUT}, {"log", required_argument, NULL, O_LOG},
     {"force", no_argument, NULL, O_FORCE},       {"dry-run", no_argument, NULL, 'n'},
     {"gpu", required_argument, NULL, O_GPU},     {"power", no_argument, NULL, O_POWER},
-    {"repeat", required_argument, NULL, O_REPEAT}, {NULL, 0, NULL, 0}};
+    {"repeat", required_argument, NULL, O_REPEAT}, {"format", required_argument, NULL, O_FORMAT},
+    {NULL, 0, NULL, 0}};
   cli_opts g;
   /* argv[0] is the subcommand: options and the manifest follow it */
   cli_opts_init(&g, "suite", argc - 1, argv + 1, "o:j:n", 0);
@@ -1043,6 +1124,11 @@ int cmd_suite(int argc, char **argv) {
       case O_LOG: log_pat = v; break;
       case O_FORCE: force = 1; break;
       case 'n': dry = 1; break;
+      case O_FORMAT:
+        if (strcmp(v, "table") && strcmp(v, "json"))
+          return cli_usage_error("suite", "--format is table or json, not '%s'", v);
+        json = !strcmp(v, "json");
+        break;
       case O_GPU: o.gpu = v; break;
       case O_POWER: o.power = 1; break;
       case O_REPEAT:
@@ -1104,14 +1190,15 @@ int cmd_suite(int argc, char **argv) {
   /* What the output holds already. */
   ds_db *have = NULL;
   char err[1100];
-  struct stat sb;
-  if (stat(out, &sb) == 0) {
-    if (ds_open(out, DS_READONLY, &have, err, sizeof err) < 0) {
-      cli_error("%s (nothing run)", err);
-      goto out;
-    }
-  } else if (errno != ENOENT) {
-    cli_error("%s: %s (nothing run)", out, strerror(errno));
+  /* a journal a killed run left is rolled back; an empty file is a new
+     output, as a missing one */
+  int state = ds_probe(out, err, sizeof err);
+  if (state < 0) {
+    cli_error("%s (nothing run)", err);
+    goto out;
+  }
+  if (state == DS_PROBE_DATASET && ds_open(out, DS_READONLY, &have, err, sizeof err) < 0) {
+    cli_error("%s (nothing run)", err);
     goto out;
   }
   size_t mine = 0, todo = 0;
@@ -1169,10 +1256,11 @@ int cmd_suite(int argc, char **argv) {
     char odir[PATH_MAX];
     snprintf(odir, sizeof odir, "%s", copy ? dirname(copy) : ".");
     free(copy);
-    if (snprintf(dir, sizeof dir, "%s/.kcast-suite-XXXXXX", odir) >= (int)sizeof dir ||
-        !mkdtemp(dir)) {
-      cli_error("%s: cannot create a scratch folder in %s: %s (nothing run)", out, odir,
-                strerror(errno));
+    /* .kcast-suite-HOST-PID-XXXXXX: a later run removes one a kill -9 left
+       (fe_scratch_make sweeps those of dead processes of this host) */
+    char why[PATH_MAX + 64];
+    if (fe_scratch_make(odir, ".kcast-suite", dir, sizeof dir, why, sizeof why)) {
+      cli_error("%s: cannot create a scratch folder: %s (nothing run)", out, why);
       dir[0] = 0;
       goto out;
     }
@@ -1194,6 +1282,7 @@ int cmd_suite(int argc, char **argv) {
   r.dir = dir;
   r.gpu = o.profile ? gpu : NULL;
   if (jobs > 1) r.threads = cores() / jobs > 1 ? cores() / jobs : 1;
+  r.logp = logp;
   if (todo && !(r.log = fopen(logp, "a"))) {
     cli_error("%s: %s (nothing run)", logp, strerror(errno));
     goto out;
@@ -1209,17 +1298,20 @@ int cmd_suite(int argc, char **argv) {
   double t0 = now_s(), last_progress = t0 + 1.0 - CLI_PROGRESS_LOG_S;
   int progress_lines = cli_progress_style() == CLI_PROGRESS_LINES;
   size_t next = 0, running = 0, done = 0, passed = 0, failed = 0, skipped = 0;
+  /* --format json: the lines as they happen go to stderr, one object to
+     stdout at the end */
+  FILE *tell = json ? stderr : stdout;
   for (size_t k = 0; k < s.n; k++) {
     entry *e = &s.e[order[k]];
     if (e->state != ST_SKIP) continue;
     char lb[512];
     done++;
     skipped++;
-    printf("[%zu/%zu] %-40s skipped (in %s from the same build, %" PRId64 " launch%s)\n",
+    fprintf(tell, "[%zu/%zu] %-40s skipped (in %s from the same build, %" PRId64 " launch%s)\n",
            done, mine, entry_label(e, lb, sizeof lb), out, e->launches,
            e->launches == 1 ? "" : "es");
   }
-  fflush(stdout);
+  fflush(tell);
   while (!got_signal) {
     while (running < (size_t)jobs && next < s.n) {
       entry *e = &s.e[order[next++]];
@@ -1231,8 +1323,9 @@ int cmd_suite(int argc, char **argv) {
       char lb[512];
       done++;
       failed++;
-      printf("[%zu/%zu] %-40s FAILED: %s\n", done, mine, entry_label(e, lb, sizeof lb), e->reason);
-      fflush(stdout);
+      fprintf(tell, "[%zu/%zu] %-40s FAILED: %s\n", done, mine, entry_label(e, lb, sizeof lb),
+              e->reason);
+      fflush(tell);
     }
     if (!running) break;
     int st;
@@ -1260,15 +1353,15 @@ int cmd_suite(int argc, char **argv) {
       char lb[512];
       if (e->state == ST_PASS) {
         passed++;
-        printf("[%zu/%zu] %-40s passed, %" PRId64 " launch%s, %.1f s%s%s\n", done, mine,
+        fprintf(tell, "[%zu/%zu] %-40s passed, %" PRId64 " launch%s, %.1f s%s%s\n", done, mine,
                entry_label(e, lb, sizeof lb), e->launches, e->launches == 1 ? "" : "es",
                e->secs, e->reason[0] ? "; " : "", e->reason);
       } else {
         failed++;
-        printf("[%zu/%zu] %-40s FAILED after %.1f s: %s\n", done, mine,
+        fprintf(tell, "[%zu/%zu] %-40s FAILED after %.1f s: %s\n", done, mine,
                entry_label(e, lb, sizeof lb), e->secs, e->reason);
       }
-      fflush(stdout);
+      fflush(tell);
     }
     /* --progress in a log: what runs (the per-entry lines come only when
        an entry ends) */
@@ -1292,24 +1385,26 @@ int cmd_suite(int argc, char **argv) {
   if (sig) stop_all(&s, sig);
   for (int k = 0; k < 3; k++) sigaction(sigs[k], &old[k], NULL);
   double wall = now_s() - t0;
-  printf("kcast suite %s: %zu entries", sub, mine);
-  if (sn > 1) printf(" (shard %d/%d of %zu)", si, sn, s.n);
-  printf(": %zu passed, %zu failed, %zu skipped", passed, failed, skipped);
-  if (sig) printf(", %zu not run (interrupted by %s)", mine - done, strsignal(sig));
-  printf("; %.1f s -> %s\n", wall, out);
+  fprintf(tell, "kcast suite %s: %zu entries", sub, mine);
+  if (sn > 1) fprintf(tell, " (shard %d/%d of %zu)", si, sn, s.n);
+  fprintf(tell, ": %zu passed, %zu failed, %zu skipped", passed, failed, skipped);
+  if (sig) fprintf(tell, ", %zu not run (interrupted by %s)", mine - done, strsignal(sig));
+  fprintf(tell, "; %.1f s -> %s\n", wall, out);
   for (size_t k = 0; k < s.n; k++) {
     const entry *e = &s.e[k];
     char lb[512];
     if (e->state == ST_FAIL && strcmp(e->reason, "interrupted"))
-      printf("  failed: %s:%d %s: %s\n", manifest, e->line, entry_label(e, lb, sizeof lb),
-             e->reason);
+      fprintf(tell, "  failed: %s:%d %s: %s\n", manifest, e->line, entry_label(e, lb, sizeof lb),
+              e->reason);
   }
-  fflush(stdout);
+  fflush(tell);
+  if (json && suite_json(&s, sub, manifest, out, si, sn, passed, failed, skipped, mine - done,
+                         wall))
+    cli_error("out of memory");
   rc = failed || sig ? KCAST_EXIT_USER : KCAST_EXIT_OK;
+  if (close_log(&r) && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_USER;
   if (sig) {
-    if (r.log) fclose(r.log);
-    r.log = NULL;
-    rmdir(dir);
+    fe_scratch_remove(dir);
     suite_free(&s);
     free(order);
     fflush(stdout);
@@ -1318,8 +1413,8 @@ int cmd_suite(int argc, char **argv) {
     return 128 + sig;
   }
 out:
-  if (r.log) fclose(r.log);
-  if (dir[0]) rmdir(dir);
+  close_log(&r);
+  if (dir[0]) fe_scratch_remove(dir);
   suite_free(&s);
   free(order);
   return rc;

@@ -187,7 +187,7 @@ int cmd_tune_space(int argc, char **argv) {
          O_PSIZE, O_DIVX, O_DIVY, O_DIVZ, O_BNAMES, O_CONST, O_COPT, O_JOBS, O_TOP, O_OUT,
          O_HELP };
   static const struct option lopts[] = {
-      {"source", required_argument, NULL, O_SOURCE}, {"param", required_argument, NULL, O_PARAM},
+      {"source", required_argument, NULL, O_SOURCE}, {"param", required_argument, NULL, O_PARAM | CLI_OPT_MANY},
       {"space", required_argument, NULL, O_SPACE},   {"gpu", required_argument, NULL, O_GPU},
       {"model", required_argument, NULL, O_MODEL},   {"csv", required_argument, NULL, O_CSV},
       {"device-name", required_argument, NULL, O_DEVICE},
@@ -196,7 +196,8 @@ int cmd_tune_space(int argc, char **argv) {
       {"grid-div-y", required_argument, NULL, O_DIVY},
       {"grid-div-z", required_argument, NULL, O_DIVZ},
       {"block-size-names", required_argument, NULL, O_BNAMES},
-      {"const", required_argument, NULL, O_CONST},   {"copt", required_argument, NULL, O_COPT},
+      {"const", required_argument, NULL, O_CONST | CLI_OPT_MANY},
+      {"copt", required_argument, NULL, O_COPT | CLI_OPT_MANY},
       {"jobs", required_argument, NULL, O_JOBS},     {"top", required_argument, NULL, O_TOP},
       {"output", required_argument, NULL, O_OUT},    {"help", no_argument, NULL, O_HELP},
       {NULL, 0, NULL, 0}};

@@ -15,6 +15,7 @@
 #include "model/model.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,13 @@ void cli_error(const char *fmt, ...) {
   va_end(ap);
 }
 
+/* Usage errors printed: a command that printed one and then fails exits
+   with KCAST_EXIT_USAGE whatever it returned (dispatch), so every usage
+   error exits 2, however deep in a command it was found. */
+static int usage_errors;
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  usage_errors++;
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "kcast %s: ", cmd);
@@ -86,13 +93,14 @@ static void print_overview(FILE *f) {
   fprintf(f, "  %-10s %s\n", "help", "show help for a command");
   fprintf(f, "  %-10s %s\n", "version", "print the version");
   fputs("\noptions: --opt VALUE, --opt=VALUE, -o VALUE, -oVALUE and -o=VALUE are the same\n"
-        "for every command; long names are written out whole; options and operands\n"
-        "mix freely, and after -- every word is an operand (run and profile: the\n"
-        "options end at PROGRAM).  'kcast help COMMAND' or 'kcast COMMAND --help'\n"
-        "shows a command's options.  Every command also takes --progress (progress\n"
-        "lines on stderr even when it is not a terminal: a log gets a whole line at\n"
-        "most every 10 s) and --quiet (no progress, not even on a terminal); without\n"
-        "them progress shows on a terminal only.\n", f);
+        "for every command; long names are written out whole; an option that takes\n"
+        "one value takes it once (--arg, -I, -D and the like collect values);\n"
+        "options and operands mix freely, and after -- every word is an operand\n"
+        "(run and profile: the options end at PROGRAM).  'kcast help COMMAND' or\n"
+        "'kcast COMMAND --help' shows a command's options.  Every command also takes\n"
+        "--progress (progress lines on stderr even when it is not a terminal: a log\n"
+        "gets a whole line at most every 10 s) and --quiet (no progress, not even on\n"
+        "a terminal); without them progress shows on a terminal only.\n", f);
 }
 
 static const cmd_entry *find_command(const char *name) {
@@ -101,12 +109,27 @@ static const cmd_entry *find_command(const char *name) {
   return NULL;
 }
 
+/* "no such command", with the closest one when a command is that close. */
+static int no_such_command(const char *name) {
+  const char *names[NCOMMANDS + 2];
+  for (size_t i = 0; i < NCOMMANDS; i++) names[i] = commands[i].name;
+  names[NCOMMANDS] = "help";
+  names[NCOMMANDS + 1] = "version";
+  const char *s = cli_suggest(name, strlen(name), names, NCOMMANDS + 2);
+  if (s) cli_error("no such command '%s' (did you mean '%s'? see 'kcast help')", name, s);
+  else cli_error("no such command '%s' (see 'kcast help')", name);
+  return KCAST_EXIT_USAGE;
+}
+
 /* Flush and close stdout; a failure anywhere on it turns rc into an error. */
 static int finish_stdout(int rc) {
   int bad = ferror(stdout) != 0;
+  /* a write that failed on the way left its errno, unless something after
+     it set another: the best word for what happened */
+  int e0 = bad ? errno : 0;
   errno = 0;
   if (fflush(stdout) != 0) bad = 1;
-  int e = errno;
+  int e = errno ? errno : e0;
   if (fclose(stdout) != 0 && !bad) {
     bad = 1;
     e = errno;
@@ -144,27 +167,46 @@ static int dispatch(int argc, char **argv) {
       return KCAST_EXIT_OK;
     }
     const cmd_entry *c = find_command(argv[2]);
-    if (!c) {
-      cli_error("no such command '%s' (see 'kcast help')", argv[2]);
-      return KCAST_EXIT_USAGE;
-    }
+    if (!c) return no_such_command(argv[2]);
     fputs(c->usage, stdout);
     return KCAST_EXIT_OK;
   }
   const cmd_entry *c = find_command(name);
-  if (!c) {
-    cli_error("no such command '%s' (see 'kcast help')", name);
-    return KCAST_EXIT_USAGE;
-  }
+  if (!c) return no_such_command(name);
   if (cli_wants_help(argc - 1, argv + 1)) {
     fputs(c->usage, stdout);
     return KCAST_EXIT_OK;
   }
   /* (a GPU table given by KCAST_GPUS or --gpus is checked when the
      command's options are parsed, cli_opt.c) */
-  return c->fn(argc - 1, argv + 1);
+  int rc = c->fn(argc - 1, argv + 1);
+  return rc == KCAST_EXIT_USER && usage_errors ? KCAST_EXIT_USAGE : rc;
+}
+
+/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: the compilers running are killed and
+   the scratch folders removed (fe_cleanup: async-signal-safe), then kcast
+   dies of the signal.  Commands that run programs (run, suite) install
+   their own handlers while they do, and put these back.  A signal kcast
+   was started ignoring (nohup) stays ignored. */
+static void on_fatal_signal(int sig) {
+  fe_cleanup();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_cleanup(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(sigs[k], &sa, NULL);
+  }
 }
 
 int main(int argc, char **argv) {
+  install_cleanup();
   return finish_stdout(dispatch(argc, argv));
 }

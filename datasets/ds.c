@@ -24,6 +24,13 @@
  *    datasets are shipped as single files and must open on read-only media.
  *  - A kcast dataset is recognised by PRAGMA application_id ("KCST") and the
  *    meta table's schema_version; anything else is refused by name.
+ *  - Every open, read-only ones too, first rolls back a hot journal
+ *    (recover_journal): SQLite rolls one back only on a connection that may
+ *    write, so `dataset stats` on a file a killed `suite run` left said
+ *    "attempt to write a readonly database".  Where the file or its folder
+ *    cannot be written, the message says what to do.  A file of 0 bytes
+ *    (what the rollback of a dataset's creation leaves) is a new dataset to
+ *    every writer (DS_CREATE) and "empty, not a dataset yet" to every reader.
  */
 #include "datasets/ds.h"
 #include "datasets/ds_int.h"
@@ -36,6 +43,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -315,6 +323,90 @@ static int check_schema(ds_db *db, int flags) {
   return 0;
 }
 
+/* The folder of path (for access checks) into buf. */
+static void folder_of(const char *path, char *buf, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(buf, cap, ".");
+  else if (slash == path) snprintf(buf, cap, "/");
+  else snprintf(buf, cap, "%.*s", (int)(slash - path), path);
+}
+
+/*
+ * A journal beside path (PATH-journal, not empty) is what a writer killed
+ * before COMMIT (or stopped by a full disk) leaves.  Where the file and its
+ * folder can be written, a read on a read-write connection makes SQLite
+ * roll it back (when it is hot: no live writer holds the lock) before
+ * anything reads the file.  0, or -1 with the error in db.
+ */
+static int recover_journal(ds_db *db, const char *path) {
+  size_t pl = strlen(path);
+  char *jp = malloc(pl + 16);
+  if (!jp) {
+    set_err(db, "out of memory");
+    return -1;
+  }
+  memcpy(jp, path, pl);
+  memcpy(jp + pl, "-journal", 9);
+  struct stat sb;
+  int hot = stat(jp, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0;
+  if (!hot) {
+    free(jp);
+    return 0;
+  }
+  char folder[4096];
+  folder_of(path, folder, sizeof folder);
+  if (access(path, W_OK) != 0 || access(folder, W_OK | X_OK) != 0) {
+    /* a reader cannot roll it back, and must not read past it */
+    set_err(db, "an interrupted write left its journal %s, which only a writer can roll back; "
+            "open the dataset once where it and its folder %s are writable (any kcast command "
+            "does it), or copy both files there; do not delete the journal (the dataset would "
+            "be corrupt)", jp, folder);
+    free(jp);
+    return -1;
+  }
+  free(jp);
+  sqlite3 *h = NULL;
+  int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_busy_timeout(h, 5000);
+    rc = sqlite3_exec(h, "SELECT count(*) FROM sqlite_schema", NULL, NULL, NULL);
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOTADB)
+    set_err(db, "cannot roll back the journal of an interrupted write: %s",
+            h ? sqlite3_errmsg(h) : "out of memory");
+  sqlite3_close(h);
+  return rc != SQLITE_OK && rc != SQLITE_NOTADB ? -1 : 0;
+}
+
+int ds_probe(const char *path, char *err, size_t cap) {
+  if (err && cap) err[0] = 0;
+  struct stat sb;
+  if (!path || !*path) {
+    if (err && cap) snprintf(err, cap, "(dataset): no file name given");
+    return -1;
+  }
+  if (stat(path, &sb) != 0) {
+    if (errno == ENOENT) return DS_PROBE_NONE;
+    if (err && cap) snprintf(err, cap, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  ds_db *db = NULL;
+  if (!S_ISDIR(sb.st_mode)) {
+    /* roll back first: what is left decides (0 bytes after a creation) */
+    ds_db tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.path = (char *)path;
+    if (recover_journal(&tmp, path) < 0) {
+      if (err && cap) snprintf(err, cap, "%s", tmp.err);
+      return -1;
+    }
+    if (stat(path, &sb) == 0 && sb.st_size == 0) return DS_PROBE_EMPTY;
+  }
+  if (ds_open(path, DS_READONLY, &db, err, cap) < 0) return -1;
+  ds_close(db);
+  return DS_PROBE_DATASET;
+}
+
 static void copy_err(char *err, size_t cap, const char *msg) {
   if (err && cap) snprintf(err, cap, "%s", msg);
 }
@@ -346,6 +438,14 @@ int ds_open(const char *path, int flags, ds_db **out, char *err, size_t cap) {
   } else if (S_ISDIR(sb.st_mode)) {
     set_err(db, "is a directory, not a dataset file");
     goto fail;
+  } else if (recover_journal(db, path) < 0) {
+    goto fail;
+  } else if (stat(path, &sb) == 0 && sb.st_size == 0) {
+    if (!(flags & DS_CREATE)) {
+      set_err(db, "an empty file (0 bytes), not a kcast dataset yet (what an interrupted command "
+              "leaves; every command that writes a dataset takes it as a new one)");
+      goto fail;
+    }
   } else if (sb.st_size > 0) {
     /* Check the header ourselves: SQLite would only say "file is not a
        database" at the first query. */

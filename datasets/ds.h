@@ -78,6 +78,20 @@ typedef struct ds_db ds_db;
  * err may be NULL; it is always NUL-terminated when cap > 0.
  */
 int ds_open(const char *path, int flags, ds_db **db, char *err, size_t cap);
+/*
+ * Every open first rolls back the journal an interrupted writer left
+ * (PATH-journal), read-only opens too; where the file or its folder cannot
+ * be written that is an error saying what to do.  A file of 0 bytes (what
+ * rolling back a dataset's creation leaves) is a new dataset with
+ * DS_CREATE and refused as "an empty file, not a dataset yet" without.
+ *
+ * ds_probe: what a writer would find at path, after that roll-back:
+ * DS_PROBE_NONE (no file), DS_PROBE_EMPTY (0 bytes: DS_CREATE makes it a
+ * dataset), DS_PROBE_DATASET (a dataset this build reads); -1 with err
+ * (not a dataset, a newer schema, unreadable: ds_open's messages).
+ */
+enum { DS_PROBE_NONE = 0, DS_PROBE_EMPTY = 1, DS_PROBE_DATASET = 2 };
+int ds_probe(const char *path, char *err, size_t cap);
 /* Close; rolls back an open transaction.  Accepts NULL. */
 void ds_close(ds_db *db);
 /* The last failure's message; "" when none.  Owned by db. */
@@ -419,6 +433,35 @@ typedef struct ds_stats {
 } ds_stats;
 int ds_get_stats(ds_db *db, ds_stats *out);
 void ds_stats_free(ds_stats *s);
+
+/* ------------------------------------------------ foreign SQLite files -- */
+
+/*
+ * SQLite files kcast did not write (an nsys export, GPU Mangrove
+ * databases) are input: ds_foreign_open opens one read-only with every
+ * statement bounded (a progress handler stops a connection that has done
+ * more work than a file of its size needs: a view that recurses forever
+ * ends with an error instead of never), and ds_foreign_table tells a
+ * table from a view, which a reader refuses by name.  f lives where the
+ * caller put it until ds_foreign_close (the handler points at it).
+ */
+struct sqlite3;
+typedef struct ds_foreign {
+  struct sqlite3 *h;            /* the read-only connection */
+  const char *path;             /* as given (not owned) */
+  unsigned long long budget;    /* steps the connection may take */
+  unsigned long long used;      /* steps taken so far */
+  int stopped;                  /* the budget ended a statement */
+} ds_foreign;
+int ds_foreign_open(const char *path, ds_foreign *f, char *err, size_t cap);
+void ds_foreign_close(ds_foreign *f);
+enum { DS_FOREIGN_MISSING = 0, DS_FOREIGN_TABLE = 1, DS_FOREIGN_NOT_TABLE = 2 };
+/* What name is in f's schema (case-insensitive): DS_FOREIGN_*; -1 when the
+   schema cannot be read. */
+int ds_foreign_table(ds_foreign *f, const char *name);
+/* The last failure as "PATH: problem" into buf: the budget's message when
+   it stopped a statement, else SQLite's.  Returns buf. */
+const char *ds_foreign_errmsg(const ds_foreign *f, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -350,11 +350,36 @@ static cJSON *parse_json(const char *path, char *text, size_t len, int *untermin
   return NULL;
 }
 
+/* A \u0000 escape in a JSON string (a NUL the parser would keep and every
+   C string cut there: a kernel name "k\u0000x" read as "k"): its line and
+   column, 1 when found. */
+static int nul_escape(const char *t, size_t n, long *line, long *col) {
+  *line = 1;
+  const char *bol = t;
+  for (size_t i = 0; i + 5 < n; i++) {
+    if (t[i] == '\n') (*line)++, bol = t + i + 1;
+    if (t[i] != '\\' || t[i + 1] != 'u' || memcmp(t + i + 2, "0000", 4)) continue;
+    size_t b = 0; /* an escaped backslash before it makes it text */
+    while (b < i && t[i - 1 - b] == '\\') b++;
+    if (b % 2 == 0) {
+      *col = (long)(t + i - bol) + 1;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int ds_kt_read(const char *path, ds_kt_file *out, char *err, size_t cap) {
   memset(out, 0, sizeof *out);
   char *text = NULL;
   size_t len = 0;
   if (read_gz(path, &text, &len, err, cap)) return -1;
+  long nline, ncol;
+  if (nul_escape(text, len, &nline, &ncol)) {
+    free(text);
+    return kt_fail(err, cap, "%s:%ld:%ld: a string holds \\u0000 (a NUL character), which no "
+                   "name or value may hold", path, nline, ncol);
+  }
   cJSON *root = parse_json(path, text, len, &out->unterminated, err, cap);
   free(text);
   if (!root) return -1;

@@ -438,7 +438,8 @@ static int emulate(kt_work *w, ds_kt_job *c, emu_device *dev, emu_module *em, co
 }
 
 /* Compile, load and emulate c alone.  Returns 0, or the failure's code
-   (1: arguments that fit no configuration; -1 otherwise). */
+   (1: arguments that fit no configuration; 2: no kernel of that name in
+   the source; -1 otherwise). */
 static int run_single(kt_work *w, ds_kt_job *c, char **kname_out) {
   char err[1100] = "";
   size_t tl = 0, pl = 0;
@@ -464,7 +465,7 @@ static int run_single(kt_work *w, ds_kt_job *c, char **kname_out) {
     snprintf(err, sizeof err, "%s: no single kernel named %s in the compiled source (--kernel)",
              w->s->path, w->s->kernel);
     set_failed(c, err);
-    rc = 1;
+    rc = 2;
   } else if (!(dev = emu_device_new())) {
     set_failed(c, "out of memory");
   } else if (emu_module_load(dev, m, &em, err, sizeof err)) {
@@ -598,7 +599,7 @@ int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_
   pthread_t *th = NULL;
   size_t nth = 0;
   if (!kt_is_identifier(s->kernel))
-    return kt_fail(err, cap, 1, "kernel name '%.200s' is not a C identifier (the source's "
+    return kt_fail(err, cap, 2, "kernel name '%.200s' is not a C identifier (the source's "
                    "kernel, as Kernel Tuner names it: --kernel)", s->kernel);
   if (read_source(s->path, &w.text, &w.len, err, cap)) return -1;
   if (!(w.hoisted = include_lines(w.text)) ||
@@ -618,9 +619,9 @@ int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_
     ds_kt_job *first = jobs[probe];
     int frc = run_single(&w, first, kname);
     first->status = first->res;
-    if (frc == 1) {
-      kt_fail(err, cap, 1, "configuration %s: %s", first->key, first->err);
-      rc = 1;
+    if (frc == 1 || frc == 2) {
+      kt_fail(err, cap, frc, "configuration %s: %s", first->key, first->err);
+      rc = frc;
       goto out;
     }
   }
@@ -985,6 +986,11 @@ int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, 
       goto out;
     }
     char key[128];
+    if (!o->gpu && !files[i].device_name[0]) {
+      kt_fail(err, cap, 1, "%s: device_name is empty: the GPU of its times is unknown (give "
+              "--gpu NAME)", o->files[i]);
+      goto out;
+    }
     if (o->gpu) snprintf(key, sizeof key, "%s", o->gpu);
     else prof_gpu_key(files[i].device_name, key, sizeof key);
     if (!(gpus[i] = strdup(key))) { kt_fail(err, cap, 1, "out of memory"); goto out; }
@@ -1240,8 +1246,8 @@ int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, 
     int crc = ds_kt_compute(&src, todo, ntodo, write_done, &wr, &kname_alone, &st, err, cap);
     r->fallbacks = st.fallbacks;
     failure_summary(o, r);
-    if (crc == 1) { rc = 2; goto out; }
-    if (crc) goto out;
+    if (crc == 1) { rc = 2; goto out; } /* --arg fits no configuration: usage */
+    if (crc) goto out;                  /* the kernel_name or --kernel: bad input */
   }
   rc = 0;
   goto out;

@@ -109,8 +109,9 @@ typedef struct ds_kt_stats {
  * of `#pragma unroll NAME`, 0 removing the pragma).  done is called as
  * jobs finish.  Returns 0 (some
  * jobs may have failed: their status says), 1 for arguments that fit no
- * configuration (a usage error), -1 when no probe compiles or on a fatal
- * error, with err set; -2 when done asked to stop.
+ * configuration (a usage error), 2 for a kernel name the source lacks or
+ * that is not an identifier (bad input), -1 when no probe compiles or on
+ * a fatal error, with err set; -2 when done asked to stop.
  */
 int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_fn done,
                   void *ctx, char **kname, ds_kt_stats *st, char *err, size_t cap);

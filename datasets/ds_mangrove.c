@@ -149,8 +149,9 @@ static int row_err(mg_ctx *c, const char *path, const char *table,
  * set.
  */
 static int open_source(ds_db *db, const char *path, const mg_table *t,
-                       sqlite3 **h) {
-  *h = NULL;
+                       ds_foreign *src) {
+  memset(src, 0, sizeof *src);
+  sqlite3 **h = &src->h;
   struct stat sb;
   if (stat(path, &sb) != 0) {
     ds_set_errmsg(db, "%s: %s", path, strerror(errno));
@@ -175,13 +176,18 @@ static int open_source(ds_db *db, const char *path, const mg_table *t,
                   " SQLite 3 files)", path);
     return -1;
   }
-  if (sqlite3_open_v2(path, h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                      NULL) != SQLITE_OK) {
-    ds_set_errmsg(db, "%s: cannot open: %s", path,
-                  *h ? sqlite3_errmsg(*h) : "out of memory");
+  /* read-only, every read bounded (ds_foreign.c); the table a table */
+  char err[1200];
+  if (ds_foreign_open(path, src, err, sizeof err) < 0) {
+    ds_set_errmsg(db, "%s", err);
+    return -1;
+  }
+  int kind = ds_foreign_table(src, t->name);
+  if (kind == DS_FOREIGN_NOT_TABLE) {
+    ds_set_errmsg(db, "%s: %s is a view, not a table: not a GPU Mangrove database", path,
+                  t->name);
     goto fail;
   }
-  sqlite3_busy_timeout(*h, 5000);
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(*h, "SELECT name FROM pragma_table_info(?1)", -1, &s,
                          NULL) != SQLITE_OK) {
@@ -218,8 +224,7 @@ static int open_source(ds_db *db, const char *path, const mg_table *t,
   }
   return 0;
 fail:
-  sqlite3_close(*h);
-  *h = NULL;
+  ds_foreign_close(src);
   return -1;
 }
 
@@ -482,7 +487,9 @@ static int flux_row(mg_ctx *c, sqlite3_stmt *s, mg_launch *l) {
   return 0;
 }
 
-static int import_flux(mg_ctx *c, sqlite3 *h) {
+static int import_flux(mg_ctx *c, ds_foreign *f) {
+  sqlite3 *h = f->h;
+  char m[1200];
   const char *path = c->o->features;
   sqlite3_stmt *s;
   if (sqlite3_prepare_v2(h,
@@ -502,8 +509,7 @@ static int import_flux(mg_ctx *c, sqlite3 *h) {
     if (flux_row(c, s, &l) < 0) goto out;
   }
   if (rc != SQLITE_DONE) {
-    ds_set_errmsg(c->db, "%s: cannot read table fluxmetrics: %s", path,
-                  sqlite3_errmsg(h));
+    ds_set_errmsg(c->db, "%s (table fluxmetrics)", ds_foreign_errmsg(f, m, sizeof m));
     goto out;
   }
   if (flush_launch(c, &l) < 0) goto out;
@@ -519,9 +525,11 @@ out:
 
 /* Rows of kerneltime / kernelpower as measurements of metric, each value
    times scale; rows without a launch counted in *skipped. */
-static int import_meas(mg_ctx *c, sqlite3 *h, const char *path,
+static int import_meas(mg_ctx *c, ds_foreign *f, const char *path,
                        const mg_table *t, const char *metric, double scale,
                        int64_t *written, int64_t *skipped) {
+  sqlite3 *h = f->h;
+  char m[1200];
   char sql[160];
   snprintf(sql, sizeof sql, "SELECT bench, app, dataset, lseq, %s FROM %s"
            " ORDER BY rowid", t->cols[4], t->name);
@@ -570,8 +578,7 @@ static int import_meas(mg_ctx *c, sqlite3 *h, const char *path,
     (*written)++;
   }
   if (rc != SQLITE_DONE) {
-    ds_set_errmsg(c->db, "%s: cannot read table %s: %s", path, t->name,
-                  sqlite3_errmsg(h));
+    ds_set_errmsg(c->db, "%s (table %s)", ds_foreign_errmsg(f, m, sizeof m), t->name);
     goto out;
   }
   ret = 0;
@@ -635,7 +642,10 @@ int ds_import_mangrove(ds_db *db, const ds_mangrove_opts *o,
   c.o = o;
   feat_init(&c.ids);
   feat_init(&c.reps);
-  sqlite3 *hf = NULL, *ht = NULL, *hp = NULL;
+  ds_foreign hf, ht, hp;
+  memset(&hf, 0, sizeof hf);
+  memset(&ht, 0, sizeof ht);
+  memset(&hp, 0, sizeof hp);
   int ret = -1, in_txn = 0;
   /* Every input is checked before the dataset is touched. */
   if (open_source(db, o->features, &flux_table, &hf) < 0) goto out;
@@ -647,12 +657,12 @@ int ds_import_mangrove(ds_db *db, const ds_mangrove_opts *o,
   if (ds_begin(db) < 0) goto out;
   in_txn = 1;
   if (o->command && ds_record_run(db, o->command, NULL) < 0) goto out;
-  if (import_flux(&c, hf) < 0) goto out;
+  if (import_flux(&c, &hf) < 0) goto out;
   if (o->gpu && *o->gpu && import_gpu(&c) < 0) goto out;
-  if (ht && import_meas(&c, ht, o->time, &time_table, "time_ns", 1e3,
+  if (ht.h && import_meas(&c, &ht, o->time, &time_table, "time_ns", 1e3,
                         &c.rep.time_rows, &c.rep.time_skipped) < 0)
     goto out;
-  if (hp && import_meas(&c, hp, o->power, &power_table, "power_w", 1.0,
+  if (hp.h && import_meas(&c, &hp, o->power, &power_table, "power_w", 1.0,
                         &c.rep.power_rows, &c.rep.power_skipped) < 0)
     goto out;
   if (ds_commit(db) < 0) goto out;
@@ -667,9 +677,9 @@ out:
     ds_set_errmsg(db, "%s", msg ? msg : "out of memory");
     free(msg);
   }
-  sqlite3_close(hf);
-  sqlite3_close(ht);
-  sqlite3_close(hp);
+  ds_foreign_close(&hf);
+  ds_foreign_close(&ht);
+  ds_foreign_close(&hp);
   feat_free(&c.ids);
   feat_free(&c.reps);
   return ret;

@@ -73,25 +73,40 @@ static const char *const families[] = {"all",  "launch", "op",     "class", "mem
                                        "ctrl", "static", "ptxas", "tune"};
 #define N_FAMILIES (sizeof families / sizeof *families)
 
-/* Is name's family in the comma list?  Derived columns are never
-   selected here (derive() makes them). */
-static int in_families(const char *list, const char *name) {
-  if (md_family_of(name) >= 0) return 0;
-  if (has_token(list, "all")) return 1;
-  const char *dot = strchr(name, '.');
-  return has_item(list, name, dot ? (size_t)(dot - name) : strlen(name));
+/* A column that is never a feature unless named: a measurement of kcast's
+   export (METRIC@GPU: time_ns@T4, power_w@K80 -- the targets of other
+   models, a perfect predictor of this one's) or a row key (id, lseq: the
+   order rows were written in).  A forest trained on `dataset export`'s CSV
+   ranked exactly these first. */
+static int not_a_feature(const char *name) {
+  const char *at = strchr(name, '@');
+  return !strcmp(name, "id") || !strcmp(name, "lseq") || (at && at > name && at[1]);
 }
 
-/* A comma list of family names (letters, digits, '_'), none empty; a name
-   that is neither a known family nor a derived one must match some loaded
-   column (a CSV's own prefix such as tune.*: checked after loading). */
+/* Is name's family in the comma list?  Derived columns are never
+   selected here (derive() makes them); measurements and keys only when
+   the list names them (their whole name is their family). */
+static int in_families(const char *list, const char *name) {
+  if (md_family_of(name) >= 0) return 0;
+  const char *dot = strchr(name, '.');
+  if (has_item(list, name, dot ? (size_t)(dot - name) : strlen(name))) return 1;
+  return !not_a_feature(name) && has_token(list, "all");
+}
+
+/* A comma list of family names (letters, digits, '_'; '@', and '-' after
+   it, for a measurement column named whole: time_ns@A100-PCIE), none
+   empty; a name that is neither a known family nor a derived one must
+   match some loaded column (a CSV's own prefix such as tune.*: checked
+   after loading). */
 int ds_train_valid_families(const char *list) {
   for (const char *t = list;;) {
     const char *e = strchr(t, ',');
     size_t n = e ? (size_t)(e - t) : strlen(t);
     if (!n) return 0;
+    int at = memchr(t, '@', n) != NULL; /* a measurement: its GPU may have a '-' */
     for (size_t k = 0; k < n; k++)
-      if (!isalnum((unsigned char)t[k]) && t[k] != '_') return 0;
+      if (!isalnum((unsigned char)t[k]) && t[k] != '_' && !(at && (t[k] == '@' || t[k] == '-')))
+        return 0;
     if (!e) return 1;
     t = e + 1;
   }
@@ -127,10 +142,16 @@ static long col_index(const rf_data *d, const char *name) {
   return -1;
 }
 
+/* The GPUs gpu named: the dataset's names for them once load_db
+   resolved them (gpu_buf), else as given. */
+static const char *in_gpu(const ds_train_input *in) {
+  return in->gpu_buf[0] ? in->gpu_buf : in->gpu;
+}
+
 /* The GPU of row i (NULL when the input names none). */
 static const char *row_gpu(const ds_train_input *in, const rf_data *d, long gcol, size_t i) {
   if (gcol >= 0) return d->text[gcol][i];
-  return in->gpu;
+  return in_gpu(in);
 }
 
 /*
@@ -240,35 +261,56 @@ static int push_str(char ***v, size_t *n, const char *s) {
   return 0;
 }
 
-/* The GPUs of in->gpu for a dataset: a comma list, or every GPU with
-   measurements of metric ("all"). */
-static int db_gpus(ds_db *db, const char *spec, const char *metric, char ***out, size_t *n) {
+/* The GPUs of in->gpu for a dataset: every GPU with measurements of
+   metric ("all"), or a comma list, each name resolved against those GPUs
+   (an_gpu_match: "t4" and "Tesla T4" find "T4").  -1 out of memory, -2
+   the dataset cannot be read (ds_errmsg), -3 a name no GPU of the dataset
+   answers to (the message in err, with the GPUs that have metric). */
+static int db_gpus(ds_db *db, const char *src, const char *spec, const char *metric, char ***out,
+                   size_t *n, char *err, size_t cap) {
   *out = NULL;
   *n = 0;
-  if (strcasecmp(spec, "all")) {
-    for (const char *t = spec; *t;) {
+  ds_stats st;
+  if (ds_get_stats(db, &st)) return -2;
+  const char *have[256];
+  size_t nh = 0;
+  for (size_t k = 0; k < st.nmeas && nh < 256; k++)
+    if (!strcmp(st.meas[k].metric, metric)) have[nh++] = st.meas[k].gpu;
+  int rc = 0;
+  if (!strcasecmp(spec, "all")) {
+    for (size_t k = 0; k < nh && !rc; k++)
+      if (push_str(out, n, have[k])) rc = -1;
+  } else {
+    for (const char *t = spec; *t && !rc;) {
       const char *e = strchr(t, ',');
       size_t l = e ? (size_t)(e - t) : strlen(t);
       char name[256];
-      if (l && l < sizeof name) {
-        memcpy(name, t, l);
-        name[l] = 0;
-        if (push_str(out, n, name)) return -1;
+      snprintf(name, sizeof name, "%.*s", (int)(l < sizeof name ? l : sizeof name - 1), t);
+      const char *g = l ? an_gpu_match(name, have, nh) : NULL;
+      if (l && !g) {
+        char list[1024];
+        size_t len = 0;
+        list[0] = 0;
+        for (size_t k = 0; k < nh && len + 1 < sizeof list; k++)
+          len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", have[k]);
+        if (nh)
+          fail(err, cap, -1, "%s: no %s measurements on GPU '%s' (the dataset has them on: %s)",
+               src, metric, name, list);
+        else
+          fail(err, cap, -1, "%s: no %s measurements on GPU '%s' (the dataset has none on any GPU)",
+               src, metric, name);
+        rc = -3;
+      } else if (g) {
+        int dup = 0;
+        for (size_t k = 0; k < *n; k++) dup |= !strcmp((*out)[k], g);
+        if (!dup && push_str(out, n, g)) rc = -1;
       }
       if (!e) break;
       t = e + 1;
     }
-    return 0;
   }
-  ds_stats st;
-  if (ds_get_stats(db, &st)) return -2;
-  for (size_t k = 0; k < st.nmeas; k++)
-    if (!strcmp(st.meas[k].metric, metric) && push_str(out, n, st.meas[k].gpu)) {
-      ds_stats_free(&st);
-      return -1;
-    }
   ds_stats_free(&st);
-  return 0;
+  return rc;
 }
 
 static void free_strs(char **v, size_t n) {
@@ -282,7 +324,7 @@ static const char *const key_names[K_N] = {"app", "dataset", "lseq", "kernel", "
 
 /* A dataset's matrix: every feature family, the median measurement, one
    row per (launch, GPU) measured.  0, or -1 with the message in err. */
-static int load_db(const ds_train_input *in, rf_data *d, char *err, size_t cap) {
+static int load_db(ds_train_input *in, rf_data *d, char *err, size_t cap) {
   const char *metric = NULL;
   if (!strcmp(in->target, "time")) metric = "time_ns";
   else if (!strcmp(in->target, "power")) metric = "power_w";
@@ -299,12 +341,22 @@ static int load_db(const ds_train_input *in, rf_data *d, char *err, size_t cap) 
   memset(&m, 0, sizeof m);
   ds_target *t = NULL;
   size_t *rows = NULL, *gof = NULL, nr = 0;
-  int rc = -1, g = db_gpus(db, in->gpu, metric, &gpus, &ng);
+  int rc = -1, g = db_gpus(db, in->db, in->gpu, metric, &gpus, &ng, err, cap);
   if (g == -2) { fail(err, cap, -1, "%s", ds_errmsg(db)); goto out; }
+  if (g == -3) goto out;
   if (g) { fail(err, cap, -1, "out of memory"); goto out; }
   if (!ng) {
     fail(err, cap, -1, "%s: no GPU has %s measurements", in->db, metric);
     goto out;
+  }
+  /* from here on the GPUs are the dataset's names for them */
+  {
+    size_t len = 0;
+    in->gpu_buf[0] = 0;
+    for (size_t k = 0; k < ng && len + 1 < sizeof in->gpu_buf; k++)
+      len += (size_t)snprintf(in->gpu_buf + len, sizeof in->gpu_buf - len, "%s%s", k ? "," : "",
+                              gpus[k]);
+    if (len >= sizeof in->gpu_buf) in->gpu_buf[0] = 0; /* too many: the spec as given */
   }
   ds_query q;
   ds_query_init(&q);
@@ -342,7 +394,7 @@ static int load_db(const ds_train_input *in, rf_data *d, char *err, size_t cap) 
   }
   if (nr < 2) {
     fail(err, cap, -1, "%s: %zu launches with %s measured on GPU '%s'; at least 2 are needed", in->db, nr,
-              metric, in->gpu);
+              metric, in_gpu(in));
     goto out;
   }
   if (rf_data_alloc(d, nr, m.cols, 1)) {
@@ -443,6 +495,8 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   in->gpus[0] = 0;
   in->notes[0] = 0;
   in->gpu_note[0] = 0;
+  in->gpu_buf[0] = 0;
+  in->left_out[0] = 0;
   /* a dataset's measurements are time, power or energy: time unless said */
   if (!in->target && in->db && !in->csv) in->target = "time";
   if (!in->target) return fail(err, cap, -2, "--target is required");
@@ -458,7 +512,7 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
     if (in->group && strcmp(in->group, "app") && strcmp(in->group, "gpu"))
       return fail(err, cap, -2, "with a dataset the groups are 'app' or 'gpu'");
     if (load_db(in, d, err, cap)) return -1;
-    if (strchr(in->gpu, ',') || !strcasecmp(in->gpu, "all")) gcolname = "gpu";
+    if (strchr(in_gpu(in), ',') || !strcasecmp(in_gpu(in), "all")) gcolname = "gpu";
   } else {
     if (!in->csv) return fail(err, cap, -2, "no input: give --csv FILE or a dataset");
     if (in->gpu && strchr(in->gpu, ','))
@@ -531,7 +585,7 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
       const char *g = row_gpu(in, d, gcol, i);
       if (!g || !*g || an_gpu_find(g)) continue;
       char q[140];
-      snprintf(q, sizeof q, "'%s'", g);
+      snprintf(q, sizeof q, "'%.120s'", g);
       if (strstr(unk, q)) continue;
       ul += (size_t)snprintf(unk + ul, sizeof unk - ul, "%s%s", nu ? ", " : "", q);
       if (ul >= sizeof unk) ul = sizeof unk - 1;
@@ -591,7 +645,7 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   }
   /* keep the selected families and every derived column asked for */
   {
-    size_t n = d->n_rows, keep = 0;
+    size_t n = d->n_rows, keep = 0, nl = strlen(in->left_out);
     for (size_t j = 0; j < d->n_cols; j++) {
       int df = md_family_of(d->names[j]), want = 0;
       if (df >= 0) {
@@ -599,6 +653,9 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
         want = want || (base && !strcmp(base, d->names[j]));
       } else {
         want = in_families(feat, d->names[j]) || (base && !strcmp(base, d->names[j]));
+        if (!want && not_a_feature(d->names[j]) && nl + strlen(d->names[j]) + 3 < sizeof in->left_out)
+          nl += (size_t)snprintf(in->left_out + nl, sizeof in->left_out - nl, "%s%s",
+                                 nl ? ", " : "", d->names[j]);
       }
       if (want) {
         if (keep != j) {

@@ -51,6 +51,12 @@ typedef struct ds_train_input {
   char gpu_note[640];      /* "" or why the analytic base (and the occupancy
                               features) the defaults use are left out: a
                               row's GPU the GPU table does not know */
+  char gpu_buf[512];       /* for a dataset: its names of the GPUs gpu named,
+                              comma-separated ("" until then, or when they
+                              do not fit) */
+  char left_out[512];      /* "" or the measurement and row-key columns the
+                              defaults left out (never features unless
+                              named: METRIC@GPU, id, lseq) */
 } ds_train_input;
 
 /* kcast's training defaults into *p and a cleared *in (docs/accuracy.md:

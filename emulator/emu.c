@@ -343,9 +343,9 @@ static void compose(const worker *W, const warp *w, int lane, const ptx_insn *in
   } else if (w) {
     snprintf(head + n, sizeof head - (size_t)n, " warp %u", w->idx);
   }
+  char where[4200];
   if (in)
-    snprintf(msg, cap, "%s: %s:%u: %s: %s", head,
-             L->em->m->filename ? L->em->m->filename : "<ptx>", in->line,
+    snprintf(msg, cap, "%s: %s: %s: %s", head, ptx_insn_where(L->em->m, in, where, sizeof where),
              L->em->m->keys[in->key], body);
   else
     snprintf(msg, cap, "%s: %s", head, body);
@@ -2531,6 +2531,14 @@ static int run_ctas(worker *W, int probe) {
     if (__atomic_load_n(&L->stop_all, __ATOMIC_RELAXED) ||
         cta > __atomic_load_n(&L->abort_cta, __ATOMIC_RELAXED))
       continue;
+    /* asked to stop: no CTA starts (a short CTA may never reach the check
+       inside, which waits for L->flush_at instructions) */
+    if (L->cfg->stop && __atomic_load_n(L->cfg->stop, __ATOMIC_RELAXED)) {
+      W->cta = cta;
+      W->kind = EMU_FAULT_LIMIT;
+      fail(W, NULL, -1, NULL, 1, "not started (asked to stop)");
+      continue;
+    }
     W->pf.len = 0;
     size_t nb = L->em->nblocks;
     if (W->snap_t) { /* cfg->partial: what to take back if this CTA is stopped */

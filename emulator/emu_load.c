@@ -53,10 +53,11 @@ static int add_cs(prep *P, uint8_t kind, uint64_t v, uint32_t *slot) {
 }
 
 static void bad(prep *P, const ptx_insn *in, const char *why) {
+  char where[4200];
   if (P->nbad++ == 0)
     snprintf(P->first_bad, sizeof P->first_bad,
-             "%s:%u: unsupported instruction '%s' (%s)",
-             P->em->m->filename ? P->em->m->filename : "<ptx>", in->line,
+             "%s: unsupported instruction '%s' (%s)",
+             ptx_insn_where(P->em->m, in, where, sizeof where),
              P->em->m->keys[in->key], why);
 }
 

@@ -3,9 +3,14 @@
  * becomes PTX text for the parser.
  *
  *   .ptx        read as bytes (the parser rejects what is not PTX)
- *   .cu/nvcc    nvcc -ptx -arch=ARCH EXTRA... FILE -o TMP
+ *   .cu/nvcc    nvcc -ptx -lineinfo -arch=ARCH EXTRA... FILE -o TMP
  *   .cu/clang   clang-22 -x cuda --cuda-device-only -S -O3 --cuda-gpu-arch=ARCH
- *               --cuda-path=ROOT -Wno-unknown-cuda-version EXTRA... FILE -o TMP
+ *               --cuda-path=ROOT -Wno-unknown-cuda-version -gline-directives-only
+ *               EXTRA... FILE -o TMP
+ *
+ * Line information (.loc/.file, the same code otherwise: checked on the
+ * kernel corpus, whose static features do not change) lets a message of
+ * the emulator name the line of the user's source rather than of the PTX.
  *   .ll/.bc     frontend_llvm.c (LLVM C API, no child process)
  *
  * Why child processes: nvcc is only a program, and clang's CUDA driver (the
@@ -46,6 +51,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +61,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -130,6 +138,13 @@ char *fe__cuda_root(char *buf, size_t cap) {
 
 /* ----------------------------------------------- architectures -- */
 
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+
 int fe_nvcc_gencode(const char *nvcc, char (*words)[64], size_t max, char *err, size_t errcap) {
   int fd[2];
   if (pipe(fd) < 0) return fe__fail(err, errcap, "cannot make a pipe: %s", strerror(errno));
@@ -153,13 +168,30 @@ int fe_nvcc_gencode(const char *nvcc, char (*words)[64], size_t max, char *err, 
   char out[4096];
   size_t n = 0;
   ssize_t r;
-  while (n + 1 < sizeof out && ((r = read(fd[0], out + n, sizeof out - 1 - n)) > 0 ||
-                                (r < 0 && errno == EINTR)))
-    if (r > 0) n += (size_t)r;
+  /* the tools' time limit (fe_tool_timeout) holds here too */
+  double limit = fe_tool_timeout(), t0 = now_s();
+  int timed_out = 0;
+  for (;;) {
+    double left = limit - (now_s() - t0);
+    if (left <= 0) { timed_out = 1; break; }
+    struct pollfd pf = {fd[0], POLLIN, 0};
+    int pr = poll(&pf, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) continue;
+    if (n + 1 >= sizeof out) break;
+    r = read(fd[0], out + n, sizeof out - 1 - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
   out[n] = 0;
   close(fd[0]);
+  if (timed_out) kill(pid, SIGKILL);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (timed_out)
+    return fe__fail(err, errcap, "%s --list-gpu-code did not finish within %.0f s and was "
+                    "killed (KCAST_TOOL_TIMEOUT)", nvcc, limit);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
     return fe__fail(err, errcap, "%s --list-gpu-code failed (exit %d): cannot tell the "
                     "architectures it builds for (set NVCC to nvcc's path)", nvcc,
@@ -239,21 +271,8 @@ static int read_all(const char *path, char **out, size_t *len, char *err,
 }
 
 /* Remove a flat temporary folder and everything in it. */
-void fe__remove_tmpdir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (d) {
-    struct dirent *e;
-    char p[4096];
-    while ((e = readdir(d)) != NULL) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) < (int)sizeof p) unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
-}
-
 /* ------------------------------------------------------ child runs -- */
+
 
 /*
  * The line of a compiler's stderr that best says what went wrong: the first
@@ -338,24 +357,57 @@ int fe__run_tool(char *const *argv, char *const *envp, const name_map *map,
   *diag = NULL;
 
   posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
   if (posix_spawn_file_actions_init(&fa) != 0)
     return fe__fail(err, errcap, "%s: cannot run %s: out of memory", path, tool);
+  if (posix_spawnattr_init(&at) != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    return fe__fail(err, errcap, "%s: cannot run %s: out of memory", path, tool);
+  }
   int rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   if (!rc) rc = posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (!rc) rc = posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  /* a group of its own: the time limit and fe_cleanup end the whole tree
+     (nvcc's stages, the host compiler), not only its first process */
+  if (!rc) rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+  if (!rc) rc = posix_spawnattr_setpgroup(&at, 0);
   pid_t pid = 0;
-  if (!rc) rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp);
+  if (!rc) rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
   if (rc == ENOENT)
     return fe__fail(err, errcap, "%s: %s not found%s", path, argv[0],
                     strchr(argv[0], '/') ? "" : " on PATH");
   if (rc) return fe__fail(err, errcap, "%s: cannot run %s: %s", path, argv[0], strerror(rc));
+  fe__group_add(pid);
 
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0) {
-    if (errno != EINTR)
-      return fe__fail(err, errcap, "%s: waiting for %s: %s", path, tool, strerror(errno));
+  double limit = fe_tool_timeout(), t0 = now_s();
+  long nap_us = 200;
+  int timed_out = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) {
+      int e = errno;
+      kill(-pid, SIGKILL);
+      fe__group_del(pid);
+      return fe__fail(err, errcap, "%s: waiting for %s: %s", path, tool, strerror(e));
+    }
+    if (!timed_out && now_s() - t0 > limit) {
+      timed_out = 1;
+      kill(-pid, SIGKILL);
+    }
+    struct timespec nap = {0, nap_us * 1000};
+    nanosleep(&nap, NULL);
+    if (nap_us < 20000) nap_us *= 2;
   }
+  kill(-pid, SIGKILL); /* what the tool left behind in its group */
+  fe__group_del(pid);
+  if (timed_out)
+    return fe__fail(err, errcap, "%s: %s did not finish within %.0f s and was killed (the "
+                    "limit of every compiler run: --tool-timeout SECS or KCAST_TOOL_TIMEOUT)",
+                    path, tool, limit);
   char *text = NULL;
   if (read_all(errp, &text, NULL, NULL, 0) != 0) text = NULL;
   for (int k = 0; map && k < 2; k++)
@@ -503,11 +555,9 @@ static int cu_to_ptx(const char *path, const char *src, size_t srclen, const fe_
                         path, o->extra[i]);
 
   const char *base = getenv("TMPDIR");
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/kcast-fe-XXXXXX", base && *base ? base : "/tmp");
-  if (!mkdtemp(dir))
-    return fe__fail(err, errcap, "%s: cannot create a temporary folder in %s: %s", path,
-                    base && *base ? base : "/tmp", strerror(errno));
+  char dir[4096], why[4200];
+  if (fe_scratch_make(base, "kcast-fe", dir, sizeof dir, why, sizeof why))
+    return fe__fail(err, errcap, "%s: %s", path, why);
   if (!use_clang && !shell_safe(dir)) {
     fe__remove_tmpdir(dir);
     return fe__fail(err, errcap,
@@ -542,7 +592,7 @@ static int cu_to_ptx(const char *path, const char *src, size_t srclen, const fe_
     map = (name_map){{file, linkslash}, {path, srcdir}};
   }
 
-  const char **argv = calloc(16 + nextra, sizeof *argv);
+  const char **argv = calloc(20 + nextra, sizeof *argv);
   if (!argv) {
     if (env != environ) free(env);
     free(tmpvar);
@@ -562,6 +612,7 @@ static int cu_to_ptx(const char *path, const char *src, size_t srclen, const fe_
     argv[a++] = archopt;
     argv[a++] = cudaopt;
     argv[a++] = "-Wno-unknown-cuda-version";
+    argv[a++] = "-gline-directives-only"; /* .loc/.file: messages name source lines */
     if (src) {
       argv[a++] = "-iquote";
       argv[a++] = link;
@@ -569,6 +620,8 @@ static int cu_to_ptx(const char *path, const char *src, size_t srclen, const fe_
   } else {
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     argv[a++] = "-ptx";
+    argv[a++] = "-lineinfo"; /* .loc/.file only (the code is the same): messages name
+                                source lines */
     argv[a++] = archopt;
     argv[a++] = "-Xcompiler";
     argv[a++] = "-iquote";

@@ -140,4 +140,31 @@ int fe_ptxas(const char *ptx, size_t len, const char *arch, const char *src,
              fe_ptxas_kernel **out, size_t *n, char *err, size_t errcap);
 void fe_ptxas_free(fe_ptxas_kernel *k, size_t n);
 
+/*
+ * Scratch and children (frontend_scratch.c).  Every compiler and assembler
+ * kcast starts (nvcc, clang, ptxas) runs in a process group of its own
+ * with a time limit: fe_tool_timeout() seconds -- fe_set_tool_timeout(),
+ * else $KCAST_TOOL_TIMEOUT, else FE_TOOL_TIMEOUT_S -- after which the
+ * whole group is killed and the run fails saying so.  Scratch folders are
+ * named PREFIX-HOST-PID-XXXXXX; the first one a process makes with a
+ * prefix in a folder removes that folder's ones whose owner on this host
+ * has died (a kill -9 left them).  fe_cleanup() kills the running tools'
+ * groups and removes the live scratch folders using async-signal-safe
+ * calls only: a signal handler may call it before the process dies.
+ */
+#define FE_TOOL_TIMEOUT_S 600.0
+/* 0 or less restores the default. */
+void fe_set_tool_timeout(double seconds);
+double fe_tool_timeout(void);
+/* Make base/prefix-HOST-PID-XXXXXX (base NULL or "": /tmp) into dir (cap
+   bytes), registered for fe_cleanup; sweeps base first (once per base and
+   prefix in a process).  0, or -1 with the message in err. */
+int fe_scratch_make(const char *base, const char *prefix, char *dir, size_t cap, char *err,
+                    size_t errcap);
+/* Remove base's prefix folders of dead processes of this host; how many. */
+int fe_scratch_sweep(const char *base, const char *prefix);
+/* Remove a scratch folder and what it holds (and forget it). */
+void fe_scratch_remove(const char *dir);
+void fe_cleanup(void);
+
 #endif

@@ -48,8 +48,12 @@ typedef struct name_map { const char *from[2], *to[2]; } name_map;
  */
 int fe__run_tool(char *const *argv, char *const *envp, const name_map *map, const char *tool,
                  const char *dir, const char *path, char **diag, char *err, size_t errcap);
-/* Remove a private temporary folder and what it holds. */
+/* Remove a private temporary folder and what it holds (fe_scratch_remove). */
 void fe__remove_tmpdir(const char *dir);
+/* A tool's process group while it runs, for fe_cleanup. */
+#include <sys/types.h>
+void fe__group_add(pid_t g);
+void fe__group_del(pid_t g);
 
 /* .ll / .bc -> PTX via the LLVM C API (frontend_llvm.c). */
 int fe__llvm_to_ptx(const char *path, const fe_options *o, char **ptx,

@@ -145,11 +145,9 @@ int fe_ptxas(const char *ptx, size_t len, const char *arch, const char *src,
   fe_options o = {FE_NVCC, arch, NULL, 0};
   if (!fe__arch(&o, src, err, errcap)) return -1;
   const char *base = getenv("TMPDIR");
-  char dir[4096], in[4200], cubin[4200], archopt[64], tool[4200];
-  snprintf(dir, sizeof dir, "%s/kcast-ptxas-XXXXXX", base && *base ? base : "/tmp");
-  if (!mkdtemp(dir))
-    return fe__fail(err, errcap, "%s: cannot create a temporary folder in %s: %s", src,
-                    base && *base ? base : "/tmp", strerror(errno));
+  char dir[4096], in[4200], cubin[4200], archopt[64], tool[4200], why[4200];
+  if (fe_scratch_make(base, "kcast-ptxas", dir, sizeof dir, why, sizeof why))
+    return fe__fail(err, errcap, "%s: %s", src, why);
   snprintf(in, sizeof in, "%s/in.ptx", dir);
   snprintf(cubin, sizeof cubin, "%s/out.cubin", dir);
   snprintf(archopt, sizeof archopt, "-arch=%s", arch);

@@ -243,6 +243,10 @@ typedef struct ptx_insn {
                          ptx_insn_opnd() to index top-level operands */
   uint32_t line;      /* 1-based source line of the mnemonic */
   uint32_t col;       /* 1-based source column of the mnemonic */
+  uint32_t src_line;  /* the program's source line (the .loc before it, as
+                         nvcc -lineinfo and clang -gline-directives-only
+                         write them); 0 when the PTX has none */
+  uint32_t src_file;  /* that .loc's file number (ptx_module.files) */
 } ptx_insn;
 
 /* ------------------------------------------------------------ variables -- */
@@ -387,10 +391,19 @@ typedef struct ptx_module {
                              name are merged into one entry */
   uint32_t nkeys;
   const char **keys;      /* interned opcode keys ("ld.global.f32") */
+  uint32_t nfiles;
+  const char **files;     /* .file N "NAME": files[N] (NULL where none was
+                             declared), for ptx_insn.src_file */
   struct ptx_arena *arena;/* owns all strings and arrays */
   uint8_t cfg_built;      /* every function with a body has its CFG
                              (ptx_cfg_build succeeded once) */
 } ptx_module;
+
+/* Where instruction i came from, for messages: "FILE:LINE (PTX line N)" of
+   the program's source when the PTX has line information for it
+   (.loc/.file), else "PTXFILE:LINE" (m->filename, the PTX line), into buf;
+   returns buf. */
+const char *ptx_insn_where(const ptx_module *m, const ptx_insn *i, char *buf, size_t cap);
 
 /* ------------------------------------------------------------- the API -- */
 

@@ -26,8 +26,9 @@
  *    "FILE:LINE:COL: error: ..." and quote the offending token.
  *
  * What the parser accepts: see ptx.h and the PTX ISA 8.x/9.0 subset emitted
- * by nvcc 13 and clang 22 (tests/ptx/ has samples); debug sections, .loc,
- * .file, @@DWARF and pragmas are skipped; .texref/.surfref/.samplerref
+ * by nvcc 13 and clang 22 (tests/ptx/ has samples); debug sections, @@DWARF
+ * and pragmas are skipped; .loc and .file give each instruction its source
+ * line (ptx_insn.src_line, ptx_module.files) and nothing else; .texref/.surfref/.samplerref
  * declarations are recorded as symbols of space TEX without contents.
  *
  * What it refuses as ptxas does (check_operand_types, decode_key): register
@@ -173,6 +174,8 @@ typedef struct parser {
   vec relocs, initbuf;
   uint64_t init_total;      /* bytes of initialised data so far */
   uint64_t nregs_total;     /* register slots declared so far */
+  uint32_t loc_file, loc_line; /* the last .loc (0: none in this function) */
+  vec files;                /* .file names by number (const char *) */
   char numbuf[128];
 } parser;
 
@@ -1163,6 +1166,55 @@ static void check_operand_types(parser *P, uint32_t ii, const key_entry *ke,
   }
 }
 
+/* .loc FILE LINE COL[, ...] (the current token is .loc): the line the
+   following instructions come from.  Anything else on the line (inlined_at,
+   function_name) is skipped; a malformed .loc is ignored, as the
+   directive says nothing the emulator needs. */
+static void parse_loc(parser *P) {
+  const char *p = P->L.pos, *e = memchr(p, '\n', (size_t)(P->L.end - p));
+  if (!e) e = P->L.end;
+  char line[96];
+  size_t n = (size_t)(e - p) < sizeof line - 1 ? (size_t)(e - p) : sizeof line - 1;
+  memcpy(line, p, n);
+  line[n] = 0;
+  unsigned long f = 0, l = 0;
+  char *q;
+  f = strtoul(line, &q, 10);
+  if (q != line) {
+    char *r;
+    l = strtoul(q, &r, 10);
+    if (r != q && f < 65536 && l < UINT32_MAX) P->loc_file = (uint32_t)f, P->loc_line = (uint32_t)l;
+  }
+  ptx_lex_skip_line(&P->L);
+  next(P);
+}
+
+/* .file N "NAME"[, TIMESTAMP, SIZE] (the current token is .file). */
+static void parse_file(parser *P) {
+  const char *p = P->L.pos, *e = memchr(p, '\n', (size_t)(P->L.end - p));
+  if (!e) e = P->L.end;
+  while (p < e && (*p == ' ' || *p == '\t')) p++;
+  unsigned long f = 0;
+  const char *d = p;
+  while (p < e && *p >= '0' && *p <= '9' && f < 65536) f = f * 10 + (unsigned long)(*p++ - '0');
+  while (p < e && (*p == ' ' || *p == '\t')) p++;
+  if (p > d && p < e && *p == '"' && f < 65536) {
+    const char *s = ++p;
+    char name[4096];
+    size_t n = 0;
+    while (p < e && *p != '"' && n + 1 < sizeof name) {
+      if (*p == '\\' && p + 1 < e) p++;
+      name[n++] = *p++;
+    }
+    if (p < e && *p == '"' && p > s - 1) {
+      while (P->files.n <= f) *VPUSH(P, P->files, const char *) = NULL;
+      VAT(P->files, const char *, f) = ptx_arena_strndup(P->A, name, n);
+    }
+  }
+  ptx_lex_skip_line(&P->L);
+  next(P);
+}
+
 static void parse_insn(parser *P, int32_t guard, int guard_neg) {
   uint32_t line = P->tok.line, col = P->tok.col;
   ptx_tok mn = P->tok;
@@ -1175,6 +1227,8 @@ static void parse_insn(parser *P, int32_t guard, int guard_neg) {
   I->guard_neg = (uint8_t)guard_neg;
   I->line = line;
   I->col = col;
+  I->src_line = P->loc_line;
+  I->src_file = P->loc_file;
   I->opnd = P->opnds.n;
   ptx_insn tmpl = *I; /* stable copy: I may move only if insns grows (it won't) */
   int op = tmpl.op;
@@ -1691,6 +1745,7 @@ static uint32_t parse_param_list(parser *P) {
 static void reset_function_scratch(parser *P) {
   P->insns.n = P->opnds.n = P->regs.n = P->fvars.n = P->labels.n = 0;
   P->luse.n = P->binds.n = P->scopes.n = P->tuse.n = 0;
+  P->loc_file = P->loc_line = 0;
   smap_clear(&P->fsyms);
   smap_clear(&P->lmap);
 }
@@ -2009,11 +2064,8 @@ static void parse_body(parser *P) {
           continue;
         }
         if (tok_is(P, ".pragma")) { skip_statement(P); continue; }
-        if (tok_is(P, ".loc") || tok_is(P, ".file")) {
-          ptx_lex_skip_line(&P->L);
-          next(P);
-          continue;
-        }
+        if (tok_is(P, ".loc")) { parse_loc(P); continue; }
+        if (tok_is(P, ".file")) { parse_file(P); continue; }
         char q[200];
         fail(P, "unknown directive %s", tokq(P, q, sizeof q));
       }
@@ -2137,9 +2189,10 @@ static void parse_module(parser *P) {
       uint64_t a = parse_uint(P, "an address size");
       if (a != 32 && a != 64) fail_at(P, line, t->col, "address size must be 32 or 64");
       m->address_size = (uint32_t)a;
-    } else if (tok_is(P, ".file") || tok_is(P, ".loc")) {
-      ptx_lex_skip_line(&P->L);
-      next(P);
+    } else if (tok_is(P, ".file")) {
+      parse_file(P);
+    } else if (tok_is(P, ".loc")) {
+      parse_loc(P);
     } else if (tok_is(P, ".section")) {
       skip_section(P);
     } else if (tok_is(P, ".pragma") || tok_is(P, ".alias")) {
@@ -2173,7 +2226,7 @@ static void parse_module(parser *P) {
 static void parser_free(parser *P) {
   vec *vs[] = {&P->mvars, &P->funcs, &P->keys, &P->ktmpl, &P->insns, &P->opnds,
                &P->regs, &P->fvars, &P->labels, &P->luse, &P->binds, &P->scopes,
-               &P->tuse, &P->relocs, &P->initbuf};
+               &P->tuse, &P->relocs, &P->initbuf, &P->files};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) free(vs[i]->a);
   free(P->msyms.slot);
   free(P->kmap.slot);
@@ -2191,7 +2244,22 @@ static ptx_module *parse_run(parser *P) {
   m->funcs = vfreeze(P, &P->funcs, sizeof(ptx_func));
   m->nkeys = P->keys.n;
   m->keys = vfreeze(P, &P->keys, sizeof(const char *));
+  m->nfiles = P->files.n;
+  m->files = P->files.n ? vfreeze(P, &P->files, sizeof(const char *)) : NULL;
   return m;
+}
+
+const char *ptx_insn_where(const ptx_module *m, const ptx_insn *i, char *buf, size_t cap) {
+  const char *f = i->src_line && m && i->src_file < m->nfiles ? m->files[i->src_file] : NULL;
+  /* the compiler writes the source's absolute path: the name the user gave
+     (the module's) where both are the same file */
+  char ra[4096], rb[4096];
+  if (f && m->filename && strcmp(f, m->filename) && realpath(f, ra) && realpath(m->filename, rb) &&
+      !strcmp(ra, rb))
+    f = m->filename;
+  if (f) snprintf(buf, cap, "%s:%u (PTX line %u)", f, i->src_line, i->line);
+  else snprintf(buf, cap, "%s:%u", m && m->filename ? m->filename : "<ptx>", i->line);
+  return buf;
 }
 
 ptx_module *ptx_parse(const char *text, size_t len, const char *filename, ptx_error *err) {

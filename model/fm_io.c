@@ -411,6 +411,11 @@ int fm_load(const char *path, fm_model **out) {
     rf__err("%s: read error", path);
     goto out;
   }
+  if (len < KCF_HEADER + 4 && !memcmp(buf, KCF_MAGIC, len < 8 ? len : 8) && len > 0) {
+    rf__err("%s: truncated: %zu bytes, a feature model has at least %d", path, len,
+            KCF_HEADER + 4);
+    goto out;
+  }
   if (len < KCF_HEADER + 4 || memcmp(buf, KCF_MAGIC, 8)) {
     rf__err("%s: not a kcast feature model (.kcf): %s", path,
             len >= 8 && !memcmp(buf, "KCASTRF", 8) ? "this is a forest model (.kcm)"

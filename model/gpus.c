@@ -429,6 +429,31 @@ size_t an_gpu_list(const char *list, const an_gpu **out, size_t cap) {
   return n;
 }
 
+const char *an_gpu_match(const char *name, const char *const *names, size_t n) {
+  if (!name || !*name) return NULL;
+  for (size_t k = 0; k < n; k++)
+    if (names[k] && !strcmp(names[k], name)) return names[k];
+  for (size_t k = 0; k < n; k++)
+    if (names[k] && !strcasecmp(names[k], name)) return names[k];
+  const an_gpu *want = an_gpu_find(name);
+  for (size_t k = 0; want && k < n; k++)
+    if (names[k] && an_gpu_find(names[k]) == want) return names[k];
+  return NULL;
+}
+
+void an_gpu_names(char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < an_gpu_count(); i++) {
+    const char *nm = an_gpu_at(i)->name;
+    if (len + strlen(nm) + 8 >= cap) {
+      snprintf(buf + len, cap - len, "%s...", i ? ", " : "");
+      return;
+    }
+    len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", nm);
+  }
+}
+
 int an_gpu_in_list(const char *list, const char *name) {
   const an_gpu *want = an_gpu_find(name);
   for (const char *t = list; t && *t && name;) {

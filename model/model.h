@@ -124,6 +124,17 @@ int rf_data_load_csv(rf_data *d, const char *path, const rf_csv_opts *o);
 /* Index of text column name in d, -1 when d has none of that name. */
 long rf_data_text_col(const rf_data *d, const char *name);
 
+/* Units of what models predict.  The unit of a target: "ns", "W", "J" for
+   a dataset's time, power and energy (measurements are stored in time_ns,
+   power_w, energy_j); for a CSV column, the unit its name spells as one of
+   its parts after the first (time_ms_median -> "ms", time_ns@T4 -> "ns",
+   power_w@K80 -> "W"); NULL when the name says none.  The units known:
+   RF_UNITS, as written. */
+#define RF_UNITS "ns, us, ms, s, W, mW, J, mJ"
+const char *rf_target_unit(const char *target);
+/* u as one of RF_UNITS (case-insensitive, "sec" for s), or NULL. */
+const char *rf_unit_canonical(const char *u);
+
 /* Check that every feature and target value is finite; src names the data
    in the message. */
 int rf_data_check_finite(const rf_data *d, const char *src);
@@ -485,6 +496,15 @@ size_t an_gpu_list(const char *list, const an_gpu **out, size_t cap);
 /* Is the GPU called name one of the comma list's (the same row of the
    table, or the same name when the table knows neither)? */
 int an_gpu_in_list(const char *list, const char *name);
+/* The one GPU resolver for names a user gives against names that exist
+   (a dataset's measurement GPUs, a model's): the entry of names[0..n)
+   that name means -- the same string, else the same ignoring case, else
+   the same row of the GPU table ("t4", "Tesla T4", "NVIDIA T4" all mean a
+   dataset's "T4") -- or NULL. */
+const char *an_gpu_match(const char *name, const char *const *names, size_t n);
+/* The table's short names, ", "-separated, into buf (cap > 0; cut short
+   when it does not fit); for "unknown GPU" messages. */
+void an_gpu_names(char *buf, size_t cap);
 
 /* Lower and upper factors of the analytic bands (documented in docs/gpus.md). */
 #define AN_TIME_BAND_LO 0.5

@@ -26,6 +26,48 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+const char *rf_unit_canonical(const char *u) {
+  static const char *const units[] = {"ns", "us", "ms", "s", "W", "mW", "J", "mJ"};
+  if (!u) return NULL;
+  if (!strcasecmp(u, "sec")) return "s";
+  for (size_t k = 0; k < sizeof units / sizeof *units; k++)
+    if (!strcmp(u, units[k])) return units[k];
+  /* W and J are written either way; mW/mJ and ms/ns differ only in case
+     for the prefix, so those must be as written */
+  if (!strcasecmp(u, "w")) return "W";
+  if (!strcasecmp(u, "j")) return "J";
+  if (!strcmp(u, "mw")) return "mW";
+  if (!strcmp(u, "mj")) return "mJ";
+  return NULL;
+}
+
+const char *rf_target_unit(const char *target) {
+  if (!target) return NULL;
+  if (!strcmp(target, "time")) return "ns";
+  if (!strcmp(target, "power")) return "W";
+  if (!strcmp(target, "energy")) return "J";
+  /* a part of the name after the first: time_ms_median, time_ns@T4 */
+  const char *p = target + strcspn(target, "_@.-");
+  while (*p) {
+    p++;
+    size_t n = strcspn(p, "_@.-");
+    char part[8];
+    if (n && n < sizeof part) {
+      memcpy(part, p, n);
+      part[n] = 0;
+      for (size_t k = 0; k < n; k++)
+        if (part[k] >= 'A' && part[k] <= 'Z') part[k] = (char)(part[k] - 'A' + 'a');
+      const char *u = rf_unit_canonical(part);
+      if (u) return u;
+    }
+    p += n;
+    /* what follows '@' is a GPU's name, not a unit */
+    if (*p == '@') break;
+  }
+  return NULL;
+}
 
 int rf_data_alloc(rf_data *d, size_t n_rows, size_t n_cols, int with_y) {
   memset(d, 0, sizeof *d);

@@ -555,13 +555,18 @@ int rf_load(const char *path, rf_forest **out) {
             KCM_OLDEST, RF_FORMAT_VERSION);
     goto out;
   }
-  if (plen > len || KCM_HEADER + plen + 4 != len) {
-    if (plen > len || KCM_HEADER + plen + 4 > len)
+  /* the payload the file has room for (no sum that a huge plen wraps) */
+  uint64_t room = (uint64_t)len - KCM_HEADER - 4;
+  if (plen != room) {
+    if (plen > room && plen <= UINT64_MAX - KCM_HEADER - 4)
       rf__err("%s: truncated: expected %llu bytes, the file has %zu", path,
-              (unsigned long long)plen + KCM_HEADER + 4, len);
+              (unsigned long long)(plen + KCM_HEADER + 4), len);
+    else if (plen > room)
+      rf__err("%s: damaged: its header says %llu payload bytes, more than any file holds (the "
+              "file has %zu bytes)", path, (unsigned long long)plen, len);
     else
-      rf__err("%s: %zu bytes of trailing garbage after the CRC", path,
-              len - (size_t)(KCM_HEADER + plen + 4));
+      rf__err("%s: %llu bytes of trailing garbage after the CRC", path,
+              (unsigned long long)(room - plen));
     goto out;
   }
   uint32_t stored;

@@ -62,6 +62,9 @@ typedef struct prof_kernel {
   int64_t static_shmem, dyn_shmem; /* bytes */
   int regs;              /* registers per thread */
   char *name;            /* mangled kernel name, owned */
+  int has_dur;           /* dur_ns holds the duration exactly (Nsight
+                            exports print fractions of a ns) */
+  double dur_ns;         /* then the time measured, else end - start */
 } prof_kernel;
 
 /* A timestamped sample: power in W, or the energy counter in J. */

@@ -690,7 +690,9 @@ int prof_ingest(ds_db *db, const prof_records *r, const prof_keys *k,
     for (size_t q = i; q < j; q++) {
       tool_name(tool, sizeof tool, k->time_tool ? k->time_tool : PROF_TOOL_TIME, low);
       if (ds_insert_measurement(db, id, sum->gpu, "time_ns",
-                                (double)(v[q]->end - v[q]->start), v[q]->rep + k->rep_offset,
+                                v[q]->has_dur ? v[q]->dur_ns
+                                              : (double)(v[q]->end - v[q]->start),
+                                v[q]->rep + k->rep_offset,
                                 tool) < 0)
         goto dberr;
       sum->times++;

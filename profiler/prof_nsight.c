@@ -123,7 +123,14 @@ static int ct_read(const char *path, ctable *t, char *err, size_t cap) {
   FILE *f = fopen(path, "rb");
   if (!f) return nfail(err, cap, "%s: %s", path, strerror(errno));
   struct csv_parser p;
-  if (csv_init(&p, CSV_APPEND_NULL)) { fclose(f); return nfail(err, cap, "%s: out of memory", path); }
+  /* strict: a quote still open at the end of the file is an error, not a
+     last field that swallowed the rest (libcsv checks that only with both
+     flags; Nsight quotes every field that holds a quote or a comma, so the
+     strict rules take what it writes) */
+  if (csv_init(&p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI)) {
+    fclose(f);
+    return nfail(err, cap, "%s: out of memory", path);
+  }
   ct_state st = {t, 1};
   char buf[65536];
   size_t r;
@@ -148,7 +155,9 @@ static int ct_read(const char *path, ctable *t, char *err, size_t cap) {
     }
   }
   if (!rc && ferror(f)) rc = nfail(err, cap, "%s: read error", path);
-  if (!rc) csv_fini(&p, on_field, on_record, &st);
+  if (!rc && csv_fini(&p, on_field, on_record, &st))
+    rc = nfail(err, cap, "%s:%ld: a quoted field is not closed before the end of the file", path,
+               t->line);
   csv_free(&p);
   fclose(f);
   if (!rc && t->oom) rc = nfail(err, cap, "%s: out of memory", path);
@@ -189,12 +198,25 @@ static double unit_ns(const char *u) {
   return 0;
 }
 
-/* A number as Nsight prints it (thousands separators allowed); -1 when it
-   is not a finite number >= 0. */
+/* A number as Nsight prints it (thousands separators allowed, as 1,234,567.5:
+   groups of three digits before the point and nowhere else, so
+   "1,0,2,4,.5,0" is no number); -1 when it is not a finite number >= 0. */
 static int num(const char *s, double *out) {
   char b[64];
   size_t n = 0;
   while (*s == ' ') s++;
+  const char *comma = strchr(s, ',');
+  if (comma) {
+    size_t lead = strspn(s, "0123456789");
+    if (lead < 1 || lead > 3 || s[lead] != ',') return -1;
+    const char *p = s + lead;
+    while (*p == ',') {
+      if (strspn(p + 1, "0123456789") != 3) return -1;
+      p += 4;
+    }
+    if (*p && *p != '.' && *p != ' ') return -1;
+    if (strchr(p, ',')) return -1;
+  }
   for (; *s && n + 1 < sizeof b; s++)
     if (*s != ',') b[n++] = *s;
   while (n && b[n - 1] == ' ') n--;
@@ -356,8 +378,23 @@ static int nsys_csv(const char *path, prof_records *r, char *err, size_t cap) {
       double sv;
       if (!num(R->f[cstr], &sv)) k.stream = (uint32_t)sv;
     }
-    k.start = (uint64_t)llround(s * sunit);
-    k.end = k.start + (uint64_t)llround(d * dunit);
+    /* in ns: a duration beyond 2^53 ns (104 days) or a start beyond 2^63
+       is no kernel's; the duration is kept exactly (fractions of a ns) */
+    double dns = d * dunit, sns = s * sunit;
+    if (!(dns <= 9007199254740992.0)) {
+      rc = nfail(err, cap, "%s:%ld: duration '%s' is out of range (%.6g ns; at most 2^53 ns)",
+                 path, R->line, R->f[cd], dns);
+      break;
+    }
+    if (!(sns < 9.2e18)) {
+      rc = nfail(err, cap, "%s:%ld: start '%s' is out of range (%.6g ns)", path, R->line,
+                 R->f[cs], sns);
+      break;
+    }
+    k.start = (uint64_t)llround(sns);
+    k.end = k.start + (uint64_t)llround(dns);
+    k.dur_ns = dns;
+    k.has_dur = 1;
     k.corr = cc >= 0 ? (uint32_t)corr : (uint32_t)r->nkernels;
     if (!(k.name = strdup(R->f[cn])) || add_kernel(r, &kcap, &k)) {
       free(k.name);
@@ -384,18 +421,37 @@ static int has_column(sqlite3 *db, const char *table, const char *col) {
   return found;
 }
 
+/* Is table t of the export a table (not a view: ds_foreign_table)?  0, or
+   -1 with the message; a missing optional table is 1. */
+static int check_table(ds_foreign *f, const char *t, int optional, char *err, size_t cap) {
+  int k = ds_foreign_table(f, t);
+  if (k == DS_FOREIGN_TABLE) return 0;
+  if (k == DS_FOREIGN_MISSING && optional) return 1;
+  if (k < 0) {
+    char m[1024];
+    return nfail(err, cap, "%s", ds_foreign_errmsg(f, m, sizeof m));
+  }
+  if (k == DS_FOREIGN_MISSING)
+    return nfail(err, cap, "%s: not an nsys SQLite export with kernels (no table %s)", f->path, t);
+  return nfail(err, cap, "%s: %s is a view, not a table: not an nsys export (refused: a view "
+               "can compute anything, without end)", f->path, t);
+}
+
 static int nsys_sqlite(const char *path, prof_records *r, char *err, size_t cap) {
-  sqlite3 *db = NULL;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-    nfail(err, cap, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
-    sqlite3_close(db);
+  ds_foreign f;
+  if (ds_foreign_open(path, &f, err, cap)) return -1;
+  sqlite3 *db = f.h;
+  char m[1024];
+  if (check_table(&f, "CUPTI_ACTIVITY_KIND_KERNEL", 0, err, cap) ||
+      check_table(&f, "StringIds", 0, err, cap)) {
+    ds_foreign_close(&f);
     return -1;
   }
   static const char *const need[] = {"start", "end", "correlationId", "gridX", "gridY", "gridZ",
                                      "blockX", "blockY", "blockZ", "demangledName"};
   for (size_t i = 0; i < sizeof need / sizeof *need; i++)
     if (!has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", need[i])) {
-      sqlite3_close(db);
+      ds_foreign_close(&f);
       return nfail(err, cap, "%s: not an nsys SQLite export with kernels (table "
                    "CUPTI_ACTIVITY_KIND_KERNEL, column %s)", path, need[i]);
     }
@@ -412,8 +468,8 @@ static int nsys_sqlite(const char *path, prof_records *r, char *err, size_t cap)
            mang ? "LEFT JOIN StringIds m ON m.id = k.mangledName" : "");
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-    nfail(err, cap, "%s: %s", path, sqlite3_errmsg(db));
-    sqlite3_close(db);
+    nfail(err, cap, "%s", ds_foreign_errmsg(&f, m, sizeof m));
+    ds_foreign_close(&f);
     return -1;
   }
   size_t kcap = 0;
@@ -423,6 +479,12 @@ static int nsys_sqlite(const char *path, prof_records *r, char *err, size_t cap)
     row++;
     prof_kernel k;
     memset(&k, 0, sizeof k);
+    /* integers only: a REAL or TEXT time would be cut or read as 0 */
+    for (int q = 0; q < 9 && !rc; q++)
+      if (sqlite3_column_type(st, q) != SQLITE_INTEGER)
+        rc = nfail(err, cap, "%s: kernel row %ld: column %d (%s) is not an integer", path, row,
+                   q + 1, q < 2 ? (q ? "end" : "start") : q == 2 ? "correlationId" : "grid/block");
+    if (rc) break;
     sqlite3_int64 a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
     if (a < 0 || b < a) {
       rc = nfail(err, cap, "%s: kernel row %ld: end before start", path, row);
@@ -430,7 +492,13 @@ static int nsys_sqlite(const char *path, prof_records *r, char *err, size_t cap)
     }
     k.start = (uint64_t)a;
     k.end = (uint64_t)b;
-    k.corr = (uint32_t)sqlite3_column_int64(st, 2);
+    sqlite3_int64 corr = sqlite3_column_int64(st, 2);
+    if (corr < 0 || corr > 4294967295ll) {
+      rc = nfail(err, cap, "%s: kernel row %ld: correlationId %lld is not an id", path, row,
+                 (long long)corr);
+      break;
+    }
+    k.corr = (uint32_t)corr;
     for (int q = 0; q < 6 && !rc; q++) {
       sqlite3_int64 v = sqlite3_column_int64(st, 3 + q);
       if (v < 1 || v > 4294967295ll)
@@ -441,9 +509,18 @@ static int nsys_sqlite(const char *path, prof_records *r, char *err, size_t cap)
     }
     if (rc) break;
     k.dyn_shmem = sqlite3_column_int64(st, 9);
+    if (k.dyn_shmem < 0) {
+      rc = nfail(err, cap, "%s: kernel row %ld: dynamic shared memory %lld", path, row,
+                 (long long)k.dyn_shmem);
+      break;
+    }
     const unsigned char *nm = sqlite3_column_text(st, 10);
     if (!nm) {
       rc = nfail(err, cap, "%s: kernel row %ld has no name in StringIds", path, row);
+      break;
+    }
+    if ((size_t)sqlite3_column_bytes(st, 10) != strlen((const char *)nm)) {
+      rc = nfail(err, cap, "%s: kernel row %ld: its name holds a NUL byte", path, row);
       break;
     }
     if (!(k.name = strdup((const char *)nm)) || add_kernel(r, &kcap, &k)) {
@@ -452,17 +529,19 @@ static int nsys_sqlite(const char *path, prof_records *r, char *err, size_t cap)
       break;
     }
   }
-  if (!rc && s != SQLITE_DONE) rc = nfail(err, cap, "%s: %s", path, sqlite3_errmsg(db));
+  if (!rc && s != SQLITE_DONE) rc = nfail(err, cap, "%s", ds_foreign_errmsg(&f, m, sizeof m));
   sqlite3_finalize(st);
-  /* the GPU's name, where the export has it */
-  if (!rc && has_column(db, "TARGET_INFO_GPU", "name") &&
+  /* the GPU's name, where the export has it (a table) */
+  int gi = rc ? 1 : check_table(&f, "TARGET_INFO_GPU", 1, err, cap);
+  if (gi < 0) rc = -1;
+  if (!gi && has_column(db, "TARGET_INFO_GPU", "name") &&
       sqlite3_prepare_v2(db, "SELECT name FROM TARGET_INFO_GPU LIMIT 1", -1, &st, NULL) ==
           SQLITE_OK) {
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
       snprintf(r->gpu.name, sizeof r->gpu.name, "%s", sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
   }
-  sqlite3_close(db);
+  ds_foreign_close(&f);
   return rc;
 }
 
@@ -508,10 +587,19 @@ int prof_ncu_read(const char *path, prof_records *r, char *err, size_t cap) {
     ct_free(&t);
     return -1;
   }
-  /* the units row follows the header: its ID cell is empty */
+  /* the units row follows the header: its ID cell is empty.  Without it
+     the unit of the durations is unknown (reading them as ns was a guess):
+     ncu --csv --page raw always prints it */
   size_t first = h + 1;
   double unit = 1;
-  if (first < t.nrec && t.rec[first].n > (size_t)ct && !t.rec[first].f[0][0]) {
+  if (!(first < t.nrec && t.rec[first].n > (size_t)ct && !t.rec[first].f[0][0])) {
+    nfail(err, cap, "%s:%ld: no units row after the header (ncu --csv --page raw prints one): "
+          "the unit of gpu__time_duration.sum is unknown", path,
+          first < t.nrec ? t.rec[first].line : H->line + 1);
+    ct_free(&t);
+    return -1;
+  }
+  {
     unit = unit_ns(t.rec[first].f[ct]);
     if (!unit) {
       long line = t.rec[first].line;
@@ -557,7 +645,15 @@ int prof_ncu_read(const char *path, prof_records *r, char *err, size_t cap) {
     if (rc) break;
     k.corr = (uint32_t)id;
     k.start = 0;
-    k.end = (uint64_t)llround(d * unit);
+    double dns = d * unit;
+    if (!(dns <= 9007199254740992.0)) {
+      rc = nfail(err, cap, "%s:%ld: gpu__time_duration.sum '%s' is out of range (%.6g ns)",
+                 path, R->line, R->f[ct], dns);
+      break;
+    }
+    k.end = (uint64_t)llround(dns);
+    k.dur_ns = dns;
+    k.has_dur = 1;
     if (!(k.name = strdup(R->f[cn])) || add_kernel(r, &kcap, &k)) {
       free(k.name);
       rc = nfail(err, cap, "%s: out of memory", path);

@@ -107,6 +107,11 @@ typedef struct rt_status {
   int32_t stop;          /* set by kcast run at --timeout: the running
                             launch stops and is recorded from the CTAs that
                             finished (emu.partial), later ones fail */
+  int64_t next_lseq;     /* atomic: the next launch's lseq, for every process
+                            of the run (the page is shared across fork and
+                            named again after exec): a program that forks or
+                            execs numbers its launches once, not once per
+                            process (which stored one of each pair) */
 } rt_status;
 /* launches.source of the rows `kcast run` writes. */
 #define RT_SOURCE "kcast run"
@@ -116,7 +121,9 @@ typedef struct rt_status {
  *
  *   kcast-run 1 PID                 the library was loaded (process PID)
  *   launch LSEQ GX GY GZ BX BY BZ SHMEM SAMPLED INSNS SECONDS KERNEL NAME=VALUE...
- *   error LSEQ KERNEL MESSAGE       a launch that failed (no features)
+ *   error LSEQ KERNEL MESSAGE       a launch that failed or was refused, or
+ *                                   whose kernel could not be loaded (no
+ *                                   features): every launch call has a line
  *   warn LSEQ MESSAGE               the launch before it had tolerated
  *                                   out-of-bounds accesses (emu.oob_accesses);
  *                                   MESSAGE names the first

@@ -190,7 +190,8 @@ static void test_predict(void) {
   free(out); free(err);
   rc = kc(&out, &err, "predict --model '%s' --features '%s' --id name", model, csv);
   CHECK_MSG("predict --id name puts the key column first, row by row",
-            rc == 0 && out && !strncmp(out, "name,prediction,lo,hi\nk1,", 25) && strstr(out, "\nk60,"));
+            rc == 0 && out && !strncmp(out, "name,prediction,lo,hi,unit\nk1,", 30) &&
+                strstr(out, "\nk60,"));
   free(out); free(err);
   rc = kc(&out, &err, "predict --gpu T4 --features '%s' --id 'na*' --format json", csv);
   CHECK_MSG("the analytic mode passes --id columns (patterns) through too",

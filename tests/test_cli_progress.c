@@ -3,8 +3,9 @@
  * (cli/cli_opt.c): -k/--kernel-name with Nsight Compute's meaning (an
  * exact name unless regex:EXPR) beside --kernel REGEX, and --progress /
  * --quiet for runs whose stderr is a log.  A suite program (gemm_tiled
- * 512 16, about 2 s under the emulator) runs with stderr a file (a log)
- * and on a pseudo-terminal (script(1)).
+ * 768 16: about 2.5 s under the emulator on a fast machine, so the first
+ * progress line, due after a second, falls inside the launch) runs with
+ * stderr a file (a log) and on a pseudo-terminal (script(1)).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,14 +106,14 @@ static void test_progress_quiet(void) {
   int rc = sh(&out, &err, "'%s' run -o '%s/a.db' -- '%s' 512 16", tests_kcast(), dir, prog);
   CHECK_MSG("by default a log gets no progress", rc == 0 && err && !strstr(err, "launches done"));
   free(out); free(err);
-  rc = sh(&out, &err, "'%s' run --progress -o '%s/b.db' -- '%s' 512 16", tests_kcast(), dir, prog);
+  rc = sh(&out, &err, "'%s' run --progress -o '%s/b.db' -- '%s' 768 16", tests_kcast(), dir, prog);
   CHECK_MSG("--progress: a log gets whole progress lines (no carriage return, no escape)",
             rc == 0 && err && strstr(err, line) && !strchr(err, '\r') && !strchr(err, '\033'));
   if (!(err && strstr(err, line))) printf("\n    %s", err ? err : "");
   free(out); free(err);
   /* a terminal: progress by default, none with --quiet */
   if (access("/usr/bin/script", X_OK) == 0) {
-    rc = sh(&out, NULL, "script -qefc \"'%s' run -o '%s/c.db' -- '%s' 512 16\" /dev/null",
+    rc = sh(&out, NULL, "script -qefc \"'%s' run -o '%s/c.db' -- '%s' 768 16\" /dev/null",
             tests_kcast(), dir, prog);
     CHECK_MSG("on a terminal progress is redrawn in place by default",
               rc == 0 && out && strstr(out, "\rkcast run: 0 launches done"));
@@ -128,11 +129,11 @@ static void test_progress_quiet(void) {
   /* suite run: which entries run, in a log */
   char m[1200];
   snprintf(m, sizeof m, "%s/m.txt", dir);
-  CU_ASSERT_EQUAL_FATAL(tests_write_file(m, "gemm_tiled 512 16\n", 18), 0);
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(m, "gemm_tiled 768 16\n", 18), 0);
   rc = sh(&out, &err, "'%s' suite run '%s' --bindir '%s/suite' -o '%s/s.db' --progress",
           tests_kcast(), m, tests_build(), dir);
   CHECK_MSG("suite run --progress says in the log which entry runs",
-            rc == 0 && err && strstr(err, "kcast suite run: 0/1 done, running: gemm_tiled 512 16 ("));
+            rc == 0 && err && strstr(err, "kcast suite run: 0/1 done, running: gemm_tiled 768 16 ("));
   free(out); free(err);
   rc = sh(&out, &err, "'%s' gpus --progress --quiet", tests_kcast());
   CHECK_MSG("--progress with --quiet is a usage error", rc == 2 && err && strstr(err, "exclude"));

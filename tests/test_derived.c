@@ -253,7 +253,7 @@ static void test_cli_csv_predict(void) {
   kcast_model *m = NULL;
   CU_ASSERT_EQUAL_FATAL(kcast_model_load(model, &m), KCAST_OK);
   static double pr[CSV_ROWS], lo[CSV_ROWS], hi[CSV_ROWS], api[CSV_ROWS];
-  char expect[CSV_ROWS * 80 + 32] = "prediction,lo,hi\n";
+  char expect[CSV_ROWS * 96 + 32] = "prediction,lo,hi,unit\n";
   snprintf(path, sizeof path, "%s/raw.csv", dir);
   CU_ASSERT_EQUAL_FATAL(write_rows(path, v, -1, NULL, 0, NULL), 0);
   int n = cli_predict(model, path, pr, lo, hi);
@@ -268,7 +268,7 @@ static void test_cli_csv_predict(void) {
     api[i] = same ? a.value : 0;
     if (same) {
       size_t l = strlen(expect);
-      snprintf(expect + l, sizeof expect - l, "%.9g,%.9g,%.9g\n", a.value, a.lo, a.hi);
+      snprintf(expect + l, sizeof expect - l, "%.9g,%.9g,%.9g,unit of y\n", a.value, a.lo, a.hi);
     }
     kcast_features_free(fs);
   }

@@ -771,7 +771,8 @@ static void test_partial_launch(void) {
   feat_init(&fv);
   rc = emu_launch(E.em, "spin", &cfg, &fv, &st, E.err, sizeof E.err);
   CHECKF(rc == -1 && st.fault == EMU_FAULT_LIMIT && fv.n == 0 && strstr(E.err, "asked to stop"),
-         "stopped before any CTA finished: a failed launch (%s)", E.err);
+         "stopped before any CTA finished: a failed launch (rc %d, %zu features: %s)", rc, fv.n,
+         E.err);
   feat_free(&fv);
   env_free(&E);
 }

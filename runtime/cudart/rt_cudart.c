@@ -36,7 +36,12 @@
  * __cudaPopCallConfiguration, __cudaLaunchKernel; or cudaLaunchKernel) run
  * synchronously: every stream is in order and already complete when the
  * launch returns.  Each launch call takes the next lseq (docs/formats.md,
- * "Launch keying"), also when it fails.  With KCAST_RUN_OUT set, a record
+ * "Launch keying"), also when it fails, from the status page's counter that
+ * every process of a `kcast run` shares (a forked child and an exec'd
+ * program continue the parent's sequence), and every launch call writes a
+ * record: its features, or an error line saying why it has none (a fault,
+ * a refused configuration, a kernel whose module could not be loaded, a
+ * context lost to an earlier fault), so kcast run can count and name them.  With KCAST_RUN_OUT set, a record
  * line per launch (features from emu_launch) is appended to that file; a
  * record that cannot be written ends the recording and is reported
  * (runtime/rt.h).  A
@@ -817,6 +822,20 @@ static cudaError_t fault_error(emu_fault f) {
   }
 }
 
+/* A launch that does not run: its error record (kcast run counts and
+   names it), and e returned. */
+static cudaError_t not_run(int64_t lseq, const char *kernel, cudaError_t e, const char *why) {
+  if (S.out_fd >= 0) record(rt_records_error_line(lseq, kernel, why));
+  return e;
+}
+
+/* The next launch's lseq: the run's shared counter when kcast run gave a
+   status page, else this process's own. */
+static int64_t next_lseq(void) {
+  if (S.status) return __atomic_fetch_add(&S.status->next_lseq, 1, __ATOMIC_RELAXED);
+  return S.lseq++;
+}
+
 /* A launch the runtime refuses before it runs (as the real one does): named
    on stderr, no record, the error returned (not sticky). */
 static cudaError_t refuse(int64_t lseq, const rt_func *f, cudaError_t e, const char *fmt, ...)
@@ -829,7 +848,9 @@ static cudaError_t refuse(int64_t lseq, const rt_func *f, cudaError_t e, const c
   va_end(ap);
   fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s) refused: %s (%s)\n", lseq, f->name, why,
           cudaGetErrorName(e));
-  return e;
+  char line[512];
+  snprintf(line, sizeof line, "refused: %s (%s)", why, cudaGetErrorName(e));
+  return not_run(lseq, f->name, e, line);
 }
 
 /* Warnings about tolerated out-of-bounds accesses printed so far. */
@@ -837,11 +858,24 @@ static cudaError_t refuse(int64_t lseq, const rt_func *f, cudaError_t e, const c
 
 /* Run one launch: takes the next lseq whatever happens.  Lock held. */
 static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem) {
-  int64_t lseq = S.lseq++;
-  if (S.sticky) return S.sticky;
-  if (!f) return cudaErrorInvalidDeviceFunction;
+  int64_t lseq = next_lseq();
+  if (!f) return not_run(lseq, "?", cudaErrorInvalidDeviceFunction,
+                         "not a registered kernel (cudaErrorInvalidDeviceFunction)");
+  if (S.sticky) {
+    char why[256];
+    snprintf(why, sizeof why, "not run: an earlier launch's fault lost the context (%s)",
+             cudaGetErrorName(S.sticky));
+    return not_run(lseq, f->name, S.sticky, why);
+  }
   const ptx_func *k = rt_func_ptx(f);
-  if (!k) return cudaErrorNoKernelImageForDevice;
+  if (!k) {
+    char why[ERRCAP + 64];
+    snprintf(why, sizeof why, "the kernel could not be loaded: %s",
+             f->mod && f->mod->error ? f->mod->error
+             : f->mod && f->mod->pm  ? "it is not in the program's PTX"
+                                     : "module not loaded");
+    return not_run(lseq, f->name, cudaErrorNoKernelImageForDevice, why);
+  }
   uint64_t threads = (uint64_t)b.x * b.y * b.z;
   if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z)
     return refuse(lseq, f, cudaErrorInvalidConfiguration, "a zero grid or block dimension");
@@ -857,17 +891,17 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
                   "cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize), at most "
                   "%u in all)", shmem, rt_max_dynamic_shared(f, k), RT_SHARED_OPTIN);
   size_t *off = calloc(k->nparams + 1, sizeof *off), total = 0;
-  if (!off) return cudaErrorMemoryAllocation;
+  if (!off) return not_run(lseq, f->name, cudaErrorMemoryAllocation, "out of memory");
   ptx_param_layout(k, off, NULL, &total);
   uint8_t *buf = calloc(total + 1, 1);
   if (!buf) {
     free(off);
-    return cudaErrorMemoryAllocation;
+    return not_run(lseq, f->name, cudaErrorMemoryAllocation, "out of memory");
   }
   if (k->nparams && !args) {
     free(off);
     free(buf);
-    return cudaErrorInvalidValue;
+    return not_run(lseq, f->name, cudaErrorInvalidValue, "no arguments for its parameters");
   }
   for (uint32_t i = 0; i < k->nparams; i++)
     if (args[i]) memcpy(buf + off[i], args[i], k->params[i].size);
