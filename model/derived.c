@@ -73,6 +73,7 @@ static const struct {
     {"work", "work.", md_work_names, MD_WORK_N, 0},
     {"occ", "occ.", md_occ_names, MD_OCC_N, 1},
     {"gpu", "gpu.", md_gpu_names, MD_GPU_N, 1},
+    {"opr", "opr.", md_operator_names, MD_OPR_N, 1},
 };
 
 enum { TPC, CTAS, INSNS, SPECIAL, LOGIC, CONTROL, SYNC, ARITH, GBYTES, PBYTES, SBYTES, AI };
@@ -307,6 +308,7 @@ int md_compute(int fam, const char *gpu, const char *const *names, const double 
     case MD_FAM_WORK: return md_work(names, vals, n, out);
     case MD_FAM_OCC: return md_occupancy(gpu, names, vals, n, out);
     case MD_FAM_GPU: return md_gpu(gpu, out);
+    case MD_FAM_OPR: return md_operator(gpu, names, vals, n, out);
   }
   return rf__err("md_compute: unknown family %d", fam);
 }
