@@ -100,6 +100,8 @@ struct rf_params;
 struct rf_data;
 typedef struct cli_rf_input {
   const char *csv, *db, *target, *gpu, *group, *ignore;
+  const char *app;         /* dataset: only the launches of these apps
+                              (comma list), NULL all */
   const char *gpu_column;  /* CSV column naming each row's GPU (default: gpu
                               when the file has one and --gpu is not given) */
   const char *features;    /* NULL: every loaded column and the default
@@ -111,6 +113,10 @@ typedef struct cli_rf_input {
   int drop_constant;
   int log_target;          /* -1 auto (log when every target > 0), 0, 1 */
   int calib_set;           /* --calibrate, --no-calibrate or --calibrate-groups given */
+  int want_overhead;       /* set overhead[] (cv --shots, calibrate) */
+  double *overhead;        /* set by cli_rf_load when want_overhead: each row's
+                              overhead share on its GPU (an_overhead_share; 0
+                              where no estimate can be made); caller frees */
   /* set by cli_rf_load */
   long gpu_col;            /* the text column of each row's GPU, -1 when one
                               GPU (--gpu) names them all */

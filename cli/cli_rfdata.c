@@ -192,7 +192,8 @@ static int gpus_known(const cli_rf_input *in, const rf_data *d, long gcol) {
 }
 
 /* The derived families a list asks for, or the defaults (header note). */
-static size_t derived_list(const char *features, int launch, int known, int several, int *fam) {
+static size_t derived_list(const char *features, int launch, int known, int several, int oper,
+                           int *fam) {
   size_t nf = 0;
   if (features) {
     for (int f = 0; f < MD_FAM_N; f++)
@@ -202,6 +203,9 @@ static size_t derived_list(const char *features, int launch, int known, int seve
   /* measured (docs/accuracy.md): the per-GPU families help a model of one
      GPU, and hurt one of several on a GPU it has not seen */
   if (launch) fam[nf++] = MD_FAM_WORK;
+  /* operator launches of one GPU: their waves and tail there (opr.*);
+     across GPUs they hurt as occ does */
+  if (oper && known && !several) fam[nf++] = MD_FAM_OPR;
   if (known && !several) {
     fam[nf++] = MD_FAM_OCC;
     fam[nf++] = MD_FAM_ANALYTIC;
@@ -229,7 +233,7 @@ enum {
   RF_CSV = CLI_OPT_RF, RF_TARGET, RF_GPU, RF_GPU_COLUMN, RF_IGNORE, RF_GROUP, RF_BASE,
   RF_DROP_CONSTANT, RF_FEATURES, RF_LOG_TARGET, RF_NO_LOG_TARGET, RF_EXTRA_TREES,
   RF_RANDOM_FOREST, RF_CALIBRATE, RF_NO_CALIBRATE, RF_CALIBRATE_GROUPS, RF_BOOTSTRAP,
-  RF_MAX_FEATURES, RF_TREES, RF_MIN_LEAF, RF_MAX_DEPTH, RF_SEED, RF_THREADS, RF_BINS
+  RF_MAX_FEATURES, RF_TREES, RF_MIN_LEAF, RF_MAX_DEPTH, RF_SEED, RF_THREADS, RF_BINS, RF_APP
 };
 
 const struct option cli_rf_longopts[] = {
@@ -257,6 +261,7 @@ const struct option cli_rf_longopts[] = {
   {"seed", required_argument, NULL, RF_SEED},
   {"threads", required_argument, NULL, RF_THREADS},
   {"bins", required_argument, NULL, RF_BINS},
+  {"app", required_argument, NULL, RF_APP},
   {NULL, 0, NULL, 0},
 };
 
@@ -271,6 +276,7 @@ int cli_rf_option(cli_opts *o, int id, struct rf_params *p, cli_rf_input *in) {
     case RF_IGNORE: in->ignore = v; return 1;
     case RF_GROUP: in->group = v; return 1;
     case RF_BASE: in->base = v; return 1;
+    case RF_APP: in->app = v; return 1;
     case RF_DROP_CONSTANT: in->drop_constant = 1; return 1;
     case RF_FEATURES:
       if (!valid_families(v)) {
@@ -434,6 +440,7 @@ static int load_db(const cli_rf_input *in, rf_data *d) {
   ds_query_init(&q);
   q.drop_constant = in->drop_constant;
   if (ng == 1) { q.gpu = gpus[0]; q.metric = metric; }
+  if (in->app && !strchr(in->app, ',')) q.app = in->app;
   if (ds_query_matrix(db, &q, &m)) {
     cli_error("%s", ds_errmsg(db));
     goto out;
@@ -453,6 +460,7 @@ static int load_db(const cli_rf_input *in, rf_data *d) {
   for (size_t k = 0; k < ng; k++) {
     size_t ti = 0;
     for (size_t r = 0; r < m.rows; r++) {
+      if (in->app && !has_token(in->app, m.app[r] ? m.app[r] : "")) continue;
       if (ng > 1) {
         while (ti < t[k].n && t[k].launch_id[ti] < m.launch_id[r]) ti++;
         if (ti == t[k].n || t[k].launch_id[ti] != m.launch_id[r]) continue;
@@ -573,12 +581,14 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   if (in->db) {
     if (!in->gpu) return cli_usage_error(cmd, "a dataset needs --gpu NAME[,NAME...]|all"), -1;
     if (in->gpu_column) return cli_usage_error(cmd, "--gpu-column is for a CSV"), -1;
+    if (in->app && !*in->app) return cli_usage_error(cmd, "--app needs a comma list of apps"), -1;
     if (in->group && strcmp(in->group, "app") && strcmp(in->group, "gpu"))
       return cli_usage_error(cmd, "with a dataset the groups are 'app' or 'gpu'"), -1;
     if (load_db(in, d)) return -1;
     if (strchr(in->gpu, ',') || !strcasecmp(in->gpu, "all")) gcolname = "gpu";
   } else {
     if (!in->csv) return cli_usage_error(cmd, "no input: give --csv FILE or a dataset"), -1;
+    if (in->app) return cli_usage_error(cmd, "--app selects launches of a dataset, not of a CSV"), -1;
     if (in->gpu && strchr(in->gpu, ','))
       return cli_usage_error(cmd, "a CSV names several GPUs with --gpu-column COLUMN"), -1;
     if (in->gpu && in->gpu_column) return cli_usage_error(cmd, "give --gpu or --gpu-column, not both"), -1;
@@ -645,7 +655,8 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   const char *feat = in->features ? in->features : "all";
   int fam[MD_FAM_N];
   int launch = col_index(d, "launch.ctas") >= 0 && col_index(d, "launch.block_x") >= 0;
-  size_t nf = derived_list(in->features, launch, known, several, fam);
+  int oper = col_index(d, "opr.class") >= 0;
+  size_t nf = derived_list(in->features, launch, known, several, oper, fam);
   for (size_t f = 0; f < nf; f++) {
     if (!md_family_needs_gpu(fam[f])) continue;
     for (size_t i = 0; i < d->n_rows; i++) {
@@ -665,6 +676,23 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   /* derived columns come from every loaded column, so derive first (a
      family asked for that cannot be made is an error naming the row) */
   if (derive(d, fam, nf, in, gcol, src)) goto fail;
+  /* the overhead share of each row's estimate, before the columns it
+     reads may be left out below */
+  if (in->want_overhead) {
+    free(in->overhead);
+    in->overhead = calloc(d->n_rows ? d->n_rows : 1, sizeof *in->overhead);
+    double *rowv = malloc((d->n_cols + 1) * sizeof *rowv);
+    if (!in->overhead || !rowv) { free(rowv); cli_error("out of memory"); goto fail; }
+    for (size_t i = 0; i < d->n_rows; i++) {
+      const char *g = row_gpu(in, d, gcol, i);
+      const an_gpu *gg = g ? an_gpu_find(g) : NULL;
+      an_estimate e;
+      for (size_t j = 0; j < d->n_cols; j++) rowv[j] = d->x[j * d->n_rows + i];
+      if (gg && !an_estimate_launch(gg, (const char *const *)d->names, rowv, d->n_cols, &e))
+        in->overhead[i] = an_overhead_share(&e);
+    }
+    free(rowv);
+  }
   /* the base: the analytic estimate of the target, when it can be made */
   int kind = target_kind(in->target);
   const char *base = NULL;
@@ -730,6 +758,8 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
   }
   return 0;
 fail:
+  free(in->overhead);
+  in->overhead = NULL;
   rf_data_free(d);
   return -1;
 }

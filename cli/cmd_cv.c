@@ -153,13 +153,15 @@ int cmd_cv(int argc, char **argv) {
   int search = 0, fmt = CLI_FMT_TABLE;
   const char *predictions = NULL;
   double coverage = 0.9;
-  enum { C_FOLDS = CLI_OPT_OWN, C_SEARCH, C_PREDICTIONS, C_COVERAGE, C_FORMAT };
+  unsigned long shots = 0;
+  enum { C_FOLDS = CLI_OPT_OWN, C_SEARCH, C_PREDICTIONS, C_COVERAGE, C_FORMAT, C_SHOTS };
   static const struct option own[] = {
     {"folds", required_argument, NULL, C_FOLDS},
     {"search", no_argument, NULL, C_SEARCH},
     {"predictions", required_argument, NULL, C_PREDICTIONS},
     {"coverage", required_argument, NULL, C_COVERAGE},
     {"format", required_argument, NULL, C_FORMAT},
+    {"shots", required_argument, NULL, C_SHOTS},
     {NULL, 0, NULL, 0},
   };
   cli_opts op;
@@ -181,6 +183,10 @@ int cmd_cv(int argc, char **argv) {
           return cli_usage_error("cv", "--folds '%s': give a count >= 2", v);
         break;
       case C_SEARCH: search = 1; break;
+      case C_SHOTS:
+        if (cli_parse_uint(v, 1000000, &shots))
+          return cli_usage_error("cv", "--shots '%s': give a count of launches", v);
+        break;
       case C_PREDICTIONS: predictions = v; break;
       case C_COVERAGE:
         coverage = strtod(v, &e);
@@ -197,6 +203,9 @@ int cmd_cv(int argc, char **argv) {
     return cli_usage_error("cv", "unexpected argument '%s'", CLI_OPERANDS(&op)[1]);
   if (CLI_NOPERANDS(&op)) in.db = CLI_OPERANDS(&op)[0];
   if (folds && in.group) return cli_usage_error("cv", "--folds and --group exclude each other");
+  if (shots && !in.group)
+    return cli_usage_error("cv", "--shots K adapts to each held-out group: it needs --group");
+  in.want_overhead = shots > 0;
   rf_data d;
   if (cli_rf_load("cv", &in, &d, &p)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;
   /* intervals for what the CV holds out: unseen groups when it leaves
@@ -209,14 +218,17 @@ int cmd_cv(int argc, char **argv) {
   cli_progress_init(&pg, "cv folds");
   rf_cv_opts o = {.size = sizeof o, .folds = (unsigned)folds, .by_group = in.group != NULL,
                   .search = search, .coverage = coverage, .progress = cli_progress_fn,
-                  .progress_ctx = &pg};
+                  .progress_ctx = &pg, .shots = (unsigned)shots, .overhead = in.overhead};
   rf_cv_result r;
   int rc = KCAST_EXIT_USER;
   if (rf_cv(&d, &p, &o, &r)) {
     cli_error("%s: %s", in.csv ? in.csv : in.db, rf_last_error());
     rf_data_free(&d);
+    free(in.overhead);
     return rc;
   }
+  free(in.overhead);
+  in.overhead = NULL;
   if (fmt == CLI_FMT_JSON) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "rows", (double)r.n);
@@ -232,6 +244,18 @@ int cmd_cv(int argc, char **argv) {
     cJSON *pa = cJSON_AddObjectToObject(root, "per_app");
     for (size_t g = 0; g < r.n_groups; g++)
       cJSON_AddItemToObject(pa, r.groups[g].name, metrics_json(&r.groups[g].m));
+    if (shots) {
+      /* per held-out group (fold order = sorted group names) */
+      cJSON_AddNumberToObject(root, "shots", (double)shots);
+      cJSON *ad = cJSON_AddObjectToObject(root, "adapted");
+      for (unsigned k = 0; k < r.n_folds && k < r.n_groups; k++) {
+        cJSON *a = cJSON_CreateObject();
+        cJSON_AddNumberToObject(a, "host", r.fold_adapt[k].host);
+        cJSON_AddNumberToObject(a, "device", r.fold_adapt[k].device);
+        cJSON_AddNumberToObject(a, "shots", r.fold_adapt[k].shots);
+        cJSON_AddItemToObject(ad, r.groups[k].name, a);
+      }
+    }
     if (search) {
       cJSON *s = cJSON_AddArrayToObject(root, "search");
       for (unsigned k = 0; k < r.n_folds; k++) {
@@ -278,6 +302,11 @@ int cmd_cv(int argc, char **argv) {
         row(name, &r.fold[k]);
       }
     }
+    if (shots)
+      for (unsigned k = 0; k < r.n_folds && k < r.n_groups; k++)
+        printf("%s: adapted with %u shots (not counted above): host x%.3f, device x%.3f\n",
+               r.groups[k].name, r.fold_adapt[k].shots, r.fold_adapt[k].host,
+               r.fold_adapt[k].device);
     if (search)
       for (unsigned k = 0; k < r.n_folds; k++)
         printf("fold %u: search chose %s, max_features %.3g, min_leaf %u, %s\n", k + 1,

@@ -311,6 +311,8 @@ void rf_cv_result_free(rf_cv_result *r) {
   if (r->groups)
     for (size_t g = 0; g < r->n_groups; g++) rf__free(r->groups[g].name);
   rf__free(r->groups);
+  rf__free(r->shot);
+  rf__free(r->fold_adapt);
   memset(r, 0, sizeof *r);
 }
 
@@ -320,11 +322,52 @@ static int metrics_of(const rf_data *d, const rf_cv_result *r, const size_t *lab
   size_t n = d->n_rows, k = 0;
   double *y = buf, *pr = buf + n, *lo = buf + 2 * n, *hi = buf + 3 * n;
   for (size_t i = 0; i < n; i++)
-    if (lab[i] == which) {
+    if ((!lab || lab[i] == which) && !(r->shot && r->shot[i])) {
       y[k] = d->y[i]; pr[k] = r->pred[i]; lo[k] = r->lo[i]; hi[k] = r->hi[i];
       k++;
     }
   return rf_metrics_compute(y, pr, lo, hi, k, m);
+}
+
+/*
+ * Shots (rf_cv_opts.shots): K rows of the held-out fold's te[0..nte),
+ * drawn with the seed (a stream per fold), adapt its predictions to the
+ * group; the others are answered through the adaptation.  A fold of K rows
+ * or fewer keeps one row out of the shots to be scored.  buf: 3 n scratch.
+ */
+static int adapt_fold(const rf_data *d, const rf_cv_opts *o, uint64_t seed, unsigned k,
+                      const size_t *te, size_t nte, rf_cv_result *r, double *buf) {
+  size_t n = d->n_rows, K = o->shots < nte ? o->shots : nte - 1;
+  if (!K) return 0;
+  size_t *pick = (size_t *)(buf + 2 * n); /* a partial Fisher-Yates shuffle of te */
+  for (size_t t = 0; t < nte; t++) pick[t] = te[t];
+  rf_rng g;
+  rf__rng_seed(&g, seed, 0x53484f54ULL + k);
+  double *pr = buf, *y = buf + K, *h = buf + 2 * K;
+  if (3 * K > 2 * n) return rf__err("rf_cv: too many shots");
+  for (size_t t = 0; t < K; t++) {
+    size_t j = t + (size_t)rf__rng_below(&g, nte - t);
+    size_t tmp = pick[t];
+    pick[t] = pick[j];
+    pick[j] = tmp;
+    size_t i = pick[t];
+    r->shot[i] = 1;
+    pr[t] = r->pred[i];
+    y[t] = d->y[i];
+    h[t] = o->overhead ? o->overhead[i] : 0;
+  }
+  rf_adapt a;
+  if (rf_adapt_fit(pr, y, h, K, &a)) return -1;
+  r->fold_adapt[k] = a;
+  for (size_t t = 0; t < nte; t++) {
+    size_t i = te[t];
+    if (r->shot[i]) continue;
+    double c = rf_adapt_factor(&a, o->overhead ? o->overhead[i] : 0);
+    r->pred[i] *= c;
+    r->lo[i] *= c;
+    r->hi[i] *= c;
+  }
+  return 0;
 }
 
 int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_result *r) {
@@ -335,6 +378,8 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
   double cov = o->coverage > 0 ? o->coverage : 0.9;
   if (!(cov < 1)) return rf__err("coverage %g is not in (0, 1)", cov);
   if (o->by_group && !d->groups) return rf__err("leave-one-group-out needs a group column");
+  if (o->shots && !o->by_group)
+    return rf__err("shots adapt a model to a held-out group: they need leave-one-group-out");
   size_t *fold = rf__mallocn(n, sizeof(size_t));
   size_t *gidx = NULL;
   char **gnames = NULL;
@@ -376,6 +421,11 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
   r->fold_et = rf__calloc(K, sizeof(int));
   r->fold_base = rf__calloc(K, sizeof(int));
   if (!r->fold || !r->fold_mf || !r->fold_leaf || !r->fold_et || !r->fold_base) { rf__nomem(); goto out; }
+  if (o->shots) {
+    r->shot = rf__calloc(n, 1);
+    r->fold_adapt = rf__calloc(K, sizeof(rf_adapt));
+    if (!r->shot || !r->fold_adapt) { rf__nomem(); goto out; }
+  }
   for (unsigned k = 0; k < K; k++) {
     size_t ntr = 0, nte = 0;
     for (size_t i = 0; i < n; i++) {
@@ -417,9 +467,10 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
       }
     }
     rf_free(f);
+    if (o->shots && adapt_fold(d, o, p->seed, k, te, nte, r, buf)) goto out;
     if (o->progress) o->progress(o->progress_ctx, k + 1, K);
   }
-  if (rf_metrics_compute(d->y, r->pred, r->lo, r->hi, n, &r->overall)) goto out;
+  if (metrics_of(d, r, NULL, 0, buf, &r->overall)) goto out;
   for (unsigned k = 0; k < K; k++)
     if (metrics_of(d, r, fold, k, buf, &r->fold[k])) goto out;
   if (ng) {
