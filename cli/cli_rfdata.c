@@ -65,8 +65,8 @@ static int has_token(const char *list, const char *tok) { return has_item(list, 
 /* Families of loaded columns (the part of a name before its first dot);
    "all" keeps every loaded column.  The derived families are model/
    derived.c's words (mangrove, analytic, work, occ, gpu). */
-static const char *const families[] = {"all",  "launch", "op",    "class",
-                                       "mem",  "ctrl",   "static", "ptxas"};
+static const char *const families[] = {"all",  "launch", "op",    "class", "mem",
+                                       "ctrl", "static", "ptxas", "opr"};
 #define N_FAMILIES (sizeof families / sizeof *families)
 
 /* Is name's family in the comma list?  Derived columns are never
@@ -107,7 +107,7 @@ static int check_families(const rf_data *d, const char *list, const char *src) {
     }
     if (!ok) {
       cli_error("%s: --features %.*s: no column of that family (known: all, launch, op, class, "
-                "mem, ctrl, static, ptxas; derived: mangrove, analytic, work, occ, gpu)",
+                "mem, ctrl, static, ptxas, opr; derived: mangrove, analytic, work, occ, gpu, opr)",
                 src, (int)n, t);
       return -1;
     }
@@ -282,7 +282,7 @@ int cli_rf_option(cli_opts *o, int id, struct rf_params *p, cli_rf_input *in) {
       if (!valid_families(v)) {
         cli_usage_error(cmd, "--features '%s': give a comma list of families: all, launch, op, "
                         "class, mem, ctrl, static, ptxas, a CSV's own prefix, or derived: "
-                        "mangrove, analytic, work, occ, gpu", v);
+                        "mangrove, analytic, work, occ, gpu, opr", v);
         return -1;
       }
       in->features = v;

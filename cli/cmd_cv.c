@@ -45,6 +45,11 @@ const char cmd_cv_usage[] =
     "                      measured value beside its key columns (CSV; a\n"
     "                      dataset's kernel also demangled, last)\n"
     "  --coverage C        nominal interval coverage (0.9)\n"
+    "  --shots K[,K...]    with --group: a new GPU (group) from K measured launches:\n"
+    "                      K rows of each held-out group, drawn with --seed, adapt\n"
+    "                      the fold's model to it (kcast calibrate's fit) and the\n"
+    "                      error is counted on its other rows; further counts are\n"
+    "                      scored on the same forests (their draws share rows)\n"
     "  --format table|csv|json  output format (table); csv: one row per scope\n"
     "                      (overall, each fold, each group) with the figures\n"
     "and every input and hyperparameter option of 'kcast train'.\n";
@@ -109,8 +114,11 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     fputc(',', fp);
   }
   long kc = rf_data_text_col(d, "kernel"); /* a dataset's: its signature goes last */
-  fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,demangled\n"
-                : "row,measured,predicted,lo,hi,ape_pct\n", fp);
+  fputs("row,measured,predicted,lo,hi,ape_pct", fp);
+  if (r->shot) fputs(",shot", fp);
+  for (size_t s = 0; s < r->n_more; s++)
+    fprintf(fp, ",predicted_%ushots,shot_%ushots", r->more[s].shots, r->more[s].shots);
+  fputs(kc >= 0 ? ",demangled\n" : "\n", fp);
   for (size_t i = 0; i < d->n_rows; i++) {
     for (size_t k = 0; k < d->n_text; k++) {
       cli_csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
@@ -123,6 +131,9 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     double y = d->y[i];
     fprintf(fp, "%zu,%.9g,%.9g,%.9g,%.9g,", i + 1, y, r->pred[i], r->lo[i], r->hi[i]);
     if (y != 0) fprintf(fp, "%.6g", 100 * fabs(r->pred[i] - y) / fabs(y));
+    if (r->shot) fprintf(fp, ",%d", r->shot[i]);
+    for (size_t s = 0; s < r->n_more; s++)
+      fprintf(fp, ",%.9g,%d", r->more[s].pred[i], r->more[s].shot[i]);
     if (kc >= 0) {
       const char *k = d->text[kc][i] ? d->text[kc][i] : "";
       char *dm = fe_demangle(k);
@@ -150,10 +161,12 @@ int cmd_cv(int argc, char **argv) {
   cli_rf_input in;
   cli_rf_defaults(&p, &in);
   unsigned long folds = 0;
-  int search = 0, fmt = CLI_FMT_TABLE;
+  int search = 0, fmt = CLI_FMT_TABLE, shots_given = 0;
   const char *predictions = NULL;
   double coverage = 0.9;
   unsigned long shots = 0;
+  unsigned more[16];
+  size_t nmore = 0;
   enum { C_FOLDS = CLI_OPT_OWN, C_SEARCH, C_PREDICTIONS, C_COVERAGE, C_FORMAT, C_SHOTS };
   static const struct option own[] = {
     {"folds", required_argument, NULL, C_FOLDS},
@@ -183,10 +196,25 @@ int cmd_cv(int argc, char **argv) {
           return cli_usage_error("cv", "--folds '%s': give a count >= 2", v);
         break;
       case C_SEARCH: search = 1; break;
-      case C_SHOTS:
-        if (cli_parse_uint(v, 1000000, &shots))
-          return cli_usage_error("cv", "--shots '%s': give a count of launches", v);
+      case C_SHOTS: {
+        /* K[,K...]: the first is the main figure, the others are scored on
+           the same forests */
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", v);
+        nmore = 0;
+        int first = 1;
+        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","), first = 0) {
+          unsigned long k;
+          if (cli_parse_uint(t, 1000000, &k) || (!first && nmore == 16))
+            return cli_usage_error("cv", "--shots '%s': give a count of launches, or up to 17 "
+                                   "comma-separated", v);
+          if (first) shots = k;
+          else more[nmore++] = (unsigned)k;
+        }
+        if (first) return cli_usage_error("cv", "--shots '%s': give a count of launches", v);
+        shots_given = 1;
         break;
+      }
       case C_PREDICTIONS: predictions = v; break;
       case C_COVERAGE:
         coverage = strtod(v, &e);
@@ -203,9 +231,9 @@ int cmd_cv(int argc, char **argv) {
     return cli_usage_error("cv", "unexpected argument '%s'", CLI_OPERANDS(&op)[1]);
   if (CLI_NOPERANDS(&op)) in.db = CLI_OPERANDS(&op)[0];
   if (folds && in.group) return cli_usage_error("cv", "--folds and --group exclude each other");
-  if (shots && !in.group)
+  if (shots_given && !in.group)
     return cli_usage_error("cv", "--shots K adapts to each held-out group: it needs --group");
-  in.want_overhead = shots > 0;
+  in.want_overhead = shots_given;
   rf_data d;
   if (cli_rf_load("cv", &in, &d, &p)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;
   /* intervals for what the CV holds out: unseen groups when it leaves
@@ -218,17 +246,18 @@ int cmd_cv(int argc, char **argv) {
   cli_progress_init(&pg, "cv folds");
   rf_cv_opts o = {.size = sizeof o, .folds = (unsigned)folds, .by_group = in.group != NULL,
                   .search = search, .coverage = coverage, .progress = cli_progress_fn,
-                  .progress_ctx = &pg, .shots = (unsigned)shots, .overhead = in.overhead};
+                  .progress_ctx = &pg, .shots = (unsigned)shots, .overhead = in.overhead,
+                  .more = more, .n_more = nmore};
   rf_cv_result r;
   int rc = KCAST_EXIT_USER;
-  if (rf_cv(&d, &p, &o, &r)) {
-    cli_error("%s: %s", in.csv ? in.csv : in.db, rf_last_error());
-    rf_data_free(&d);
-    free(in.overhead);
-    return rc;
-  }
+  int cvrc = rf_cv(&d, &p, &o, &r);
   free(in.overhead);
   in.overhead = NULL;
+  if (cvrc) {
+    cli_error("%s: %s", in.csv ? in.csv : in.db, rf_last_error());
+    rf_data_free(&d);
+    return rc;
+  }
   if (fmt == CLI_FMT_JSON) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "rows", (double)r.n);
@@ -244,6 +273,17 @@ int cmd_cv(int argc, char **argv) {
     cJSON *pa = cJSON_AddObjectToObject(root, "per_app");
     for (size_t g = 0; g < r.n_groups; g++)
       cJSON_AddItemToObject(pa, r.groups[g].name, metrics_json(&r.groups[g].m));
+    if (shots_given) {
+      cJSON *sm = cJSON_AddArrayToObject(root, "shots_more");
+      for (size_t s = 0; s < r.n_more; s++) {
+        cJSON *o1 = metrics_json(&r.more[s].overall);
+        cJSON_AddNumberToObject(o1, "shots", r.more[s].shots);
+        cJSON *pa1 = cJSON_AddObjectToObject(o1, "per_app");
+        for (size_t g = 0; g < r.n_groups; g++)
+          cJSON_AddItemToObject(pa1, r.groups[g].name, metrics_json(&r.more[s].group[g]));
+        cJSON_AddItemToArray(sm, o1);
+      }
+    }
     if (shots) {
       /* per held-out group (fold order = sorted group names) */
       cJSON_AddNumberToObject(root, "shots", (double)shots);
@@ -307,6 +347,14 @@ int cmd_cv(int argc, char **argv) {
         printf("%s: adapted with %u shots (not counted above): host x%.3f, device x%.3f\n",
                r.groups[k].name, r.fold_adapt[k].shots, r.fold_adapt[k].host,
                r.fold_adapt[k].device);
+    for (size_t s = 0; s < r.n_more; s++) {
+      char name[64];
+      printf("with %u shots of each held-out %s (the same forests):\n", r.more[s].shots,
+             d.group_name ? d.group_name : "group");
+      snprintf(name, sizeof name, "overall, %u shots", r.more[s].shots);
+      row(name, &r.more[s].overall);
+      for (size_t g = 0; g < r.n_groups; g++) row(r.groups[g].name, &r.more[s].group[g]);
+    }
     if (search)
       for (unsigned k = 0; k < r.n_folds; k++)
         printf("fold %u: search chose %s, max_features %.3g, min_leaf %u, %s\n", k + 1,

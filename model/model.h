@@ -218,7 +218,7 @@ typedef struct rf_summary {
  * launch's analytic estimate there (an_overhead_share).
  */
 #define RF_ADAPT_MAX 64     /* adapted GPUs a model may hold */
-#define RF_ADAPT_RIDGE 1.0  /* the pull of each factor towards 1, in shots */
+#define RF_ADAPT_RIDGE 0.5  /* the pull of each factor towards 1, in shots */
 typedef struct rf_adapt {
   char gpu[64];        /* the GPU (the table's name) */
   double host;         /* factor on the overhead share of a prediction */
@@ -266,6 +266,19 @@ const rf_adapt *rf_get_adapt(const rf_forest *f, const char *gpu);
 /* Add a's factors for gpu to f, replacing one it has (stored: file
    version 4). */
 int rf_set_adapt(rf_forest *f, const char *gpu, const rf_adapt *a);
+/* The factor of f's adaptation to gpu for the launch names[i] = vals[i]
+   (its overhead share from the analytic estimate there): returns 1 and
+   sets *factor when f is adapted to gpu, else 0 with *factor = 1. */
+int rf_adapt_launch(const rf_forest *f, const char *gpu, const char *const *names,
+                    const double *vals, size_t n, double *factor);
+/* Fit f's adaptation to gpu from n launches measured there: names[0..p)
+   their columns, x row-major (n x p), y the measured targets; the model's
+   features are taken by name, derived ones computed on gpu, others
+   dflt(name) (NaN, or dflt NULL: an error naming it).  out->gpu is set to
+   the table's name of gpu. */
+int rf_adapt_fit_rows(const rf_forest *f, const char *gpu, const char *const *names,
+                      const double *x, size_t n, size_t p, const double *y,
+                      double (*dflt)(const char *name), rf_adapt *out);
 
 /* Train on d (d->y required, values finite; positive with LOG).  The model
    takes the feature names and target name from d.  *out: free with rf_free. */
@@ -370,12 +383,26 @@ typedef struct rf_cv_opts {
   const double *overhead; /* n_rows overhead shares for the adaptation
                              (an_overhead_share on the row's GPU), or NULL
                              (0 for every row: one factor) */
+  const unsigned *more;   /* n_more further shot counts (0 allowed), each
+                             scored on the same folds' forests into
+                             rf_cv_result.more (by_group only) */
+  size_t n_more;
 } rf_cv_opts;
 
 typedef struct rf_cv_group {
   char *name;             /* group label (owned) */
   rf_metrics m;
 } rf_cv_group;
+
+/* The figures of one further shot count (rf_cv_opts.more). */
+typedef struct rf_cv_shots {
+  unsigned shots;
+  double *pred, *lo, *hi; /* n: answers, adapted with the shots */
+  unsigned char *shot;    /* n: 1 for a row drawn as a shot */
+  rf_adapt *fold_adapt;   /* per fold (= group) */
+  rf_metrics overall;     /* over the rows that are not shots */
+  rf_metrics *group;      /* n_groups, in rf_cv_result.groups' order */
+} rf_cv_shots;
 
 typedef struct rf_cv_result {
   rf_metrics overall;
@@ -392,6 +419,8 @@ typedef struct rf_cv_result {
   unsigned char *shot;    /* n: 1 for a row used as a shot (then its
                              prediction is the unadapted one), or NULL */
   rf_adapt *fold_adapt;   /* n_folds fitted adaptations (shots), or NULL */
+  size_t n_more;
+  rf_cv_shots *more;      /* rf_cv_opts.more's counts, in order */
 } rf_cv_result;
 
 /*

@@ -480,7 +480,7 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
       } else {
         /* cunn_SoftMaxForward<4>: a CTA per row, the next power of two
            of H / 8 threads, 32 to 1024 */
-        double want = fmin(floor(w.n / 4), 1024) / 2;
+        double want = floor(fmin(floor(w.n / 4), 1024) / 2); /* integer halving */
         unsigned b = 1;
         while (b < want) b *= 2;
         block[0] = b < 32 ? 32 : b;

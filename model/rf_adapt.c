@@ -44,8 +44,14 @@ int rf_adapt_fit(const double *pred, const double *y, const double *h, size_t k,
   out->host = out->device = 1;
   if (!k) return rf__err("adapting a model to a GPU needs at least one measured launch");
   /* normal equations of sum (u f + v s - 1)^2 + L (f - 1)^2 + L (s - 1)^2,
-     u = p h / y, v = p (1 - h) / y */
-  double L = RF_ADAPT_RIDGE, suu = L, svv = L, suv = 0, su = L, sv = L, r2 = 0;
+     u = p h / y, v = p (1 - h) / y; L is RF_ADAPT_RIDGE times an average
+     shot's weight, mean (u + v)^2 (about 1 when the model is right), so
+     the pull is that of that many shots whatever the GPU's speed */
+  double w = 0;
+  for (size_t i = 0; i < k; i++)
+    if (pred[i] > 0 && y[i] > 0) w += (pred[i] / y[i]) * (pred[i] / y[i]);
+  double L = RF_ADAPT_RIDGE * w / (double)k;
+  double suu = L, svv = L, suv = 0, su = L, sv = L, r2 = 0;
   for (size_t i = 0; i < k; i++) {
     double hi = h ? h[i] : 0;
     if (!(pred[i] > 0) || !(y[i] > 0) || !isfinite(pred[i]) || !isfinite(y[i]))
@@ -116,4 +122,65 @@ double an_overhead_share(const an_estimate *e) {
   if (!e || !(e->time_us > 0)) return 0;
   double h = e->t_overhead_us / e->time_us;
   return h < 0 ? 0 : h > 1 ? 1 : h;
+}
+
+int rf_adapt_launch(const rf_forest *f, const char *gpu, const char *const *names,
+                    const double *vals, size_t n, double *factor) {
+  *factor = 1;
+  const rf_adapt *a = rf_get_adapt(f, gpu);
+  if (!a) return 0;
+  const an_gpu *g = an_gpu_find(gpu);
+  an_estimate e;
+  double h = 0;
+  if (g && !an_estimate_launch(g, names, vals, n, &e)) h = an_overhead_share(&e);
+  *factor = rf_adapt_factor(a, h);
+  return 1;
+}
+
+int rf_adapt_fit_rows(const rf_forest *f, const char *gpu, const char *const *names,
+                      const double *x, size_t n, size_t p, const double *y,
+                      double (*dflt)(const char *name), rf_adapt *out) {
+  if (!f || !gpu || !out || (n && (!names || !x || !y)))
+    return rf__err("rf_adapt_fit_rows: NULL argument");
+  const an_gpu *g = an_gpu_find(gpu);
+  if (!g) return rf__err("unknown GPU '%s' (see 'kcast gpus')", gpu);
+  if (!n) return rf__err("no launch measured on %s to adapt the model to", g->name);
+  size_t nf = f->n_features;
+  long *at = rf__mallocn(nf ? nf : 1, sizeof *at);
+  double *row = rf__mallocn(nf ? nf : 1, sizeof *row);
+  double *pr = rf__mallocn(n, sizeof *pr), *h = rf__mallocn(n, sizeof *h);
+  int rc = -1;
+  if (!at || !row || !pr || !h) { rf__nomem(); goto out; }
+  for (size_t j = 0; j < nf; j++) {
+    at[j] = -1;
+    for (size_t c = 0; c < p && at[j] < 0; c++)
+      if (names[c] && !strcmp(names[c], f->features[j])) at[j] = (long)c;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const double *v = x + i * p;
+    md_cache dc;
+    memset(&dc, 0, sizeof dc);
+    for (size_t j = 0; j < nf; j++) {
+      if (at[j] >= 0) { row[j] = v[at[j]]; continue; }
+      int got = md_value(&dc, f->features[j], g->name, names, v, p, &row[j]);
+      if (got < 0) { rf__err("launch %zu: %s: %s", i + 1, f->features[j], rf_last_error()); goto out; }
+      if (got) continue;
+      row[j] = dflt ? dflt(f->features[j]) : NAN;
+      if (isnan(row[j])) {
+        rf__err("launch %zu lacks feature %s, which the model reads", i + 1, f->features[j]);
+        goto out;
+      }
+    }
+    pr[i] = rf_predict(f, row);
+    an_estimate e;
+    h[i] = an_estimate_launch(g, names, v, p, &e) ? 0 : an_overhead_share(&e);
+  }
+  rc = rf_adapt_fit(pr, y, h, n, out);
+  if (!rc) snprintf(out->gpu, sizeof out->gpu, "%s", g->name);
+out:
+  rf__free(at);
+  rf__free(row);
+  rf__free(pr);
+  rf__free(h);
+  return rc;
 }

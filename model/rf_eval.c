@@ -313,6 +313,15 @@ void rf_cv_result_free(rf_cv_result *r) {
   rf__free(r->groups);
   rf__free(r->shot);
   rf__free(r->fold_adapt);
+  for (size_t s = 0; r->more && s < r->n_more; s++) {
+    rf__free(r->more[s].pred);
+    rf__free(r->more[s].lo);
+    rf__free(r->more[s].hi);
+    rf__free(r->more[s].shot);
+    rf__free(r->more[s].fold_adapt);
+    rf__free(r->more[s].group);
+  }
+  rf__free(r->more);
   memset(r, 0, sizeof *r);
 }
 
@@ -331,41 +340,44 @@ static int metrics_of(const rf_data *d, const rf_cv_result *r, const size_t *lab
 
 /*
  * Shots (rf_cv_opts.shots): K rows of the held-out fold's te[0..nte),
- * drawn with the seed (a stream per fold), adapt its predictions to the
- * group; the others are answered through the adaptation.  A fold of K rows
- * or fewer keeps one row out of the shots to be scored.  buf: 3 n scratch.
+ * drawn with the seed (a stream per fold: the draws for several K share
+ * their first rows), adapt its predictions to the group: pred/lo/hi (the
+ * fold's answers, adapted in place), shot (the rows drawn are marked),
+ * *out (the fit).  A fold of K rows or fewer keeps one row out of the
+ * shots to be scored.  buf: 3 n doubles of scratch.
  */
-static int adapt_fold(const rf_data *d, const rf_cv_opts *o, uint64_t seed, unsigned k,
-                      const size_t *te, size_t nte, rf_cv_result *r, double *buf) {
-  size_t n = d->n_rows, K = o->shots < nte ? o->shots : nte - 1;
+static int adapt_fold(const rf_data *d, const double *overhead, unsigned shots, uint64_t seed,
+                      unsigned k, const size_t *te, size_t nte, double *pred, double *lo,
+                      double *hi, unsigned char *shot, rf_adapt *out, double *buf) {
+  size_t n = d->n_rows, K = shots < nte ? shots : nte - 1;
   if (!K) return 0;
+  if (3 * K > 2 * n) return rf__err("rf_cv: too many shots");
   size_t *pick = (size_t *)(buf + 2 * n); /* a partial Fisher-Yates shuffle of te */
   for (size_t t = 0; t < nte; t++) pick[t] = te[t];
   rf_rng g;
   rf__rng_seed(&g, seed, 0x53484f54ULL + k);
   double *pr = buf, *y = buf + K, *h = buf + 2 * K;
-  if (3 * K > 2 * n) return rf__err("rf_cv: too many shots");
   for (size_t t = 0; t < K; t++) {
     size_t j = t + (size_t)rf__rng_below(&g, nte - t);
     size_t tmp = pick[t];
     pick[t] = pick[j];
     pick[j] = tmp;
     size_t i = pick[t];
-    r->shot[i] = 1;
-    pr[t] = r->pred[i];
+    shot[i] = 1;
+    pr[t] = pred[i];
     y[t] = d->y[i];
-    h[t] = o->overhead ? o->overhead[i] : 0;
+    h[t] = overhead ? overhead[i] : 0;
   }
   rf_adapt a;
   if (rf_adapt_fit(pr, y, h, K, &a)) return -1;
-  r->fold_adapt[k] = a;
+  *out = a;
   for (size_t t = 0; t < nte; t++) {
     size_t i = te[t];
-    if (r->shot[i]) continue;
-    double c = rf_adapt_factor(&a, o->overhead ? o->overhead[i] : 0);
-    r->pred[i] *= c;
-    r->lo[i] *= c;
-    r->hi[i] *= c;
+    if (shot[i]) continue;
+    double c = rf_adapt_factor(&a, overhead ? overhead[i] : 0);
+    pred[i] *= c;
+    lo[i] *= c;
+    hi[i] *= c;
   }
   return 0;
 }
@@ -426,6 +438,26 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
     r->fold_adapt = rf__calloc(K, sizeof(rf_adapt));
     if (!r->shot || !r->fold_adapt) { rf__nomem(); goto out; }
   }
+  if (o->n_more) {
+    if (!o->by_group || !o->more) { rf__err("further shot counts need leave-one-group-out"); goto out; }
+    r->more = rf__calloc(o->n_more, sizeof *r->more);
+    if (!r->more) { rf__nomem(); goto out; }
+    r->n_more = o->n_more;
+    for (size_t s = 0; s < o->n_more; s++) {
+      rf_cv_shots *m = &r->more[s];
+      m->shots = o->more[s];
+      m->pred = rf__mallocn(n, sizeof(double));
+      m->lo = rf__mallocn(n, sizeof(double));
+      m->hi = rf__mallocn(n, sizeof(double));
+      m->shot = rf__calloc(n, 1);
+      m->fold_adapt = rf__calloc(K, sizeof(rf_adapt));
+      m->group = rf__calloc(ng ? ng : 1, sizeof(rf_metrics));
+      if (!m->pred || !m->lo || !m->hi || !m->shot || !m->fold_adapt || !m->group) {
+        rf__nomem();
+        goto out;
+      }
+    }
+  }
   for (unsigned k = 0; k < K; k++) {
     size_t ntr = 0, nte = 0;
     for (size_t i = 0; i < n; i++) {
@@ -467,7 +499,20 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
       }
     }
     rf_free(f);
-    if (o->shots && adapt_fold(d, o, p->seed, k, te, nte, r, buf)) goto out;
+    /* further shot counts first: they start from the unadapted answers */
+    for (size_t s = 0; s < r->n_more; s++) {
+      rf_cv_shots *m = &r->more[s];
+      for (size_t t = 0; t < nte; t++) {
+        size_t i = te[t];
+        m->pred[i] = r->pred[i], m->lo[i] = r->lo[i], m->hi[i] = r->hi[i];
+      }
+      if (m->shots && adapt_fold(d, o->overhead, m->shots, p->seed, k, te, nte, m->pred, m->lo,
+                                 m->hi, m->shot, &m->fold_adapt[k], buf))
+        goto out;
+    }
+    if (o->shots && adapt_fold(d, o->overhead, o->shots, p->seed, k, te, nte, r->pred, r->lo,
+                               r->hi, r->shot, &r->fold_adapt[k], buf))
+      goto out;
     if (o->progress) o->progress(o->progress_ctx, k + 1, K);
   }
   if (metrics_of(d, r, NULL, 0, buf, &r->overall)) goto out;
@@ -481,6 +526,16 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
       if (!(r->groups[g].name = rf__strdup(gnames[g]))) { rf__nomem(); goto out; }
       if (metrics_of(d, r, gidx, g, buf, &r->groups[g].m)) goto out;
     }
+  }
+  for (size_t s = 0; s < r->n_more; s++) {
+    /* the figures of a further shot count: its answers and shots in r's
+       place for metrics_of */
+    rf_cv_result v = *r;
+    v.pred = r->more[s].pred, v.lo = r->more[s].lo, v.hi = r->more[s].hi;
+    v.shot = r->more[s].shot;
+    if (metrics_of(d, &v, NULL, 0, buf, &r->more[s].overall)) goto out;
+    for (size_t g = 0; g < ng; g++)
+      if (metrics_of(d, &v, gidx, g, buf, &r->more[s].group[g])) goto out;
   }
   rc = 0;
 out:
