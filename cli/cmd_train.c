@@ -71,6 +71,8 @@ const char cmd_train_usage[] =
     "  --max-features F    features tried per split: fraction in (0,1] or a count\n"
     "                      (default 1.0 with extra trees, 1/3 with a random forest)\n"
     "  --min-leaf N        smallest leaf in samples (1)\n"
+    "  --leaf-cap N        leaf samples kept for the intervals (32; fewer: a\n"
+    "                      smaller model file, coarser intervals)\n"
     "  --max-depth D       deepest split level, 0 = unlimited (0)\n"
     "  --log-target        fit log(target) (the default when every target > 0)\n"
     "  --no-log-target     fit the target itself (no base then)\n"
