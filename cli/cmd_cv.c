@@ -45,6 +45,8 @@ const char cmd_cv_usage[] =
     "                      measured value beside its key columns (CSV; a\n"
     "                      dataset's kernel also demangled, last)\n"
     "  --coverage C        nominal interval coverage (0.9)\n"
+    "  --per-app           a dataset: also the figures of each app (an operator of\n"
+    "                      an import-neusight dataset), for every shot count\n"
     "  --shots K[,K...]    with --group: a new GPU (group) from K measured launches:\n"
     "                      K rows of each held-out group, drawn with --seed, adapt\n"
     "                      the fold's model to it (kcast calibrate's fit) and the\n"
@@ -156,18 +158,50 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
   return 0;
 }
 
+/* The figures of the rows of each value of text column col (a dataset's
+   app: per operator), the shots of set (pred, shot) left out: their
+   names into names[] and figures into m[], at most cap; returns how many,
+   -1 out of memory. */
+static long per_value(const rf_data *d, long col, const double *pred, const double *lo,
+                      const double *hi, const unsigned char *shot, char **names, rf_metrics *m,
+                      size_t cap) {
+  size_t n = d->n_rows, k = 0;
+  double *y = malloc((n + 1) * 4 * sizeof *y);
+  if (!y) return -1;
+  double *p = y + n, *l = y + 2 * n, *h = y + 3 * n;
+  for (size_t i = 0; i < n; i++) {
+    const char *a = d->text[col][i] ? d->text[col][i] : "";
+    size_t g = 0;
+    while (g < k && strcmp(names[g], a)) g++;
+    if (g < k || k == cap) continue;
+    names[k] = (char *)a;
+    size_t c = 0;
+    for (size_t j = i; j < n; j++) {
+      if (shot && shot[j]) continue;
+      if (strcmp(d->text[col][j] ? d->text[col][j] : "", a)) continue;
+      y[c] = d->y[j], p[c] = pred[j], l[c] = lo[j], h[c] = hi[j];
+      c++;
+    }
+    rf_metrics_compute(y, p, l, h, c, &m[k]);
+    k++;
+  }
+  free(y);
+  return (long)k;
+}
+
 int cmd_cv(int argc, char **argv) {
   rf_params p;
   cli_rf_input in;
   cli_rf_defaults(&p, &in);
   unsigned long folds = 0;
-  int search = 0, fmt = CLI_FMT_TABLE, shots_given = 0;
+  int search = 0, fmt = CLI_FMT_TABLE, shots_given = 0, per_app = 0;
   const char *predictions = NULL;
   double coverage = 0.9;
   unsigned long shots = 0;
   unsigned more[16];
   size_t nmore = 0;
-  enum { C_FOLDS = CLI_OPT_OWN, C_SEARCH, C_PREDICTIONS, C_COVERAGE, C_FORMAT, C_SHOTS };
+  enum { C_FOLDS = CLI_OPT_OWN, C_SEARCH, C_PREDICTIONS, C_COVERAGE, C_FORMAT, C_SHOTS,
+         C_PER_APP };
   static const struct option own[] = {
     {"folds", required_argument, NULL, C_FOLDS},
     {"search", no_argument, NULL, C_SEARCH},
@@ -175,6 +209,7 @@ int cmd_cv(int argc, char **argv) {
     {"coverage", required_argument, NULL, C_COVERAGE},
     {"format", required_argument, NULL, C_FORMAT},
     {"shots", required_argument, NULL, C_SHOTS},
+    {"per-app", no_argument, NULL, C_PER_APP},
     {NULL, 0, NULL, 0},
   };
   cli_opts op;
@@ -196,6 +231,7 @@ int cmd_cv(int argc, char **argv) {
           return cli_usage_error("cv", "--folds '%s': give a count >= 2", v);
         break;
       case C_SEARCH: search = 1; break;
+      case C_PER_APP: per_app = 1; break;
       case C_SHOTS: {
         /* K[,K...]: the first is the main figure, the others are scored on
            the same forests */
@@ -258,6 +294,30 @@ int cmd_cv(int argc, char **argv) {
     rf_data_free(&d);
     return rc;
   }
+  /* --per-app: the figures of each app (operator) of a dataset, for every
+     shot count */
+  enum { PER_MAX = 256 };
+  char *pa_name[17][PER_MAX];
+  rf_metrics pa_m[17][PER_MAX];
+  long pa_n[17] = {0};
+  long acol = per_app ? rf_data_text_col(&d, "app") : -1;
+  if (per_app && acol < 0) {
+    rf_cv_result_free(&r);
+    rf_data_free(&d);
+    return cli_usage_error("cv", "--per-app needs a dataset (its launches' app)");
+  }
+  for (size_t s = 0; per_app && s <= r.n_more; s++) {
+    pa_n[s] = s == 0 ? per_value(&d, acol, r.pred, r.lo, r.hi, r.shot, pa_name[s], pa_m[s], PER_MAX)
+                     : per_value(&d, acol, r.more[s - 1].pred, r.more[s - 1].lo,
+                                 r.more[s - 1].hi, r.more[s - 1].shot, pa_name[s], pa_m[s],
+                                 PER_MAX);
+    if (pa_n[s] < 0) {
+      cli_error("out of memory");
+      rf_cv_result_free(&r);
+      rf_data_free(&d);
+      return rc;
+    }
+  }
   if (fmt == CLI_FMT_JSON) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "rows", (double)r.n);
@@ -273,6 +333,11 @@ int cmd_cv(int argc, char **argv) {
     cJSON *pa = cJSON_AddObjectToObject(root, "per_app");
     for (size_t g = 0; g < r.n_groups; g++)
       cJSON_AddItemToObject(pa, r.groups[g].name, metrics_json(&r.groups[g].m));
+    if (per_app) {
+      cJSON *pk = cJSON_AddObjectToObject(root, "per_launch_app");
+      for (long g = 0; g < pa_n[0]; g++)
+        cJSON_AddItemToObject(pk, pa_name[0][g], metrics_json(&pa_m[0][g]));
+    }
     if (shots_given) {
       cJSON *sm = cJSON_AddArrayToObject(root, "shots_more");
       for (size_t s = 0; s < r.n_more; s++) {
@@ -281,6 +346,11 @@ int cmd_cv(int argc, char **argv) {
         cJSON *pa1 = cJSON_AddObjectToObject(o1, "per_app");
         for (size_t g = 0; g < r.n_groups; g++)
           cJSON_AddItemToObject(pa1, r.groups[g].name, metrics_json(&r.more[s].group[g]));
+        if (per_app) {
+          cJSON *pk = cJSON_AddObjectToObject(o1, "per_launch_app");
+          for (long g = 0; g < pa_n[s + 1]; g++)
+            cJSON_AddItemToObject(pk, pa_name[s + 1][g], metrics_json(&pa_m[s + 1][g]));
+        }
         cJSON_AddItemToArray(sm, o1);
       }
     }
@@ -320,6 +390,21 @@ int cmd_cv(int argc, char **argv) {
       csv_row("fold", name, &r.fold[k]);
     }
     for (size_t g = 0; g < r.n_groups; g++) csv_row("group", r.groups[g].name, &r.groups[g].m);
+    for (size_t s = 0; s < r.n_more; s++) {
+      char scope[32];
+      snprintf(scope, sizeof scope, "shots%u", r.more[s].shots);
+      csv_row(scope, "", &r.more[s].overall);
+      for (size_t g = 0; g < r.n_groups; g++) {
+        snprintf(scope, sizeof scope, "group-shots%u", r.more[s].shots);
+        csv_row(scope, r.groups[g].name, &r.more[s].group[g]);
+      }
+    }
+    for (size_t s = 0; per_app && s <= r.n_more; s++)
+      for (long g = 0; g < pa_n[s]; g++) {
+        char scope[32];
+        snprintf(scope, sizeof scope, "app-shots%u", s ? r.more[s - 1].shots : (unsigned)shots);
+        csv_row(scope, pa_name[s][g], &pa_m[s][g]);
+      }
   } else {
     char how[256];
     snprintf(how, sizeof how, "%s%s%s%s, %s", p.transform == RF_TRANSFORM_LOG ? "log" : "linear",
@@ -347,6 +432,10 @@ int cmd_cv(int argc, char **argv) {
         printf("%s: adapted with %u shots (not counted above): host x%.3f, device x%.3f\n",
                r.groups[k].name, r.fold_adapt[k].shots, r.fold_adapt[k].host,
                r.fold_adapt[k].device);
+    if (per_app) {
+      printf("per app%s:\n", shots ? " (shots not counted)" : "");
+      for (long g = 0; g < pa_n[0]; g++) row(pa_name[0][g], &pa_m[0][g]);
+    }
     for (size_t s = 0; s < r.n_more; s++) {
       char name[64];
       printf("with %u shots of each held-out %s (the same forests):\n", r.more[s].shots,
@@ -354,6 +443,10 @@ int cmd_cv(int argc, char **argv) {
       snprintf(name, sizeof name, "overall, %u shots", r.more[s].shots);
       row(name, &r.more[s].overall);
       for (size_t g = 0; g < r.n_groups; g++) row(r.groups[g].name, &r.more[s].group[g]);
+      if (per_app) {
+        printf("per app, %u shots:\n", r.more[s].shots);
+        for (long g = 0; g < pa_n[s + 1]; g++) row(pa_name[s + 1][g], &pa_m[s + 1][g]);
+      }
     }
     if (search)
       for (unsigned k = 0; k < r.n_folds; k++)

@@ -632,6 +632,20 @@ static void test_cli_calibrate(void) {
   CHECK_MSG("a model of the T4 and the V100 trains on imported operator launches", rc == 0);
   free(out);
   free(err);
+  snprintf(cmd, sizeof cmd, "'%s' cv '%s' --gpu all --target time --group gpu --trees 10 "
+           "--no-calibrate --shots 0,5,20 --per-app --format json", tests_kcast(), db);
+  rc = tests_run(cmd, &out, &err);
+  CHECK_MSG("cv --shots 0,5,20 --per-app: the figures of each further shot count, per operator",
+            rc == 0 && out && strstr(out, "\"shots_more\":[{") && strstr(out, "\"shots\":20") &&
+                strstr(out, "\"per_launch_app\":{\"add\":"));
+  char *five = out ? strstr(out, "\"shots\":5") : NULL;
+  CHECK_MSG("... the slow P4 held out gains from its shots (JSON in shot order)", five != NULL);
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "'%s' cv '%s' --gpu all --target time --shots 5", tests_kcast(), db);
+  rc = tests_run(cmd, NULL, &err);
+  CHECK_MSG("--shots without --group is a usage error", rc == 2 && err && strstr(err, "needs --group"));
+  free(err);
   snprintf(cmd, sizeof cmd, "'%s' calibrate '%s' '%s' --gpu P4 --shots 10 -o '%s'", tests_kcast(),
            m, db, m2);
   rc = tests_run(cmd, &out, &err);

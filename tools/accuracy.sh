@@ -158,13 +158,14 @@ elif ls "$NS"/*.csv.gz >/dev/null 2>&1; then
     : > "$OUT/ops-roof.txt"
     for j in "$NS"/device_configs/*.json; do
       dev=$(sed -n 's/.*"Device" *: *"\([^"]*\)".*/\1/p' "$j")
-      key=$("$KCAST" predict --op 'add B=1 H=1' --gpu "$dev" --format csv 2>/dev/null |
+      key=$("$KCAST" predict --op 'add B=1 H=1' --gpu "$dev" --format csv 2>/dev/null | sed 's/"[^"]*"/Q/g' |
             awk -F, 'NR == 2 { print $9 }')
       fl=$(sed -n 's/.*"SingleFLOPs" *: *\([0-9.]*\).*/\1/p' "$j")
       bw=$(sed -n 's/.*"Mem_Bw" *: *\([0-9.]*\).*/\1/p' "$j")
       [ -n "$key" ] && echo "$key $fl $bw" >> "$OUT/ops-roof.txt"
     done
-    awk -F, -v roof="$OUT/ops-roof.txt" '
+    # (quoted fields -- kernel names hold commas -- are blanked first)
+    sed 's/"[^"]*"/Q/g' "$OUT/ops.csv" | awk -F, -v roof="$OUT/ops-roof.txt" '
       BEGIN { while ((getline l < roof) > 0) { split(l, a, " "); fl[a[1]] = a[2]; bw[a[1]] = a[3] } }
       NR == 1 { for (i = 1; i <= NF; i++) { c[$i] = i; if ($i ~ /^time_ns@/) t[i] = substr($i, 9) } next }
       { for (i in t) if ($i != "") {
@@ -172,7 +173,7 @@ elif ls "$NS"/*.csv.gz >/dev/null 2>&1; then
           r = $(c["opr.flops"]) / (fl[g] * 1e9); m = $(c["opr.bytes"]) / (bw[g] * 1e9)
           if (m > r) r = m
           y = $i * 1e-9; print $(c["app"]), 100 * (r > y ? r - y : y - r) / y } }' \
-      "$OUT/ops.csv" > "$OUT/ops-roof-ape.txt"
+      > "$OUT/ops-roof-ape.txt"
     t2=$(date +%s)
     : > "$OUT/ops-ape.txt"
     for s in $(seq 1 "$OP_SEEDS"); do
@@ -183,14 +184,14 @@ elif ls "$NS"/*.csv.gz >/dev/null 2>&1; then
         continue
       fi
       # per row: operator, APE with K = 0, 5, 20 ("-" where the row was a shot)
-      awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+      sed 's/"[^"]*"/Q/g' "$OUT/ops-pred-$s.csv" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         { y = $(c["measured"]); printf "%s", $(c["app"])
           n = split("predicted predicted_5shots predicted_20shots", p, " ")
           split("- shot_5shots shot_20shots", sh, " ")
           for (k = 1; k <= n; k++) {
             if (k > 1 && $(c[sh[k]]) == 1) { printf " -"; continue }
             v = $(c[p[k]]); printf " %.6g", 100 * (v > y ? v - y : y - v) / y }
-          printf "\n" }' "$OUT/ops-pred-$s.csv" >> "$OUT/ops-ape.txt"
+          printf "\n" }' >> "$OUT/ops-ape.txt"
     done
     t3=$(date +%s)
     # MAPE and median APE of column k of file f for the operators of a group
