@@ -117,6 +117,8 @@ typedef struct cli_rf_input {
   double *overhead;        /* set by cli_rf_load when want_overhead: each row's
                               overhead share on its GPU (an_overhead_share; 0
                               where no estimate can be made); caller frees */
+  int *adapt_class;        /* ditto: each row's class for the shots
+                              (rf_adapt_class of its opr.class) */
   /* set by cli_rf_load */
   long gpu_col;            /* the text column of each row's GPU, -1 when one
                               GPU (--gpu) names them all */

@@ -689,9 +689,12 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
      reads may be left out below */
   if (in->want_overhead) {
     free(in->overhead);
+    free(in->adapt_class);
     in->overhead = calloc(d->n_rows ? d->n_rows : 1, sizeof *in->overhead);
+    in->adapt_class = calloc(d->n_rows ? d->n_rows : 1, sizeof *in->adapt_class);
     double *rowv = malloc((d->n_cols + 1) * sizeof *rowv);
-    if (!in->overhead || !rowv) { free(rowv); cli_error("out of memory"); goto fail; }
+    if (!in->overhead || !in->adapt_class || !rowv) { free(rowv); cli_error("out of memory"); goto fail; }
+    long cc = col_index(d, "opr.class");
     for (size_t i = 0; i < d->n_rows; i++) {
       const char *g = row_gpu(in, d, gcol, i);
       const an_gpu *gg = g ? an_gpu_find(g) : NULL;
@@ -699,6 +702,7 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
       for (size_t j = 0; j < d->n_cols; j++) rowv[j] = d->x[j * d->n_rows + i];
       if (gg && !an_estimate_launch(gg, (const char *const *)d->names, rowv, d->n_cols, &e))
         in->overhead[i] = an_overhead_share(&e);
+      in->adapt_class[i] = cc >= 0 ? rf_adapt_class(rowv[cc]) : 0;
     }
     free(rowv);
   }
@@ -769,6 +773,8 @@ int cli_rf_load(const char *cmd, cli_rf_input *in, rf_data *d, rf_params *p) {
 fail:
   free(in->overhead);
   in->overhead = NULL;
+  free(in->adapt_class);
+  in->adapt_class = NULL;
   rf_data_free(d);
   return -1;
 }

@@ -21,8 +21,9 @@ const char cmd_calibrate_usage[] =
     "Adapt a model trained on other GPUs to GPU G from the launches DB measured on\n"
     "G (a quick subset of the suite run there once): the model's predictions for\n"
     "G are fitted to them with two factors, one on the part of each launch's time\n"
-    "that is overhead (the host's dispatch and the launch) and one on the rest\n"
-    "(docs/accuracy.md, 'A new GPU from a few measurements'), written with the\n"
+    "that is overhead (the host's dispatch and the launch) and one on the rest,\n"
+    "for all the launches and for those of each operator class (opr.class) on its\n"
+    "own (docs/accuracy.md, 'A new GPU from a few measurements'), written with the\n"
     "model to OUT (model file version 4).  `kcast predict --model OUT --gpu G` and\n"
     "kcast_predict_gpu() then answer through them; other GPUs are unchanged.\n"
     "Calibrating OUT again for G replaces G's factors.\n"
@@ -30,7 +31,8 @@ const char cmd_calibrate_usage[] =
     "  --gpu G       the GPU (a name of 'kcast gpus'); DB's measurements of it\n"
     "                are found by its table row, whatever name they carry\n"
     "  -o OUT        the adapted model (written whole or not at all)\n"
-    "  --shots K     use K of the launches, drawn with --seed (default: all)\n"
+    "  --shots K     use K launches of each operator class, drawn with --seed\n"
+    "                (default: all)\n"
     "  --seed S      the draw's seed (1)\n"
     "  --app LIST    only the launches of these apps (comma list)\n"
     "  --gpus FILE   GPUs to add to or replace in the GPU table\n"
@@ -162,16 +164,26 @@ int cmd_calibrate(int argc, char **argv) {
               g->name);
     goto out;
   }
-  if (shots && shots < n) {
+  if (shots) {
+    /* a seeded shuffle, then the first K launches of each class (an
+       operator launch's opr.class; one class for other launches) */
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 0x53484f54ull;
-    for (size_t t = 0; t < shots; t++) {
+    for (size_t t = 0; t + 1 < n; t++) {
       s ^= s >> 12, s ^= s << 25, s ^= s >> 27; /* xorshift64* */
       size_t j = t + (size_t)((s * 0x2545F4914F6CDD1Dull) % (n - t));
       size_t tmp = idx[t];
       idx[t] = idx[j];
       idx[j] = tmp;
     }
-    n = shots;
+    long cc = -1;
+    for (size_t j = 0; j < m.cols; j++)
+      if (!strcmp(m.colnames[j], "opr.class")) cc = (long)j;
+    size_t taken[RF_ADAPT_CLASSES] = {0}, kept = 0;
+    for (size_t t = 0; t < n; t++) {
+      int cl = cc >= 0 ? rf_adapt_class(m.x[idx[t] * m.cols + (size_t)cc]) : 0;
+      if (taken[cl] < shots) taken[cl]++, idx[kept++] = idx[t];
+    }
+    n = kept;
   }
   x = malloc(n * (m.cols ? m.cols : 1) * sizeof *x);
   y = malloc(n * sizeof *y);
@@ -185,19 +197,28 @@ int cmd_calibrate(int argc, char **argv) {
     y[i] = m.y[idx[i]];
   }
   free(idx);
-  rf_adapt a;
+  rf_adapt a[RF_ADAPT_CLASSES];
+  size_t na = 0;
   if (rf_adapt_fit_rows(f, g->name, (const char *const *)m.colnames, x, n, m.cols, y,
-                        ds_feature_default, &a) ||
-      rf_set_adapt(f, g->name, &a)) {
+                        ds_feature_default, a, &na)) {
     cli_error("%s: %s", dpath, rf_last_error());
     goto out;
   }
+  for (size_t j = 0; j < na; j++)
+    if (rf_set_adapt(f, g->name, &a[j])) {
+      cli_error("%s: %s", mpath, rf_last_error());
+      goto out;
+    }
   if (rf_save(f, out)) {
     cli_error("%s", rf_last_error());
     goto out;
   }
   printf("%s: %s adapted to %s with %u launches of %s: host x%.4g, device x%.4g (RMS log error "
-         "on them %.4f)\n", out, mpath, g->name, a.shots, dpath, a.host, a.device, a.rmse_log);
+         "on them %.4f)\n", out, mpath, g->name, a[0].shots, dpath, a[0].host, a[0].device,
+         a[0].rmse_log);
+  for (size_t j = 1; j < na; j++)
+    printf("  opr.class %d: %u launches: host x%.4g, device x%.4g (RMS log error %.4f)\n",
+           a[j].cls, a[j].shots, a[j].host, a[j].device, a[j].rmse_log);
   rc = KCAST_EXIT_OK;
 out:
   free(x);

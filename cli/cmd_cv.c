@@ -50,8 +50,10 @@ const char cmd_cv_usage[] =
     "  --shots K[,K...]    with --group: a new GPU (group) from K measured launches:\n"
     "                      K rows of each held-out group, drawn with --seed, adapt\n"
     "                      the fold's model to it (kcast calibrate's fit) and the\n"
-    "                      error is counted on its other rows; further counts are\n"
-    "                      scored on the same forests (their draws share rows)\n"
+    "                      error is counted on its other rows; operator launches:\n"
+    "                      K of each operator class (opr.class), each class\n"
+    "                      fitted on its own; further counts are scored on the\n"
+    "                      same forests (their draws share rows)\n"
     "  --format table|csv|json  output format (table); csv: one row per scope\n"
     "                      (overall, each fold, each group) with the figures\n"
     "and every input and hyperparameter option of 'kcast train'.\n";
@@ -283,12 +285,14 @@ int cmd_cv(int argc, char **argv) {
   rf_cv_opts o = {.size = sizeof o, .folds = (unsigned)folds, .by_group = in.group != NULL,
                   .search = search, .coverage = coverage, .progress = cli_progress_fn,
                   .progress_ctx = &pg, .shots = (unsigned)shots, .overhead = in.overhead,
-                  .more = more, .n_more = nmore};
+                  .more = more, .n_more = nmore, .adapt_class = in.adapt_class};
   rf_cv_result r;
   int rc = KCAST_EXIT_USER;
   int cvrc = rf_cv(&d, &p, &o, &r);
   free(in.overhead);
   in.overhead = NULL;
+  free(in.adapt_class);
+  in.adapt_class = NULL;
   if (cvrc) {
     cli_error("%s: %s", in.csv ? in.csv : in.db, rf_last_error());
     rf_data_free(&d);
@@ -359,11 +363,18 @@ int cmd_cv(int argc, char **argv) {
       cJSON_AddNumberToObject(root, "shots", (double)shots);
       cJSON *ad = cJSON_AddObjectToObject(root, "adapted");
       for (unsigned k = 0; k < r.n_folds && k < r.n_groups; k++) {
-        cJSON *a = cJSON_CreateObject();
-        cJSON_AddNumberToObject(a, "host", r.fold_adapt[k].host);
-        cJSON_AddNumberToObject(a, "device", r.fold_adapt[k].device);
-        cJSON_AddNumberToObject(a, "shots", r.fold_adapt[k].shots);
-        cJSON_AddItemToObject(ad, r.groups[k].name, a);
+        cJSON *cl = cJSON_CreateArray();
+        for (int c = 0; c < RF_ADAPT_CLASSES; c++) {
+          const rf_adapt *fa = &r.fold_adapt[(size_t)k * RF_ADAPT_CLASSES + c];
+          if (!fa->shots) continue;
+          cJSON *a = cJSON_CreateObject();
+          cJSON_AddNumberToObject(a, "class", c);
+          cJSON_AddNumberToObject(a, "host", fa->host);
+          cJSON_AddNumberToObject(a, "device", fa->device);
+          cJSON_AddNumberToObject(a, "shots", fa->shots);
+          cJSON_AddItemToArray(cl, a);
+        }
+        cJSON_AddItemToObject(ad, r.groups[k].name, cl);
       }
     }
     if (search) {
@@ -429,9 +440,14 @@ int cmd_cv(int argc, char **argv) {
     }
     if (shots)
       for (unsigned k = 0; k < r.n_folds && k < r.n_groups; k++)
-        printf("%s: adapted with %u shots (not counted above): host x%.3f, device x%.3f\n",
-               r.groups[k].name, r.fold_adapt[k].shots, r.fold_adapt[k].host,
-               r.fold_adapt[k].device);
+        for (int c = 0; c < RF_ADAPT_CLASSES; c++) {
+          const rf_adapt *fa = &r.fold_adapt[(size_t)k * RF_ADAPT_CLASSES + c];
+          if (!fa->shots) continue;
+          char cl[24] = "";
+          if (c) snprintf(cl, sizeof cl, " (opr.class %d)", c);
+          printf("%s%s: adapted with %u shots (not counted above): host x%.3f, device x%.3f\n",
+                 r.groups[k].name, cl, fa->shots, fa->host, fa->device);
+        }
     if (per_app) {
       printf("per app%s:\n", shots ? " (shots not counted)" : "");
       for (long g = 0; g < pa_n[0]; g++) row(pa_name[0][g], &pa_m[0][g]);

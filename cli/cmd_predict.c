@@ -1413,7 +1413,7 @@ int cmd_predict(int argc, char **argv) {
   if (unseen) {
     double *row = malloc((in->n_cols + 1) * sizeof *row);
     double *raw = malloc((d.n_cols + 1) * sizeof *raw);
-    int adapted = rf_get_adapt(f, fgpu) != NULL;
+    int adapted = rf_get_info(f)->n_adapt > 0;
     if (!row || !raw) { free(row); free(raw); cli_error("out of memory"); goto out; }
     for (size_t i = 0; i < in->n_rows; i++) {
       for (size_t j = 0; j < in->n_cols; j++) row[j] = in->x[j * in->n_rows + i];

@@ -217,10 +217,13 @@ typedef struct rf_summary {
  * p x (h x host + (1 - h) x device), h the overhead's share of the
  * launch's analytic estimate there (an_overhead_share).
  */
-#define RF_ADAPT_MAX 64     /* adapted GPUs a model may hold */
+#define RF_ADAPT_MAX 256    /* adaptations a model may hold */
+#define RF_ADAPT_CLASSES 8  /* launch classes: 0 any launch, 1..7 opr.class */
 #define RF_ADAPT_RIDGE 0.5  /* the pull of each factor towards 1, in shots */
 typedef struct rf_adapt {
   char gpu[64];        /* the GPU (the table's name) */
+  int cls;             /* the launches it applies to: their opr.class
+                          (model/opr.h), 0 any launch (the fallback) */
   double host;         /* factor on the overhead share of a prediction */
   double device;       /* factor on the rest */
   unsigned shots;      /* measured launches it was fitted to */
@@ -261,24 +264,29 @@ int rf_adapt_fit(const double *pred, const double *y, const double *h, size_t k,
                  rf_adapt *out);
 /* The factor for a launch of overhead share h (1 for a NULL a). */
 double rf_adapt_factor(const rf_adapt *a, double h);
-/* The adaptation f holds for gpu (any name of its table row), NULL none. */
-const rf_adapt *rf_get_adapt(const rf_forest *f, const char *gpu);
-/* Add a's factors for gpu to f, replacing one it has (stored: file
-   version 4). */
+/* The class of a launch whose opr.class is cls (rf_adapt.cls: 0 when it
+   is none of 1..RF_ADAPT_CLASSES-1). */
+int rf_adapt_class(double cls);
+/* The adaptation f holds for launches of class cls on gpu (any name of its
+   table row): the class's own, else gpu's class-0 one, else NULL. */
+const rf_adapt *rf_get_adapt(const rf_forest *f, const char *gpu, int cls);
+/* Add a's factors for (gpu, a->cls) to f, replacing one it has (stored:
+   file version 4). */
 int rf_set_adapt(rf_forest *f, const char *gpu, const rf_adapt *a);
 /* The factor of f's adaptation to gpu for the launch names[i] = vals[i]
    (its overhead share from the analytic estimate there): returns 1 and
    sets *factor when f is adapted to gpu, else 0 with *factor = 1. */
 int rf_adapt_launch(const rf_forest *f, const char *gpu, const char *const *names,
                     const double *vals, size_t n, double *factor);
-/* Fit f's adaptation to gpu from n launches measured there: names[0..p)
+/* Fit f's adaptations to gpu from n launches measured there: names[0..p)
    their columns, x row-major (n x p), y the measured targets; the model's
    features are taken by name, derived ones computed on gpu, others
-   dflt(name) (NaN, or dflt NULL: an error naming it).  out->gpu is set to
-   the table's name of gpu. */
+   dflt(name) (NaN, or dflt NULL: an error naming it).  out[0] is class 0
+   (every launch), then one per class the launches have, *nout of them
+   (out has room for RF_ADAPT_CLASSES); gpu set to the table's name. */
 int rf_adapt_fit_rows(const rf_forest *f, const char *gpu, const char *const *names,
                       const double *x, size_t n, size_t p, const double *y,
-                      double (*dflt)(const char *name), rf_adapt *out);
+                      double (*dflt)(const char *name), rf_adapt *out, size_t *nout);
 
 /* Train on d (d->y required, values finite; positive with LOG).  The model
    takes the feature names and target name from d.  *out: free with rf_free. */
@@ -383,6 +391,9 @@ typedef struct rf_cv_opts {
   const double *overhead; /* n_rows overhead shares for the adaptation
                              (an_overhead_share on the row's GPU), or NULL
                              (0 for every row: one factor) */
+  const int *adapt_class; /* n_rows classes (rf_adapt_class of opr.class):
+                             the shots are drawn and fitted per class, K of
+                             each class of the held-out group; NULL: one */
   const unsigned *more;   /* n_more further shot counts (0 allowed), each
                              scored on the same folds' forests into
                              rf_cv_result.more (by_group only) */
@@ -399,7 +410,7 @@ typedef struct rf_cv_shots {
   unsigned shots;
   double *pred, *lo, *hi; /* n: answers, adapted with the shots */
   unsigned char *shot;    /* n: 1 for a row drawn as a shot */
-  rf_adapt *fold_adapt;   /* per fold (= group) */
+  rf_adapt *fold_adapt;   /* per fold (= group) x RF_ADAPT_CLASSES, as above */
   rf_metrics overall;     /* over the rows that are not shots */
   rf_metrics *group;      /* n_groups, in rf_cv_result.groups' order */
 } rf_cv_shots;
@@ -418,7 +429,9 @@ typedef struct rf_cv_result {
   rf_cv_group *groups;    /* per group metrics when d->groups (sorted) */
   unsigned char *shot;    /* n: 1 for a row used as a shot (then its
                              prediction is the unadapted one), or NULL */
-  rf_adapt *fold_adapt;   /* n_folds fitted adaptations (shots), or NULL */
+  rf_adapt *fold_adapt;   /* n_folds x RF_ADAPT_CLASSES fitted adaptations
+                             (shots; [fold * RF_ADAPT_CLASSES + class], shots
+                             0 where the fold had no row of the class), or NULL */
   size_t n_more;
   rf_cv_shots *more;      /* rf_cv_opts.more's counts, in order */
 } rf_cv_result;

@@ -339,45 +339,51 @@ static int metrics_of(const rf_data *d, const rf_cv_result *r, const size_t *lab
 }
 
 /*
- * Shots (rf_cv_opts.shots): K rows of the held-out fold's te[0..nte),
- * drawn with the seed (a stream per fold: the draws for several K share
- * their first rows), adapt its predictions to the group: pred/lo/hi (the
- * fold's answers, adapted in place), shot (the rows drawn are marked),
- * *out (the fit).  A fold of K rows or fewer keeps one row out of the
- * shots to be scored.  buf: 3 n doubles of scratch.
+ * Shots (rf_cv_opts.shots): for each class c of the held-out fold's rows
+ * te[0..nte) (rf_cv_opts.adapt_class; one class without), K of its rows,
+ * drawn with the seed (a stream per fold and class: draws for several K
+ * share their first rows), adapt the fold's predictions of that class:
+ * pred/lo/hi (adapted in place), shot (the rows drawn are marked),
+ * out[c] (the fit; shots 0 for a class the fold lacks).  A class of K rows
+ * or fewer keeps one row out of the shots to be scored.  buf: 4 n doubles
+ * of scratch.
  */
-static int adapt_fold(const rf_data *d, const double *overhead, unsigned shots, uint64_t seed,
+static int adapt_fold(const rf_data *d, const rf_cv_opts *o, unsigned shots, uint64_t seed,
                       unsigned k, const size_t *te, size_t nte, double *pred, double *lo,
                       double *hi, unsigned char *shot, rf_adapt *out, double *buf) {
-  size_t n = d->n_rows, K = shots < nte ? shots : nte - 1;
-  if (!K) return 0;
-  if (3 * K > 2 * n) return rf__err("rf_cv: too many shots");
-  size_t *pick = (size_t *)(buf + 2 * n); /* a partial Fisher-Yates shuffle of te */
-  for (size_t t = 0; t < nte; t++) pick[t] = te[t];
-  rf_rng g;
-  rf__rng_seed(&g, seed, 0x53484f54ULL + k);
-  double *pr = buf, *y = buf + K, *h = buf + 2 * K;
-  for (size_t t = 0; t < K; t++) {
-    size_t j = t + (size_t)rf__rng_below(&g, nte - t);
-    size_t tmp = pick[t];
-    pick[t] = pick[j];
-    pick[j] = tmp;
-    size_t i = pick[t];
-    shot[i] = 1;
-    pr[t] = pred[i];
-    y[t] = d->y[i];
-    h[t] = overhead ? overhead[i] : 0;
-  }
-  rf_adapt a;
-  if (rf_adapt_fit(pr, y, h, K, &a)) return -1;
-  *out = a;
-  for (size_t t = 0; t < nte; t++) {
-    size_t i = te[t];
-    if (shot[i]) continue;
-    double c = rf_adapt_factor(&a, overhead ? overhead[i] : 0);
-    pred[i] *= c;
-    lo[i] *= c;
-    hi[i] *= c;
+  size_t n = d->n_rows;
+  size_t *pick = (size_t *)(buf + 3 * n); /* one class's rows, partly shuffled */
+  for (int c = 0; c < RF_ADAPT_CLASSES; c++) {
+    size_t m = 0;
+    for (size_t t = 0; t < nte; t++)
+      if ((o->adapt_class ? o->adapt_class[te[t]] : 0) == c) pick[m++] = te[t];
+    size_t K = shots < m ? shots : m ? m - 1 : 0;
+    if (!K) continue;
+    rf_rng g;
+    rf__rng_seed(&g, seed, 0x53484f54ULL + 131 * k + (uint64_t)c);
+    double *pr = buf, *y = buf + n, *h = buf + 2 * n;
+    for (size_t t = 0; t < K; t++) {
+      size_t j = t + (size_t)rf__rng_below(&g, m - t);
+      size_t tmp = pick[t];
+      pick[t] = pick[j];
+      pick[j] = tmp;
+      size_t i = pick[t];
+      shot[i] = 1;
+      pr[t] = pred[i];
+      y[t] = d->y[i];
+      h[t] = o->overhead ? o->overhead[i] : 0;
+    }
+    rf_adapt a;
+    if (rf_adapt_fit(pr, y, h, K, &a)) return -1;
+    a.cls = c;
+    out[c] = a;
+    for (size_t t = K; t < m; t++) {
+      size_t i = pick[t];
+      double f = rf_adapt_factor(&a, o->overhead ? o->overhead[i] : 0);
+      pred[i] *= f;
+      lo[i] *= f;
+      hi[i] *= f;
+    }
   }
   return 0;
 }
@@ -435,7 +441,7 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
   if (!r->fold || !r->fold_mf || !r->fold_leaf || !r->fold_et || !r->fold_base) { rf__nomem(); goto out; }
   if (o->shots) {
     r->shot = rf__calloc(n, 1);
-    r->fold_adapt = rf__calloc(K, sizeof(rf_adapt));
+    r->fold_adapt = rf__calloc((size_t)K * RF_ADAPT_CLASSES, sizeof(rf_adapt));
     if (!r->shot || !r->fold_adapt) { rf__nomem(); goto out; }
   }
   if (o->n_more) {
@@ -450,7 +456,7 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
       m->lo = rf__mallocn(n, sizeof(double));
       m->hi = rf__mallocn(n, sizeof(double));
       m->shot = rf__calloc(n, 1);
-      m->fold_adapt = rf__calloc(K, sizeof(rf_adapt));
+      m->fold_adapt = rf__calloc((size_t)K * RF_ADAPT_CLASSES, sizeof(rf_adapt));
       m->group = rf__calloc(ng ? ng : 1, sizeof(rf_metrics));
       if (!m->pred || !m->lo || !m->hi || !m->shot || !m->fold_adapt || !m->group) {
         rf__nomem();
@@ -506,12 +512,12 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
         size_t i = te[t];
         m->pred[i] = r->pred[i], m->lo[i] = r->lo[i], m->hi[i] = r->hi[i];
       }
-      if (m->shots && adapt_fold(d, o->overhead, m->shots, p->seed, k, te, nte, m->pred, m->lo,
-                                 m->hi, m->shot, &m->fold_adapt[k], buf))
+      if (m->shots && adapt_fold(d, o, m->shots, p->seed, k, te, nte, m->pred, m->lo, m->hi,
+                                 m->shot, &m->fold_adapt[(size_t)k * RF_ADAPT_CLASSES], buf))
         goto out;
     }
-    if (o->shots && adapt_fold(d, o->overhead, o->shots, p->seed, k, te, nte, r->pred, r->lo,
-                               r->hi, r->shot, &r->fold_adapt[k], buf))
+    if (o->shots && adapt_fold(d, o, o->shots, p->seed, k, te, nte, r->pred, r->lo, r->hi,
+                               r->shot, &r->fold_adapt[(size_t)k * RF_ADAPT_CLASSES], buf))
       goto out;
     if (o->progress) o->progress(o->progress_ctx, k + 1, K);
   }

@@ -152,6 +152,7 @@ int rf_save(const rf_forest *f, const char *path) {
     put_u32(&b, (uint32_t)f->n_adapt);
     for (size_t k = 0; k < f->n_adapt; k++) {
       put_str(&b, f->adapt[k].gpu);
+      put_u32(&b, (uint32_t)f->adapt[k].cls);
       put_f64(&b, f->adapt[k].host);
       put_f64(&b, f->adapt[k].device);
       put_u32(&b, f->adapt[k].shots);
@@ -473,7 +474,7 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
       uint32_t na = get_u32(r, "adapted GPUs");
       if (r->failed) return -1;
       if (na < 1 || na > RF_ADAPT_MAX)
-        return bad(r, "%u adapted GPUs (1 to %d)", na, RF_ADAPT_MAX);
+        return bad(r, "%u adaptations (1 to %d)", na, RF_ADAPT_MAX);
       f->adapt = rf__calloc(na, sizeof *f->adapt);
       if (!f->adapt) return rf__nomem();
       for (uint32_t k = 0; k < na; k++) {
@@ -487,6 +488,14 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
         }
         memcpy(a->gpu, g, gl + 1);
         rf__free(g);
+        uint32_t cls = get_u32(r, "adapted GPU");
+        if (r->failed) return -1;
+        if (cls >= RF_ADAPT_CLASSES)
+          return bad(r, "adapted GPU %s: class %u (0 to %d)", a->gpu, cls, RF_ADAPT_CLASSES - 1);
+        a->cls = (int)cls;
+        for (uint32_t q = 0; q < k; q++)
+          if (f->adapt[q].cls == a->cls && !strcmp(f->adapt[q].gpu, a->gpu))
+            return bad(r, "adapted GPU %s, class %u, given twice", a->gpu, cls);
         a->host = get_f64(r, "adapted GPU");
         a->device = get_f64(r, "adapted GPU");
         a->shots = get_u32(r, "adapted GPU");

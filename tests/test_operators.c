@@ -509,7 +509,8 @@ static void test_cv_shots(void) {
   CHECK_MSG("the slow group's error drops from about 40 % to a few",
             r0.groups[2].m.mape > 25 && r5.groups[2].m.mape < 8);
   CHECK_MSG("its fitted factor is about 1.8 over the model's",
-            r5.fold_adapt[2].device > 1.6 && r5.fold_adapt[2].device < 1.9);
+            r5.fold_adapt[2 * RF_ADAPT_CLASSES].device > 1.6 &&
+                r5.fold_adapt[2 * RF_ADAPT_CLASSES].device < 1.9);
   o.by_group = 0;
   rf_cv_result rk;
   CHECK_MSG("shots without leaving groups out are refused",
@@ -538,8 +539,13 @@ static void test_model_v4(void) {
   free(b);
   rf_adapt a = {.host = 1.5, .device = 0.8, .shots = 20, .rmse_log = 0.1};
   CHECK_MSG("adapted to the L4", rf_set_adapt(f, "L4", &a) == 0);
-  CHECK_MSG("found by any of its names", rf_get_adapt(f, "NVIDIA L4") != NULL &&
-                                             rf_get_adapt(f, "T4") == NULL);
+  rf_adapt a3 = {.cls = OPR_ELEMENTWISE, .host = 2.0, .device = 0.5, .shots = 5, .rmse_log = 0.2};
+  CHECK_MSG("... and its elementwise launches on their own", rf_set_adapt(f, "L4", &a3) == 0);
+  CHECK_MSG("found by any of its names", rf_get_adapt(f, "NVIDIA L4", 0) != NULL &&
+                                             rf_get_adapt(f, "T4", 0) == NULL);
+  CHECK_MSG("a class without its own gets the GPU's class 0",
+            rf_get_adapt(f, "L4", OPR_GEMM) && rf_get_adapt(f, "L4", OPR_GEMM)->host == 1.5 &&
+                rf_get_adapt(f, "L4", OPR_ELEMENTWISE)->host == 2.0);
   CHECK_MSG("saved", rf_save(f, path) == 0);
   b = (unsigned char *)tests_read_file(path, &len);
   CHECK_MSG("... as version 4", b && b[8] == 4);
@@ -547,9 +553,10 @@ static void test_model_v4(void) {
   rf_free(f);
   f = NULL;
   CHECK_MSG("it loads", rf_load(path, &f) == 0);
-  const rf_adapt *g = f ? rf_get_adapt(f, "L4") : NULL;
+  const rf_adapt *g = f ? rf_get_adapt(f, "L4", 0) : NULL;
   CHECK_MSG("... with the L4's factors", g && g->host == 1.5 && g->device == 0.8 && g->shots == 20 &&
-                                             rf_get_info(f)->n_adapt == 1);
+                                             rf_get_info(f)->n_adapt == 2 &&
+                                             rf_get_adapt(f, "L4", OPR_ELEMENTWISE)->device == 0.5);
   static const char *const ln[] = {"launch.ctas", "launch.block_x"};
   double lv[] = {64, 128}, c;
   CHECK_MSG("a launch on the L4 without work is all overhead: the host's factor",

@@ -137,9 +137,11 @@ fi
 # (one cv run: the shots are scored on the same forests), per operator
 # from the out-of-fold predictions; beside them the roofline of the
 # dataset's own descriptors (device_configs/*.json: max(flops / FP32 peak,
-# bytes / bandwidth)), and the time each step took.  OP_SEEDS (1) seeds.
+# bytes / bandwidth)), and the time each step took.  OP_SEEDS (1) seeds;
+# OP_OPTS adds options to the cv (OPS=0 leaves the operators out).
 NS=$DATA/neusight-train
 OP_SEEDS=${OP_SEEDS:-1}
+OP_OPTS=${OP_OPTS:-}   # e.g. "--min-leaf 20 --leaf-cap 8 --trees 50": make models' settings
 if [ "${OPS:-1}" = 0 ]; then
   echo "SKIP: operator launches (OPS=0)"
 elif ls "$NS"/*.csv.gz >/dev/null 2>&1; then
@@ -177,7 +179,11 @@ elif ls "$NS"/*.csv.gz >/dev/null 2>&1; then
     t2=$(date +%s)
     : > "$OUT/ops-ape.txt"
     for s in $(seq 1 "$OP_SEEDS"); do
+      # kcast's defaults; --no-calibrate only skips the intervals' calibration
+      # forests (most of the time), which change no prediction (the same MAPE
+      # and median APE with and without them)
       if ! "$KCAST" cv "$OUT/ops.db" --gpu all --target time --group gpu --shots 0,5,20 --seed "$s" \
+           --no-calibrate $OP_OPTS \
            --predictions "$OUT/ops-pred-$s.csv" > "$OUT/ops-cv-$s.txt" 2>>"$OUT/errors.txt"; then
         echo "accuracy: kcast cv of the operator launches failed (see $OUT/errors.txt)" >&2
         fail=1
