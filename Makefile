@@ -87,8 +87,17 @@ $(BUILD)/libkcast.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libkcast.so: $(LIB_OBJ) api/libkcast.map
-	$(CC) -shared -Wl,--version-script=api/libkcast.map -o $@ $(LIB_OBJ) $(LDLIBS_ALL)
+# The shared library's SONAME is libkcast.so.<major> (include/kcast.h's
+# KCAST_VERSION_MAJOR; docs/api.md, "Versions", says when it changes), its
+# symbols versioned by api/libkcast.map; libkcast.so.<major> beside it is
+# the name programs linked against it load.
+KCAST_VER   := $(shell sed -n 's/^\#define KCAST_VERSION_STRING "\(.*\)"/\1/p' include/kcast.h)
+KCAST_MAJOR := $(firstword $(subst ., ,$(KCAST_VER)))
+KCAST_SONAME := libkcast.so.$(KCAST_MAJOR)
+$(BUILD)/libkcast.so: $(LIB_OBJ) api/libkcast.map include/kcast.h
+	$(CC) -shared -Wl,-soname,$(KCAST_SONAME) -Wl,--version-script=api/libkcast.map \
+	  -o $@.tmp $(LIB_OBJ) $(LDLIBS_ALL) && mv $@.tmp $@
+	ln -sf libkcast.so $(BUILD)/$(KCAST_SONAME)
 
 $(BUILD)/kcast: $(CLI_OBJ) $(BUILD)/libkcast.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libkcast.a $(LDLIBS_ALL)
@@ -165,9 +174,23 @@ $(BUILD)/cudart/libcudart.so.13: $(CUDART_OBJ) runtime/cudart/libcudart.map
 	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--version-script=runtime/cudart/libcudart.map \
 	  -Wl,--no-undefined -o $@.tmp $(CUDART_OBJ) -llz4 -lm -ldl -fopenmp -pthread && mv $@.tmp $@
 
-# CUDA test programs (tests/programs/*.cu), for GPU machines: sm_90 code and
-# compute_90 PTX.  `make gpu-check` builds and runs them (docs/gpu-check.md).
-GPU_GENCODE  ?= -gencode arch=compute_90,code=[sm_90,compute_90]
+# GPU architectures of the programs built for GPUs (the suite, the test
+# programs; `kcast nvcc` makes the same, extractor/frontend.h
+# FE_GPU_ARCHS): machine code for each generation from sm_70 (V100) to
+# sm_90 (H100/H200) that this nvcc makes -- CUDA 13 starts at sm_75 -- and
+# PTX of the newest for later GPUs and for the emulator, so an array job
+# spread over T4, A100, A10, L4 and H100 nodes runs the same binaries.
+# SUITE_ARCHS="90" builds for one (faster); docs/gpu-check.md.
+NVCC_CODES   := $(if $(NVCC_FOUND),$(shell $(NVCC) --list-gpu-code 2>/dev/null))
+SUITE_ARCHS  ?= $(patsubst sm_%,%,$(filter $(patsubst %,sm_%,70 75 80 86 89 90),$(NVCC_CODES)))
+SUITE_LAST   := $(lastword $(SUITE_ARCHS))
+SUITE_GENCODE := $(foreach a,$(filter-out $(SUITE_LAST),$(SUITE_ARCHS)),-gencode arch=compute_$(a),code=sm_$(a)) \
+                 -gencode arch=compute_$(or $(SUITE_LAST),90),code=[sm_$(or $(SUITE_LAST),90),compute_$(or $(SUITE_LAST),90)]
+
+# CUDA test programs (tests/programs/*.cu), for GPU machines: SUITE_ARCHS'
+# machine code and PTX.  `make gpu-check` builds and runs them
+# (docs/gpu-check.md).
+GPU_GENCODE  ?= $(SUITE_GENCODE)
 PROGRAMS     := $(patsubst tests/programs/%.cu,$(BUILD)/programs/%,$(wildcard tests/programs/*.cu))
 .PHONY: programs gpu-check
 programs: $(PROGRAMS)
@@ -178,17 +201,20 @@ gpu-check:
 	BUILD=$(BUILD) profiler/gpu_check.sh
 
 # The kernel suite (datasets/suite): self-checking CUDA programs, each with
-# PTX for the emulator and sm_90 machine code for the H200 (the flags
-# `kcast nvcc` uses).  `make datasets` runs datasets/suite/suite.txt under
-# `kcast run` into datasets/data/suite-features.db (+ a provenance note).
-SUITE_NVCCFLAGS ?= -O2 -cudart shared --no-compress \
-                   -gencode arch=compute_90,code=[sm_90,compute_90]
+# PTX for the emulator and machine code for SUITE_ARCHS (the flags `kcast
+# nvcc` uses).  `make datasets` runs datasets/suite/suite.txt under `kcast
+# run` into datasets/data/suite-features.db (+ a provenance note).
+# SUITE_NVCCFLAGS replaces the whole set (docs/gpu-check.md).
+SUITE_NVCCFLAGS ?= -O2 -cudart shared --no-compress $(SUITE_GENCODE)
 SUITE_PROGS := $(patsubst datasets/suite/%.cu,$(BUILD)/suite/%,$(wildcard datasets/suite/*.cu))
 # The fast subset `make test` runs under kcast run (tests/test_suite.c).
 SUITE_FAST  := gemm_tiled reduce_shuffle histogram_shared scan stencil2d bfs
 .PHONY: suite datasets
 suite: $(SUITE_PROGS)
-$(BUILD)/suite/%: datasets/suite/%.cu $(wildcard datasets/suite/*.h)
+# The flags are a prerequisite too: a changed SUITE_NVCCFLAGS rebuilds.
+SUITE_FLAGS_NOW := $(shell mkdir -p $(BUILD)/suite && f=$(BUILD)/suite/.nvccflags && \
+  printf '%s\n' '$(SUITE_NVCCFLAGS)' | cmp -s - $$f || printf '%s\n' '$(SUITE_NVCCFLAGS)' > $$f)
+$(BUILD)/suite/%: datasets/suite/%.cu $(wildcard datasets/suite/*.h) $(BUILD)/suite/.nvccflags
 	@mkdir -p $(dir $@)
 	$(NVCC) $(SUITE_NVCCFLAGS) -o $@.tmp $< && mv $@.tmp $@
 datasets: all suite
@@ -345,14 +371,15 @@ featmodel-check: all
 # Libs.private for libkcast.a.  tests/test_install.c installs into a
 # temporary prefix and builds a program against it.
 PREFIX      ?= /usr/local
-KCAST_VER   := $(shell sed -n 's/^\#define KCAST_VERSION_STRING "\(.*\)"/\1/p' include/kcast.h)
 INSTALL_DIR  = $(DESTDIR)$(PREFIX)
 .PHONY: install
 install: $(BUILD)/kcast $(BUILD)/libkcast.so $(BUILD)/libkcast.a $(CUDART_LIB) $(INJECT_LIB)
 	install -d $(INSTALL_DIR)/bin $(INSTALL_DIR)/lib/pkgconfig $(INSTALL_DIR)/include \
 	  $(INSTALL_DIR)/share/man/man1
 	install -m 755 $(BUILD)/kcast $(INSTALL_DIR)/bin/kcast
-	install -m 755 $(BUILD)/libkcast.so $(INSTALL_DIR)/lib/libkcast.so
+	install -m 755 $(BUILD)/libkcast.so $(INSTALL_DIR)/lib/libkcast.so.$(KCAST_VER)
+	ln -sf libkcast.so.$(KCAST_VER) $(INSTALL_DIR)/lib/$(KCAST_SONAME)
+	ln -sf $(KCAST_SONAME) $(INSTALL_DIR)/lib/libkcast.so
 	install -m 644 $(BUILD)/libkcast.a $(INSTALL_DIR)/lib/libkcast.a
 	install -m 644 include/kcast.h $(INSTALL_DIR)/include/kcast.h
 	$(if $(CUDART_LIB),install -d $(INSTALL_DIR)/lib/kcast/cudart && \

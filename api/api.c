@@ -379,6 +379,33 @@ kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs, d
   return kcast_predict_gpu(model, NULL, fs, coverage, out);
 }
 
+kcast_status kcast_predict_check(const kcast_model *model, const char *gpu_name,
+                                 const kcast_features *fs, unsigned *flags, const char **feature) {
+  if (feature) *feature = NULL;
+  if (!model || !fs || !flags)
+    return api_fail(KCAST_E_ARG, "kcast_predict_check: %s is NULL",
+                    !model ? "model" : !fs ? "feature set" : "flags");
+  *flags = 0;
+  const char *use = NULL;
+  int unseen = 0;
+  kcast_status st = resolve_gpu(model, "kcast_predict_check", gpu_name, &use, &unseen);
+  if (st) return st;
+  const rf_info *info = rf_get_info(model->f);
+  double *row = malloc((info->n_features ? info->n_features : 1) * sizeof *row);
+  if (!row) return api_fail(KCAST_E_NOMEM, "kcast_predict_check: out of memory");
+  st = fill_row(model, use, fs, row, -1);
+  if (st == KCAST_OK) {
+    long j = rf_outside(model->f, row, NULL);
+    if (j >= 0) {
+      *flags |= KCAST_CHECK_OUT_OF_RANGE;
+      if (feature) *feature = info->features[j];
+    }
+    if (unseen) *flags |= KCAST_CHECK_UNSEEN_GPU;
+  }
+  free(row);
+  return st;
+}
+
 /* Batches smaller than this run on the calling thread: starting a team
    costs a few microseconds, about one prediction of a 100-tree forest. */
 #define BATCH_PARALLEL_MIN 64

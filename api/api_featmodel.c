@@ -130,7 +130,8 @@ static kcast_status fill(const char *fn, const kcast_featmodel *fm, const double
     free(tmp);
   }
   if (flags) *flags = (fl & FM_EXTRAPOLATED ? KCAST_FEATMODEL_EXTRAPOLATED : 0) |
-                      (fl & FM_UNRELIABLE ? KCAST_FEATMODEL_UNRELIABLE : 0);
+                      (fl & FM_UNRELIABLE ? KCAST_FEATMODEL_UNRELIABLE : 0) |
+                      (fl & FM_OTHER_BLOCK ? KCAST_FEATMODEL_OTHER_BLOCK : 0);
   return KCAST_OK;
 }
 

@@ -62,12 +62,34 @@ extern const char cmd_model_usage[];
 #include <getopt.h>
 enum { CLI_OPT_END = -1, CLI_OPT_ERR = -2, CLI_OPT_OWN = 0x100, CLI_OPT_RF = 0x200,
        CLI_OPT_LAUNCH = 0x300, CLI_OPT_FILTER = 0x380, CLI_OPT_FE = 0x3c0,
-       CLI_OPT_GPUS = 0x3f0, CLI_OPTS_MAX = 96 };
+       CLI_OPT_GPUS = 0x3f0, CLI_OPT_PROGRESS = 0x3f1, CLI_OPT_QUIET = 0x3f2,
+       CLI_OPT_KERNEL_NAME = 0x3f3, CLI_OPTS_MAX = 96 };
 /* --gpus FILE (commands that look GPUs up add this table): the GPUs of FILE
    added to or replacing those of the GPU table, as KCAST_GPUS=FILE does;
    handled by cli_opts_next itself.  Whichever names the table, a file that
    cannot be read ends the parse with its error (status KCAST_EXIT_USER). */
 extern const struct option cli_gpus_longopts[];
+/* --progress and --quiet, which every command takes (cli_opts_init adds
+   them, cli_opts_next handles them): progress lines on stderr also when it
+   is not a terminal (a log: whole lines, no redrawing, at most one per
+   CLI_PROGRESS_LOG_S seconds), or none at all, not even on a terminal.
+   Without either, progress is shown on a terminal only.  The style to use
+   now: */
+enum { CLI_PROGRESS_NONE = 0, CLI_PROGRESS_TTY, CLI_PROGRESS_LINES };
+#define CLI_PROGRESS_LOG_S 10.0
+int cli_progress_style(void);
+/* -k NAME / --kernel-name NAME, Nsight Compute's kernel filter: NAME is
+   exact (the mangled name, the demangled signature or the source name,
+   fe_name_match's rule) unless it is regex:EXPR (POSIX extended, searched
+   in the mangled name and the demangled signature).  A table holding an
+   option with id CLI_OPT_KERNEL_NAME brings the short form -k with it;
+   cli_opts_next returns CLI_OPT_KERNEL_NAME for both, the regex checked.
+   Its meaning: */
+typedef struct cli_kernel_name {
+  const char *exact;   /* NULL, or the exact name */
+  const char *regex;   /* NULL, or the expression after "regex:" */
+} cli_kernel_name;
+void cli_kernel_name_parse(const char *value, cli_kernel_name *out);
 typedef struct cli_opts {
   const char *cmd;          /* command name for messages */
   int argc;
@@ -156,13 +178,16 @@ long cli_select_kernels(const struct ptx_module *m, const char *want,
 
 /* ncu-style launch selection shared by run, profile and dataset export
    (cli_kernel.c): --kernel REGEX (POSIX extended, searched in the mangled
-   name and in the demangled signature), --launch-skip N (matching launches
+   name and in the demangled signature) or -k/--kernel-name NAME (ncu's
+   meaning, cli_kernel_name_parse), --launch-skip N (matching launches
    passed over first), --launch-count N (at most N taken).  Feed launches
    in order to cli_filter_take, then cli_filter_free (the options only
    check the pattern: nothing to free before the first take). */
 #include <regex.h>
 typedef struct cli_filter {
-  const char *pattern;         /* --kernel, NULL = every kernel */
+  const char *pattern;         /* --kernel, or -k regex:EXPR; NULL = every kernel */
+  const char *exact;           /* -k/--kernel-name NAME (fe_name_match's rule) */
+  const char *given;           /* the option that chose the kernel, for messages */
   regex_t re;                  /* the pattern, compiled by the first take */
   int compiled;
   unsigned long skip, count;   /* --launch-skip; --launch-count, 0 = no limit */

@@ -86,6 +86,7 @@ enum { F_KERNEL = CLI_OPT_FILTER, F_SKIP, F_COUNT };
 
 const struct option cli_filter_longopts[] = {
   {"kernel", required_argument, NULL, F_KERNEL},
+  {"kernel-name", required_argument, NULL, CLI_OPT_KERNEL_NAME},
   {"launch-skip", required_argument, NULL, F_SKIP},
   {"launch-count", required_argument, NULL, F_COUNT},
   {NULL, 0, NULL, 0},
@@ -93,7 +94,19 @@ const struct option cli_filter_longopts[] = {
 
 int cli_filter_option(cli_filter *f, const cli_opts *o, int id) {
   unsigned long u;
+  if ((id == F_KERNEL || id == CLI_OPT_KERNEL_NAME) && f->given) {
+    cli_usage_error(o->cmd, "%s and %s both choose the kernel: give one", f->given, o->name);
+    return -1;
+  }
   switch (id) {
+    case CLI_OPT_KERNEL_NAME: { /* the regex was checked by cli_opts_next */
+      cli_kernel_name kn;
+      cli_kernel_name_parse(o->arg, &kn);
+      f->pattern = kn.regex;
+      f->exact = kn.exact;
+      f->given = !strcmp(o->name, "-k") ? "-k" : "--kernel-name";
+      return 1;
+    }
     case F_KERNEL: {
       /* checked now, compiled again when first used: nothing to free on
          the command's early ways out */
@@ -108,6 +121,7 @@ int cli_filter_option(cli_filter *f, const cli_opts *o, int id) {
       }
       regfree(&re);
       f->pattern = o->arg;
+      f->given = "--kernel";
       return 1;
     }
     case F_SKIP:
@@ -124,7 +138,9 @@ int cli_filter_option(cli_filter *f, const cli_opts *o, int id) {
   }
 }
 
-int cli_filter_active(const cli_filter *f) { return f->pattern || f->skip || f->count; }
+int cli_filter_active(const cli_filter *f) {
+  return f->pattern || f->exact || f->skip || f->count;
+}
 
 int cli_filter_take(cli_filter *f, const char *mangled) {
   if (f->pattern && !f->compiled) {
@@ -140,6 +156,7 @@ int cli_filter_take(cli_filter *f, const char *mangled) {
     }
     if (!hit) return 0;
   }
+  if (f->exact && strcmp(mangled, f->exact) && fe_name_match(mangled, f->exact) == 0) return 0;
   if (f->matched++ < f->skip) return 0;
   if (f->count && f->taken >= f->count) return 0;
   f->taken++;

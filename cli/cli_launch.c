@@ -356,7 +356,7 @@ static int do_dump(emu_device *d, const cli_arg_spec *a, unsigned long param, co
 
 /* A watcher thread says on stderr that a long launch is running (the
    emulator has no progress callback; this keeps the user informed), when
-   stderr is a terminal. */
+   stderr is a terminal or --progress asks. */
 typedef struct watcher {
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -659,8 +659,9 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
   w.kernel = L->k->name;
   w.ctas = (uint64_t)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
   pthread_t wt;
-  /* the note is for a person watching, not for a log */
-  int have_watch = isatty(STDERR_FILENO) && pthread_create(&wt, NULL, watch_fn, &w) == 0;
+  /* the note is for a person watching, or a log that asked (--progress) */
+  int have_watch = cli_progress_style() != CLI_PROGRESS_NONE &&
+                   pthread_create(&wt, NULL, watch_fn, &w) == 0;
   int lrc = emu_launch(L->em, L->k->name, &L->cfg, features, st, ferr, sizeof ferr);
   pthread_mutex_lock(&w.mu);
   w.done = 1;

@@ -21,9 +21,11 @@
  */
 #include "cli/cli.h"
 
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/model.h"
 
@@ -31,6 +33,60 @@ const struct option cli_gpus_longopts[] = {
   {"gpus", required_argument, NULL, CLI_OPT_GPUS},
   {NULL, 0, NULL, 0},
 };
+
+/* ------------------------------------------------ options of every command -- */
+
+/* --progress, --quiet: one setting for the process (a command parses its
+   options once). */
+static const struct option common_longopts[] = {
+  {"progress", no_argument, NULL, CLI_OPT_PROGRESS},
+  {"quiet", no_argument, NULL, CLI_OPT_QUIET},
+  {NULL, 0, NULL, 0},
+};
+static int progress_flag; /* 0 neither, CLI_OPT_PROGRESS or CLI_OPT_QUIET */
+
+int cli_progress_style(void) {
+  if (progress_flag == CLI_OPT_QUIET) return CLI_PROGRESS_NONE;
+  if (isatty(STDERR_FILENO)) return CLI_PROGRESS_TTY;
+  return progress_flag == CLI_OPT_PROGRESS ? CLI_PROGRESS_LINES : CLI_PROGRESS_NONE;
+}
+
+void cli_kernel_name_parse(const char *value, cli_kernel_name *out) {
+  out->exact = out->regex = NULL;
+  if (!strncmp(value, "regex:", 6)) out->regex = value + 6;
+  else out->exact = value;
+}
+
+/* One of the options above, or -k/--kernel-name: 1 handled (the parse goes
+   on), 0 return it to the command, -1 a usage error (printed). */
+static int common_option(cli_opts *o, int c) {
+  if (c == CLI_OPT_PROGRESS || c == CLI_OPT_QUIET) {
+    if (progress_flag && progress_flag != c) {
+      cli_usage_error(o->cmd, "--progress and --quiet exclude each other");
+      return -1;
+    }
+    progress_flag = c;
+    return 1;
+  }
+  if (c == CLI_OPT_KERNEL_NAME) {
+    cli_kernel_name kn;
+    cli_kernel_name_parse(o->arg, &kn);
+    if (kn.regex) {
+      regex_t re;
+      int e = *kn.regex ? regcomp(&re, kn.regex, REG_EXTENDED | REG_NOSUB) : REG_BADPAT;
+      if (e) {
+        char msg[256] = "empty";
+        if (*kn.regex) regerror(e, &re, msg, sizeof msg);
+        if (*kn.regex) regfree(&re);
+        cli_usage_error(o->cmd, "%s '%s': not a regular expression after 'regex:': %s", o->name,
+                        o->arg, msg);
+        return -1;
+      }
+      regfree(&re);
+    }
+  }
+  return 0;
+}
 
 void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const char *shortopts,
                    int in_order) {
@@ -45,12 +101,16 @@ void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const ch
   o->first_operand = 1;
   o->end = 1;
   o->status = KCAST_EXIT_USAGE;
+  cli_opts_add(o, common_longopts);
 }
 
 int cli_opts_add(cli_opts *o, const struct option *table) {
   for (const struct option *t = table; t && t->name; t++) {
     if (o->nlo + 1 >= CLI_OPTS_MAX) return -1;
     o->lo[o->nlo++] = *t;
+    /* --kernel-name brings -k (Nsight Compute's short form) */
+    if (t->val == CLI_OPT_KERNEL_NAME && !strchr(o->so, 'k') && strlen(o->so) + 3 <= sizeof o->so)
+      strcat(o->so, "k:");
   }
   o->lo[o->nlo] = (struct option){0, 0, 0, 0};
   return 0;
@@ -171,6 +231,16 @@ int cli_opts_next(cli_opts *o) {
     setenv("KCAST_GPUS", o->arg, 1);
     return cli_opts_next(o);
   }
+  if (c == 'k' && li < 0) {
+    for (size_t k = 0; k < o->nlo; k++)
+      if (o->lo[k].val == CLI_OPT_KERNEL_NAME) c = CLI_OPT_KERNEL_NAME;
+  }
+  int common = common_option(o, c);
+  if (common < 0) {
+    o->done = 1;
+    return CLI_OPT_ERR;
+  }
+  if (common) return cli_opts_next(o);
   return c;
 }
 

@@ -796,16 +796,25 @@ void cli_progress_init(cli_progress *p, const char *label) {
   p->shown = 0;
 }
 
+/* On a terminal one line redrawn at most five times a second; in a log
+   (--progress) a whole line at most every CLI_PROGRESS_LOG_S seconds and
+   the last one; either only once the job has run for a second. */
 void cli_progress_fn(void *ctx, unsigned done, unsigned total) {
   cli_progress *p = ctx;
-  if (!isatty(STDERR_FILENO)) return; /* progress is for a person watching */
+  int style = cli_progress_style();
+  if (style == CLI_PROGRESS_NONE) return;
   double t = now_s();
   if (t - p->start < 1.0 && done < total) return;
   if (!p->shown && done == total) return; /* finished within a second */
-  if (done < total && t - p->last < 0.2) return;
+  double every = style == CLI_PROGRESS_TTY ? 0.2 : CLI_PROGRESS_LOG_S;
+  if (done < total && p->shown && t - p->last < every) return;
   p->last = t;
   p->shown = 1;
-  fprintf(stderr, "\r%s %u/%u", p->label, done, total);
-  if (done == total) fputc('\n', stderr);
+  if (style == CLI_PROGRESS_TTY) {
+    fprintf(stderr, "\r%s %u/%u", p->label, done, total);
+    if (done == total) fputc('\n', stderr);
+  } else {
+    fprintf(stderr, "%s %u/%u, %.0f s\n", p->label, done, total, t - p->start);
+  }
   fflush(stderr);
 }

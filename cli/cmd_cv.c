@@ -1,11 +1,15 @@
 /*
  * cmd_cv.c -- `kcast cv`: cross-validate the forest on a CSV file or a
  * dataset and report MAPE, median APE, RMSE of logs, R^2, Spearman and
- * interval coverage, overall, per fold and per group (application).
+ * interval coverage, and the ranking a tuner reads (Kendall's tau, the
+ * top-1 and top-5 regret: the measured time of the configuration predicted
+ * fastest, and the best of the five predicted fastest, over the true best),
+ * overall, per fold and per group (application, GPU).
  *
  * `--format json` prints one object (a contract other tools read):
  *   {"rows": N, "folds": K, "scheme": "kfold"|"group", "mape": .., "median_ape": ..,
- *    "rmse_log": .., "r2": .., "spearman": .., "coverage": .., "per_fold": [..],
+ *    "rmse_log": .., "r2": .., "spearman": .., "coverage": .., "kendall": ..,
+ *    "top1_regret": .., "top5_regret": .., "per_fold": [..],
  *    "per_app": {GROUP: {metrics}, ...}, "search": [{"max_features":..,"min_leaf":..}]}
  * APEs are percentages; undefined figures are null.  `--format csv`: a
  * header and one row per scope (overall, fold N, group NAME), undefined
@@ -22,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "include/kcast.h"
 #include "model/model.h"
 
 const char cmd_cv_usage[] =
@@ -30,7 +35,10 @@ const char cmd_cv_usage[] =
     "\n"
     "Cross-validate a random forest: k-fold (seeded shuffle, default 5 folds) or\n"
     "leave-one-group-out (--group).  Prints MAPE, median APE, RMSE of logs, R^2,\n"
-    "Spearman's rho and the coverage of the prediction intervals.\n"
+    "Spearman's rho, Kendall's tau, the top-1 and top-5 regret (the measured\n"
+    "value of the row predicted lowest, and the lowest measured of the five\n"
+    "predicted lowest, over the lowest measured: 1 = the best was found) and the\n"
+    "coverage of the prediction intervals, overall and per fold or group.\n"
     "\n"
     "  --folds K           number of folds (5)\n"
     "  --group COLUMN      leave one group out (CSV column, or app for a dataset)\n"
@@ -69,12 +77,16 @@ static cJSON *metrics_json(const rf_metrics *m) {
   cJSON_AddItemToObject(o, "r2", num(m->r2));
   cJSON_AddItemToObject(o, "spearman", num(m->spearman));
   cJSON_AddItemToObject(o, "coverage", num(m->coverage));
+  cJSON_AddItemToObject(o, "kendall", num(m->kendall));
+  cJSON_AddItemToObject(o, "top1_regret", num(m->top1_regret));
+  cJSON_AddItemToObject(o, "top5_regret", num(m->top5_regret));
   return o;
 }
 
 static void row(const char *name, const rf_metrics *m) {
-  printf("%-24s %7zu %9.2f %9.2f %9.4f %8.4f %8.4f %8.3f\n", name, m->n, m->mape, m->median_ape,
-         m->rmse_log, m->r2, m->spearman, m->coverage);
+  printf("%-24s %7zu %9.2f %9.2f %9.4f %8.4f %8.4f %8.4f %7.3f %7.3f %8.3f\n", name, m->n, m->mape,
+         m->median_ape, m->rmse_log, m->r2, m->spearman, m->kendall, m->top1_regret,
+         m->top5_regret, m->coverage);
 }
 
 /* One CSV row of figures; empty cells for undefined ones. */
@@ -82,8 +94,9 @@ static void csv_row(const char *scope, const char *name, const rf_metrics *m) {
   printf("%s,", scope);
   cli_csv_field(stdout, name);
   printf(",%zu", m->n);
-  double v[] = {m->mape, m->median_ape, m->rmse_log, m->r2, m->spearman, m->coverage};
-  for (int k = 0; k < 6; k++) {
+  double v[] = {m->mape,     m->median_ape,  m->rmse_log,    m->r2,         m->spearman,
+                m->coverage, m->kendall,     m->top1_regret, m->top5_regret};
+  for (int k = 0; k < 9; k++) {
     putchar(',');
     if (isfinite(v[k])) printf("%.9g", v[k]);
   }
@@ -97,7 +110,8 @@ static void csv_row(const char *scope, const char *name, const rf_metrics *m) {
  * fold, as CSV.  Written to FILE.tmp.PID and renamed, so a failed write
  * leaves no partial file.  -1 after printing the error.
  */
-static int write_predictions(const char *path, const rf_data *d, const rf_cv_result *r) {
+static int write_predictions(const char *path, const rf_data *d, const rf_cv_result *r,
+                             const char *settings) {
   size_t tl = strlen(path) + 32;
   char *tmp = malloc(tl);
   if (!tmp) { cli_error("out of memory"); return -1; }
@@ -118,11 +132,20 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     fputc(',', fp);
   }
   long kc = rf_data_text_col(d, "kernel"); /* a dataset's: its signature goes last */
-  fputs("row,measured,predicted,lo,hi,ape_pct", fp);
+  /* work per launch: the sum of the class.* counts (thread-instructions),
+     when the rows have them */
+  int have_work = 0;
+  for (size_t j = 0; j < d->n_cols; j++) have_work |= !strncmp(d->names[j], "class.", 6);
+  /* the columns of kcast 0.1 first, as they were; what 0.2 adds after */
+  fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,demangled"
+                : "row,measured,predicted,lo,hi,ape_pct", fp);
+  fputs(have_work ? ",work,settings" : ",settings", fp);
+  /* cv --shots: whether a row was a shot, and each further shot count's
+     answer, after every column of 0.2 */
   if (r->shot) fputs(",shot", fp);
   for (size_t s = 0; s < r->n_more; s++)
     fprintf(fp, ",predicted_%ushots,shot_%ushots", r->more[s].shots, r->more[s].shots);
-  fputs(kc >= 0 ? ",demangled\n" : "\n", fp);
+  fputc('\n', fp);
   for (size_t i = 0; i < d->n_rows; i++) {
     for (size_t k = 0; k < d->n_text; k++) {
       cli_csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
@@ -135,9 +158,6 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     double y = d->y[i];
     fprintf(fp, "%zu,%.9g,%.9g,%.9g,%.9g,", i + 1, y, r->pred[i], r->lo[i], r->hi[i]);
     if (y != 0) fprintf(fp, "%.6g", 100 * fabs(r->pred[i] - y) / fabs(y));
-    if (r->shot) fprintf(fp, ",%d", r->shot[i]);
-    for (size_t s = 0; s < r->n_more; s++)
-      fprintf(fp, ",%.9g,%d", r->more[s].pred[i], r->more[s].shot[i]);
     if (kc >= 0) {
       const char *k = d->text[kc][i] ? d->text[kc][i] : "";
       char *dm = fe_demangle(k);
@@ -145,6 +165,19 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
       cli_csv_field(fp, dm ? dm : k);
       free(dm);
     }
+    if (have_work) {
+      double w = 0;
+      for (size_t j = 0; j < d->n_cols; j++) {
+        double v = d->x[j * d->n_rows + i];
+        if (!strncmp(d->names[j], "class.", 6) && isfinite(v)) w += v;
+      }
+      fprintf(fp, ",%.9g", w);
+    }
+    fputc(',', fp);
+    cli_csv_field(fp, settings);
+    if (r->shot) fprintf(fp, ",%d", r->shot[i]);
+    for (size_t s = 0; s < r->n_more; s++)
+      fprintf(fp, ",%.9g,%d", r->more[s].pred[i], r->more[s].shot[i]);
     fputc('\n', fp);
   }
   int bad = ferror(fp);
@@ -393,7 +426,8 @@ int cmd_cv(int argc, char **argv) {
     free(txt);
     cJSON_Delete(root);
   } else if (fmt == CLI_FMT_CSV) {
-    puts("scope,name,rows,mape,median_ape,rmse_log,r2,spearman,coverage");
+    puts("scope,name,rows,mape,median_ape,rmse_log,r2,spearman,coverage,kendall,top1_regret,"
+         "top5_regret");
     csv_row("overall", "", &r.overall);
     for (unsigned k = 0; k < r.n_folds; k++) {
       char name[32];
@@ -425,8 +459,8 @@ int cmd_cv(int argc, char **argv) {
     printf("%s: %zu rows, %zu features, %u %s, target %s (%s)\n", in.csv ? in.csv : in.db,
            d.n_rows, d.n_cols, r.n_folds, o.by_group ? "groups (leave one out)" : "folds",
            in.target, how);
-    printf("%-24s %7s %9s %9s %9s %8s %8s %8s\n", "", "rows", "MAPE%", "medAPE%", "RMSElog",
-           "R2", "rho", "cover");
+    printf("%-24s %7s %9s %9s %9s %8s %8s %8s %7s %7s %8s\n", "", "rows", "MAPE%", "medAPE%",
+           "RMSElog", "R2", "rho", "tau", "top1", "top5", "cover");
     row("overall", &r.overall);
     if (r.n_groups) {
       printf("per %s:\n", d.group_name ? d.group_name : "group");
@@ -470,7 +504,27 @@ int cmd_cv(int argc, char **argv) {
                r.fold_et[k] ? "extra trees" : "random forest", r.fold_mf[k], r.fold_leaf[k],
                r.fold_base[k] ? "with the base" : "no base");
   }
-  if (predictions && write_predictions(predictions, &d, &r)) {
+  /* what the predictions file says it was made with (docs/formats.md) */
+  char settings[1024];
+  const char *tg = in.target ? in.target : "";
+  const char *unit = in.db ? (!strcmp(tg, "time") ? "ns" : !strcmp(tg, "power") ? "W"
+                               : !strcmp(tg, "energy") ? "J" : "")
+                           : "";
+  snprintf(settings, sizeof settings,
+           "kcast=%s;scheme=%s%s%s;folds=%u;seed=%llu;features=%s;target=%s;unit=%s;transform=%s;"
+           "base=%s;trees=%u;max_features=%g;min_leaf=%u;extra_trees=%d;search=%d;coverage=%g;"
+           "gpus=%s", KCAST_VERSION_STRING, o.by_group ? "group" : "kfold", o.by_group ? " by " : "",
+           o.by_group && d.group_name ? d.group_name : "", r.n_folds,
+           (unsigned long long)p.seed, in.features ? in.features : "default", tg, unit,
+           p.transform == RF_TRANSFORM_LOG ? "log" : "none",
+           p.base_feature >= 0 ? d.names[p.base_feature] : "none", p.n_trees, p.max_features,
+           p.min_leaf, p.extra_trees, search, coverage, in.gpus[0] ? in.gpus : in.gpu ? in.gpu : "");
+  if (r.groups_calibrated < 3)
+    fprintf(stderr, "kcast: note: the intervals for held-out groups were calibrated on %zu "
+            "group%s at least: too few to tell how far a new one lies, so they are widened by "
+            "the prior spread of groups (sigma %.2f in log space; docs/accuracy.md)\n",
+            r.groups_calibrated, r.groups_calibrated == 1 ? "" : "s", RF_UNSEEN_SIGMA);
+  if (predictions && write_predictions(predictions, &d, &r, settings)) {
     rc = KCAST_EXIT_USER;
     rf_cv_result_free(&r);
     rf_data_free(&d);

@@ -35,7 +35,7 @@
 
 const char cmd_dataset_usage[] =
     "usage: kcast dataset stats DB [--format table|csv|json]\n"
-    "       kcast dataset export DB [--format csv] [-o FILE] [--kernel REGEX]\n"
+    "       kcast dataset export DB [--format csv] [-o FILE] [--kernel REGEX | -k NAME]\n"
     "                     [--launch-skip N] [--launch-count N]\n"
     "       kcast dataset merge [--replace] OUT IN...\n"
     "       kcast dataset import-mangrove --features FLUX.db [--time T.db]\n"
@@ -139,6 +139,8 @@ const char cmd_dataset_usage[] =
     "               over OUT's conflicting ones instead of failing\n"
     "  --kernel REGEX  export only launches of kernels whose mangled name or\n"
     "               demangled signature matches REGEX (POSIX extended)\n"
+    "  -k, --kernel-name NAME  only launches of the kernel named NAME exactly\n"
+    "               (Nsight Compute's meaning; regex:EXPR as --kernel)\n"
     "  --launch-skip N, --launch-count N  of those, pass over the first N\n"
     "               (in launch id order), then export at most N\n"
     "\n"

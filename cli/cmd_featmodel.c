@@ -517,6 +517,11 @@ static int featmodel_info(int argc, char **argv) {
     }
     putchar('\n');
   }
+  if (in.ntpl)
+    printf("blocks         %s\n", in.ninst ? "each instance ran with one block: a fill with another "
+                                               "(or, for a new instance, against the rule they "
+                                               "follow) is flagged"
+                                             : "free (an instance ran with several)");
   printf("trained        %zu launches at %zu sizes, %s\n", in.nlaunches, in.nsizes, date);
   printf("features       %zu: %zu exact polynomials, %zu power laws, %zu least squares, %zu "
          "constant, %zu from the launch\n", in.nout, in.n_exact, in.n_power, in.n_linear,

@@ -76,7 +76,13 @@ const char cmd_predict_usage[] =
     "                      KCAST_GPUS=FILE; 'kcast help gpus')\n"
     "  --measured COLUMN   also compare the predictions with the CSV's COLUMN: one\n"
     "                      line on stderr with MAPE, median APE, Spearman's rho,\n"
-    "                      the share within 2x and the interval coverage\n"
+    "                      Kendall's tau, the top-1 and top-5 regret (the measured\n"
+    "                      value of the row predicted lowest, and the lowest\n"
+    "                      measured of the five predicted lowest, over the lowest\n"
+    "                      measured), the share within 2x and the interval\n"
+    "                      coverage; then one line per GPU (--gpu-column) or\n"
+    "                      per value of --group's column\n"
+    "  --group COLUMN      with --measured: the figures per value of COLUMN too\n"
     "  --measured-unit U   COLUMN's time unit for the analytic estimate (us)\n"
     "  --id COL,...        print these CSV columns (shell patterns) before each\n"
     "                      prediction, so its row can be joined to the input\n"
@@ -1093,29 +1099,81 @@ static double unit_s(const char *u) {
   return NAN;
 }
 
+/* One summary line of rows sel[0..k) (all rows when sel is NULL). */
+static int measured_line(const char *csv, const char *col, const char *group, const double *y,
+                         double scale, const double *pred, const double *lo, const double *hi,
+                         const size_t *sel, size_t k, double *buf) {
+  double *ys = buf, *ps = buf + k, *ls = buf + 2 * k, *hs = buf + 3 * k;
+  size_t in2 = 0;
+  for (size_t t = 0; t < k; t++) {
+    size_t i = sel ? sel[t] : t;
+    ys[t] = y[i] * scale;
+    ps[t] = pred[i];
+    ls[t] = lo ? lo[i] : NAN;
+    hs[t] = hi ? hi[i] : NAN;
+    in2 += ys[t] > 0 && ps[t] / ys[t] >= 0.5 && ps[t] / ys[t] <= 2;
+  }
+  rf_metrics m;
+  if (rf_metrics_compute(ys, ps, lo ? ls : NULL, hi ? hs : NULL, k, &m)) {
+    cli_error("%s", rf_last_error());
+    return -1;
+  }
+  fprintf(stderr, "kcast: %s: against %s%s%s (%zu rows): MAPE %.2f %%, median APE %.2f %%, "
+          "Spearman %.4f, Kendall %.4f, top-1 regret %.3fx, top-5 regret %.3fx, within 2x "
+          "%.3f, coverage %.3f\n", csv, col, group ? ", " : "", group ? group : "", k, m.mape,
+          m.median_ape, m.spearman, m.kendall, m.top1_regret, m.top5_regret,
+          (double)in2 / (double)(k ? k : 1), m.coverage);
+  return 0;
+}
+
+static int cmp_label(const void *a, const void *b) {
+  const char *const *x = a, *const *y = b;
+  return strcmp(*x ? *x : "", *y ? *y : "");
+}
+
 /*
  * --measured COLUMN: the predictions against the file's measured values
  * (scaled by scale to the predictions' unit), one summary line on stderr:
- * MAPE, median APE, Spearman's rho, the share within a factor of 2 and the
- * interval coverage.  Rows whose measured value is 0 count in rho only.
+ * MAPE, median APE, Spearman's rho, Kendall's tau, the top-1 and top-5
+ * regret (the measured value of the row predicted lowest, and the lowest
+ * measured of the five predicted lowest, over the lowest measured), the
+ * share within a factor of 2 and the interval coverage; then one such line
+ * per group when groups (a label per row: the row's GPU, --group's column)
+ * hold more than one.  Rows whose measured value is 0 count in the rank
+ * figures only.
  */
 static int measured_summary(const char *csv, const char *col, const double *y, double scale,
-                            const double *pred, const double *lo, const double *hi, size_t n) {
-  double *ys = calloc(n + 1, sizeof *ys);
-  if (!ys) { cli_error("out of memory"); return -1; }
-  size_t in2 = 0;
-  for (size_t i = 0; i < n; i++) {
-    ys[i] = y[i] * scale;
-    in2 += ys[i] > 0 && pred[i] / ys[i] >= 0.5 && pred[i] / ys[i] <= 2;
+                            const double *pred, const double *lo, const double *hi, size_t n,
+                            char *const *groups, const char *group_name) {
+  double *buf = malloc((4 * n + 1) * sizeof *buf);
+  size_t *sel = malloc((n + 1) * sizeof *sel);
+  const char **lab = malloc((n + 1) * sizeof *lab);
+  int rc = -1;
+  if (!buf || !sel || !lab) { cli_error("out of memory"); goto out; }
+  if (measured_line(csv, col, NULL, y, scale, pred, lo, hi, NULL, n, buf)) goto out;
+  if (groups && n) {
+    for (size_t i = 0; i < n; i++) lab[i] = groups[i];
+    qsort(lab, n, sizeof *lab, cmp_label);
+    if (strcmp(lab[0] ? lab[0] : "", lab[n - 1] ? lab[n - 1] : "")) {
+      for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && !cmp_label(&lab[a], &lab[b])) b++;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+          if (!cmp_label(&groups[i], &lab[a])) sel[k++] = i;
+        char g[300];
+        snprintf(g, sizeof g, "%s %s", group_name, lab[a] ? lab[a] : "");
+        if (measured_line(csv, col, g, y, scale, pred, lo, hi, sel, k, buf)) goto out;
+        a = b;
+      }
+    }
   }
-  rf_metrics m;
-  int rc = rf_metrics_compute(ys, pred, lo, hi, n, &m);
-  free(ys);
-  if (rc) { cli_error("%s", rf_last_error()); return -1; }
-  fprintf(stderr, "kcast: %s: against %s (%zu rows): MAPE %.2f %%, median APE %.2f %%, "
-          "Spearman %.4f, within 2x %.3f, coverage %.3f\n", csv, col, n, m.mape, m.median_ape,
-          m.spearman, (double)in2 / (double)(n ? n : 1), m.coverage);
-  return 0;
+  rc = 0;
+out:
+  free(buf);
+  free(sel);
+  free(lab);
+  return rc;
 }
 
 /* ------------------------------------------------- analytic on a CSV -- */
@@ -1128,7 +1186,8 @@ static int measured_summary(const char *csv, const char *col, const double *y, d
  * (mJ) and the bound.  Text columns are ignored.
  */
 static int predict_csv_analytic(const char *csv, const char *gpu, const char *gpu_column,
-                                const char *ids, const char *measured, double scale, int fmt) {
+                                const char *ids, const char *measured, const char *group_col,
+                                double scale, int fmt) {
   if (gpu && gpu_column) return cli_usage_error("predict", "give --gpu or --gpu-column, not both");
   const an_gpu *g = NULL;
   if (gpu && !(g = an_gpu_find(gpu))) {
@@ -1138,8 +1197,9 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     return KCAST_EXIT_USER;
   }
   char text[1024];
-  snprintf(text, sizeof text, "%s%s%s", gpu_column ? gpu_column : "",
-           gpu_column && ids ? "," : "", ids ? ids : "");
+  snprintf(text, sizeof text, "%s%s%s%s%s", gpu_column ? gpu_column : "",
+           gpu_column && ids ? "," : "", ids ? ids : "", (gpu_column || ids) && group_col ? "," : "",
+           group_col ? group_col : "");
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .text = text[0] ? text : NULL, .text_auto = 1,
                    .empty_value = ds_feature_default};
@@ -1151,6 +1211,7 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
   id_cols ic;
   ids_find(&ic, &d, ids);
   long gc = gpu_column ? rf_data_text_col(&d, gpu_column) : -1;
+  long group = group_col ? rf_data_text_col(&d, group_col) : -1;
   double *row = malloc((d.n_cols + 1) * sizeof *row);
   double *tp = malloc((d.n_rows + 1) * 3 * sizeof *tp);
   int rc = KCAST_EXIT_USER;
@@ -1218,7 +1279,9 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
   }
   /* the analytic time is in us; the measured unit is scale seconds */
   if (measured && measured_summary(csv, measured, d.y, scale * 1e6, tp, tp + d.n_rows,
-                                   tp + 2 * d.n_rows, d.n_rows))
+                                   tp + 2 * d.n_rows, d.n_rows,
+                                   group >= 0 ? d.text[group] : gc >= 0 ? d.text[gc] : NULL,
+                                   group >= 0 ? group_col : gpu_column))
     goto out;
   rc = KCAST_EXIT_OK;
 out:
@@ -1245,7 +1308,7 @@ int cmd_predict(int argc, char **argv) {
   /* predict's own options, and the launch options of the kernel mode (an
      input FILE), which cli_launch.c parses */
   enum { P_MODEL = CLI_OPT_OWN, P_FEATURES, P_GPU, P_GPU_COLUMN, P_MEASURED, P_MEASURED_UNIT,
-         P_COVERAGE, P_FORMAT, P_FEATMODEL, P_ID, P_OP };
+         P_COVERAGE, P_FORMAT, P_FEATMODEL, P_ID, P_GROUP, P_OP };
   static const struct option own[] = {
     {"model", required_argument, NULL, P_MODEL},
     {"features", required_argument, NULL, P_FEATURES},
@@ -1257,10 +1320,11 @@ int cmd_predict(int argc, char **argv) {
     {"format", required_argument, NULL, P_FORMAT},
     {"featmodel", required_argument, NULL, P_FEATMODEL},
     {"id", required_argument, NULL, P_ID},
+    {"group", required_argument, NULL, P_GROUP},
     {"op", required_argument, NULL, P_OP},
     {NULL, 0, NULL, 0},
   };
-  const char *ids = NULL;
+  const char *ids = NULL, *group_col = NULL;
   char **opv = calloc((size_t)argc + 1, sizeof *opv);
   size_t nop = 0;
   if (!opv) { cli_error("out of memory"); return KCAST_EXIT_USER; }
@@ -1285,6 +1349,7 @@ int cmd_predict(int argc, char **argv) {
       case P_MEASURED: measured = v; break;
       case P_ID: ids = v; break;
       case P_OP: opv[nop++] = (char *)v; break;
+      case P_GROUP: group_col = v; break;
       case P_MEASURED_UNIT:
         if (isnan(mscale = unit_s(v))) {
           cli_usage_error("predict", "--measured-unit is s, ms, us or ns, not '%s'", v);
@@ -1314,7 +1379,7 @@ int cmd_predict(int argc, char **argv) {
   }
   if (cli_launch_operands(&L, &op)) { free(opv); return usage_fail(&L); }
   if (nop) {
-    int bad = kernel_mode || L.path || csv || featmodel || measured || ids || gpu_column;
+    int bad = kernel_mode || L.path || csv || featmodel || measured || ids || gpu_column || group_col;
     cli_launch_free(&L);
     if (bad) {
       free(opv);
@@ -1345,9 +1410,10 @@ int cmd_predict(int argc, char **argv) {
                            "options (--kernel, --grid, --block, --arg...)");
   if (!model && gpu_column && !csv) return cli_usage_error("predict", "--gpu-column needs --features CSV");
   if (measured && !csv) return cli_usage_error("predict", "--measured needs --features CSV");
+  if (group_col && !measured) return cli_usage_error("predict", "--group needs --measured");
   if (!isnan(mscale) && !measured) return cli_usage_error("predict", "--measured-unit needs --measured");
   if (!model && csv && (gpu || gpu_column))
-    return predict_csv_analytic(csv, gpu, gpu_column, ids, measured,
+    return predict_csv_analytic(csv, gpu, gpu_column, ids, measured, group_col,
                                 isnan(mscale) ? 1e-6 : mscale, fmt);
   if (!model) return cli_usage_error("predict", "--model MODEL is required");
   if (gpu_column) return cli_usage_error("predict", "--gpu-column goes without --model (give --gpu G)");
@@ -1378,9 +1444,12 @@ int cmd_predict(int argc, char **argv) {
       return KCAST_EXIT_USER;
     }
   }
+  char text[1024];
+  snprintf(text, sizeof text, "%s%s%s", ids ? ids : "", ids && group_col ? "," : "",
+           group_col ? group_col : "");
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .keep = keep ? keep : (const char *const *)info->features, .n_keep = n_keep,
-                   .text = ids, .empty_value = ds_feature_default};
+                   .text = text[0] ? text : NULL, .empty_value = ds_feature_default};
   rf_data d, dm;
   memset(&dm, 0, sizeof dm);
   int rc = KCAST_EXIT_USER;
@@ -1395,6 +1464,7 @@ int cmd_predict(int argc, char **argv) {
   }
   id_cols ic;
   ids_find(&ic, &d, ids);
+  long gcol = group_col ? rf_data_text_col(&d, group_col) : -1;
   if (derive && derive_rows(csv, info, fgpu, &d, &dm)) goto out;
   const rf_data *in = derive ? &dm : &d; /* the model's columns, in its order */
   if (d.n_extra) {
@@ -1475,7 +1545,9 @@ int cmd_predict(int argc, char **argv) {
   }
   /* predictions are in the model's target unit: --measured-unit converts
      only when both are times (the model's unit is the training file's) */
-  if (measured && measured_summary(csv, measured, d.y, 1.0, pred, lo, hi, d.n_rows)) goto out;
+  if (measured && measured_summary(csv, measured, d.y, 1.0, pred, lo, hi, d.n_rows,
+                                   gcol >= 0 ? d.text[gcol] : NULL, group_col))
+    goto out;
   rc = KCAST_EXIT_OK;
 out:
   free(pred);

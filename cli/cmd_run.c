@@ -78,7 +78,7 @@ const char cmd_run_usage[] =
     "usage: kcast run [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
     "                 [--sample CTAS] [--threads N] [--timeout SECONDS]\n"
     "                 [--oob error|warn] [--keep-going] [--lock-wait SECS]\n"
-    "                 [--kernel REGEX] [--launch-skip N] [--launch-count N]\n"
+    "                 [--kernel REGEX | -k NAME] [--launch-skip N] [--launch-count N]\n"
     "                 [--summary FILE] -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on the CPU: kcast's libcudart.so.13 replaces the CUDA\n"
@@ -113,6 +113,9 @@ const char cmd_run_usage[] =
     "                   `kcast dataset merge DB DB.pending-PID.db` (exit 1)\n"
     "  --kernel REGEX   store only launches of kernels whose mangled name or\n"
     "                   demangled signature matches REGEX (POSIX extended)\n"
+    "  -k, --kernel-name NAME  as Nsight Compute's: only launches of the kernel\n"
+    "                   named NAME exactly (mangled, demangled signature or source\n"
+    "                   name, gemm_tiled_kernel<16>), or with regex:EXPR as --kernel\n"
     "  --launch-skip N  pass over the first N matching launches\n"
     "  --launch-count N store at most N matching launches (every launch still\n"
     "                   runs: the program needs its results)\n"
@@ -125,17 +128,21 @@ const char cmd_run_usage[] =
     "program killed by a signal otherwise (a crash, kill) leaves the dataset as\n"
     "it was.  DB must be writable before the program starts.  Killing kcast run\n"
     "(SIGINT, SIGTERM, SIGHUP, SIGQUIT; SIGKILL too) ends the program with it\n"
-    "and leaves nothing behind.  On a terminal, stderr shows the launches done,\n"
-    "the kernel running and the emulation rate while the program runs.\n";
+    "and leaves nothing behind.  On a terminal (or in a log with --progress),\n"
+    "stderr shows the launches done, the kernel running and the emulation rate\n"
+    "while the program runs; --quiet turns that off.\n";
 
 const char cmd_nvcc_usage[] =
     "usage: kcast nvcc NVCC-ARGS...\n"
     "\n"
     "Run nvcc ($NVCC, default nvcc) with what makes the program runnable by\n"
     "`kcast run`: -cudart shared (unless -cudart is given), --no-compress, and\n"
-    "-gencode arch=compute_90,code=[sm_90,compute_90] (sm_90 machine code plus\n"
-    "PTX) unless an -arch, -gencode or -code option is given.  nvcc's output and\n"
-    "exit status pass through.  nvcc runs its stages through a shell, so an\n"
+    "unless an -arch, -gencode or -code option is given, machine code for every\n"
+    "GPU generation from sm_70 to sm_90 that this nvcc makes (`nvcc\n"
+    "--list-gpu-code`; CUDA 13: sm_75, sm_80, sm_86, sm_89, sm_90) and\n"
+    "compute_90 PTX for newer GPUs and the emulator, so the program runs on a\n"
+    "T4, A100, A10, L4 or H100 node alike.  nvcc's output and exit status pass\n"
+    "through.  nvcc runs its stages through a shell, so an\n"
     "argument holding $, `, \", \\ or a newline is refused.\n";
 
 /* Folder holding kcast's libcudart.so.13, or -1. */
@@ -433,9 +440,10 @@ static char *join_args(int argc, char **argv) {
  * While the program runs: on a terminal, one line on stderr redrawn four
  * times a second once a second has passed -- launches done, the kernel
  * running, thread-instructions and their rate -- read from the status page
- * the replacement library updates (runtime/rt.h, rt_status).  Nothing when
- * stderr is not a terminal.  A thread of its own, so the wait for the
- * program is not involved.
+ * the replacement library updates (runtime/rt.h, rt_status); with
+ * --progress and stderr not a terminal, the same as a whole line every
+ * CLI_PROGRESS_LOG_S seconds (a log); nothing otherwise, or with --quiet.
+ * A thread of its own, so the wait for the program is not involved.
  */
 typedef struct progress {
   const rt_status *st;   /* mapped status page, NULL: no progress */
@@ -466,8 +474,8 @@ static void human(double v, char *buf, size_t cap) {
 
 static void *progress_fn(void *arg) {
   progress *p = arg;
-  int shown = 0;
-  double last_t = p->t0, rate = 0;
+  int shown = 0, lines = cli_progress_style() == CLI_PROGRESS_LINES;
+  double last_t = p->t0, rate = 0, last_line = 0;
   uint64_t last_insns = 0;
   while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
     struct timespec nap = {0, 250 * 1000 * 1000};
@@ -475,6 +483,7 @@ static void *progress_fn(void *arg) {
     double t = now_s();
     rt_status s;
     if (t - p->t0 < 1.0 || status_read(p->st, &s) < 0) continue;
+    if (lines && last_line > 0 && t - last_line < CLI_PROGRESS_LOG_S) continue;
     uint64_t insns = s.insns_done + s.insns_now;
     if (t > last_t) rate = (double)(insns - last_insns) / (t - last_t);
     last_t = t;
@@ -484,12 +493,14 @@ static void *progress_fn(void *arg) {
     human(rate, nr, sizeof nr);
     if (s.lseq >= 0)
       snprintf(cur, sizeof cur, "launch %" PRId64 " %.40s", s.lseq, s.kernel);
-    fprintf(stderr, "\rkcast run: %" PRIu64 " launches done%s, %s, %s thread-insns, %s/s, %.0f s\033[K",
-            s.launches, s.failed ? " (some failed)" : "", cur, ni, nr, t - p->t0);
+    fprintf(stderr, "%skcast run: %" PRIu64 " launches done%s, %s, %s thread-insns, %s/s, %.0f s%s",
+            lines ? "" : "\r", s.launches, s.failed ? " (some failed)" : "", cur, ni, nr,
+            t - p->t0, lines ? "\n" : "\033[K");
     fflush(stderr);
     shown = 1;
+    last_line = t;
   }
-  if (shown) {
+  if (shown && !lines) {
     fputs("\r\033[K", stderr);
     fflush(stderr);
   }
@@ -504,7 +515,8 @@ static int progress_start(progress *p, int fd) {
   if (m == MAP_FAILED) return -1;
   p->st = m;
   p->t0 = now_s();
-  if (isatty(STDERR_FILENO)) p->started = pthread_create(&p->th, NULL, progress_fn, p) == 0;
+  if (cli_progress_style() != CLI_PROGRESS_NONE)
+    p->started = pthread_create(&p->th, NULL, progress_fn, p) == 0;
   return 0;
 }
 
@@ -899,7 +911,7 @@ int cmd_run(int argc, char **argv) {
               "(%s)", prog[0], timeout, db_path, partial);
   fprintf(stderr, "kcast run: %zu launches of %s recorded in %s", written, app, db_path);
   if (nsel != total)
-    fprintf(stderr, " (%zu of %zu launches selected by --kernel/--launch-skip/--launch-count)",
+    fprintf(stderr, " (%zu of %zu launches selected by --kernel/-k/--launch-skip/--launch-count)",
             nsel, total);
   if (failed)
     fprintf(stderr, "; %zu launch%s failed in the emulator (not recorded; the program got the "
@@ -942,13 +954,23 @@ int cmd_nvcc(int argc, char **argv) {
   }
   const char *nvcc = getenv("NVCC");
   if (!nvcc || !*nvcc) nvcc = "nvcc";
-  char **av = calloc((size_t)argc + 8, sizeof *av);
+  char **av = calloc((size_t)argc + 24, sizeof *av);
   if (!av) return KCAST_EXIT_USER;
   int n = 0;
   av[n++] = (char *)nvcc;
   if (!has_cudart) av[n++] = "-cudart", av[n++] = "shared";
   if (!has_compress) av[n++] = "--no-compress";
-  if (!has_arch) av[n++] = "-gencode", av[n++] = "arch=compute_90,code=[sm_90,compute_90]";
+  char gencode[16][64];
+  if (!has_arch) {
+    char err[512];
+    int ng = fe_nvcc_gencode(nvcc, gencode, 16, err, sizeof err);
+    if (ng < 0) {
+      cli_error("%s", err);
+      free(av);
+      return KCAST_EXIT_USER;
+    }
+    for (int k = 0; k < ng; k++) av[n++] = gencode[k];
+  }
   for (int i = 1; i < argc; i++) av[n++] = argv[i];
   av[n] = NULL;
   fflush(stdout);

@@ -88,6 +88,9 @@ const char cmd_suite_usage[] =
     "  --force          run entries the dataset already holds\n"
     "  -n, --dry-run    print the plan (the shard's entries, expected cost, run\n"
     "                   or skip) and run nothing\n"
+    "  --progress       also when stderr is not a terminal (a Slurm log), a line\n"
+    "                   saying which entries run and for how long, after a\n"
+    "                   second and then every 10 s (every command's option)\n"
     "  --gpu NAME       profile: GPU key of the measurements (default: from the\n"
     "                   device name, as kcast profile)\n"
     "  --power          profile: also power and energy (kcast profile --power)\n"
@@ -116,6 +119,10 @@ typedef struct entry {
   long long repeat;       /* repeat=, 0 = --repeat */
   int oob_error;          /* oob=error */
   double cost_hint;       /* cost=, < 0 = none */
+  long long mem;          /* mem=, MiB the entry needs; 0 = not said */
+  char *cwd_given;        /* cwd= as written, or NULL */
+  char *cwd;              /* it resolved against the manifest's folder: the
+                             entry's working directory; NULL = kcast's own */
   /* planning */
   char build[64];         /* hash of the program file */
   char *command;          /* canonical: what shapes its results */
@@ -147,6 +154,8 @@ static void suite_free(suite *s) {
     free(e->app);
     free(e->dataset);
     free(e->bench);
+    free(e->cwd_given);
+    free(e->cwd);
     free(e->command);
   }
   free(s->e);
@@ -314,10 +323,45 @@ static int entry_finish(const suite *s, entry *e, const char *mdir, const suite_
     cli_error("%s:%d: empty app name", s->manifest, e->line);
     return -1;
   }
+  if (e->cwd_given) {
+    /* the entry runs there: its folder must exist now, and the program is
+       named by its absolute path (it is found before the chdir) */
+    char *rel = NULL, abs[PATH_MAX];
+    if (e->cwd_given[0] != '/' && asprintf(&rel, "%s/%s", mdir, e->cwd_given) < 0) rel = NULL;
+    const char *want = e->cwd_given[0] == '/' ? e->cwd_given : rel;
+    struct stat sb;
+    const char *why = !want ? "out of memory" : NULL;
+    if (!why && !realpath(want, abs)) why = strerror(errno);
+    if (!why && (stat(abs, &sb) < 0 || !S_ISDIR(sb.st_mode))) why = "not a folder";
+    if (why) {
+      cli_error("%s:%d: cwd=%s: %s", s->manifest, e->line, e->cwd_given, why);
+      free(rel);
+      return -1;
+    }
+    free(rel);
+    if (!(e->cwd = strdup(abs))) {
+      cli_error("out of memory");
+      return -1;
+    }
+    char pabs[PATH_MAX];
+    if (realpath(e->path, pabs)) {
+      free(e->path);
+      if (!(e->path = strdup(pabs))) {
+        cli_error("out of memory");
+        return -1;
+      }
+    }
+  }
   /* What shapes the results: options first, in a fixed order, then the
      program as written and its arguments. */
   size_t len = 0, cap = 0;
   char *c = NULL, num[64];
+  if (e->cwd_given) {
+    char *w = NULL;
+    if (asprintf(&w, "cwd=%s", e->cwd_given) < 0) w = NULL;
+    if (w) put_word(&c, &len, &cap, w);
+    free(w);
+  }
   if (e->sample && !o->profile) {
     snprintf(num, sizeof num, "sample=%lld", e->sample);
     put_word(&c, &len, &cap, num);
@@ -360,6 +404,8 @@ static int parse_line(const suite *s, const char *line, int lineno, entry *e) {
       else if (kl == 3 && !strncmp(tok, "app", kl)) str = &e->app;
       else if (kl == 7 && !strncmp(tok, "dataset", kl)) str = &e->dataset;
       else if (kl == 5 && !strncmp(tok, "bench", kl)) str = &e->bench;
+      else if (kl == 3 && !strncmp(tok, "cwd", kl)) str = &e->cwd_given;
+      else if (kl == 3 && !strncmp(tok, "mem", kl)) num = &e->mem, hi = 1LL << 30;
       if (num) {
         if (parse_ll(v, lo, hi, num) < 0) {
           cli_error("%s:%d:%d: %.*s= needs a whole number in %lld..%lld, not '%s'", s->manifest,
@@ -369,6 +415,10 @@ static int parse_line(const suite *s, const char *line, int lineno, entry *e) {
       } else if (str) {
         if (*str) {
           cli_error("%s:%d:%d: %.*s= given twice", s->manifest, lineno, col, (int)kl, tok);
+          goto fail;
+        }
+        if (!*v) {
+          cli_error("%s:%d:%d: %.*s= needs a value", s->manifest, lineno, col, (int)kl, tok);
           goto fail;
         }
         if (!(*str = strdup(v))) goto nomem;
@@ -390,7 +440,7 @@ static int parse_line(const suite *s, const char *line, int lineno, entry *e) {
         e->cost_hint = d;
       } else {
         cli_error("%s:%d:%d: unknown option '%.*s' (app, dataset, bench, sample, threads, "
-                  "timeout, oob, repeat, cost)", s->manifest, lineno, col, (int)kl, tok);
+                  "timeout, oob, repeat, cost, mem, cwd)", s->manifest, lineno, col, (int)kl, tok);
         goto fail;
       }
       free(tok);
@@ -419,7 +469,7 @@ static int parse_line(const suite *s, const char *line, int lineno, entry *e) {
   }
   if (!e->prog) {
     if (e->app || e->dataset || e->bench || e->sample || e->threads || e->timeout ||
-        e->repeat || e->oob_error || e->cost_hint >= 0) {
+        e->repeat || e->oob_error || e->cost_hint >= 0 || e->mem || e->cwd_given) {
       cli_error("%s:%d:%d: options but no program", s->manifest, lineno, col);
       return -1;
     }
@@ -768,6 +818,10 @@ static int start_entry(runner *r, entry *e) {
     if (nul >= 0) dup2(nul, STDIN_FILENO);
     dup2(lfd, STDOUT_FILENO);
     dup2(lfd, STDERR_FILENO);
+    if (e->cwd && chdir(e->cwd) < 0) {
+      fprintf(stderr, "kcast: cwd=%s: %s\n", e->cwd, strerror(errno));
+      _exit(127);
+    }
     execv(r->self, av);
     fprintf(stderr, "kcast: cannot run %s: %s\n", r->self, strerror(errno));
     _exit(127);
@@ -1091,8 +1145,14 @@ int cmd_suite(int argc, char **argv) {
   ds_close(have);
   if (dry) {
     static const char *const src[] = {"guessed", "given", "recorded"};
-    printf("shard %d/%d of %s: %zu of %zu entries, expected %.1f s of %.1f s; %zu to run -> %s\n",
+    /* memory: the most an entry said (mem=) times the entries at a time */
+    long long mem = 0;
+    for (size_t k = 0; k < s.n; k++)
+      if (s.e[k].state >= 0 && s.e[k].mem > mem) mem = s.e[k].mem;
+    printf("shard %d/%d of %s: %zu of %zu entries, expected %.1f s of %.1f s; %zu to run -> %s",
            si, sn, manifest, mine, s.n, cost_mine, cost_all, todo, out);
+    if (mem) printf("; memory %lld MiB", mem * (o.profile ? 1 : jobs));
+    putchar('\n');
     for (size_t k = 0; k < s.n; k++) {
       entry *e = &s.e[order[k]];
       if (e->state < 0) continue;
@@ -1116,6 +1176,9 @@ int cmd_suite(int argc, char **argv) {
       dir[0] = 0;
       goto out;
     }
+    /* absolute: an entry with cwd= runs elsewhere and writes there */
+    char adir[PATH_MAX];
+    if (realpath(dir, adir)) snprintf(dir, sizeof dir, "%s", adir);
   }
   char self[PATH_MAX];
   ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -1142,7 +1205,9 @@ int cmd_suite(int argc, char **argv) {
   sa.sa_handler = on_signal;
   got_signal = 0;
   for (int k = 0; k < 3; k++) sigaction(sigs[k], &sa, &old[k]);
-  double t0 = now_s();
+  /* the first progress line after a second, then every CLI_PROGRESS_LOG_S */
+  double t0 = now_s(), last_progress = t0 + 1.0 - CLI_PROGRESS_LOG_S;
+  int progress_lines = cli_progress_style() == CLI_PROGRESS_LINES;
   size_t next = 0, running = 0, done = 0, passed = 0, failed = 0, skipped = 0;
   for (size_t k = 0; k < s.n; k++) {
     entry *e = &s.e[order[k]];
@@ -1204,6 +1269,19 @@ int cmd_suite(int argc, char **argv) {
                entry_label(e, lb, sizeof lb), e->secs, e->reason);
       }
       fflush(stdout);
+    }
+    /* --progress in a log: what runs (the per-entry lines come only when
+       an entry ends) */
+    if (progress_lines && running && t - last_progress >= CLI_PROGRESS_LOG_S) {
+      last_progress = t;
+      fprintf(stderr, "kcast suite %s: %zu/%zu done, running:", sub, done, mine);
+      for (size_t k = 0; k < s.n; k++) {
+        char lb[512];
+        if (s.e[k].state == ST_RUNNING)
+          fprintf(stderr, " %s (%.0f s)", entry_label(&s.e[k], lb, sizeof lb), t - s.e[k].t0);
+      }
+      fputc('\n', stderr);
+      fflush(stderr);
     }
     if (w <= 0) {
       struct timespec nap = {0, 20 * 1000 * 1000};

@@ -89,7 +89,10 @@ static void print_overview(FILE *f) {
         "for every command; long names are written out whole; options and operands\n"
         "mix freely, and after -- every word is an operand (run and profile: the\n"
         "options end at PROGRAM).  'kcast help COMMAND' or 'kcast COMMAND --help'\n"
-        "shows a command's options.\n", f);
+        "shows a command's options.  Every command also takes --progress (progress\n"
+        "lines on stderr even when it is not a terminal: a log gets a whole line at\n"
+        "most every 10 s) and --quiet (no progress, not even on a terminal); without\n"
+        "them progress shows on a terminal only.\n", f);
 }
 
 static const cmd_entry *find_command(const char *name) {

@@ -129,6 +129,7 @@
  */
 #include "emulator/emu.h"
 #include "emulator/emu_int.h"
+#include "emulator/emu_trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1249,7 +1250,12 @@ void emu_launch_cfg_init(emu_launch_cfg *cfg) {
 /* Counters of one OpenMP thread (summed at the end). */
 enum {
   S_GBYTES, S_GLOAD, S_GSTORE, S_GATOM, S_GACC, S_GSECT, S_SBYTES, S_SACC,
-  S_SREPLAY, S_LBYTES, S_BRANCH, S_DIVERGE, S_BARRIER, S_NSTAT
+  S_SREPLAY, S_LBYTES, S_BRANCH, S_DIVERGE, S_BARRIER,
+  S_GSECT_LD,   /* the loads' part of S_GSECT */
+  S_CACC,       /* warp-level constant-memory loads through a register
+                   address (LDC; an immediate address is an operand) */
+  S_CREPLAY,    /* their distinct addresses beyond the first (serialised) */
+  S_NSTAT
 };
 
 typedef struct sent {
@@ -1328,6 +1334,10 @@ typedef struct worker {
   emu_tcache tc;          /* the footprint chunk touched last */
   emu_texview tv;         /* the texture used last (tv.t NULL: none) */
   int oom;
+  emu_trace *tr;          /* the address stream of the running CTA ... */
+  int tracing;            /* ... when it is one the launch traces */
+  emu_trace_res *tres;    /* results of this thread's traced CTAs */
+  size_t ntres, ctres;
 } worker;
 
 struct launch {
@@ -1356,6 +1366,12 @@ struct launch {
   pfout *po;              /* printf text of the CTAs that printed */
   size_t npo;
   uint64_t next;          /* next run index to hand out (atomic) */
+  const uint64_t *trace;  /* CTAs whose address streams are traced,
+                             ascending (emu_trace.h), ntrace of them */
+  const unsigned char *trace_role; /* EMU_TRACE_* of each */
+  size_t ntrace;
+  emu_trace_res *tres;    /* the merged workers' results */
+  size_t ntres;
 };
 
 static double now_s(void) {
@@ -1915,6 +1931,13 @@ static __attribute__((noinline)) void lazy_lanes(const galloc *g, const uint64_t
 static int touch_lanes(worker *W, const uint64_t *addr, const long *gidx, long g1,
                        uint32_t gl, unsigned n, int mono);
 
+/* A constant load whose address comes from a register (an LDC of the
+   machine code), not from a symbol and an offset (an operand of the
+   instruction that uses it). */
+static inline int const_indexed(const warp *w, const eop *e) {
+  return e->abase < w->fr[w->nf - 1].fn->f->nregs;
+}
+
 /*
  * A full warp loading n bytes at the one address a (mem_op): resolved and
  * read once, the value given to every lane, counted as the lane-by-lane
@@ -1930,12 +1953,16 @@ static int mem_uniform_ld(worker *W, warp *w, uint64_t *r, const eop *e, uint64_
   uint64_t v = extend(load_n(ac.p, n), n, e->sext, e->dw[0]);
   uint64_t *dst = r + (size_t)e->o.d[0] * EMU_LANES;
   for (uint32_t l = 0; l < EMU_LANES; l++) dst[l] = v;
+  if (ac.rs == R_CONST && const_indexed(w, e)) W->st[S_CACC]++;
   if (ac.rs != R_GLOBAL) return 0;
   uint64_t bytes = (uint64_t)EMU_LANES * e->mbytes;
   W->st[S_GBYTES] += bytes;
   W->st[S_GLOAD] += bytes;
   W->st[S_GACC]++;
-  W->st[S_GSECT] += 1 + (((a + n - 1) >> 5) != (a >> 5));
+  unsigned us = 1 + (((a + n - 1) >> 5) != (a >> 5));
+  W->st[S_GSECT] += us;
+  W->st[S_GSECT_LD] += us;
+  if (W->tracing) emu_trace_range(W->tr, w->idx, 0, a >> 5, (a + n - 1) >> 5);
   if (touch_lanes(W, &a, NULL, ac.g, 1, n, 1)) {
     W->oom = 1;
     fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
@@ -2097,7 +2124,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   uint64_t addr[EMU_LANES];
   uint8_t *p[EMU_LANES];
   long gidx[EMU_LANES];
-  uint32_t gl = 0, sl = 0, ll = 0;
+  uint32_t gl = 0, sl = 0, ll = 0, cl = 0;
   const uint64_t *base = r + (size_t)e->abase * EMU_LANES;
   uint64_t lo = UINT64_MAX, hi = 0, orv = 0, prev = 0;
   int mono = 1;
@@ -2140,6 +2167,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     /* p[] stays unset: the block path reads and writes ac.p directly,
        except in shared memory, whose bank count wants the lanes */
     if (ac.rs == R_GLOBAL) gl = m, g1 = ac.g;
+    else if (ac.rs == R_CONST) cl = m;
     else if (ac.rs == R_SHARED) {
       for (uint32_t l = 0; l < EMU_LANES; l++) p[l] = ac.p + (size_t)l * n;
       sl = m;
@@ -2149,6 +2177,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     if (ac.rs == R_GLOBAL) gl = m, g1 = ac.g;
     else if (ac.rs == R_SHARED) sl = m;
     else if (ac.rs == R_LOCAL) ll = m;
+    else if (ac.rs == R_CONST) cl = m;
   } else {
     for (uint32_t mm = m; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
@@ -2169,6 +2198,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       if (ac.rs == R_GLOBAL) gl |= 1u << l;
       else if (ac.rs == R_SHARED) sl |= 1u << l;
       else if (ac.rs == R_LOCAL) ll |= 1u << l;
+      else if (ac.rs == R_CONST) cl |= 1u << l;
     }
   }
   if (drop) {
@@ -2244,6 +2274,8 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       /* [lo, hi + n) contiguous, every element aligned and at most 8 bytes:
          no element spans two sectors and every sector between is hit */
       W->st[S_GSECT] += (hi >> 5) - (lo >> 5) + 1;
+      if (e->k == K_LD) W->st[S_GSECT_LD] += (hi >> 5) - (lo >> 5) + 1;
+      if (W->tracing) emu_trace_range(W->tr, w->idx, e->k != K_LD, lo >> 5, hi >> 5);
       if (emu_touch(d_of(W), g1, lo - d_of(W)->a[g1].base, hi + n - lo, &W->tc)) {
         W->oom = 1;
         fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
@@ -2259,7 +2291,10 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       sec[ns++] = a >> 5;
       if (((a + n - 1) >> 5) != (a >> 5)) sec[ns++] = (a + n - 1) >> 5;
     }
-    W->st[S_GSECT] += count_distinct(sec, ns);
+    unsigned nd = count_distinct(sec, ns); /* sorts sec */
+    W->st[S_GSECT] += nd;
+    if (e->k == K_LD) W->st[S_GSECT_LD] += nd;
+    if (W->tracing) emu_trace_list(W->tr, w->idx, e->k != K_LD, sec, ns);
     if ((gl & ~drop) && touch_lanes(W, addr, g1 >= 0 ? NULL : gidx, g1, gl & ~drop, n, mono)) {
       W->oom = 1;
       fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
@@ -2338,6 +2373,14 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
   }
 shared_done:
   if (ll) W->st[S_LBYTES] += (uint64_t)emu_popc32(ll) * e->mbytes;
+  if (cl && const_indexed(w, e)) {
+    /* the constant cache serves one address a clock: the distinct words */
+    uint64_t cw[EMU_LANES];
+    unsigned nc = 0;
+    for (uint32_t mm = cl; mm; mm &= mm - 1) cw[nc++] = addr[__builtin_ctz(mm)] >> 2;
+    W->st[S_CACC]++;
+    W->st[S_CREPLAY] += count_distinct(cw, nc) - 1;
+  }
   return 0;
 }
 
@@ -3121,10 +3164,41 @@ static void warp_free(warp *w) {
   free(w->ra);
 }
 
+/* Start tracing CTA cta when the launch traces it (W->tracing). */
+static void trace_begin(worker *W, uint64_t cta) {
+  launch *L = W->L;
+  W->tracing = 0;
+  size_t lo = 0, hi = L->ntrace;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (L->trace[mid] < cta) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == L->ntrace || L->trace[lo] != cta) return;
+  if (!W->tr) W->tr = emu_trace_new();
+  W->tracing = W->tr && emu_trace_begin(W->tr, cta, L->trace_role[lo], L->nwarps) == 0;
+}
+
+/* The traced CTA finished: keep its results (dropped when memory is short:
+   the launch's averages then come from fewer CTAs). */
+static void trace_end(worker *W) {
+  W->tracing = 0;
+  if (W->ntres == W->ctres) {
+    size_t nc = W->ctres ? 2 * W->ctres : 8;
+    emu_trace_res *t = realloc(W->tres, nc * sizeof *t);
+    if (!t) return;
+    W->tres = t;
+    W->ctres = nc;
+  }
+  if (emu_trace_end(W->tr, &W->tres[W->ntres]) == 0) W->ntres++;
+  else emu_trace_res_free(&W->tres[W->ntres]);
+}
+
 /* Run CTA number `cta` (linear index); 0 or -1. */
 static int run_cta(worker *W, uint64_t cta) {
   launch *L = W->L;
   W->cta = cta;
+  if (L->ntrace) trace_begin(W, cta);
   W->ctaid[0] = (uint32_t)(cta % L->gdim[0]);
   W->ctaid[1] = (uint32_t)(cta / L->gdim[0] % L->gdim[1]);
   W->ctaid[2] = (uint32_t)(cta / ((uint64_t)L->gdim[0] * L->gdim[1]));
@@ -3157,7 +3231,10 @@ static int run_cta(worker *W, uint64_t cta) {
       }
       if (w->state != W_DONE) alldone = 0;
     }
-    if (alldone) return 0;
+    if (alldone) {
+      if (W->tracing) trace_end(W);
+      return 0;
+    }
     if (release_barriers(W)) progress = 1;
     if (!progress) {
       for (uint32_t i = 0; i < L->nwarps; i++)
@@ -3277,6 +3354,9 @@ static void worker_free(worker *W) {
   free(W->pf.p);
   for (size_t i = 0; i < W->npo; i++) free(W->po[i].b.p);
   free(W->po);
+  emu_trace_free(W->tr);
+  for (size_t i = 0; i < W->ntres; i++) emu_trace_res_free(&W->tres[i]);
+  free(W->tres);
   memset(W, 0, sizeof *W);
 }
 
@@ -3349,6 +3429,17 @@ static void merge_worker(launch *L, worker *W, uint64_t *tcnt, uint64_t *wcnt, u
   L->oob_n += W->oob;
   W->oob = 0;
   if (W->oom) L->oom = 1;
+  if (W->ntres) {
+    emu_trace_res *t = realloc(L->tres, (L->ntres + W->ntres) * sizeof *t);
+    if (t) {
+      memcpy(t + L->ntres, W->tres, W->ntres * sizeof *t);
+      L->tres = t;
+      L->ntres += W->ntres;
+    } else {
+      for (size_t i = 0; i < W->ntres; i++) emu_trace_res_free(&W->tres[i]);
+    }
+    W->ntres = 0;
+  }
   if (W->npo) {
     pfout *np = realloc(L->po, (L->npo + W->npo) * sizeof *np);
     if (!np) {
@@ -3524,6 +3615,146 @@ static int set_prefixed(feat_vec *v, const char *prefix, const char *s, double v
   return feat_set(v, name, val);
 }
 
+/*
+ * The CTAs whose address streams a launch traces (emu_trace.h): at most
+ * EMU_TRACE_CTAS spread over the CTAs that run (EMU_TRACE_MAIN), and the
+ * neighbours one back in x, y and z (EMU_TRACE_PROBE) of one of them --
+ * two when the sample has 16 or more -- chosen near the middle of the
+ * grid among those that have neighbours there.  Into L->trace (ascending)
+ * and L->trace_role; *extra (NULL when none) the probes a sampled launch
+ * does not run, which emu_launch runs after it, their counts not counted.
+ * 0 or -1 (ENOMEM).
+ */
+static int trace_plan(launch *L, uint64_t **ctas, unsigned char **roles, uint64_t **extra,
+                      size_t *nextra) {
+  *ctas = NULL;
+  *roles = NULL;
+  *extra = NULL;
+  *nextra = 0;
+  uint64_t nmain = L->nrun < EMU_TRACE_CTAS ? L->nrun : EMU_TRACE_CTAS, got = 0;
+  uint64_t *v = malloc((nmain + 6) * sizeof *v);
+  unsigned char *ro = malloc(nmain + 6);
+  if (!v || !ro) {
+    free(v);
+    free(ro);
+    return -1;
+  }
+  if (L->list) {
+    for (uint64_t i = 0; i < nmain; i++)
+      v[i] = L->list[(unsigned __int128)(2 * i + 1) * L->nrun / (2 * nmain)];
+    got = nmain;
+  } else {
+    uint64_t *s = sample_list(L->gdim, nmain, &got);
+    if (!s) {
+      free(v);
+      free(ro);
+      return -1;
+    }
+    memcpy(v, s, got * sizeof *v);
+    free(s);
+  }
+  for (uint64_t i = 0; i < got; i++) ro[i] = EMU_TRACE_MAIN;
+  /* bases: main CTAs nearest the middle (and at a quarter) with every
+     coordinate >= 1 in the grid's dimensions that are longer than 1 */
+  size_t n = got;
+  uint64_t gx = L->gdim[0], gxy = (uint64_t)L->gdim[0] * L->gdim[1];
+  double want[2] = {0.5, 0.25};
+  int nbases = L->nrun >= 16 ? 2 : 1;
+  uint64_t used = UINT64_MAX;
+  for (int b = 0; b < nbases; b++) {
+    uint64_t best = UINT64_MAX;
+    double bd = 1e300;
+    for (uint64_t i = 0; i < got; i++) {
+      uint64_t c = v[i], x = c % gx, y = c / gx % L->gdim[1], z = c / gxy;
+      if ((L->gdim[0] > 1 && !x) || (L->gdim[1] > 1 && !y) || (L->gdim[2] > 1 && !z) || c == used)
+        continue;
+      double d = fabs((double)c - want[b] * (double)L->ntotal);
+      if (d < bd) bd = d, best = c;
+    }
+    if (best == UINT64_MAX) continue;
+    used = best;
+    uint64_t nb[3] = {L->gdim[0] > 1 ? best - 1 : UINT64_MAX,
+                      L->gdim[1] > 1 ? best - gx : UINT64_MAX,
+                      L->gdim[2] > 1 ? best - gxy : UINT64_MAX};
+    for (int d = 0; d < 3; d++) {
+      if (nb[d] == UINT64_MAX) continue;
+      size_t k = 0;
+      while (k < n && v[k] != nb[d]) k++;
+      if (k < n) {
+        ro[k] |= EMU_TRACE_PROBE;
+      } else {
+        v[n] = nb[d];
+        ro[n++] = EMU_TRACE_PROBE;
+      }
+    }
+  }
+  /* ascending, roles alongside (a handful: insertion sort) */
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      uint64_t t = v[j]; v[j] = v[j - 1]; v[j - 1] = t;
+      unsigned char r = ro[j]; ro[j] = ro[j - 1]; ro[j - 1] = r;
+    }
+  if (L->list) { /* the probes the sample does not run */
+    uint64_t *x = malloc(6 * sizeof *x);
+    if (!x) {
+      free(v);
+      free(ro);
+      return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+      if (ro[i] != EMU_TRACE_PROBE) continue;
+      size_t lo = 0, hi = L->nrun;
+      while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (L->list[mid] < v[i]) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo == L->nrun || L->list[lo] != v[i]) x[(*nextra)++] = v[i];
+    }
+    if (*nextra) *extra = x;
+    else free(x);
+  }
+  *ctas = v;
+  *roles = ro;
+  L->trace = v;
+  L->trace_role = ro;
+  L->ntrace = n;
+  return 0;
+}
+
+/*
+ * Run the probes of a sampled launch (trace_plan's extra) on the calling
+ * thread, for their address streams alone: their counts, printf text and
+ * errors are dropped (a probe that fails gives no sharing figure), their
+ * traced results go to L.
+ */
+static void run_probes(launch *L, uint64_t *extra, size_t nextra) {
+  launch P = *L;
+  P.list = extra;
+  P.nrun = nextra;
+  P.next = 0;
+  P.po = NULL;
+  P.npo = 0;
+  P.tres = NULL;
+  P.ntres = 0;
+  P.abort_cta = P.err_cta = P.oob_cta = UINT64_MAX;
+  P.stop_all = 0;
+  P.oob_n = 0;
+  P.oom = 0;
+  worker Wp;
+  if (worker_init(&Wp, &P, 1) == 0) {
+    run_ctas(&Wp, 0);
+    emu_trace_res *t = Wp.ntres ? realloc(L->tres, (L->ntres + Wp.ntres) * sizeof *t) : NULL;
+    if (t) {
+      memcpy(t + L->ntres, Wp.tres, Wp.ntres * sizeof *t);
+      L->tres = t;
+      L->ntres += Wp.ntres;
+      Wp.ntres = 0;
+    }
+  }
+  worker_free(&Wp);
+}
+
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap) {
   if (!em || !kernel || !cfg) return emu_errf(err, cap, "emu_launch: null argument");
@@ -3608,12 +3839,18 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   if (cfg->insn_budget && cfg->insn_budget / 64 + 1 < L.flush_at)
     L.flush_at = cfg->insn_budget / 64 + 1;
   int rc = -1;
-  uint64_t *tcnt = NULL, *wcnt = NULL;
+  uint64_t *tcnt = NULL, *wcnt = NULL, *tctas = NULL, *textra = NULL;
+  unsigned char *troles = NULL;
+  size_t ntextra = 0;
   double *keyc = NULL;
   uint64_t stt[S_NSTAT] = {0};
   if (cfg->sample_ctas && cfg->sample_ctas < ntotal) {
     L.list = sample_list(cfg->grid, cfg->sample_ctas, &L.nrun);
     if (!L.list) { emu_errf(err, cap, "out of memory"); goto out; }
+  }
+  if (features && trace_plan(&L, &tctas, &troles, &textra, &ntextra)) {
+    emu_errf(err, cap, "out of memory");
+    goto out;
   }
   tcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *tcnt);
   wcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *wcnt);
@@ -3671,6 +3908,15 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   }
   /* ---- features ---- */
   double scale = L.list ? (double)ntotal / (double)L.nrun : 1.0;
+  double foot = 0;
+  for (size_t i = 0; features && i < d->n; i++) {
+    emu_foot f;
+    emu_foot_scan(&d->a[i], &f);
+    foot += L.list ? foot_estimate(&f, d->a[i].size, ntotal, L.nrun) : (double)f.bytes;
+  }
+  /* the probes run after the footprint is taken: they touch memory the
+     sample does not */
+  if (ntextra) run_probes(&L, textra, ntextra);
   uint64_t tinsn = 0, winsn = 0, wchain = 0;
   for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
     const efunc *fn = &em->fn[fi];
@@ -3722,12 +3968,6 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     }
     for (int c = 0; c < FEAT_C_COUNT; c++)
       bad |= set_prefixed(v, "class.", feat_class_name((feat_class)c), cls[c]);
-    double foot = 0;
-    for (size_t i = 0; i < d->n; i++) {
-      emu_foot f;
-      emu_foot_scan(&d->a[i], &f);
-      foot += L.list ? foot_estimate(&f, d->a[i].size, ntotal, L.nrun) : (double)f.bytes;
-    }
     static const struct { const char *name; int s; } mem[] = {
       {"mem.global_bytes", S_GBYTES}, {"mem.global_load_bytes", S_GLOAD},
       {"mem.global_store_bytes", S_GSTORE}, {"mem.global_atomic_bytes", S_GATOM},
@@ -3735,10 +3975,18 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       {"mem.shared_bytes", S_SBYTES}, {"mem.shared_accesses", S_SACC},
       {"mem.shared_bank_replays", S_SREPLAY}, {"mem.local_bytes", S_LBYTES},
       {"ctrl.branches", S_BRANCH}, {"ctrl.divergent_branches", S_DIVERGE},
-      {"ctrl.barriers", S_BARRIER}};
+      {"ctrl.barriers", S_BARRIER}, {"mem.global_load_sectors", S_GSECT_LD},
+      {"mem.const_accesses", S_CACC}, {"mem.const_replays", S_CREPLAY}};
     for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
       bad |= feat_set(v, mem[i].name, (double)stt[mem[i].s] * scale);
     bad |= feat_set(v, "mem.footprint_bytes", foot);
+    if (L.ntres) {
+      double tf[EMU_TRACE_NFEAT];
+      uint32_t gd3[3] = {cfg->grid[0], cfg->grid[1], cfg->grid[2]};
+      bad |= emu_trace_features(L.tres, L.ntres, ntotal, gd3, tf) != 0;
+      for (int k = 0; k < EMU_TRACE_NFEAT && !bad; k++)
+        bad |= feat_set(v, emu_trace_feat_name[k], tf[k]);
+    }
     bad |= feat_set(v, "ctrl.warp_insns", (double)winsn * scale);
     bad |= feat_set(v, "emu.ctas_emulated", (double)L.nrun);
     if (L.oob_n) bad |= feat_set(v, "emu.oob_accesses", (double)L.oob_n);
@@ -3766,6 +4014,11 @@ out:
   feat_free(&argv);
   for (size_t i = 0; i < L.npo; i++) free(L.po[i].b.p);
   free(L.po);
+  for (size_t i = 0; i < L.ntres; i++) emu_trace_res_free(&L.tres[i]);
+  free(L.tres);
+  free(tctas);
+  free(troles);
+  free(textra);
   free(L.list);
   free(tcnt);
   free(wcnt);

@@ -128,6 +128,70 @@ char *fe__cuda_root(char *buf, size_t cap) {
   return buf;
 }
 
+/* ----------------------------------------------- architectures -- */
+
+int fe_nvcc_gencode(const char *nvcc, char (*words)[64], size_t max, char *err, size_t errcap) {
+  int fd[2];
+  if (pipe(fd) < 0) return fe__fail(err, errcap, "cannot make a pipe: %s", strerror(errno));
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return fe__fail(err, errcap, "cannot fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    dup2(fd[1], STDOUT_FILENO);
+    close(fd[0]);
+    close(fd[1]);
+    int nul = open("/dev/null", O_RDWR);
+    if (nul >= 0) dup2(nul, STDIN_FILENO), dup2(nul, STDERR_FILENO);
+    execlp(nvcc, nvcc, "--list-gpu-code", (char *)NULL);
+    _exit(127);
+  }
+  close(fd[1]);
+  char out[4096];
+  size_t n = 0;
+  ssize_t r;
+  while (n + 1 < sizeof out && ((r = read(fd[0], out + n, sizeof out - 1 - n)) > 0 ||
+                                (r < 0 && errno == EINTR)))
+    if (r > 0) n += (size_t)r;
+  out[n] = 0;
+  close(fd[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    return fe__fail(err, errcap, "%s --list-gpu-code failed (exit %d): cannot tell the "
+                    "architectures it builds for (set NVCC to nvcc's path)", nvcc,
+                    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  static const unsigned want[] = {FE_GPU_ARCHS};
+  unsigned have[sizeof want / sizeof *want];
+  size_t nh = 0;
+  for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+    char name[16];
+    snprintf(name, sizeof name, "sm_%u", want[k]);
+    size_t l = strlen(name);
+    for (const char *p = out; (p = strstr(p, name)); p += l)
+      if ((p == out || p[-1] == '\n' || p[-1] == ' ') &&
+          (p[l] == '\n' || p[l] == '\r' || p[l] == ' ' || p[l] == 0)) {
+        have[nh++] = want[k];
+        break;
+      }
+  }
+  if (!nh)
+    return fe__fail(err, errcap, "%s --list-gpu-code lists none of sm_70 to sm_90", nvcc);
+  if (2 * nh > max) return fe__fail(err, errcap, "too many architectures");
+  for (size_t k = 0; k < nh; k++) {
+    snprintf(words[2 * k], 64, "-gencode");
+    if (k + 1 < nh)
+      snprintf(words[2 * k + 1], 64, "arch=compute_%u,code=sm_%u", have[k], have[k]);
+    else
+      snprintf(words[2 * k + 1], 64, "arch=compute_%u,code=[sm_%u,compute_%u]", have[k], have[k],
+               have[k]);
+  }
+  return (int)(2 * nh);
+}
+
 /* ------------------------------------------------------------ files -- */
 
 /* Read a whole file, binary-safe: *out is malloc'd and NUL-terminated. */

@@ -30,6 +30,22 @@ typedef struct fe_options {
 #define FE_DEFAULT_ARCH "sm_90"
 
 /*
+ * The GPU architectures a program is built for to run on mixed clusters
+ * (kcast nvcc; the Makefile's SUITE_ARCHS is the same list): machine code
+ * for each generation from sm_70 (V100) to sm_90 (H100, H200) -- sm_75 T4,
+ * sm_80 A100, sm_86 A10/A40/RTX 30, sm_89 L4/L40/RTX 40 -- of those the
+ * nvcc at hand can make (`nvcc --list-gpu-code`: CUDA 13 starts at sm_75),
+ * and PTX of the newest for later GPUs (the driver compiles it) and for the
+ * emulator.  fe_nvcc_gencode writes the nvcc words ("-gencode",
+ * "arch=compute_75,code=sm_75", ..., "arch=compute_90,code=[sm_90,compute_90]")
+ * into words[0..max) (each cap bytes); returns how many, or -1 with err
+ * when nvcc cannot be run or makes none of them.  nvcc runs without a
+ * shell; its output is read through a pipe.
+ */
+#define FE_GPU_ARCHS 70, 75, 80, 86, 89, 90
+int fe_nvcc_gencode(const char *nvcc, char (*words)[64], size_t max, char *err, size_t errcap);
+
+/*
  * PTX text for path, chosen by its extension (case-insensitive).  *ptx is
  * malloc'd and NUL-terminated (caller frees); *len excludes the NUL.
  */

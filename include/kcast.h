@@ -48,9 +48,9 @@ extern "C" {
 #endif
 
 #define KCAST_VERSION_MAJOR 0
-#define KCAST_VERSION_MINOR 2
+#define KCAST_VERSION_MINOR 4
 #define KCAST_VERSION_PATCH 0
-#define KCAST_VERSION_STRING "0.2.0"
+#define KCAST_VERSION_STRING "0.4.0"
 
 /* ------------------------------------------------------------ statuses -- */
 
@@ -81,7 +81,7 @@ const char *kcast_status_name(kcast_status s);
 
 /* ------------------------------------------------------------- version -- */
 
-/* The library's version string ("0.1.0").  Static storage. */
+/* The library's version string ("0.2.0").  Static storage. */
 const char *kcast_version(void);
 
 /*
@@ -321,6 +321,25 @@ kcast_status kcast_predict_gpu(const kcast_model *model, const char *gpu_name,
  */
 kcast_status kcast_predict_batch(const kcast_model *model, const kcast_features *const *fs,
                                  size_t n, double coverage, kcast_prediction *out);
+/* Bits of kcast_predict_check's flags. */
+enum {
+  KCAST_CHECK_OUT_OF_RANGE = 1u << 0, /* a feature the forest splits on lies
+                                         outside its training values: the
+                                         answer extrapolates */
+  KCAST_CHECK_UNSEEN_GPU = 1u << 1    /* the model was not trained on the GPU */
+};
+/*
+ * What kcast_predict_gpu's answer for the launch fs on the GPU called
+ * gpu_name (NULL as there) rests on.  [out] *flags: KCAST_CHECK_* bits, 0
+ * when the launch lies within what the model was trained on; *feature
+ * (may be NULL): with KCAST_CHECK_OUT_OF_RANGE the most important feature
+ * outside its training range (owned by the model), else NULL.  Models
+ * written before training ranges were stored (file version < 4) never set
+ * KCAST_CHECK_OUT_OF_RANGE.  The errors of kcast_predict_gpu.  Thread-safe
+ * on one model.
+ */
+kcast_status kcast_predict_check(const kcast_model *model, const char *gpu_name,
+                                 const kcast_features *fs, unsigned *flags, const char **feature);
 /* kcast_predict_batch for the GPU called gpu_name (as kcast_predict_gpu). */
 kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_name,
                                      const kcast_features *const *fs, size_t n, double coverage,
@@ -363,6 +382,11 @@ typedef struct kcast_featmodel kcast_featmodel;
                                            is above the model's limit, or it
                                            had fewer than 3 sizes): emulate it
                                            instead (kcast_features_from_ptx) */
+#define KCAST_FEATMODEL_OTHER_BLOCK 4u  /* (0.2) a template instance launched with
+                                           a block other than its instances were
+                                           fitted with (each ran with one block,
+                                           e.g. block = T0 x T0): also flagged
+                                           EXTRAPOLATED */
 
 /*
  * Load a feature model file.  The whole file is checked.  [out] *fm: free

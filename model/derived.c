@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/an_int.h"
 #include "model/model.h"
 #include "model/rf_int.h"
 
@@ -61,6 +62,10 @@ const char *const md_gpu_names[MD_GPU_N] = {
     "gpu.fp64_gflops", "gpu.mem_bw_gbs",     "gpu.l2_mb",        "gpu.smem_per_sm_kb",
     "gpu.max_threads_per_sm", "gpu.tdp_w"};
 
+const char *const md_cache_names[MD_CACHE_N] = {
+    "cache.l1_hit_rate",     "cache.l2_hit_rate", "cache.dram_read_bytes", "cache.dram_write_bytes",
+    "cache.l2_request_bytes", "cache.l1_bytes",   "cache.modelled"};
+
 /* The families, in md_cache order; word = the --features name. */
 static const struct {
   const char *word, *prefix;
@@ -73,6 +78,7 @@ static const struct {
     {"work", "work.", md_work_names, MD_WORK_N, 0},
     {"occ", "occ.", md_occ_names, MD_OCC_N, 1},
     {"gpu", "gpu.", md_gpu_names, MD_GPU_N, 1},
+    {"cache", "cache.", md_cache_names, MD_CACHE_N, 1},
     {"opr", "opr.", md_operator_names, MD_OPR_N, 1},
 };
 
@@ -258,6 +264,25 @@ int md_occupancy(const char *gpu, const char *const *names, const double *vals, 
   return 0;
 }
 
+int md_memory(const char *gpu, const char *const *names, const double *vals, size_t n,
+              double out[MD_CACHE_N]) {
+  const an_gpu *g = need_gpu(gpu, "cache");
+  if (!g) return -1;
+  an_in in;
+  an__gather(names, vals, n, g->cc_major * 10 + g->cc_minor, &in);
+  an_occupancy o;
+  an_mem m;
+  if (an__occupancy(g, &in, &o) || an__mem(g, &in, &o, &m)) return -1;
+  out[0] = m.load_sectors > 0 ? m.l1_hits / m.load_sectors : 0;
+  out[1] = m.l2_requests > 0 ? m.l2_hits / m.l2_requests : 0;
+  out[2] = m.dram_read;
+  out[3] = m.dram_write;
+  out[4] = m.l2_requests * 32;
+  out[5] = m.l1_bytes;
+  out[6] = m.modelled;
+  return 0;
+}
+
 int md_analytic(const char *gpu, const char *const *names, const double *vals, size_t n,
                 double out[MD_ANALYTIC_N]) {
   const an_gpu *g = need_gpu(gpu, "analytic");
@@ -308,6 +333,7 @@ int md_compute(int fam, const char *gpu, const char *const *names, const double 
     case MD_FAM_WORK: return md_work(names, vals, n, out);
     case MD_FAM_OCC: return md_occupancy(gpu, names, vals, n, out);
     case MD_FAM_GPU: return md_gpu(gpu, out);
+    case MD_FAM_CACHE: return md_memory(gpu, names, vals, n, out);
     case MD_FAM_OPR: return md_operator(gpu, names, vals, n, out);
   }
   return rf__err("md_compute: unknown family %d", fam);

@@ -91,9 +91,80 @@ void fm_free(fm_model *m) {
   rf__free(m->out);
   rf__free(m->q);
   rf__free(m->arg_param);
+  rf__free(m->inst_t);
+  rf__free(m->inst_b);
   rf__free(m->kernel);
   rf__free(m->app);
   rf__free(m);
+}
+
+/* The instances of a template model's training rows and each one's block
+   (m->inst_*): left empty when an instance ran with two blocks, or when
+   there are more than FM_MAX_INST.  tcol[t]: the column of tpl.t.  -1 out
+   of memory. */
+static int instances(fm_model *m, const fm_rows *r, const uint8_t *use, const long *tcol) {
+  size_t cap = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    if (use && !use[i]) continue;
+    double tv[FM_MAX_TPL];
+    for (size_t t = 0; t < m->ntpl; t++) tv[t] = r->x[i * r->nf + (size_t)tcol[t]];
+    size_t k = 0;
+    for (; k < m->ninst; k++)
+      if (!memcmp(m->inst_t + k * m->ntpl, tv, m->ntpl * sizeof *tv)) break;
+    const uint32_t *b = r->block + 3 * i;
+    if (k < m->ninst) {
+      if (memcmp(m->inst_b + 3 * k, b, 3 * sizeof *b)) goto free_block; /* two blocks: free */
+      continue;
+    }
+    if (m->ninst == FM_MAX_INST) goto free_block;
+    if (m->ninst == cap) {
+      size_t nc = cap ? 2 * cap : 16;
+      double *nt = rf__realloc(m->inst_t, nc * m->ntpl * sizeof *nt);
+      if (!nt) return rf__nomem();
+      m->inst_t = nt;
+      uint32_t *nb = rf__realloc(m->inst_b, nc * 3 * sizeof *nb);
+      if (!nb) return rf__nomem();
+      m->inst_b = nb;
+      cap = nc;
+    }
+    memcpy(m->inst_t + m->ninst * m->ntpl, tv, m->ntpl * sizeof *tv);
+    memcpy(m->inst_b + 3 * m->ninst, b, 3 * sizeof *b);
+    m->ninst++;
+  }
+  return 0;
+free_block:
+  rf__free(m->inst_t);
+  rf__free(m->inst_b);
+  m->inst_t = NULL;
+  m->inst_b = NULL;
+  m->ninst = 0;
+  return 0;
+}
+
+unsigned fm__block_check(const fm_model *m, const fm_launch *l) {
+  if (!m->ninst || !l->targs || l->ntargs != m->ntpl) return 0;
+  for (size_t k = 0; k < m->ninst; k++)
+    if (!memcmp(m->inst_t + k * m->ntpl, l->targs, m->ntpl * sizeof *l->targs))
+      return memcmp(m->inst_b + 3 * k, l->block, 3 * sizeof *l->block)
+                 ? FM_OTHER_BLOCK | FM_EXTRAPOLATED : 0;
+  /* an instance nobody ran: each dimension constant over the instances, or
+     equal to one template variable in every one of them; else unknown */
+  for (int d = 0; d < 3; d++) {
+    int constant = 1;
+    for (size_t k = 1; k < m->ninst; k++) constant &= m->inst_b[3 * k + d] == m->inst_b[d];
+    if (constant) {
+      if (l->block[d] != m->inst_b[d]) return FM_OTHER_BLOCK | FM_EXTRAPOLATED;
+      continue;
+    }
+    size_t v = 0;
+    for (; v < m->ntpl; v++) {
+      size_t k = 0;
+      while (k < m->ninst && (double)m->inst_b[3 * k + d] == m->inst_t[k * m->ntpl + v]) k++;
+      if (k == m->ninst) break;
+    }
+    if (v == m->ntpl || (double)l->block[d] != l->targs[v]) return FM_OTHER_BLOCK | FM_EXTRAPOLATED;
+  }
+  return 0;
 }
 
 void fm__index(fm_model *m) {
@@ -165,6 +236,7 @@ int fm_eval(const fm_model *m, const fm_launch *l, double *out, unsigned *flags)
     double slack = 1e-9 * (fabs(Q->lo) > fabs(Q->hi) ? fabs(Q->lo) : fabs(Q->hi));
     if (qq[i] < Q->lo - slack || qq[i] > Q->hi + slack) fl |= FM_EXTRAPOLATED;
   }
+  fl |= fm__block_check(m, l);
   double cls = 0;
   for (size_t i = 0; i < m->nout; i++) {
     const fm_out *o = &m->out[i];
@@ -1113,6 +1185,7 @@ int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char 
   /* an instance beyond the fitted ones is an extrapolation whatever the
      forms read: its code is another instantiation */
   for (size_t t = 0; t < M->ntpl; t++) M->q[FM_NQ_LAUNCH + M->nargs + t].used = 1;
+  if (M->ntpl && instances(M, r, use, argcol + M->nargs)) goto out;
   fm__index(M);
   rc = 0;
 out:
@@ -1245,6 +1318,7 @@ void fm_get_info(const fm_model *m, fm_info *o) {
     }
   o->nargs = m->nargs;
   o->arg_param = m->arg_param;
+  o->ninst = m->ninst;
   o->ntpl = m->ntpl;
   o->nsizes = m->nsizes;
   o->nlaunches = m->nlaunches;

@@ -109,7 +109,19 @@ struct fm_model {
   unsigned heldout_sizes;
   double limit;               /* FM_UNRELIABLE above it */
   int64_t created;
+  size_t ninst;               /* template instances of the training launches,
+                                 each with the one block it ran with (format
+                                 3); 0 when not a template, or when an
+                                 instance ran with several blocks (the block
+                                 is then a free quantity, range-checked) */
+  double *inst_t;             /* ninst * ntpl template values */
+  uint32_t *inst_b;           /* ninst * 3 block dimensions, >= 1 */
 };
+/* Instances a model records at most. */
+#define FM_MAX_INST 4096
+/* FM_OTHER_BLOCK for launch l of a template model (0 when m has no
+   instance table). */
+unsigned fm__block_check(const fm_model *m, const fm_launch *l);
 
 /* Quantities of launch l for model m into q[0..m->nq); -1 (rf_last_error)
    when l lacks an argument or has a zero dimension. */

@@ -7,7 +7,8 @@
  *   12       4  u32 byte-order marker 0x01020304 as the writer stored it
  *   16       8  u64 payload length L
  *   24       L  payload: kernel, app, provenance, held-out error, arguments,
- *               template variables (version 2), quantities, outputs
+ *               template variables (version 2), quantities, outputs,
+ *               the instances' blocks (version 3)
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * The frame is the .kcm one (rf_io.c) with its own magic, so that neither
@@ -117,6 +118,15 @@ int fm_save(const fm_model *m, const char *path) {
     rf__free(b.p);
     return rf__nomem();
   }
+  put_u32(&b, (uint32_t)m->ninst);
+  for (size_t k = 0; k < m->ninst; k++) {
+    for (size_t t = 0; t < m->ntpl; t++) put_f64(&b, m->inst_t[k * m->ntpl + t]);
+    for (int d = 0; d < 3; d++) put_u32(&b, m->inst_b[3 * k + d]);
+  }
+  if (b.failed) {
+    rf__free(b.p);
+    return rf__nomem();
+  }
   uint64_t L = b.len - KCF_HEADER;
   memcpy(b.p + 16, &L, 8);
   put_u32(&b, crc_of(b.p, b.len));
@@ -164,7 +174,7 @@ typedef struct rd {
   size_t len, pos;
   const char *path;
   int failed;
-  uint32_t version;  /* the file's format version (1 or 2) */
+  uint32_t version;  /* the file's format version (1 to 3) */
 } rd;
 
 static int bad(rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -338,6 +348,31 @@ static int parse(rd *r, fm_model *m) {
         if (o->kind != FM_O_POWER && (t->e[f] != floor(t->e[f]) || t->e[f] < 0))
           return bad(r, "output %s: exponent %g of a polynomial is not a whole number >= 0",
                      o->name, t->e[f]);
+      }
+    }
+  }
+  uint32_t ni = r->version >= 3 ? get_u32(r, "instance count") : 0;
+  if (r->failed) return -1;
+  if (ni && !m->ntpl) return bad(r, "%u instances in a model that is not a template", ni);
+  if (ni > FM_MAX_INST) return bad(r, "%u instances (at most %d)", ni, FM_MAX_INST);
+  if (ni) {
+    if ((size_t)ni * (m->ntpl * 8 + 12) > r->len - r->pos)
+      return bad(r, "%u instances, more than the bytes left hold", ni);
+    m->inst_t = rf__calloc((size_t)ni * m->ntpl, sizeof *m->inst_t);
+    m->inst_b = rf__calloc((size_t)ni * 3, sizeof *m->inst_b);
+    if (!m->inst_t || !m->inst_b) return rf__nomem();
+    m->ninst = ni;
+    for (uint32_t k = 0; k < ni; k++) {
+      for (size_t t = 0; t < m->ntpl; t++) {
+        double v = get_f64(r, "instance");
+        if (!isfinite(v)) return bad(r, "instance %u: template value is not finite", k);
+        m->inst_t[k * m->ntpl + t] = v;
+      }
+      for (int d = 0; d < 3; d++) {
+        uint32_t b = get_u32(r, "instance");
+        if (r->failed) return -1;
+        if (b == 0) return bad(r, "instance %u: a block dimension of 0", k);
+        m->inst_b[3 * k + d] = b;
       }
     }
   }

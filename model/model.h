@@ -35,10 +35,10 @@ extern "C" {
 #endif
 
 /* Newest version of the .kcm format this build reads and writes (it reads
-   1 to 4; 2 adds the calibration table, 3 the base feature and the
-   unseen-GPU table, 4 the adapted GPUs; a model without adapted GPUs is
-   written as version 3). */
-#define RF_FORMAT_VERSION 4
+   1 to 5; 2 adds the calibration table, 3 the base feature and the
+   unseen-GPU table, 4 the features' training ranges, 5 the adapted GPUs; a
+   model without adapted GPUs is written as version 4). */
+#define RF_FORMAT_VERSION 5
 /* Largest number of histogram bins per feature. */
 #define RF_MAX_BINS 256
 
@@ -187,6 +187,11 @@ enum { RF_CALIBRATE_DEFAULT = 0, RF_CALIBRATE_OFF = 1, RF_CALIBRATE_ON = 2 };
 /* How a model's table was made (rf_info.cal_method, stored). */
 enum { RF_CALIB_NONE = 0, RF_CALIB_OOB = 1, RF_CALIB_KFOLD = 2, RF_CALIB_GROUPS = 3 };
 #define RF_CALIB_FOLDS 5
+/* The prior spread of group offsets (a GPU's or a kernel's log ratio of
+   measured time to the analytic base), in the log space of a time target:
+   what intervals for an unseen group add when the calibration data holds
+   fewer than 3 groups (docs/accuracy.md says how it was measured). */
+#define RF_UNSEEN_SIGMA 0.15
 #define RF_CALIB_TREES 50
 /* Most OOB rows scored (a seeded sample when there are more). */
 #define RF_CALIB_ROWS 2000
@@ -320,6 +325,14 @@ double rf_predict(const rf_forest *f, const double *row);
  */
 int rf_predict_interval(const rf_forest *f, const double *row, double coverage,
                         double *pred, double *lo, double *hi);
+/*
+ * Is row (n_features values, model order) outside what f was trained on?
+ * The features f splits on whose value lies below the smallest or above the
+ * largest training value: returns the index of the most important one, -1
+ * when none is (or the model predates stored ranges: file version < 4);
+ * *n_out (may be NULL) their number.
+ */
+long rf_outside(const rf_forest *f, const double *row, size_t *n_out);
 /* rf_predict_interval with the calibration table for GPUs the model was
    not trained on when unseen and the model has one (rf_info.n_cal_unseen),
    else the usual table. */
@@ -367,11 +380,35 @@ typedef struct rf_metrics {
   double r2;          /* 1 - SS_res/SS_tot */
   double spearman;    /* rank correlation (average ranks for ties) */
   double coverage;    /* fraction with lo <= y <= hi; NaN without intervals */
+  double kendall;     /* Kendall's tau-b (ties in either order count neither
+                         way) */
+  double top1_regret; /* what a tuner choosing by the predictions pays: the
+                         measured value of the row predicted lowest (the
+                         mean over rows tied there) over the lowest measured
+                         value; 1 = it picked the best.  NaN unless every
+                         measured value is > 0 */
+  double top5_regret; /* the lowest measured value among the five rows
+                         predicted lowest (ties broken by row order), over
+                         the lowest measured value */
 } rf_metrics;
 
-/* Metrics over n rows; lo/hi may be NULL.  NaN where undefined. */
+/* Metrics over n rows; lo/hi may be NULL.  NaN where undefined.  The
+   ranking figures (spearman, kendall, top-k regret) treat lower as better,
+   as for a time. */
 int rf_metrics_compute(const double *y, const double *pred, const double *lo,
                        const double *hi, size_t n, rf_metrics *m);
+
+/*
+ * Top-k regret of a ranking (a tuning space: the configurations of one
+ * kernel on one GPU, lower is better): pick the k rows with the lowest
+ * predictions, run them, keep the fastest -- how much slower is it than the
+ * fastest measured row?  *regret = min(y over those k rows) / min(y) - 1
+ * (0: the best was among them; 0.4: 40 % slower).  Rows with a NaN y or
+ * prediction are left out; ties in the prediction are taken in row order.
+ * -1 (rf_last_error) when n is 0, k is 0, no row is usable or min(y) <= 0.
+ * Separate from rf_metrics so that either can be merged into the other.
+ */
+int rf_rank_regret(const double *y, const double *pred, size_t n, size_t k, double *regret);
 
 /* ------------------------------------------------------ cross-validation -- */
 
@@ -434,6 +471,10 @@ typedef struct rf_cv_result {
                              0 where the fold had no row of the class), or NULL */
   size_t n_more;
   rf_cv_shots *more;      /* rf_cv_opts.more's counts, in order */
+  size_t groups_calibrated; /* with calibration for unseen groups: the fewest
+                             groups a fold's intervals were calibrated on
+                             (below 3, RF_UNSEEN_SIGMA widened them);
+                             SIZE_MAX otherwise */
 } rf_cv_result;
 
 /*
@@ -535,11 +576,16 @@ typedef struct an_estimate {
   double t_compute_us;                       /* slowest functional-unit pipe */
   double t_issue_us;                         /* warp instruction issue */
   double t_memory_us;                        /* DRAM / L2 traffic */
-  double t_latency_us;                       /* dependent-latency floor per wave */
+  double t_latency_us;                       /* one warp's dependent chain per round */
   double waves;                              /* ceil(ctas / (sms * resident)) */
   int resident_ctas;                         /* CTAs resident per SM */
   double utilisation;                        /* in [0,1]: drives the power */
-  const char *bound;                         /* "compute" "issue" "memory" "latency" */
+  const char *bound;                         /* "compute" "issue" "lsu" "latency" "l2" "dram" */
+  double t_lsu_us;                           /* the SM's load/store path */
+  double t_l2_us, t_dram_us;                 /* L2 and DRAM traffic (t_memory_us: the larger) */
+  double l1_hit_rate;                        /* load sectors L1 serves (model/cache.c) */
+  double l2_hit_rate;                        /* of the L2 requests, those L2 serves */
+  double dram_bytes;                         /* read and written */
 } an_estimate;
 
 /*
@@ -598,6 +644,7 @@ int an_occupancy_of(const an_gpu *g, const char *const *names, const double *val
  *   gpu       gpu.*   the GPU's descriptor
  *   opr       opr.*   an operator launch's residency and waves on the GPU
  *                     (the rest of opr.* is stored, model/opr.h)
+ *   cache     cache.* the memory hierarchy on the GPU (model/cache.c)
  * Training and prediction both call these, so a model trained on derived
  * columns predicts from raw feature sets.  Each returns 0, or -1 with
  * rf_last_error() when the launch.* columns it needs are missing or the GPU
@@ -609,8 +656,10 @@ int an_occupancy_of(const an_gpu *g, const char *const *names, const double *val
 #define MD_OCC_N 9
 #define MD_GPU_N 10
 #define MD_OPR_N 4
+#define MD_CACHE_N 7
 #define MD_MAX_N 16
-enum { MD_FAM_MANGROVE, MD_FAM_ANALYTIC, MD_FAM_WORK, MD_FAM_OCC, MD_FAM_GPU, MD_FAM_OPR,
+enum { MD_FAM_MANGROVE, MD_FAM_ANALYTIC, MD_FAM_WORK, MD_FAM_OCC, MD_FAM_GPU, MD_FAM_CACHE,
+       MD_FAM_OPR,
        MD_FAM_N };
 extern const char *const md_mangrove_names[MD_MANGROVE_N];
 extern const char *const md_analytic_names[MD_ANALYTIC_N];
@@ -621,6 +670,7 @@ extern const char *const md_gpu_names[MD_GPU_N];
    SMs of an operator launch (model/opr.h); all 0 for a launch without
    opr.class */
 extern const char *const md_operator_names[MD_OPR_N];
+extern const char *const md_cache_names[MD_CACHE_N];
 int md_mangrove(const char *const *names, const double *vals, size_t n, double out[MD_MANGROVE_N]);
 int md_analytic(const char *gpu, const char *const *names, const double *vals, size_t n,
                 double out[MD_ANALYTIC_N]);
@@ -630,6 +680,12 @@ int md_occupancy(const char *gpu, const char *const *names, const double *vals, 
 int md_gpu(const char *gpu, double out[MD_GPU_N]);
 int md_operator(const char *gpu, const char *const *names, const double *vals, size_t n,
                 double out[MD_OPR_N]);
+/* cache.*: where the launch's global loads are served on the GPU
+   (model/cache.c: L1 and L2 hit rates, DRAM bytes read and written, L2
+   traffic, the L1 capacity left beside shared memory, whether the
+   emulator's reuse features were there to model it). */
+int md_memory(const char *gpu, const char *const *names, const double *vals, size_t n,
+              double out[MD_CACHE_N]);
 /* Family fam (MD_FAM_*) into out[] of its size. */
 int md_compute(int fam, const char *gpu, const char *const *names, const double *vals, size_t n,
                double *out);
@@ -666,7 +722,8 @@ int md_value(md_cache *c, const char *name, const char *gpu, const char *const *
  * launch, otherwise a product of powers fitted in log space.  A loaded or
  * fitted model is immutable: fm_eval may run on any number of threads.
  */
-#define FM_FORMAT_VERSION 2   /* 2: template variables; 1 is still read */
+#define FM_FORMAT_VERSION 3   /* 3: the instances' blocks; 2: template
+                                 variables; 1 and 2 are still read */
 /* Kernel parameters an argument may come from: arg.0 .. arg.(FM_MAX_PARAM-1). */
 #define FM_MAX_PARAM 4096
 /* Template variables a model may have (tpl.0 .. tpl.(FM_MAX_TPL-1)): the
@@ -677,6 +734,12 @@ int md_value(md_cache *c, const char *name, const char *gpu, const char *const *
 enum {
   FM_EXTRAPOLATED = 1u << 0, /* a quantity the model uses lies outside the
                                 range of its training launches */
+  FM_OTHER_BLOCK = 1u << 2,  /* a template's instances each ran with one
+                                block, and this launch's is another (the
+                                instance's own, or for an instance nobody
+                                ran the rule its blocks follow: constant or
+                                equal to a template variable); also sets
+                                FM_EXTRAPOLATED */
   FM_UNRELIABLE = 1u << 1    /* the kernel's held-out error is above the
                                 model's limit, or it could not be measured
                                 (fewer than 3 sizes): its work depends on
@@ -773,6 +836,8 @@ typedef struct fm_info {
   size_t ntpl;               /* template variables (0: one kernel; else the
                                 kernel is a template key, fe_template_key) */
   size_t nsizes, nlaunches;  /* training sizes and launches */
+  size_t ninst;              /* template instances recorded with their one
+                                block each (FM_OTHER_BLOCK), 0: none */
   double heldout_error;      /* NaN when not measured */
   unsigned heldout_sizes;
   double limit;              /* FM_UNRELIABLE above this held-out error */

@@ -887,6 +887,7 @@ int rf_calibrate_unseen(rf_forest *f, const rf_data *d, char **groups, int n_thr
   p.calib_groups = 1;
   int calib = f->params.calibrate;
   int rc = rf__calibrate_into(f, &g, ty, &p, NULL, rf__nthreads(n_threads), &f->cal_unseen);
+  if (!rc) rf__calib_prior(&f->cal_unseen, f->cal_unseen.folds);
   f->params.calibrate = calib; /* the table of seen GPUs stays as it was */
   rf__free(ty);
   rf__fill_info(f);
@@ -969,7 +970,27 @@ out:
   return rc;
 }
 
+/* z of the standard normal's central band at each grid coverage. */
+static const double zgrid[NG] = {0.67449, 0.99446, 1.28155, 1.64485, 1.95996, 2.57583};
+
+void rf__calib_prior(rf_calib *c, size_t groups) {
+  if (!c->n || groups >= 3 || c->n != NG) return;
+  /* the new group's offset against the mean of `groups` known ones:
+     sigma x sqrt(1 + 1/groups); a table made by rows knows no group
+     spread at all (its widening is added to), one of two groups a little
+     (the prior is its floor) */
+  double k = groups ? (double)groups : 1;
+  for (unsigned i = 0; i < c->n; i++) {
+    double w = zgrid[i] * RF_UNSEEN_SIGMA * sqrt(1 + 1 / k);
+    c->q[i] = groups <= 1 ? c->q[i] + w : fmax(c->q[i], w);
+  }
+}
+
 void rf__calib_info(rf_forest *f) {
+  /* the table for an unseen GPU of a model that has none of its own */
+  f->cal_prior = f->cal;
+  if (f->cal.method != RF_CALIB_GROUPS) rf__calib_prior(&f->cal_prior, 1);
+  else rf__calib_prior(&f->cal_prior, f->cal.folds);
   rf_info *in = &f->info;
   in->cal_method = f->cal.n ? f->cal.method : RF_CALIB_NONE;
   in->cal_folds = f->cal.folds;

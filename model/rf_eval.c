@@ -69,10 +69,112 @@ static double pearson(const double *a, const double *b, size_t n) {
   return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
 }
 
+/*
+ * Kendall's tau-b of (a, b) in O(n log n) (Knight 1966): sort the pairs by
+ * a then b, count the pairs tied in a (n1) and in both (n3), then merge-sort
+ * by b counting the exchanges, which are the discordant pairs, and the
+ * pairs tied in b (n2).  tau_b = (n0 - n1 - n2 + n3 - 2 swaps) /
+ * sqrt((n0 - n1) (n0 - n2)), n0 = n(n-1)/2.  NaN when either order is
+ * constant.  An O(n^2) count took 0.3 s for 11,130 rows.
+ */
+typedef struct kpair { double a, b; } kpair;
+
+static int cmp_kpair(const void *x, const void *y) {
+  const kpair *p = x, *q = y;
+  if (p->a != q->a) return (p->a > q->a) - (p->a < q->a);
+  return (p->b > q->b) - (p->b < q->b);
+}
+
+/* Merge sort of v[0..n) by b, into order; returns the exchanges. */
+static double merge_swaps(kpair *v, kpair *tmp, size_t n) {
+  if (n < 2) return 0;
+  size_t h = n / 2;
+  double s = merge_swaps(v, tmp, h) + merge_swaps(v + h, tmp, n - h);
+  size_t i = 0, j = h, k = 0;
+  while (i < h && j < n) {
+    if (v[j].b < v[i].b) {
+      s += (double)(h - i); /* v[j] jumps every remaining left element */
+      tmp[k++] = v[j++];
+    } else {
+      tmp[k++] = v[i++];
+    }
+  }
+  while (i < h) tmp[k++] = v[i++];
+  while (j < n) tmp[k++] = v[j++];
+  memcpy(v, tmp, n * sizeof *v);
+  return s;
+}
+
+/* Pairs within runs of equal key: sum of t(t-1)/2 over runs. */
+static double tied_pairs(const kpair *v, size_t n, int by_b, int both) {
+  double t = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && (by_b ? v[j].b == v[i].b : v[j].a == v[i].a) &&
+           (!both || v[j].b == v[i].b))
+      j++;
+    double c = (double)(j - i);
+    t += c * (c - 1) / 2;
+    i = j;
+  }
+  return t;
+}
+
+static int kendall_tau_b(const double *a, const double *b, size_t n, double *tau) {
+  *tau = NAN;
+  if (n < 2) return 0;
+  kpair *v = rf__mallocn(n, sizeof *v), *tmp = rf__mallocn(n, sizeof *tmp);
+  if (!v || !tmp) {
+    rf__free(v);
+    rf__free(tmp);
+    return rf__nomem();
+  }
+  for (size_t i = 0; i < n; i++) v[i] = (kpair){a[i], b[i]};
+  qsort(v, n, sizeof *v, cmp_kpair);
+  double n0 = (double)n * (double)(n - 1) / 2;
+  double n1 = tied_pairs(v, n, 0, 0), n3 = tied_pairs(v, n, 0, 1);
+  double swaps = merge_swaps(v, tmp, n);
+  double n2 = tied_pairs(v, n, 1, 0);
+  double den = sqrt((n0 - n1) * (n0 - n2));
+  if (den > 0) *tau = (n0 - n1 - n2 + n3 - 2 * swaps) / den;
+  rf__free(v);
+  rf__free(tmp);
+  return 0;
+}
+
+/* Order of rows by prediction, ties by row index (cmp_ri). */
+static int regrets(const double *y, const double *pred, size_t n, double *top1, double *top5) {
+  *top1 = *top5 = NAN;
+  double best = INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    if (!(y[i] > 0) || !isfinite(pred[i])) return 0;
+    if (y[i] < best) best = y[i];
+  }
+  if (!n) return 0;
+  ri *a = rf__mallocn(n, sizeof *a);
+  if (!a) return rf__nomem();
+  for (size_t i = 0; i < n; i++) a[i] = (ri){pred[i], i};
+  qsort(a, n, sizeof *a, cmp_ri);
+  double s = 0;
+  size_t t = 0;
+  while (t < n && a[t].v == a[0].v) s += y[a[t++].i];
+  *top1 = s / (double)t / best;
+  double b5 = INFINITY;
+  for (size_t k = 0; k < n && k < 5; k++)
+    if (y[a[k].i] < b5) b5 = y[a[k].i];
+  *top5 = b5 / best;
+  rf__free(a);
+  return 0;
+}
+
 int rf_metrics_compute(const double *y, const double *pred, const double *lo, const double *hi,
                        size_t n, rf_metrics *m) {
   m->n = n;
   m->mape = m->median_ape = m->rmse_log = m->r2 = m->spearman = m->coverage = NAN;
+  m->kendall = m->top1_regret = m->top5_regret = NAN;
+  if (regrets(y, pred, n, &m->top1_regret, &m->top5_regret) ||
+      kendall_tau_b(y, pred, n, &m->kendall))
+    return -1;
   if (n == 0) return 0;
   double *ape = rf__mallocn(n, sizeof(double));
   double *ra = rf__mallocn(n, sizeof(double));
@@ -390,6 +492,7 @@ static int adapt_fold(const rf_data *d, const rf_cv_opts *o, unsigned shots, uin
 
 int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_result *r) {
   memset(r, 0, sizeof *r);
+  r->groups_calibrated = SIZE_MAX;
   if (!o || o->size < sizeof(rf_cv_opts)) return rf__err("rf_cv: bad options");
   if (!d->y) return rf__err("cross-validation needs a target");
   size_t n = d->n_rows, p_ = d->n_cols;
@@ -492,6 +595,16 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
     int e = rf_train(&dtr, &q, &f);
     rf_data_free(&dtr);
     if (e) goto out;
+    if (p->calib_groups && gidx) {
+      /* intervals for the held-out group: with fewer than 3 groups to
+         calibrate on, the prior spread of groups widens them */
+      size_t ntg = 0;
+      for (size_t g = 0; g < ng; g++)
+        for (size_t t = 0; t < ntr; t++)
+          if (gidx[tr[t]] == g) { ntg++; break; }
+      rf__calib_prior(&f->cal, ntg);
+      r->groups_calibrated = ntg < r->groups_calibrated ? ntg : r->groups_calibrated;
+    }
     r->fold_mf[k] = f->params.max_features;
     r->fold_leaf[k] = f->params.min_leaf;
     r->fold_et[k] = f->params.extra_trees;
@@ -554,4 +667,33 @@ out:
   rf__free(row);
   rf__free(buf);
   return rc;
+}
+
+/* ------------------------------------------------------------ regret -- */
+
+int rf_rank_regret(const double *y, const double *pred, size_t n, size_t k, double *regret) {
+  if (!y || !pred || !regret || !n || !k) return rf__err("rf_rank_regret: no rows or k = 0");
+  double best = INFINITY;
+  size_t usable = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!isnan(y[i]) && !isnan(pred[i])) {
+      usable++;
+      if (y[i] < best) best = y[i];
+    }
+  if (!usable) return rf__err("rf_rank_regret: no row has both a measurement and a prediction");
+  if (!(best > 0)) return rf__err("rf_rank_regret: the best measured value is %g, not > 0", best);
+  /* the k lowest predictions by repeated selection: k is small (1, 5) */
+  uint8_t *taken = rf__calloc(n, 1);
+  if (!taken) return rf__nomem();
+  double got = INFINITY;
+  for (size_t r = 0; r < k && r < usable; r++) {
+    size_t at = n;
+    for (size_t i = 0; i < n; i++)
+      if (!taken[i] && !isnan(y[i]) && !isnan(pred[i]) && (at == n || pred[i] < pred[at])) at = i;
+    taken[at] = 1;
+    if (y[at] < got) got = y[at];
+  }
+  rf__free(taken);
+  *regret = got / best - 1;
+  return 0;
 }

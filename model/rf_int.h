@@ -121,10 +121,25 @@ struct rf_forest {
   rf_calib cal;        /* interval calibration (n == 0: none) */
   rf_calib cal_unseen; /* calibration for GPUs the model was not trained on
                           (n == 0: none; file version 3) */
+  rf_calib cal_prior;  /* for an unseen GPU when cal_unseen is empty: cal
+                          widened by the prior spread of groups
+                          (rf__calib_prior; derived, not stored) */
+  double *range_lo, *range_hi; /* n_features: each feature's smallest and
+                          largest training value (rf_range.c; NULL in files
+                          before version 4) */
   rf_adapt *adapt;     /* n_adapt GPUs adapted with measured shots
-                          (rf_adapt.c; file version 4), owned */
+                          (rf_adapt.c; file version 5), owned */
   size_t n_adapt;
 };
+
+/* Widen table c, made on rows of `groups` groups (0 or 1: one group, by
+   rows), for groups its data did not hold: with fewer than 3 the data
+   cannot tell how far a new group lies from them, and the prior spread
+   RF_UNSEEN_SIGMA of group offsets is added (rf_calib.c). */
+void rf__calib_prior(rf_calib *c, size_t groups);
+
+/* The training ranges of d's columns into f (rf_range.c); 0 or -1. */
+int rf__ranges(rf_forest *f, const rf_data *d);
 
 /* Build the compact layout when the forest allows it (0; -1 out of
    memory).  Called by rf_train and rf_load. */

@@ -10,13 +10,16 @@
  *   24       L  payload: names, transform, hyperparameters, summary,
  *               importances, trees (nodes, leaf offsets, leaf samples),
  *               calibration table (version 2), base feature and the
- *               unseen-GPU calibration table (version 3)
+ *               unseen-GPU calibration table (version 3), the features'
+ *               training ranges (version 4)
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * Numbers are in the writer's byte order; the marker lets a reader on the
  * other order refuse the file by name instead of misreading it.
  *
- * Versions: 3 appends the base feature (i32, -1 = none) and a second
+ * Versions: 4 appends the training ranges (u32 flag, then per feature f64
+ * smallest and f64 largest training value); older files load without
+ * them (no out-of-range test).  3 appends the base feature (i32, -1 = none) and a second
  * calibration table, for GPUs the model was not trained on (same layout,
  * n = 0 when absent), after the first; version-2 files load with neither.
  * 2 appends the interval calibration table after the last tree
@@ -97,9 +100,9 @@ static void put_calib(wbuf *b, const rf_calib *c) {
 int rf_save(const rf_forest *f, const char *path) {
   wbuf b = {0};
   put(&b, KCM_MAGIC, 8);
-  /* version 4 only for a model with adapted GPUs: the others stay
-     readable by builds that read version 3 */
-  put_u32(&b, f->n_adapt ? 4 : 3);
+  /* version 5 only for a model with adapted GPUs: the others stay
+     readable by builds that read version 4 */
+  put_u32(&b, f->n_adapt ? 5 : 4);
   put_u32(&b, KCM_ENDIAN);
   put_u64(&b, 0); /* payload length, patched below */
   put_str(&b, f->target);
@@ -148,7 +151,14 @@ int rf_save(const rf_forest *f, const char *path) {
   /* version 3: the base feature and the table for unseen GPUs */
   put_u32(&b, (uint32_t)(int32_t)f->params.base_feature);
   put_calib(&b, &f->cal_unseen);
-  if (f->n_adapt) { /* version 4: the adapted GPUs */
+  /* version 4: the training ranges */
+  put_u32(&b, f->range_lo && f->range_hi);
+  if (f->range_lo && f->range_hi)
+    for (size_t j = 0; j < f->n_features; j++) {
+      put_f64(&b, f->range_lo[j]);
+      put_f64(&b, f->range_hi[j]);
+    }
+  if (f->n_adapt) { /* version 5: the adapted GPUs */
     put_u32(&b, (uint32_t)f->n_adapt);
     for (size_t k = 0; k < f->n_adapt; k++) {
       put_str(&b, f->adapt[k].gpu);
@@ -471,6 +481,26 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
       if (read_calib(r, f, &f->cal_unseen)) return -1;
     }
     if (version >= 4) {
+      uint32_t has = get_u32(r, "training-range flag");
+      if (r->failed) return -1;
+      if (has > 1) return bad(r, "training-range flag is %u", has);
+      if (has) {
+        if ((size_t)nf * 16 > r->len - r->pos) return bad(r, "the training ranges do not fit");
+        f->range_lo = rf__mallocn(nf, sizeof(double));
+        f->range_hi = rf__mallocn(nf, sizeof(double));
+        if (!f->range_lo || !f->range_hi) return rf__nomem();
+        for (uint32_t j = 0; j < nf; j++) {
+          f->range_lo[j] = get_f64(r, "training range");
+          f->range_hi[j] = get_f64(r, "training range");
+          if (!r->failed && (!isfinite(f->range_lo[j]) || !isfinite(f->range_hi[j]) ||
+                             f->range_lo[j] > f->range_hi[j]))
+            return bad(r, "feature %s: training range [%g, %g] is empty or not finite",
+                       f->features[j], f->range_lo[j], f->range_hi[j]);
+        }
+        if (r->failed) return -1;
+      }
+    }
+    if (version >= 5) {
       uint32_t na = get_u32(r, "adapted GPUs");
       if (r->failed) return -1;
       if (na < 1 || na > RF_ADAPT_MAX)

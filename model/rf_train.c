@@ -2307,7 +2307,7 @@ int rf_predict_interval(const rf_forest *f, const double *row, double coverage, 
 
 int rf_predict_interval_on(const rf_forest *f, const double *row, double coverage, int unseen,
                            double *pred, double *lo, double *hi) {
-  const rf_calib *cal = unseen && f->cal_unseen.n ? &f->cal_unseen : &f->cal;
+  const rf_calib *cal = !unseen ? &f->cal : f->cal_unseen.n ? &f->cal_unseen : &f->cal_prior;
   if (!(coverage > 0 && coverage < 1)) return rf__err("coverage %g is not in (0, 1)", coverage);
   double off = rf__offset(f, row);
   if (isnan(off)) return bad_base(f, row);
@@ -2656,7 +2656,7 @@ size_t rf__predict_rows(const rf_forest *f, rf_rows *w, const double *rows, size
         return r;
     return nr;
   }
-  const rf_calib *cal = unseen && f->cal_unseen.n ? &f->cal_unseen : &f->cal;
+  const rf_calib *cal = !unseen ? &f->cal : f->cal_unseen.n ? &f->cal_unseen : &f->cal_prior;
   walk_block(f, rows, P, 1, nr, w->rounds, &w->B);
   for (size_t r = 0; r < nr; r++) {
     const double *row = rows + r * P;
@@ -3012,6 +3012,8 @@ void rf_free(rf_forest *f) {
   rf__free(f->trees);
   rf__free(f->mdi);
   rf__free(f->perm);
+  rf__free(f->range_lo);
+  rf__free(f->range_hi);
   rf__free(f->adapt);
   rf__free(f);
 }
@@ -3194,8 +3196,8 @@ int rf_train(const rf_data *d, const rf_params *pin, rf_forest **out) {
     rf__fill_info(f);
     if (rf_permutation_importance(f, d, prm.seed, nt, f->perm)) goto out;
   }
-  /* interval calibration (model/rf_calib.c) */
-  if (rf__calibrate(f, d, y, &prm, inbag, nt)) goto out;
+  /* interval calibration (model/rf_calib.c), training ranges (rf_range.c) */
+  if (rf__calibrate(f, d, y, &prm, inbag, nt) || rf__ranges(f, d)) goto out;
   rf__fill_info(f);
   *out = f;
   f = NULL;

@@ -105,11 +105,16 @@ static void test_estimate_shape(void) {
   const an_gpu *g = an_gpu_find("H200");
   launch l = streaming(1 << 14);
   an_estimate e = est(g, &l);
-  CHECK_MSG("a large streaming launch is memory bound", !strcmp(e.bound, "memory"));
+  CHECK_MSG("a large streaming launch is DRAM bound", !strcmp(e.bound, "dram"));
   CHECK_MSG("time is at least the launch overhead", e.time_us >= e.t_overhead_us);
-  CHECK_MSG("time = overhead + the largest throughput term + the exposed latency",
-            fabs(e.time_us - e.t_overhead_us -
-                 fmax(fmax(e.t_compute_us, e.t_issue_us), e.t_memory_us) - e.t_latency_us) < 1e-9);
+  double big = fmax(fmax(fmax(e.t_compute_us, e.t_issue_us), e.t_lsu_us),
+                    fmax(e.t_l2_us, e.t_dram_us));
+  CHECK_MSG("time = overhead + the L2 norm of the SM, L2 and DRAM times: at least the largest "
+            "term, at most sqrt(3) x it",
+            e.time_us - e.t_overhead_us >= big - 1e-9 &&
+                e.time_us - e.t_overhead_us <= sqrt(3.0) * fmax(big, e.t_latency_us) + 1e-9);
+  CHECK_MSG("the memory term is the larger of the L2 and DRAM terms",
+            e.t_memory_us == fmax(e.t_l2_us, e.t_dram_us));
   CHECK_MSG("the time band is x0.5 .. x2", fabs(e.time_lo_us * 2 - e.time_us) < 1e-9 &&
                                                fabs(e.time_hi_us / 2 - e.time_us) < 1e-9);
   CHECK_MSG("power lies in [idle, TDP] with lo <= point <= hi",
@@ -461,8 +466,26 @@ static void test_cli_predict_csv(void) {
   CHECK_MSG("an empty count cell reads as 0, text columns are not read", rc == 0);
   CHECK_MSG("--measured prints one summary line naming the column",
             err && strstr(err, "against t_us (3 rows)") && strstr(err, "Spearman"));
+  CHECK_MSG("--measured gives the ranking figures: Kendall's tau, top-1 and top-5 regret",
+            err && strstr(err, "Kendall") && strstr(err, "top-1 regret") &&
+                strstr(err, "top-5 regret"));
+  CHECK_MSG("with --gpu-column one more line per GPU",
+            err && strstr(err, "against t_us, gpu T4 (2 rows)") &&
+                strstr(err, "against t_us, gpu H200 (1 rows)"));
   free(out);
   free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --gpu T4 --features '%s' --measured t_us --group name",
+           tests_kcast(), path);
+  rc = tests_run(cmd, &out, &err);
+  CHECK_MSG("--group COLUMN: a line per value of the column",
+            rc == 0 && err && strstr(err, "against t_us, name a (1 rows)") &&
+                strstr(err, "against t_us, name c (1 rows)"));
+  free(out);
+  free(err);
+  snprintf(cmd, sizeof cmd, "'%s' predict --gpu T4 --features '%s' --group name", tests_kcast(),
+           path);
+  CHECK_MSG("--group without --measured is a usage error (exit 2)",
+            tests_run(cmd, NULL, NULL) == 2);
   const char *bad = "gpu,launch.block_x,launch.ctas\nT4,32,1\nNOPE,32,1\n";
   CU_ASSERT_EQUAL_FATAL(tests_write_file(path, bad, strlen(bad)), 0);
   snprintf(cmd, sizeof cmd, "'%s' predict --gpu-column gpu --features '%s'", tests_kcast(), path);

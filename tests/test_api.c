@@ -20,7 +20,12 @@
 #include "model/model.h"
 #include "model/rf_int.h"
 
+#define CHECK_MSG(msg, cond) \
+  CU_assertImplementation(!!(cond), __LINE__, (msg), __FILE__, "", CU_FALSE)
+
 #define NROWS 300
+#define CHECK_MSG(msg, cond) \
+  CU_assertImplementation(!!(cond), __LINE__, (msg), __FILE__, "", CU_FALSE)
 static const char *const feat_names[3] = {"launch.ctas", "launch.threads", "op.fma.rn.f32"};
 
 static char tmp[4096];
@@ -286,6 +291,32 @@ static void test_feature_order(void) {
   }
   CU_ASSERT(equal);   /* any order, any offset: rf_predict's answer */
   CU_ASSERT(lacking); /* a missing name is named (or 0), never read from elsewhere */
+  kcast_model_free(m);
+}
+
+/* kcast_predict_check: a launch inside the training ranges, one beyond
+   them, and a GPU the model was not trained on. */
+static void test_predict_check(void) {
+  kcast_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(time_model, &m), KCAST_OK);
+  kcast_features *fs = features_of_row(5);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fs);
+  unsigned flags = 99;
+  const char *feat = "x";
+  CHECK_MSG("a training row's launch: no flag, no feature",
+            kcast_predict_check(m, NULL, fs, &flags, &feat) == KCAST_OK && flags == 0 &&
+                feat == NULL);
+  kcast_features_set(fs, feat_names[0], 1e6); /* launch.ctas: 512 at most in training */
+  CHECK_MSG("a launch with 1e6 CTAs (512 at most in training) is out of range, naming the feature",
+            kcast_predict_check(m, NULL, fs, &flags, &feat) == KCAST_OK &&
+                flags == KCAST_CHECK_OUT_OF_RANGE && feat && !strcmp(feat, feat_names[0]));
+  CHECK_MSG("another GPU than the model's (H200) is flagged unseen",
+            kcast_predict_check(m, "T4", fs, &flags, NULL) == KCAST_OK &&
+                flags == (KCAST_CHECK_OUT_OF_RANGE | KCAST_CHECK_UNSEEN_GPU));
+  CHECK_MSG("an unknown GPU is KCAST_E_NOTFOUND",
+            kcast_predict_check(m, "NOPE", fs, &flags, NULL) == KCAST_E_NOTFOUND);
+  CHECK_MSG("NULL flags is KCAST_E_ARG", kcast_predict_check(m, NULL, fs, NULL, NULL) == KCAST_E_ARG);
+  kcast_features_free(fs);
   kcast_model_free(m);
 }
 
@@ -666,28 +697,74 @@ static void test_from_ptx(void) {
 
 /* --------------------------------------------------- library surface -- */
 
+/* Every function kcast.h declares, and nothing else, is exported, each
+   under a version node of api/libkcast.map (name@@KCAST_M.N), and the
+   library's SONAME is libkcast.so.<major> (docs/api.md, "Versions"). */
 static void test_exports(void) {
   char cmd[4400], *out = NULL;
   snprintf(cmd, sizeof cmd, "nm -D --defined-only %s/libkcast.so", tests_build());
   int rc = tests_run(cmd, &out, NULL);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
-  int only_kcast = 1, n = 0, has_predict = 0;
+  int only_kcast = 1, n = 0, has_predict = 0, unversioned = 0, nodes = 0;
+  char exported[8192] = " ";
   char *save = NULL;
   for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     const char *sym = strrchr(line, ' ');
     sym = sym ? sym + 1 : line;
     if (!strcmp(sym, "_init") || !strcmp(sym, "_fini")) continue;
+    if (strstr(line, " A KCAST_")) { /* a version node's own symbol */
+      nodes++;
+      continue;
+    }
+    const char *at = strstr(sym, "@@KCAST_");
+    if (!at) {
+      unversioned++;
+      fprintf(stderr, "test_api: libkcast.so exports %s without a version\n", sym);
+    }
+    size_t len = at ? (size_t)(at - sym) : strlen(sym);
     if (strncmp(sym, "kcast_", 6)) {
       only_kcast = 0;
       fprintf(stderr, "test_api: libkcast.so exports %s\n", sym);
     }
     n++;
-    has_predict |= !strcmp(sym, "kcast_predict");
+    has_predict |= len == 13 && !strncmp(sym, "kcast_predict", 13);
+    if (strlen(exported) + len + 2 < sizeof exported)
+      strcat(strncat(exported, sym, len), " ");
   }
   free(out);
-  CU_ASSERT(only_kcast);  /* every exported symbol is kcast_* */
-  CU_ASSERT(has_predict); /* and the API is there */
+  CU_ASSERT(only_kcast);      /* every exported symbol is kcast_* */
+  CU_ASSERT(unversioned == 0); /* each under a version node */
+  CU_ASSERT(nodes >= 1);
+  CU_ASSERT(has_predict);     /* and the API is there */
   CU_ASSERT(n >= 20);
+  /* the header's functions: "kcast_name(" at a declaration's start */
+  char *h = tests_read_file("include/kcast.h", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  int declared = 0, missing = 0;
+  for (char *p = h; (p = strstr(p, "kcast_")); p++) {
+    size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz_0123456789");
+    if (p[len] != '(' || (p > h && (p[-1] == '_' || p[-1] == '>'))) continue;
+    /* a declaration: the name follows the return type on the same line */
+    const char *bol = p;
+    while (bol > h && bol[-1] != '\n') bol--;
+    if (*bol == ' ' || *bol == '#' || *bol == '/' || *bol == '*') continue;
+    char want[80];
+    snprintf(want, sizeof want, " %.*s ", (int)len, p);
+    declared++;
+    if (!strstr(exported, want)) {
+      missing++;
+      fprintf(stderr, "test_api: kcast.h declares %s, libkcast.so does not export it\n", want);
+    }
+  }
+  free(h);
+  CHECK_MSG("every function kcast.h declares is exported", declared >= 30 && missing == 0);
+  CHECK_MSG("exactly the functions kcast.h declares are exported", declared == n);
+  snprintf(cmd, sizeof cmd, "readelf -d %s/libkcast.so", tests_build());
+  rc = tests_run(cmd, &out, NULL);
+  char soname[64];
+  snprintf(soname, sizeof soname, "Library soname: [libkcast.so.%d]", KCAST_VERSION_MAJOR);
+  CHECK_MSG("libkcast.so's SONAME is libkcast.so.<major>", rc == 0 && out && strstr(out, soname));
+  free(out);
 }
 
 static void test_header_languages(void) {
@@ -731,6 +808,7 @@ TEST_SUITES(register_api) {
   TEST_ADD(s, test_misuse);
   TEST_ADD(s, test_matches_forest);
   TEST_ADD(s, test_feature_order);
+  TEST_ADD(s, test_predict_check);
   TEST_ADD(s, test_batch_parallel);
   TEST_ADD(s, test_batch_blocks);
   TEST_ADD(s, test_threads);

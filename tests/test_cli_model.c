@@ -110,10 +110,12 @@ static void test_cv_json(void) {
   CHECK_EQ(run(args, &out, &err), 0, "kcast cv --group exits 0");
   cJSON *j = out ? cJSON_Parse(out) : NULL;
   CU_ASSERT_PTR_NOT_NULL_FATAL(j);
-  const char *keys[] = {"mape", "median_ape", "rmse_log", "r2", "spearman", "coverage"};
+  const char *keys[] = {"mape",     "median_ape", "rmse_log",    "r2",         "spearman",
+                        "coverage", "kendall",    "top1_regret", "top5_regret"};
   int all = 1;
-  for (size_t k = 0; k < 6; k++) all &= cJSON_IsNumber(cJSON_GetObjectItem(j, keys[k]));
-  CHECK_MSG("cv json has mape, median_ape, rmse_log, r2, spearman, coverage as numbers", all);
+  for (size_t k = 0; k < 9; k++) all &= cJSON_IsNumber(cJSON_GetObjectItem(j, keys[k]));
+  CHECK_MSG("cv json has mape, median_ape, rmse_log, r2, spearman, coverage, kendall, "
+            "top1_regret, top5_regret as numbers", all);
   cJSON *pa = cJSON_GetObjectItem(j, "per_app");
   CHECK_MSG("per_app holds the three apps", cJSON_GetArraySize(pa) == 3 &&
                     cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(pa, "beta"), "mape")));

@@ -19,6 +19,10 @@
 #include <unistd.h>
 
 #include "datasets/ds.h"
+#include "runtime/rt.h"
+
+#define CHECK_MSG(msg, cond) \
+  CU_assertImplementation(!!(cond), __LINE__, (msg), __FILE__, "", CU_FALSE)
 #include "extractor/features.h"
 
 static const char *const fast_lines[] = {
@@ -527,6 +531,58 @@ static void test_merge_agreement(void) {
   free(e2);
 }
 
+/* ------------------------------------------------------------ cwd= -- */
+
+/* An entry whose program reads its input relative to where it runs (as
+   public suites do): a script that runs gemm_tiled with the arguments in
+   ./input.txt.  With cwd=data it finds data/input.txt; without, it fails;
+   cwd= of a folder that does not exist is a manifest error. */
+static void test_entry_cwd(void) {
+  if (!have_suite()) return;
+  char dir[4096], abs[4096], p[4400];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "suite-cwd"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(dir, abs));
+  char bindir[4096];
+  snprintf(p, sizeof p, "%s/suite", tests_build());
+  CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(p, bindir));
+  snprintf(p, sizeof p, "%s/data", abs);
+  CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+  snprintf(p, sizeof p, "%s/data/input.txt", abs);
+  CU_ASSERT_EQUAL_FATAL(write_text(p, "64 16\n"), 0);
+  char script[4500];
+  snprintf(script, sizeof script, "#!/bin/sh\nexec '%s/gemm_tiled' $(cat input.txt)\n", bindir);
+  snprintf(p, sizeof p, "%s/wrap.sh", abs);
+  CU_ASSERT_EQUAL_FATAL(write_text(p, script), 0);
+  CU_ASSERT_EQUAL_FATAL(chmod(p, 0755), 0);
+  snprintf(p, sizeof p, "%s/m.txt", abs);
+  CU_ASSERT_EQUAL_FATAL(write_text(p, "cwd=data app=wrapped dataset=in ./wrap.sh\n"
+                                      "app=plain dataset=in ./wrap.sh\n"), 0);
+  char *out = NULL, *err = NULL;
+  int rc = sh(&out, &err, "cd / && '%s' suite run '%s/m.txt' -o '%s/o.db'", tests_kcast(), abs, abs);
+  CHECK_MSG("the entry with cwd= passes, the one without fails (no ./input.txt)",
+            rc == 1 && out && strstr(out, "wrapped in") && strstr(out, "passed, 1 launch") &&
+                strstr(out, "FAILED"));
+  free(out); free(err);
+  snprintf(p, sizeof p, "%s/o.db", abs);
+  CHECK_MSG("it ran in data/ and its one launch is recorded",
+            count_rows(p, "launches") == 1);
+  ds_db *db = NULL;
+  char e2[256];
+  if (ds_open(p, DS_READONLY, &db, e2, sizeof e2) == 0) {
+    ds_suite_entry se;
+    CHECK_MSG("cwd= is part of the entry's recorded command",
+              ds_suite_find(db, "run", "wrapped", "in", "", &se) == 1 &&
+                  !strncmp(se.command, "cwd=data ", 9));
+    ds_close(db);
+  }
+  snprintf(p, sizeof p, "%s/m2.txt", abs);
+  CU_ASSERT_EQUAL_FATAL(write_text(p, "cwd=nowhere ./wrap.sh\n"), 0);
+  rc = sh(&out, &err, "'%s' suite run '%s' -o '%s/o2.db'", tests_kcast(), p, abs);
+  CHECK_MSG("cwd= of a missing folder is an error naming the line, nothing run",
+            rc == 1 && err && strstr(err, "m2.txt:1: cwd=nowhere: No such file or directory"));
+  free(out); free(err);
+}
+
 /* ----------------------------------------------------------- Slurm -- */
 
 /* Live (not zombie) processes whose command line or environment names s. */
@@ -558,6 +614,53 @@ static int live_with(const char *s) {
   return n;
 }
 
+/* Architectures of the machine code (ELF) and of the PTX in program's
+   fatbinaries (the .nv_fatbin section, every container in it), as bit
+   masks of arch - 50 (sm_75: bit 25); -1 when they cannot be read. */
+static int fatbin_archs(const char *program, const char *tmp, uint64_t *elf, uint64_t *ptx) {
+  char bin[4400];
+  snprintf(bin, sizeof bin, "%s/fatbin.bin", tmp);
+  if (sh(NULL, NULL, "objcopy -O binary --only-section=.nv_fatbin '%s' '%s'", program, bin)) return -1;
+  size_t len = 0;
+  unsigned char *fb = (unsigned char *)tests_read_file(bin, &len);
+  *elf = *ptx = 0;
+  int nc = 0;
+  for (size_t at = 0; fb && at + 16 <= len;) {
+    size_t sz = rt_fatbin_size(fb + at);
+    if (!sz || at + sz > len) break;
+    rt_fatbin_entry e[64];
+    size_t n = 0;
+    char err[256];
+    if (rt_fatbin_list(fb + at, len - at, e, 64, &n, err, sizeof err)) break;
+    for (size_t k = 0; k < n && k < 64; k++)
+      if (e[k].arch >= 50 && e[k].arch < 114) {
+        if (e[k].kind == RT_FATBIN_ELF) *elf |= 1ull << (e[k].arch - 50);
+        if (e[k].kind == RT_FATBIN_PTX) *ptx |= 1ull << (e[k].arch - 50);
+      }
+    nc++;
+    at += (sz + 7) & ~(size_t)7;
+  }
+  free(fb);
+  return nc ? 0 : -1;
+}
+
+/* cuobjdump: $KCAST_CUOBJDUMP, else on PATH, else the CUDA root's bin
+   (the toolkit ships it; pip's nvidia-cuda-cuobjdump has one too). */
+static int find_cuobjdump(char *buf, size_t cap) {
+  const char *env = getenv("KCAST_CUOBJDUMP");
+  if (env && *env) return snprintf(buf, cap, "%s", env), access(buf, X_OK) == 0;
+  char *out = NULL;
+  int rc = sh(&out, NULL, "command -v cuobjdump || { d=$(dirname \"$(command -v nvcc)\") && "
+              "test -x \"$d/cuobjdump\" && echo \"$d/cuobjdump\"; }");
+  int ok = rc == 0 && out && *out;
+  if (ok) {
+    out[strcspn(out, "\n")] = 0;
+    snprintf(buf, cap, "%s", out);
+  }
+  free(out);
+  return ok;
+}
+
 static void test_slurm_array_equals_local(void) {
   if (!have_suite()) return;
   char dir[4096], m[4200], single[4200], merged[4300];
@@ -566,11 +669,63 @@ static void test_slurm_array_equals_local(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(dir, abs));
   snprintf(m, sizeof m, "%s/m.txt", abs);
   write_fast(m, NULL);
+  /* the first entry says what memory it needs (submit.sh's --mem) */
+  char *mt = tests_read_file(m, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mt);
+  char *first = strstr(mt, fast_lines[0]);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+  char mtext[4200];
+  snprintf(mtext, sizeof mtext, "%.*smem=700 %s", (int)(first - mt), mt, first);
+  free(mt);
+  CU_ASSERT_EQUAL_FATAL(write_text(m, mtext), 0);
   char kcast[4096], bindir[4200];
   CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(tests_kcast(), kcast));
   snprintf(bindir, sizeof bindir, "%s/suite", tests_build());
   char bindir_abs[4096];
   CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(bindir, bindir_abs));
+  /* The programs the array runs are built for a cluster of mixed GPUs:
+     machine code for every architecture from sm_70 to sm_90 this nvcc
+     makes, PTX for newer ones (read by kcast's fatbinary reader, and by
+     cuobjdump --list-elf where there is one). */
+  char *codes = NULL;
+  uint64_t want = 0;
+  if (sh(&codes, NULL, "nvcc --list-gpu-code 2>/dev/null") == 0 && codes) {
+    static const unsigned a[] = {70, 75, 80, 86, 89, 90};
+    for (size_t k = 0; k < 6; k++) {
+      char name[16];
+      snprintf(name, sizeof name, "sm_%u\n", a[k]);
+      if (strstr(codes, name)) want |= 1ull << (a[k] - 50);
+    }
+  }
+  free(codes);
+  char cuobjdump[4096];
+  int have_cuobjdump = find_cuobjdump(cuobjdump, sizeof cuobjdump);
+  if (!have_cuobjdump) printf("\n    [no cuobjdump (KCAST_CUOBJDUMP): kcast's fatbinary reader only] ");
+  CHECK_MSG("nvcc makes several architectures from sm_70 to sm_90", __builtin_popcountll(want) >= 3);
+  for (size_t i = 0; i < NFAST; i++) {
+    char prog[64], path[4400], msg[256];
+    sscanf(fast_lines[i], "%63s", prog);
+    snprintf(path, sizeof path, "%s/%s", bindir_abs, prog);
+    uint64_t elf = 0, ptx = 0;
+    int r = fatbin_archs(path, abs, &elf, &ptx);
+    snprintf(msg, sizeof msg, "%s holds machine code for every architecture nvcc makes from sm_70 "
+             "to sm_90, and compute_90 PTX", prog);
+    CHECK_MSG(msg, r == 0 && (elf & want) == want && (ptx >> 40 & 1));
+    if (have_cuobjdump) {
+      char *lst = NULL;
+      int rc2 = sh(&lst, NULL, "'%s' --list-elf '%s'", cuobjdump, path);
+      int all = rc2 == 0 && lst;
+      for (unsigned a = 70; all && a <= 90; a++)
+        if (want >> (a - 50) & 1) {
+          char name[32];
+          snprintf(name, sizeof name, ".sm_%u.cubin", a);
+          all = strstr(lst, name) != NULL;
+        }
+      snprintf(msg, sizeof msg, "cuobjdump --list-elf %s lists every architecture", prog);
+      CHECK_MSG(msg, all);
+      free(lst);
+    }
+  }
   char *out = NULL;
   /* Bounded: the script's own limits, and a kill after 420 s at worst. */
   int rc = sh(&out, NULL, "JOB_WAIT=240 timeout -k 10 420 tests/slurm/one-node.sh '%s' '%s' '%s' '%s' 2>&1",
@@ -586,6 +741,13 @@ static void test_slurm_array_equals_local(void) {
   if (rc != 0) printf("\n%s ", out ? out : "");
   CU_ASSERT_EQUAL_FATAL(rc, 0); /* the array and its merge step completed */
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "JobState=COMPLETED"));
+  /* limits from the manifest's costs: 6 entries guessed at 1 s over 4
+     shards (2 s at most: 2 x 2 s + 10 min, 11 min), mem=700 + 512 MiB;
+     the merge 10 min + 6 s and 1024 MiB */
+  CHECK_MSG("the array's --time and --mem come from the manifest's costs",
+            strstr(out, "MinMemoryNode=1212M") && strstr(out, "TimeLimit=00:11:00"));
+  CHECK_MSG("the merge job has its own --mem", strstr(out, "MinMemoryNode=1G"));
+  if (!strstr(out, "MinMemoryNode=1212M") || !strstr(out, "MinMemoryNode=1G")) printf("\n%s ", out);
   /* Nothing of the cluster outlives the test. */
   CU_ASSERT_TRUE(state[0] != 0);
   if (state[0]) CU_ASSERT_EQUAL(live_with(state), 0);
@@ -612,6 +774,30 @@ static void test_slurm_array_equals_local(void) {
   CU_ASSERT_EQUAL(total, sm.n);
   CU_ASSERT_EQUAL(nonempty, 4); /* 6 entries over 4 tasks: none idle */
   CU_ASSERT_EQUAL(count_rows(merged, "suite_entries"), (int64_t)NFAST);
+  /* Node-local scratch: every task and the merge said where theirs was
+     (TMPDIR of the test's jobs), it is gone, and the shared folder holds
+     the finished datasets only; the site hook ran in every job. */
+  int scratch_named = 0, hooked = 0;
+  char tmpd[4400], want_s[4500];
+  snprintf(tmpd, sizeof tmpd, "%s/node-tmp", abs);
+  snprintf(want_s, sizeof want_s, "node-local scratch %s/kcast-", tmpd);
+  for (int i = 0; i < 5; i++) {
+    char p[4400];
+    if (i < 4) snprintf(p, sizeof p, "%s/array/features-%d.out", abs, i);
+    else snprintf(p, sizeof p, "%s/array/merge.out", abs);
+    char *t = tests_read_file(p, NULL);
+    scratch_named += t && strstr(t, want_s);
+    hooked += t && strstr(t, "setup hook ran");
+    free(t);
+  }
+  CHECK_MSG("each job worked in node-local scratch ($TMPDIR)", scratch_named == 5);
+  CHECK_MSG("each job sourced KCAST_SLURM_SETUP first (the module-load hook)", hooked == 5);
+  char *ls = NULL;
+  sh(&ls, NULL, "ls -A '%s'; echo ==; ls -A '%s/array'", tmpd, abs);
+  CHECK_MSG("the scratch folders are removed when the jobs end", ls && !strncmp(ls, "==", 2));
+  CHECK_MSG("the shared folder has no SQLite journal and no entry's scratch",
+            ls && !strstr(ls, "-journal") && !strstr(ls, ".kcast-suite-") && !strstr(ls, ".tmp."));
+  free(ls);
   sig_free(&ss);
   sig_free(&sm);
 }
@@ -625,6 +811,7 @@ TEST_SUITES(register_cli_suite) {
   TEST_ADD(s, test_interrupted_suite_resumes);
   TEST_ADD(s, test_profile_without_gpu);
   TEST_ADD(s, test_merge_agreement);
+  TEST_ADD(s, test_entry_cwd);
   CU_pSuite t = tests_suite("slurm");
   TEST_ADD(t, test_slurm_array_equals_local);
 }

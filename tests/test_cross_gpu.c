@@ -350,7 +350,7 @@ static void test_csv_gpu_column_and_predictions(void) {
   for (size_t i = 0; p && i < len; i++) lines += p[i] == '\n';
   CHECK_MSG("--predictions: a header and one line per row", p && lines == 1 + 2 * NL);
   CHECK_MSG("with the key and GPU columns, measured, prediction and interval",
-            p && !strncmp(p, "gpu,key,row,measured,predicted,lo,hi,ape_pct\n", 45) &&
+            p && !strncmp(p, "gpu,key,row,measured,predicted,lo,hi,ape_pct,work,settings\n", 59) &&
                 strstr(p, "\nA100,\"n3,A100\",8,"));
   free(p);
   snprintf(args, sizeof args, "cv --csv '%s' --target time_ns --trees 10 --predictions '%s/no/such/p.csv'",

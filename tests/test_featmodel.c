@@ -667,8 +667,9 @@ static void test_template_cli(void) {
   free(out), free(err);
 }
 
-/* Copy of the version-2 file at path as version 1 (no template variable
-   and difference counts) into path1; 0 on success. */
+/* Copy of the version-3 file at path as version 1 (no template variable
+   and difference counts, no instance count at the end) into path1; 0 on
+   success. */
 static int as_version1(const char *path, const char *path1) {
   size_t len = 0;
   unsigned char *b = (unsigned char *)tests_read_file(path, &len);
@@ -686,7 +687,11 @@ static int as_version1(const char *path, const char *path1) {
   memcpy(&nt, b + pos, 4);
   memcpy(&ndf, b + pos + 4, 4);
   int rc = -1;
-  if (nt == 0 && ndf == 0) {
+  uint32_t ninst = 1;
+  memcpy(&ninst, b + len - 8, 4); /* version 3's instance count, before the CRC */
+  if (nt == 0 && ndf == 0 && ninst == 0) {
+    memmove(b + len - 8, b + len - 4, 4);
+    len -= 4;
     memmove(b + pos, b + pos + 8, len - pos - 8);
     len -= 8;
     uint32_t v1 = 1;
@@ -821,6 +826,53 @@ static void test_template_api(void) {
   kcast_featmodel_free(fm);
 }
 
+/* A template's instances each ran with one block (the suite's gemm_tiled:
+   block T0 x T0): a fill with another block is flagged, for an instance
+   the model saw and, by the rule the blocks follow, for one it did not. */
+static void test_template_block(void) {
+  char kcf[4300], cmd[9000];
+  snprintf(kcf, sizeof kcf, "%s/gemm-block.kcf", dir);
+  snprintf(cmd, sizeof cmd, "'%s' featmodel fit datasets/data/suite-features.db --kernel "
+           "'gemm_tiled_kernel<T>' -o '%s'", tests_kcast(), kcf);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  kcast_featmodel *fm = NULL;
+  kcast_features *fs = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_load(kcf, &fm), KCAST_OK);
+  CU_ASSERT_EQUAL_FATAL(kcast_featmodel_features_new(fm, &fs), KCAST_OK);
+  double args[6] = {128, 1.5, 0.5, 0, 0, 0}, t;
+  unsigned grid[3] = {8, 8, 1}, b16[3] = {16, 16, 1}, b8[3] = {8, 8, 1}, b12[3] = {12, 12, 1}, fl;
+  fl = 99;
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, "gemm_tiled_kernel<16>", NULL, 0, grid, b16, 0,
+                                                args, 6, fs, &fl), KCAST_OK);
+  CU_ASSERT_FALSE(fl & KCAST_FEATMODEL_OTHER_BLOCK); /* the block it ran with */
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, "gemm_tiled_kernel<16>", NULL, 0, grid, b8, 0,
+                                                args, 6, fs, &fl), KCAST_OK);
+  CU_ASSERT(fl & KCAST_FEATMODEL_OTHER_BLOCK);       /* <16> launched with 8 x 8 */
+  CU_ASSERT(fl & KCAST_FEATMODEL_EXTRAPOLATED);
+  t = 12;                                            /* an instance nobody ran */
+  unsigned g12[3] = {11, 11, 1};
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, NULL, &t, 1, g12, b12, 0, args, 6, fs, &fl),
+                  KCAST_OK);
+  CU_ASSERT_FALSE(fl & KCAST_FEATMODEL_OTHER_BLOCK); /* block = T0 x T0 x 1, as every instance */
+  CU_ASSERT_EQUAL(kcast_featmodel_fill_instance(fm, NULL, &t, 1, g12, b16, 0, args, 6, fs, &fl),
+                  KCAST_OK);
+  CU_ASSERT(fl & KCAST_FEATMODEL_OTHER_BLOCK);       /* <12> with 16 x 16 breaks the rule */
+  kcast_features_free(fs);
+  kcast_featmodel_free(fm);
+  /* the file keeps the instances: save(load(f)) == f, and info says so */
+  fm_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(fm_load(kcf, &m), 0);
+  fm_info in;
+  fm_get_info(m, &in);
+  CU_ASSERT(in.ninst >= 3);
+  fm_free(m);
+  char *out = NULL;
+  snprintf(cmd, sizeof cmd, "'%s' featmodel info '%s'", tests_kcast(), kcf);
+  CU_ASSERT_EQUAL(tests_run(cmd, &out, NULL), 0);
+  CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "each instance ran with one block"));
+  free(out);
+}
+
 /* ------------------------------------------------- fuller polynomials -- */
 
 /* Rows of a pivot-step kernel k(int n, int k): per size n (label), one
@@ -924,5 +976,6 @@ TEST_SUITES(register_featmodel) {
   TEST_ADD(s, test_template_cli);
   TEST_ADD(s, test_template_file);
   TEST_ADD(s, test_template_api);
+  TEST_ADD(s, test_template_block);
   TEST_ADD(s, test_difference_basis);
 }

@@ -3,13 +3,18 @@
  * what a user does with it: a C program built with `pkg-config --cflags
  * --libs kcast` (and once statically, with Libs.private) runs and
  * predicts; the installed kcast runs and finds its cudart replacement; the
- * manual pages are there and well formed.
+ * manual pages are there and well formed; the library is installed under
+ * its SONAME (libkcast.so.<major>, a link to libkcast.so.<version>), the
+ * program asks for that name and the symbol version it was linked with, and
+ * `kcast --version`, `pkg-config --modversion kcast`, kcast_version() and
+ * the header's KCAST_VERSION_STRING say the same version.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "include/kcast.h"
 #include "tests.h"
 
 /* A sanitized build installs a sanitized library: a program linking it
@@ -109,6 +114,46 @@ static void test_install_and_build(void) {
   snprintf(cmd, sizeof cmd, "'%s/bin/kcast' version", prefix);
   rc = tests_run(cmd, &out, &err);
   CHECK_MSG("the installed kcast runs", rc == 0 && out && !strncmp(out, "kcast 0.", 8));
+  free(out); free(err);
+
+  /* one version everywhere */
+  char want[128];
+  snprintf(want, sizeof want, "kcast %s\n", KCAST_VERSION_STRING);
+  snprintf(cmd, sizeof cmd, "'%s/bin/kcast' --version", prefix);
+  rc = tests_run(cmd, &out, &err);
+  CHECK_MSG("kcast --version prints the header's KCAST_VERSION_STRING",
+            rc == 0 && out && !strcmp(out, want));
+  free(out); free(err);
+  snprintf(cmd, sizeof cmd, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --modversion kcast",
+           prefix);
+  rc = tests_run(cmd, &out, &err);
+  snprintf(want, sizeof want, "%s\n", KCAST_VERSION_STRING);
+  CHECK_MSG("pkg-config --modversion kcast says the same version", rc == 0 && out && !strcmp(out, want));
+  free(out); free(err);
+  snprintf(cmd, sizeof cmd, "cd '%s' && LD_LIBRARY_PATH='%s/lib' ./app", dir, prefix);
+  rc = tests_run(cmd, &out, &err);
+  snprintf(want, sizeof want, "kcast %s: ", KCAST_VERSION_STRING);
+  CHECK_MSG("kcast_version() of the installed library says the same version",
+            rc == 0 && out && !strncmp(out, want, strlen(want)));
+  free(out); free(err);
+  /* the shared library under its SONAME */
+  snprintf(cmd, sizeof cmd,
+           "cd '%s/lib' && readlink libkcast.so && readlink libkcast.so.%d && "
+           "readelf -d libkcast.so.%s | sed -n 's/.*(SONAME).*\\[\\(.*\\)\\]/soname \\1/p'",
+           prefix, KCAST_VERSION_MAJOR, KCAST_VERSION_STRING);
+  rc = tests_run(cmd, &out, &err);
+  char layout[256];
+  snprintf(layout, sizeof layout, "libkcast.so.%d\nlibkcast.so.%s\nsoname libkcast.so.%d\n",
+           KCAST_VERSION_MAJOR, KCAST_VERSION_STRING, KCAST_VERSION_MAJOR);
+  CHECK_MSG("lib/libkcast.so -> libkcast.so.<major> -> libkcast.so.<version>, SONAME libkcast.so.<major>",
+            rc == 0 && out && !strcmp(out, layout));
+  if (!(rc == 0 && out && !strcmp(out, layout))) printf("\n    %s%s", out ? out : "", err ? err : "");
+  free(out); free(err);
+  snprintf(cmd, sizeof cmd, "readelf -d -V '%s/app'", dir);
+  rc = tests_run(cmd, &out, &err);
+  snprintf(want, sizeof want, "Shared library: [libkcast.so.%d]", KCAST_VERSION_MAJOR);
+  CHECK_MSG("the program needs libkcast.so.<major> and a KCAST_ symbol version",
+            rc == 0 && out && strstr(out, want) && strstr(out, "Name: KCAST_"));
   free(out); free(err);
   char prog[1200];
   snprintf(prog, sizeof prog, "%s/suite/scan", tests_build());

@@ -474,9 +474,51 @@ static void test_damaged_files_are_refused_by_name(void) {
   CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
   CHECK_MSG("a child pointing back (a loop) is refused", ERR_HAS("child index 0"));
 
-  /* The version 3 tail closes the payload: i32 base feature, then the
-     unseen-GPU table (u32 n = 0 here). */
-  size_t tail = len - 4 - 8;
+  /* The version 4 tail closes the payload: u32 has_ranges = 1, then
+     (f64 lo, f64 hi) for each of the 5 features. */
+  size_t v4 = 4 + 5 * 16, ranges = len - 4 - v4;
+  uint32_t has;
+  double lo0, hi0;
+  memcpy(&has, orig + ranges, 4);
+  memcpy(&lo0, orig + ranges + 4, 8);
+  memcpy(&hi0, orig + ranges + 12, 8);
+  CHECK_MSG("the version 4 tail: the training ranges, feature 0's in [0, 1)",
+            has == 1 && lo0 >= 0 && hi0 < 1 && lo0 < hi0);
+  memcpy(b, orig, len);
+  uint32_t two = 2;
+  memcpy(b + ranges, &two, 4);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a training-range flag of 2 is refused by name", ERR_HAS("training-range flag is 2"));
+  memcpy(b, orig, len);
+  memcpy(b + ranges + 4, &hi0, 8);
+  memcpy(b + ranges + 12, &lo0, 8);
+  fix_crc(b, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, b, len), -1);
+  CHECK_MSG("a range whose lo exceeds its hi is refused, naming the feature",
+            ERR_HAS("training range") && ERR_HAS("is empty or not finite"));
+  /* a version 3 file (no ranges) still loads, and tests nothing */
+  {
+    size_t n3 = ranges;
+    memcpy(b, orig, n3);
+    uint32_t v3 = 3;
+    uint64_t L3 = n3 - 24;
+    memcpy(b + 8, &v3, 4);
+    memcpy(b + 16, &L3, 8);
+    fix_crc(b, n3 + 4);
+    rf_forest *v3m = NULL;
+    CU_ASSERT_FATAL(tests_write_file(bad, b, n3 + 4) == 0);
+    CHECK_EQ(rf_load(bad, &v3m), 0, "a version 3 file still loads");
+    if (v3m) {
+      double far[5] = {1e9, 1e9, 1e9, 1e9, 1e9};
+      CHECK_MSG("a version 3 model has no ranges: nothing is out of range",
+                rf_outside(v3m, far, NULL) == -1);
+      rf_free(v3m);
+    }
+  }
+  /* The version 3 part before it: i32 base feature, then the unseen-GPU
+     table (u32 n = 0 here). */
+  size_t tail = len - 4 - v4 - 8;
   int32_t base;
   uint32_t n2;
   memcpy(&base, orig + tail, 4);
@@ -833,7 +875,8 @@ static void test_calibration_widens_by_the_table(void) {
   unsigned char *buf = (unsigned char *)tests_read_file(path, &len);
   CU_ASSERT_FATAL(buf != NULL);
   double neg = -1e6;
-  memcpy(buf + len - 4 - 8 - 6 * 16 + 3 * 16 + 8, &neg, 8); /* q at 0.9 (before the v3 tail) */
+  /* q at 0.9, before the version 3 tail and the version 4 ranges of 2 features */
+  memcpy(buf + len - 4 - (4 + 2 * 16) - 8 - 6 * 16 + 3 * 16 + 8, &neg, 8);
   fix_crc(buf, len);
   CU_ASSERT_FATAL(tests_write_file(path, buf, len) == 0);
   free(buf);
@@ -889,6 +932,53 @@ static double logo_coverage(const rf_data *d, int by_group_cal, double cov) {
   double c = r.overall.coverage;
   rf_cv_result_free(&r);
   return c;
+}
+
+/*
+ * Two groups whose times differ by 22 % (0.2 in log space): left one out,
+ * the other is all the calibration data has.  Calibrated by its rows
+ * alone the intervals miss the new group; with the prior spread of groups
+ * (RF_UNSEEN_SIGMA, sqrt(2) of it for one known group: 0.35 at 0.9) they
+ * hold it, and the result says how many groups calibrated.
+ */
+static void test_calibration_prior_for_few_groups(void) {
+  size_t per = 150, n = 2 * per;
+  rf_data d;
+  lcg_state = 99;
+  CU_ASSERT_FATAL(rf_data_alloc(&d, n, 2, 1) == 0);
+  d.names[0] = strdup("x0");
+  d.names[1] = strdup("x1");
+  d.target = strdup("t");
+  d.groups = calloc(n, sizeof(char *));
+  for (size_t i = 0; i < n; i++) {
+    d.groups[i] = strdup(i < per ? "gpuA" : "gpuB");
+    d.x[i] = urand();
+    d.x[n + i] = urand();
+    d.y[i] = exp(2 * d.x[i] + (i < per ? 0 : 0.2) + 0.02 * nrand());
+  }
+  rf_params p = params(30);
+  p.extra_trees = 1;
+  p.max_features = 0;
+  p.min_leaf = 1;
+  p.transform = RF_TRANSFORM_LOG;
+  p.calibrate = RF_CALIBRATE_ON;
+  rf_cv_opts o = {.size = sizeof o, .by_group = 1, .coverage = 0.9};
+  rf_cv_result r;
+  CU_ASSERT_FATAL(rf_cv(&d, &p, &o, &r) == 0);
+  double rows = r.overall.coverage;
+  CHECK_MSG("without calibration for unseen groups: nothing says the count",
+            r.groups_calibrated == SIZE_MAX);
+  rf_cv_result_free(&r);
+  p.calib_groups = 1;
+  CU_ASSERT_FATAL(rf_cv(&d, &p, &o, &r) == 0);
+  printf("\n  two groups, leave one out, 90 %% bands: by rows %.3f, with the prior %.3f ", rows,
+         r.overall.coverage);
+  CHECK_MSG("row-calibrated bands miss the other group's 22 % offset (< 0.5)", rows < 0.5);
+  CHECK_MSG("widened by the prior spread of groups they hold it (>= 0.85)",
+            r.overall.coverage >= 0.85);
+  CHECK_MSG("the result says one group calibrated each fold", r.groups_calibrated == 1);
+  rf_cv_result_free(&r);
+  rf_data_free(&d);
 }
 
 /*
@@ -1087,6 +1177,96 @@ static void test_metrics_known_values(void) {
   rf_metrics_compute(y, rev, NULL, NULL, 4, &m);
   CU_ASSERT_DOUBLE_EQUAL(m.spearman, -1, 1e-12);
   CHECK_MSG("no intervals: coverage is NaN", isnan(m.coverage));
+}
+
+/* Kendall's tau-b by the definition, O(n^2). */
+static double kendall_naive(const double *a, const double *b, size_t n) {
+  double c = 0, d = 0, ta = 0, tb = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++) {
+      double x = (a[i] > a[j]) - (a[i] < a[j]), y = (b[i] > b[j]) - (b[i] < b[j]);
+      if (x == 0 && y == 0) continue;
+      if (x == 0) { ta++; continue; }
+      if (y == 0) { tb++; continue; }
+      if (x == y) c++; else d++;
+    }
+  return (c - d) / sqrt((c + d + ta) * (c + d + tb));
+}
+
+/* rf_outside: the training ranges a model keeps, and a row beyond them. */
+static void test_training_ranges(void) {
+  rf_data d;
+  make_data(&d, 300, 0.1, 5);
+  rf_params p = params(20);
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  double in[5] = {0.5, 0.5, 0.5, 0.5, 0.5}, out[5] = {0.5, 0.5, 0.5, 0.5, 0.5};
+  size_t k = 9;
+  CHECK_MSG("a row inside every training range is not flagged",
+            rf_outside(f, in, &k) == -1 && k == 0);
+  out[0] = 3.0; /* x0 drives y: the forest splits on it */
+  long j = rf_outside(f, out, &k);
+  CHECK_MSG("x0 three times its largest training value is flagged, by its index",
+            j == 0 && k == 1);
+  out[1] = -2.0;
+  j = rf_outside(f, out, &k);
+  CHECK_MSG("two features outside: both counted, the more important one named",
+            k == 2 && j == (rf_get_info(f)->mdi[0] >= rf_get_info(f)->mdi[1] ? 0 : 1));
+  char path[1200];
+  tmpfile_path(path, sizeof path, "ranges.kcm");
+  rf_forest *g = NULL;
+  CU_ASSERT_FATAL(rf_save(f, path) == 0 && rf_load(path, &g) == 0);
+  CHECK_MSG("the ranges survive the model file (version 4)",
+            rf_outside(g, out, &k) == j && k == 2 && rf_outside(g, in, NULL) == -1);
+  rf_free(f);
+  rf_free(g);
+  rf_data_free(&d);
+}
+
+static void test_ranking_metrics(void) {
+  /* a tuner's view: the row predicted fastest (index 2, 1.0) measures 6,
+     the best measured is 3 (index 0); of the five predicted fastest
+     (2, 4, 1, 0, 5) the best measures 3 */
+  double y[] = {3, 5, 6, 9, 4, 8, 7}, pr[] = {4, 2, 1, 9, 1.5, 5, 8};
+  rf_metrics m;
+  CU_ASSERT_FATAL(rf_metrics_compute(y, pr, NULL, NULL, 7, &m) == 0);
+  CHECK_MSG("top-1 regret: the measured value of the row predicted lowest over the best (6/3)",
+            fabs(m.top1_regret - 2.0) < 1e-12);
+  CHECK_MSG("top-5 regret: the best measured among the five predicted lowest over the best (3/3)",
+            fabs(m.top5_regret - 1.0) < 1e-12);
+  CHECK_MSG("Kendall's tau equals the definition's pair count",
+            fabs(m.kendall - kendall_naive(y, pr, 7)) < 1e-12);
+  double tied[] = {1, 1, 5, 5, 5, 2, 3};
+  CU_ASSERT_FATAL(rf_metrics_compute(y, tied, NULL, NULL, 7, &m) == 0);
+  CHECK_MSG("top-1 regret with a tie at the lowest prediction is the tied rows' mean ((3+5)/2/3)",
+            fabs(m.top1_regret - 4.0 / 3.0) < 1e-12);
+  CHECK_MSG("Kendall's tau-b with ties in the predictions equals the definition's",
+            fabs(m.kendall - kendall_naive(y, tied, 7)) < 1e-12);
+  /* random rows with many ties on both sides */
+  size_t n = 500;
+  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  uint64_t st = 12345;
+  for (size_t i = 0; i < n; i++) {
+    st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+    a[i] = (double)(st >> 60) + 1;
+    st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+    b[i] = (double)(st >> 59) + a[i] * 0.5;
+  }
+  CU_ASSERT_FATAL(rf_metrics_compute(a, b, NULL, NULL, n, &m) == 0);
+  CHECK_MSG("Kendall's tau-b of 500 tied rows: the merge-sort count equals the O(n^2) one",
+            fabs(m.kendall - kendall_naive(a, b, n)) < 1e-12);
+  CHECK_MSG("predicting the measured values exactly: tau 1, regrets 1",
+            rf_metrics_compute(y, y, NULL, NULL, 7, &m) == 0 && fabs(m.kendall - 1) < 1e-12 &&
+                m.top1_regret == 1 && m.top5_regret == 1);
+  double neg[] = {1, -2, 3};
+  CHECK_MSG("regrets are NaN when a measured value is not positive",
+            rf_metrics_compute(neg, neg, NULL, NULL, 3, &m) == 0 && isnan(m.top1_regret) &&
+                isnan(m.top5_regret));
+  double same[] = {2, 2, 2};
+  CHECK_MSG("tau is NaN when the predictions are constant",
+            rf_metrics_compute(y, same, NULL, NULL, 3, &m) == 0 && isnan(m.kendall));
+  free(a);
+  free(b);
 }
 
 static void test_cross_validation(void) {
@@ -1747,9 +1927,12 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_calibration_reaches_nominal_coverage);
   TEST_ADD(s, test_calibration_widens_by_the_table);
   TEST_ADD(s, test_calibration_for_unseen_groups);
+  TEST_ADD(s, test_calibration_prior_for_few_groups);
   TEST_ADD(s, test_cli_calibration);
   TEST_ADD(s, test_permutation_importance);
   TEST_ADD(s, test_metrics_known_values);
+  TEST_ADD(s, test_ranking_metrics);
+  TEST_ADD(s, test_training_ranges);
   TEST_ADD(s, test_cross_validation);
   TEST_ADD(s, test_csv_loader);
   TEST_ADD(s, test_allocation_failures_are_reported);

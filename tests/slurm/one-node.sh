@@ -10,7 +10,10 @@
 #
 # Writes WORKDIR/single.db (the local run), WORKDIR/array/features-{0..3}.db
 # and WORKDIR/array/features.db (the merged shards), prints "wall <what> <s>"
-# lines, and exits 0 (TIMES=1 adds local runs with the default threads at
+# lines and each job's limits ("slurm: job ID TimeLimit=.. MinMemoryNode=..").
+# The jobs see TMPDIR=WORKDIR/node-tmp as their node-local scratch and
+# source WORKDIR/setup.sh (KCAST_SLURM_SETUP, the site hook), which says
+# "setup hook ran" in their output.  Exits 0 (TIMES=1 adds local runs with the default threads at
 # -j 1 and -j 2 for comparison; COSTS=DB balances the shards by the times
 # recorded in DB); 77 (with the reason on stdout) when Slurm cannot be
 # brought up here (not root, packages missing, daemons do not start); 1 on
@@ -84,6 +87,8 @@ slurmd_port=$ctld_port
 while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(pick_port); done
 host=$(hostname -s)
 cpus=$(nproc)
+# the node's memory (MB) as Slurm counts it: jobs ask for --mem
+mem_mb=$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 * 0.9 }' /proc/meminfo)
 
 head -c 1024 /dev/urandom > "$state/munge.key" && chmod 400 "$state/munge.key"
 munged --force --foreground --socket="$state/munge.sock" --key-file="$state/munge.key" \
@@ -117,7 +122,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 ReturnToService=2
 MinJobAge=600
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=500 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=kcast Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF="$state/slurm.conf"
@@ -163,7 +168,10 @@ if [ -n "${TIMES:-}" ]; then
 fi
 
 t=$(now)
-ids=$(KCAST="$kcast" "$here/tools/slurm/submit.sh" features "$manifest" "$work/array" 4 \
+mkdir -p "$work/node-tmp"
+printf 'echo "setup hook ran on $(hostname)"\n' > "$work/setup.sh"
+ids=$(TMPDIR="$work/node-tmp" KCAST_SLURM_SETUP="$work/setup.sh" KCAST="$kcast" \
+      "$here/tools/slurm/submit.sh" features "$manifest" "$work/array" 4 \
       --bindir "$bindir" ${COSTS:+--costs "$COSTS"}) || { echo "submit.sh failed"; exit 1; }
 set -- $ids
 array=$1 merge=$2
@@ -180,6 +188,8 @@ for j in $array $merge; do
   echo "slurm: job $j $st"
   case $st in *COMPLETED*) ;; *) echo "job $j did not complete"; cat "$work"/array/*.out; exit 1 ;; esac
   case $st in *FAILED*|*CANCELLED*|*TIMEOUT*) echo "job $j did not complete"; cat "$work"/array/*.out; exit 1 ;; esac
+  echo "slurm: job $j $(scontrol -o show job "$j" 2>/dev/null | tr ' ' '\n' |
+    grep -E '^(TimeLimit|MinMemoryNode)=' | sort -u | tr '\n' ' ')"
 done
 [ -f "$work/array/features.db" ] || { echo "no merged dataset"; cat "$work/array/merge.out"; exit 1; }
 exit 0
