@@ -535,7 +535,7 @@ static void test_model_v4(void) {
   CHECK_MSG("saved without adaptations", rf_save(f, v3) == 0);
   size_t len;
   unsigned char *b = (unsigned char *)tests_read_file(v3, &len);
-  CHECK_MSG("... as version 3 (builds that read 3 still read it)", b && b[8] == 3);
+  CHECK_MSG("... as version 4 (builds that read 4 still read it)", b && b[8] == 4);
   free(b);
   rf_adapt a = {.host = 1.5, .device = 0.8, .shots = 20, .rmse_log = 0.1};
   CHECK_MSG("adapted to the L4", rf_set_adapt(f, "L4", &a) == 0);
@@ -548,7 +548,7 @@ static void test_model_v4(void) {
                 rf_get_adapt(f, "L4", OPR_ELEMENTWISE)->host == 2.0);
   CHECK_MSG("saved", rf_save(f, path) == 0);
   b = (unsigned char *)tests_read_file(path, &len);
-  CHECK_MSG("... as version 4", b && b[8] == 4);
+  CHECK_MSG("... as version 5", b && b[8] == 5);
   free(b);
   rf_free(f);
   f = NULL;
