@@ -477,7 +477,7 @@ int cmd_cv(int argc, char **argv) {
         for (int c = 0; c < RF_ADAPT_CLASSES; c++) {
           const rf_adapt *fa = &r.fold_adapt[(size_t)k * RF_ADAPT_CLASSES + c];
           if (!fa->shots) continue;
-          char cl[24] = "";
+          char cl[32] = "";
           if (c) snprintf(cl, sizeof cl, " (opr.class %d)", c);
           printf("%s%s: adapted with %u shots (not counted above): host x%.3f, device x%.3f\n",
                  r.groups[k].name, cl, fa->shots, fa->host, fa->device);
