@@ -9,7 +9,8 @@
 #   make bench      benchmarks (bench/)
 #   make deps       install the Debian packages the build needs (no-op if present)
 #   make demo       the main job on the embedded default
-#   make models     train datasets/models from the measured datasets
+#   make models     train datasets/models from the measured datasets, and the
+#                   operator model build/models/operators-time.kcm
 #   make docs       regenerate docs/cli.md from the help texts
 #   make featmodel-check  feature models, leave one size out over the suite (build/featmodel)
 #
@@ -237,9 +238,16 @@ $(BUILD)/gpu-bundle/MANIFEST: $(BUILD)/kcast $(INJECT_LIB) $(PROGRAMS) $(SUITE_P
 # Trained models (datasets/models): a time model, and a power model where
 # power was recorded, per GPU measured in datasets/data, each chosen by
 # cross-validation (tools/train-models.sh; provenance in PROVENANCE.md).
+# The operator model (tools/train-op-model.sh): the NeuSight training set
+# beside the project imported into $(BUILD)/models/operators.db and one
+# cross-GPU time forest trained on it, $(BUILD)/models/operators-time.kcm,
+# which `kcast predict --op` uses by default.  A build product: remade
+# from the data, byte for byte, never committed.
+OP_DATA ?= ../shared/data/neusight-train
 .PHONY: models
 models: $(BUILD)/kcast
 	KCAST=$(BUILD)/kcast tools/train-models.sh
+	tools/train-op-model.sh $(BUILD)/kcast $(OP_DATA) $(BUILD)/models
 
 # Examples (examples/): programs that use only the public header and link
 # against libkcast.so (found next to them through $ORIGIN), as a user's
@@ -426,6 +434,8 @@ install: $(BUILD)/kcast $(BUILD)/libkcast.so $(BUILD)/libkcast.a $(CUDART_LIB) $
 	  install -m 755 $(CUDART_LIB) $(INSTALL_DIR)/lib/kcast/cudart/libcudart.so.13)
 	$(if $(INJECT_LIB),install -d $(INSTALL_DIR)/lib/kcast && \
 	  install -m 755 $(INJECT_LIB) $(INSTALL_DIR)/lib/kcast/libkcast_inject.so)
+	$(if $(wildcard $(BUILD)/models/operators-time.kcm),install -d $(INSTALL_DIR)/lib/kcast/models && \
+	  install -m 644 $(BUILD)/models/operators-time.kcm $(INSTALL_DIR)/lib/kcast/models/)
 	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \
 	  'includedir=$${prefix}/include' '' 'Name: kcast' \
 	  'Description: predict execution time and power of CUDA kernel launches' \
@@ -442,7 +452,8 @@ docs: $(BUILD)/kcast
 # a suite kernel's time and power predicted on every known GPU (sampled
 # emulation, analytic estimate until trained models ship), one suite program
 # run unmodified on the CPU emulator into a dataset, the shipped suite
-# dataset's summary, and -- where the GPU Mangrove tutorial data is beside
+# dataset's summary, an operator launch on every GPU, and -- where the GPU
+# Mangrove tutorial data is beside
 # the project -- a forest cross-validated on real GPU times.
 MANGROVE ?= ../shared/data/mangrove-tutorial
 demo: all $(BUILD)/suite/gemm_tiled
@@ -452,6 +463,9 @@ demo: all $(BUILD)/suite/gemm_tiled
 	rm -f $(BUILD)/demo.db
 	$(BUILD)/kcast run -o $(BUILD)/demo.db -- $(BUILD)/suite/gemm_tiled 128 16
 	$(BUILD)/kcast dataset stats datasets/data/suite-features.db
+	@echo "== an operator launch on every GPU of the table (the operator model of make models"
+	@echo "   where it was made, else the analytic estimate):"
+	$(BUILD)/kcast predict --op 'bmm B=8 M=512 N=512 K=64' --gpu all
 	@if [ -f $(MANGROVE)/cuda_flux_metrics.db ]; then \
 	  rm -f $(BUILD)/demo-mangrove.db; \
 	  $(BUILD)/kcast dataset import-mangrove --features $(MANGROVE)/cuda_flux_metrics.db \

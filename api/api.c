@@ -349,9 +349,13 @@ static kcast_status predict_one(const kcast_model *m, const char *gpu, int unsee
       char where[48];
       st = api_fail(KCAST_E_ARG, "%s: %s%s", m->path, set_label(where, idx), rf_last_error());
     } else {
-      out->value = pr;
-      out->lo = lo;
-      out->hi = hi;
+      /* a model adapted to this GPU with measured shots (kcast calibrate) */
+      double c = 1;
+      if (unseen && m->f->n_adapt)
+        rf_adapt_launch(m->f, gpu, (const char *const *)fs->v.names, fs->v.vals, fs->v.n, &c);
+      out->value = pr * c;
+      out->lo = lo * c;
+      out->hi = hi * c;
       out->source = KCAST_SOURCE_FOREST;
     }
   }
@@ -526,9 +530,14 @@ kcast_status kcast_predict_batch_gpu(const kcast_model *model, const char *gpu_n
       size_t done =
           nr ? rf__predict_rows(f, w, rows, nr, coverage, unseen, pv, pv + blk, pv + 2 * blk) : 0;
       for (size_t r = 0; r < done; r++) {
-        out[i0 + r].value = pv[r];
-        out[i0 + r].lo = pv[blk + r];
-        out[i0 + r].hi = pv[2 * blk + r];
+        /* a model adapted to this GPU with measured shots (kcast calibrate) */
+        double c = 1;
+        if (unseen && f->n_adapt)
+          rf_adapt_launch(f, use, (const char *const *)fs[i0 + r]->v.names, fs[i0 + r]->v.vals,
+                          fs[i0 + r]->v.n, &c);
+        out[i0 + r].value = pv[r] * c;
+        out[i0 + r].lo = pv[blk + r] * c;
+        out[i0 + r].hi = pv[2 * blk + r] * c;
         out[i0 + r].source = KCAST_SOURCE_FOREST;
       }
       if (done < nr) {

@@ -20,6 +20,8 @@
 #include "emulator/emu.h"
 #include "extractor/frontend.h"
 #include "extractor/ptx.h"
+#include "model/model.h"
+#include "model/opr.h"
 
 /* CTAs emulated when the caller leaves sample_ctas 0 (as kcast predict). */
 #define API_DEFAULT_SAMPLE 64
@@ -251,6 +253,33 @@ kcast_status kcast_features_from_ptx(const char *path, const char *kernel,
 out:
   ptx_job_free(&j);
   if (st) { kcast_features_free(out); return st; }
+  *fs = out;
+  return KCAST_OK;
+}
+
+/* ----------------------------------------------------- from an operator -- */
+
+kcast_status kcast_features_from_op(const char *description, char *assumed, size_t cap,
+                                    kcast_features **fs) {
+  if (assumed && cap) assumed[0] = 0;
+  if (!fs) return api_fail(KCAST_E_ARG, "kcast_features_from_op: fs out-parameter is NULL");
+  *fs = NULL;
+  if (!description) return api_fail(KCAST_E_ARG, "kcast_features_from_op: description is NULL");
+  opr_launch *l = malloc(sizeof *l);
+  if (!l) return api_fail(KCAST_E_NOMEM, "kcast_features_from_op: out of memory");
+  double v[OPR_NFEAT];
+  kcast_status st = KCAST_OK;
+  if (opr_parse(description, l) || opr_complete(l, assumed, cap) || opr_features(l, v))
+    st = api_fail(KCAST_E_ARG, "kcast_features_from_op: %s", rf_last_error());
+  free(l);
+  if (st) return st;
+  kcast_features *out = NULL;
+  if ((st = kcast_features_new(&out))) return st;
+  for (size_t k = 0; k < OPR_NFEAT; k++)
+    if (feat_set(&out->v, opr_feature_names[k], v[k])) {
+      kcast_features_free(out);
+      return api_fail(KCAST_E_NOMEM, "kcast_features_from_op: out of memory");
+    }
   *fs = out;
   return KCAST_OK;
 }

@@ -451,6 +451,57 @@ static void bench_ptx(const char *work, const kcast_model *m, const char *log) {
 
 /* ---------------------------------------------------------- main -- */
 
+/* Operator launches: from a description to a prediction.  The operator
+   model of `make models` (BUILD/models/operators-time.kcm) when it was
+   made, else the analytic estimate; descriptions of several operators
+   cycled, each call building its feature set (kcast_features_from_op),
+   predicting on a GPU the model has not seen and freeing the set. */
+#define OP_CALLS 20000
+static void bench_op(const char *build) {
+  static const char *const desc[] = {
+    "bmm B=8 M=512 N=512 K=64", "linear B=1 M=128 N=1024 K=4096", "softmax B=4096 H=1024",
+    "ln B=2048 H=768", "gelu B=1024 H=4096", "add B=64 H=65536",
+    "conv B=32 Cin=64 Cout=128 Kernel=3 Size=56 Stride=1 Padding=1",
+    "bmm B=16 M=1024 N=64 K=1024 kernel=ampere_sgemm_128x64_nn grid=8,8,16 block=128"};
+  const size_t nd = sizeof desc / sizeof *desc;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/models/operators-time.kcm", build);
+  kcast_model *m = file_exists(path) ? load(path) : NULL;
+  printf("\noperator launches (%s; median over %d calls, descriptions of %zu operators cycled, "
+         "H100: a GPU it has not seen), us\n", m ? path : "no operator model: make models",
+         OP_CALLS, nd);
+  static double t_f[OP_CALLS], t_p[OP_CALLS], t_a[OP_CALLS];
+  int ok = 1;
+  for (int i = 0; i < OP_CALLS && ok; i++) {
+    kcast_features *fs = NULL;
+    kcast_prediction pr, an;
+    double t0 = now_s();
+    ok = kcast_features_from_op(desc[i % nd], NULL, 0, &fs) == KCAST_OK;
+    double t1 = now_s();
+    ok = ok && (!m || kcast_predict_gpu(m, "H100", fs, 0.9, &pr) == KCAST_OK);
+    double t2 = now_s();
+    ok = ok && kcast_predict_analytic("H100", fs, &an, NULL) == KCAST_OK;
+    double t3 = now_s();
+    kcast_features_free(fs);
+    t_f[i] = (t1 - t0) * 1e6;
+    t_p[i] = (t2 - t1) * 1e6 + t_f[i];
+    t_a[i] = (t3 - t2) * 1e6 + t_f[i];
+  }
+  if (!ok) {
+    printf("  failed: %s\n", kcast_last_error());
+  } else {
+    qsort(t_f, OP_CALLS, sizeof *t_f, cmp_double);
+    qsort(t_p, OP_CALLS, sizeof *t_p, cmp_double);
+    qsort(t_a, OP_CALLS, sizeof *t_a, cmp_double);
+    printf("  kcast_features_from_op          %6.2f\n", quantile(t_f, OP_CALLS, 0.5));
+    printf("  + the analytic estimate         %6.2f\n", quantile(t_a, OP_CALLS, 0.5));
+    if (m)
+      printf("  + the forest (kcast_predict_gpu) %6.2f  (p90 %.2f)\n", quantile(t_p, OP_CALLS, 0.5),
+             quantile(t_p, OP_CALLS, 0.9));
+  }
+  kcast_model_free(m);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2 || argc > 3) {
     fprintf(stderr, "usage: api_bench BUILD_DIR [MANGROVE_DIR]\n");
@@ -530,6 +581,7 @@ int main(int argc, char **argv) {
 
   bench_ptx(work, mm, log);
   kcast_model_free(mm);
+  bench_op(build);
   printf("\napi bench: %.1f s\n", now_s() - t_start);
   return 0;
 }

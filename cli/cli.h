@@ -270,6 +270,11 @@ extern const char cmd_emulate_usage[];
 int cmd_report(int argc, char **argv);
 extern const char cmd_report_usage[];
 
+/* kcast calibrate (cmd_calibrate.c): a model adapted to a new GPU from
+   launches measured there. */
+int cmd_calibrate(int argc, char **argv);
+extern const char cmd_calibrate_usage[];
+
 /* kcast gpus (cmd_gpus.c): the GPU table of the analytic estimate. */
 int cmd_gpus(int argc, char **argv);
 extern const char cmd_gpus_usage[];

@@ -37,7 +37,8 @@ enum {
   RF_CSV = CLI_OPT_RF, RF_TARGET, RF_GPU, RF_GPU_COLUMN, RF_IGNORE, RF_GROUP, RF_BASE,
   RF_DROP_CONSTANT, RF_FEATURES, RF_LOG_TARGET, RF_NO_LOG_TARGET, RF_EXTRA_TREES,
   RF_RANDOM_FOREST, RF_CALIBRATE, RF_NO_CALIBRATE, RF_CALIBRATE_GROUPS, RF_BOOTSTRAP,
-  RF_MAX_FEATURES, RF_TREES, RF_MIN_LEAF, RF_MAX_DEPTH, RF_SEED, RF_THREADS, RF_BINS
+  RF_MAX_FEATURES, RF_TREES, RF_MIN_LEAF, RF_MAX_DEPTH, RF_SEED, RF_THREADS, RF_BINS, RF_APP,
+  RF_LEAF_CAP
 };
 
 const struct option cli_rf_longopts[] = {
@@ -65,6 +66,8 @@ const struct option cli_rf_longopts[] = {
   {"seed", required_argument, NULL, RF_SEED},
   {"threads", required_argument, NULL, RF_THREADS},
   {"bins", required_argument, NULL, RF_BINS},
+  {"app", required_argument, NULL, RF_APP},
+  {"leaf-cap", required_argument, NULL, RF_LEAF_CAP},
   {NULL, 0, NULL, 0},
 };
 
@@ -79,12 +82,20 @@ int cli_rf_option(cli_opts *o, int id, struct rf_params *p, cli_rf_input *in) {
     case RF_IGNORE: in->ignore = v; return 1;
     case RF_GROUP: in->group = v; return 1;
     case RF_BASE: in->base = v; return 1;
+    case RF_APP: in->app = v; return 1;
+    case RF_LEAF_CAP:
+      if (cli_parse_uint(v, 65536, &u) || u < 2) {
+        cli_usage_error(cmd, "--leaf-cap '%s': give a whole number in 2..65536", v);
+        return -1;
+      }
+      p->leaf_cap = (unsigned)u;
+      return 1;
     case RF_DROP_CONSTANT: in->drop_constant = 1; return 1;
     case RF_FEATURES:
       if (!ds_train_valid_families(v)) {
         cli_usage_error(cmd, "--features '%s': give a comma list of families: all, launch, op, "
                         "class, mem, ctrl, static, ptxas, tune, a CSV's own prefix, or derived: "
-                        "mangrove, analytic, work, occ, gpu", v);
+                        "mangrove, analytic, work, occ, gpu, opr", v);
         return -1;
       }
       in->features = v;

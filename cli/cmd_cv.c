@@ -55,6 +55,15 @@ const char cmd_cv_usage[] =
     "                      dataset's kernel also demangled, last), and the\n"
     "                      settings, the unit of the values among them\n"
     "  --coverage C        nominal interval coverage (0.9)\n"
+    "  --per-app           a dataset: also the figures of each app (an operator of\n"
+    "                      an import-neusight dataset), for every shot count\n"
+    "  --shots K[,K...]    with --group: a new GPU (group) from K measured launches:\n"
+    "                      K rows of each held-out group, drawn with --seed, adapt\n"
+    "                      the fold's model to it (kcast calibrate's fit) and the\n"
+    "                      error is counted on its other rows; operator launches:\n"
+    "                      K of each operator class (opr.class), each class\n"
+    "                      fitted on its own; further counts are scored on the\n"
+    "                      same forests (their draws share rows)\n"
     "  --format table|csv|json  output format (table); csv: one row per scope\n"
     "                      (overall, each fold, each group) with the figures\n"
     "and every input and hyperparameter option of 'kcast train'.\n";
@@ -133,7 +142,13 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
   /* the columns of kcast 0.1 first, as they were; what 0.2 adds after */
   fputs(kc >= 0 ? "row,measured,predicted,lo,hi,ape_pct,demangled"
                 : "row,measured,predicted,lo,hi,ape_pct", fp);
-  fputs(have_work ? ",work,settings\n" : ",settings\n", fp);
+  fputs(have_work ? ",work,settings" : ",settings", fp);
+  /* cv --shots: whether a row was a shot, and each further shot count's
+     answer, after every column of 0.2 */
+  if (r->shot) fputs(",shot", fp);
+  for (size_t s = 0; s < r->n_more; s++)
+    fprintf(fp, ",predicted_%ushots,shot_%ushots", r->more[s].shots, r->more[s].shots);
+  fputc('\n', fp);
   for (size_t i = 0; i < d->n_rows; i++) {
     for (size_t k = 0; k < d->n_text; k++) {
       cli_csv_field(fp, d->text[k][i] ? d->text[k][i] : "");
@@ -164,6 +179,9 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
     }
     fputc(',', fp);
     cli_csv_field(fp, settings);
+    if (r->shot) fprintf(fp, ",%d", r->shot[i]);
+    for (size_t s = 0; s < r->n_more; s++)
+      fprintf(fp, ",%.9g,%d", r->more[s].pred[i], r->more[s].shot[i]);
     fputc('\n', fp);
   }
   int bad = ferror(fp);
@@ -179,21 +197,58 @@ static int write_predictions(const char *path, const rf_data *d, const rf_cv_res
   return 0;
 }
 
+/* The figures of the rows of each value of text column col (a dataset's
+   app: per operator), the shots of set (pred, shot) left out: their
+   names into names[] and figures into m[], at most cap; returns how many,
+   -1 out of memory. */
+static long per_value(const rf_data *d, long col, const double *pred, const double *lo,
+                      const double *hi, const unsigned char *shot, char **names, rf_metrics *m,
+                      size_t cap) {
+  size_t n = d->n_rows, k = 0;
+  double *y = malloc((n + 1) * 4 * sizeof *y);
+  if (!y) return -1;
+  double *p = y + n, *l = y + 2 * n, *h = y + 3 * n;
+  for (size_t i = 0; i < n; i++) {
+    const char *a = d->text[col][i] ? d->text[col][i] : "";
+    size_t g = 0;
+    while (g < k && strcmp(names[g], a)) g++;
+    if (g < k || k == cap) continue;
+    names[k] = (char *)a;
+    size_t c = 0;
+    for (size_t j = i; j < n; j++) {
+      if (shot && shot[j]) continue;
+      if (strcmp(d->text[col][j] ? d->text[col][j] : "", a)) continue;
+      y[c] = d->y[j], p[c] = pred[j], l[c] = lo[j], h[c] = hi[j];
+      c++;
+    }
+    rf_metrics_compute(y, p, l, h, c, &m[k]);
+    k++;
+  }
+  free(y);
+  return (long)k;
+}
+
 int cmd_cv(int argc, char **argv) {
   rf_params p;
   cli_rf_input in;
   cli_rf_defaults(&p, &in);
   unsigned long folds = 0;
-  int search = 0, fmt = CLI_FMT_TABLE;
+  int search = 0, fmt = CLI_FMT_TABLE, shots_given = 0, per_app = 0;
   const char *predictions = NULL;
   double coverage = 0.9;
-  enum { C_FOLDS = CLI_OPT_OWN, C_SEARCH, C_PREDICTIONS, C_COVERAGE, C_FORMAT };
+  unsigned long shots = 0;
+  unsigned more[16];
+  size_t nmore = 0;
+  enum { C_FOLDS = CLI_OPT_OWN, C_SEARCH, C_PREDICTIONS, C_COVERAGE, C_FORMAT, C_SHOTS,
+         C_PER_APP };
   static const struct option own[] = {
     {"folds", required_argument, NULL, C_FOLDS},
     {"search", no_argument, NULL, C_SEARCH},
     {"predictions", required_argument, NULL, C_PREDICTIONS},
     {"coverage", required_argument, NULL, C_COVERAGE},
     {"format", required_argument, NULL, C_FORMAT},
+    {"shots", required_argument, NULL, C_SHOTS},
+    {"per-app", no_argument, NULL, C_PER_APP},
     {NULL, 0, NULL, 0},
   };
   cli_opts op;
@@ -215,6 +270,26 @@ int cmd_cv(int argc, char **argv) {
           return cli_usage_error("cv", "--folds '%s': give a count >= 2", v);
         break;
       case C_SEARCH: search = 1; break;
+      case C_PER_APP: per_app = 1; break;
+      case C_SHOTS: {
+        /* K[,K...]: the first is the main figure, the others are scored on
+           the same forests */
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", v);
+        nmore = 0;
+        int first = 1;
+        for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","), first = 0) {
+          unsigned long k;
+          if (cli_parse_uint(t, 1000000, &k) || (!first && nmore == 16))
+            return cli_usage_error("cv", "--shots '%s': give a count of launches, or up to 17 "
+                                   "comma-separated", v);
+          if (first) shots = k;
+          else more[nmore++] = (unsigned)k;
+        }
+        if (first) return cli_usage_error("cv", "--shots '%s': give a count of launches", v);
+        shots_given = 1;
+        break;
+      }
       case C_PREDICTIONS: predictions = v; break;
       case C_COVERAGE:
         coverage = strtod(v, &e);
@@ -231,6 +306,9 @@ int cmd_cv(int argc, char **argv) {
     return cli_usage_error("cv", "unexpected argument '%s'", CLI_OPERANDS(&op)[1]);
   if (CLI_NOPERANDS(&op)) in.db = CLI_OPERANDS(&op)[0];
   if (folds && in.group) return cli_usage_error("cv", "--folds and --group exclude each other");
+  if (shots_given && !in.group)
+    return cli_usage_error("cv", "--shots K adapts to each held-out group: it needs --group");
+  in.want_overhead = shots_given;
   rf_data d;
   if (cli_rf_load("cv", &in, &d, &p)) return in.target ? KCAST_EXIT_USER : KCAST_EXIT_USAGE;
   /* intervals for what the CV holds out: unseen groups when it leaves
@@ -243,13 +321,43 @@ int cmd_cv(int argc, char **argv) {
   cli_progress_init(&pg, "cv folds");
   rf_cv_opts o = {.size = sizeof o, .folds = (unsigned)folds, .by_group = in.group != NULL,
                   .search = search, .coverage = coverage, .progress = cli_progress_fn,
-                  .progress_ctx = &pg};
+                  .progress_ctx = &pg, .shots = (unsigned)shots, .overhead = in.overhead,
+                  .more = more, .n_more = nmore, .adapt_class = in.adapt_class};
   rf_cv_result r;
   int rc = KCAST_EXIT_USER;
-  if (rf_cv(&d, &p, &o, &r)) {
+  int cvrc = rf_cv(&d, &p, &o, &r);
+  free(in.overhead);
+  in.overhead = NULL;
+  free(in.adapt_class);
+  in.adapt_class = NULL;
+  if (cvrc) {
     cli_error("%s: %s", in.csv ? in.csv : in.db, rf_last_error());
     rf_data_free(&d);
     return rc;
+  }
+  /* --per-app: the figures of each app (operator) of a dataset, for every
+     shot count */
+  enum { PER_MAX = 256 };
+  char *pa_name[17][PER_MAX];
+  rf_metrics pa_m[17][PER_MAX];
+  long pa_n[17] = {0};
+  long acol = per_app ? rf_data_text_col(&d, "app") : -1;
+  if (per_app && acol < 0) {
+    rf_cv_result_free(&r);
+    rf_data_free(&d);
+    return cli_usage_error("cv", "--per-app needs a dataset (its launches' app)");
+  }
+  for (size_t s = 0; per_app && s <= r.n_more; s++) {
+    pa_n[s] = s == 0 ? per_value(&d, acol, r.pred, r.lo, r.hi, r.shot, pa_name[s], pa_m[s], PER_MAX)
+                     : per_value(&d, acol, r.more[s - 1].pred, r.more[s - 1].lo,
+                                 r.more[s - 1].hi, r.more[s - 1].shot, pa_name[s], pa_m[s],
+                                 PER_MAX);
+    if (pa_n[s] < 0) {
+      cli_error("out of memory");
+      rf_cv_result_free(&r);
+      rf_data_free(&d);
+      return rc;
+    }
   }
   if (fmt == CLI_FMT_JSON) {
     cJSON *root = cJSON_CreateObject();
@@ -266,6 +374,46 @@ int cmd_cv(int argc, char **argv) {
     cJSON *pa = cJSON_AddObjectToObject(root, "per_app");
     for (size_t g = 0; g < r.n_groups; g++)
       cJSON_AddItemToObject(pa, r.groups[g].name, metrics_json(&r.groups[g].m));
+    if (per_app) {
+      cJSON *pk = cJSON_AddObjectToObject(root, "per_launch_app");
+      for (long g = 0; g < pa_n[0]; g++)
+        cJSON_AddItemToObject(pk, pa_name[0][g], metrics_json(&pa_m[0][g]));
+    }
+    if (shots_given) {
+      cJSON *sm = cJSON_AddArrayToObject(root, "shots_more");
+      for (size_t s = 0; s < r.n_more; s++) {
+        cJSON *o1 = metrics_json(&r.more[s].overall);
+        cJSON_AddNumberToObject(o1, "shots", r.more[s].shots);
+        cJSON *pa1 = cJSON_AddObjectToObject(o1, "per_app");
+        for (size_t g = 0; g < r.n_groups; g++)
+          cJSON_AddItemToObject(pa1, r.groups[g].name, metrics_json(&r.more[s].group[g]));
+        if (per_app) {
+          cJSON *pk = cJSON_AddObjectToObject(o1, "per_launch_app");
+          for (long g = 0; g < pa_n[s + 1]; g++)
+            cJSON_AddItemToObject(pk, pa_name[s + 1][g], metrics_json(&pa_m[s + 1][g]));
+        }
+        cJSON_AddItemToArray(sm, o1);
+      }
+    }
+    if (shots) {
+      /* per held-out group (fold order = sorted group names) */
+      cJSON_AddNumberToObject(root, "shots", (double)shots);
+      cJSON *ad = cJSON_AddObjectToObject(root, "adapted");
+      for (unsigned k = 0; k < r.n_folds && k < r.n_groups; k++) {
+        cJSON *cl = cJSON_CreateArray();
+        for (int c = 0; c < RF_ADAPT_CLASSES; c++) {
+          const rf_adapt *fa = &r.fold_adapt[(size_t)k * RF_ADAPT_CLASSES + c];
+          if (!fa->shots) continue;
+          cJSON *a = cJSON_CreateObject();
+          cJSON_AddNumberToObject(a, "class", c);
+          cJSON_AddNumberToObject(a, "host", fa->host);
+          cJSON_AddNumberToObject(a, "device", fa->device);
+          cJSON_AddNumberToObject(a, "shots", fa->shots);
+          cJSON_AddItemToArray(cl, a);
+        }
+        cJSON_AddItemToObject(ad, r.groups[k].name, cl);
+      }
+    }
     if (search) {
       cJSON *s = cJSON_AddArrayToObject(root, "search");
       for (unsigned k = 0; k < r.n_folds; k++) {
@@ -291,6 +439,21 @@ int cmd_cv(int argc, char **argv) {
       csv_row("fold", name, &r.fold[k]);
     }
     for (size_t g = 0; g < r.n_groups; g++) csv_row("group", r.groups[g].name, &r.groups[g].m);
+    for (size_t s = 0; s < r.n_more; s++) {
+      char scope[32];
+      snprintf(scope, sizeof scope, "shots%u", r.more[s].shots);
+      csv_row(scope, "", &r.more[s].overall);
+      for (size_t g = 0; g < r.n_groups; g++) {
+        snprintf(scope, sizeof scope, "group-shots%u", r.more[s].shots);
+        csv_row(scope, r.groups[g].name, &r.more[s].group[g]);
+      }
+    }
+    for (size_t s = 0; per_app && s <= r.n_more; s++)
+      for (long g = 0; g < pa_n[s]; g++) {
+        char scope[32];
+        snprintf(scope, sizeof scope, "app-shots%u", s ? r.more[s - 1].shots : (unsigned)shots);
+        csv_row(scope, pa_name[s][g], &pa_m[s][g]);
+      }
   } else {
     char how[256];
     snprintf(how, sizeof how, "%s%s%s%s, %s", p.transform == RF_TRANSFORM_LOG ? "log" : "linear",
@@ -311,6 +474,32 @@ int cmd_cv(int argc, char **argv) {
         char name[32];
         snprintf(name, sizeof name, "fold %u", k + 1);
         row(name, &r.fold[k]);
+      }
+    }
+    if (shots)
+      for (unsigned k = 0; k < r.n_folds && k < r.n_groups; k++)
+        for (int c = 0; c < RF_ADAPT_CLASSES; c++) {
+          const rf_adapt *fa = &r.fold_adapt[(size_t)k * RF_ADAPT_CLASSES + c];
+          if (!fa->shots) continue;
+          char cl[32] = "";
+          if (c) snprintf(cl, sizeof cl, " (opr.class %d)", c);
+          printf("%s%s: adapted with %u shots (not counted above): host x%.3f, device x%.3f\n",
+                 r.groups[k].name, cl, fa->shots, fa->host, fa->device);
+        }
+    if (per_app) {
+      printf("per app%s:\n", shots ? " (shots not counted)" : "");
+      for (long g = 0; g < pa_n[0]; g++) row(pa_name[0][g], &pa_m[0][g]);
+    }
+    for (size_t s = 0; s < r.n_more; s++) {
+      char name[64];
+      printf("with %u shots of each held-out %s (the same forests):\n", r.more[s].shots,
+             d.group_name ? d.group_name : "group");
+      snprintf(name, sizeof name, "overall, %u shots", r.more[s].shots);
+      row(name, &r.more[s].overall);
+      for (size_t g = 0; g < r.n_groups; g++) row(r.groups[g].name, &r.more[s].group[g]);
+      if (per_app) {
+        printf("per app, %u shots:\n", r.more[s].shots);
+        for (long g = 0; g < pa_n[s + 1]; g++) row(pa_name[s + 1][g], &pa_m[s + 1][g]);
       }
     }
     if (search)

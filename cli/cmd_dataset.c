@@ -44,6 +44,7 @@ const char cmd_dataset_usage[] =
     "       kcast dataset import-nsys FILE -o DB [--app NAME] [--dataset LABEL]\n"
     "                     [--gpu NAME] [--rep-offset N] [-- PROGRAM [ARGS]]\n"
     "       kcast dataset import-ncu FILE -o DB [the options of import-nsys]\n"
+    "       kcast dataset import-neusight FILE... -o DB\n"
     "\n"
     "Inspect and combine kcast datasets (SQLite files; see docs/formats.md).\n"
     "\n"
@@ -134,6 +135,17 @@ const char cmd_dataset_usage[] =
     "           arguments after -- (kcast run's rule)\n"
     "    --gpu NAME            measurements.gpu (default: from the file's device)\n"
     "    --rep-offset N        first rep number (several runs of one program)\n"
+    "  import-neusight\n"
+    "           operator launches in the NeuSight training set's format (CSV or\n"
+    "           .csv.gz: OPName, Latency in ms, Device, Kernel Name, Grid x..z,\n"
+    "           Block x..z, Kernels, and the operator's shape columns) into DB\n"
+    "           (created if missing): one launch per operator, shape and GPU\n"
+    "           (app = the operator, dataset = 'SHAPE @GPU', lseq = the main\n"
+    "           kernel's place among the operator's kernels), the operator's\n"
+    "           opr.* and launch.* features (docs/features.md), time_ns on the\n"
+    "           GPU the Device column names (found in the GPU table by name or\n"
+    "           alias).  One transaction: a bad row names FILE:LINE and writes\n"
+    "           nothing\n"
     "\n"
     "  --format F   output format (stats: table, csv, json; export: csv)\n"
     "  -o FILE      write the export to FILE instead of standard output\n"
@@ -600,12 +612,58 @@ static int sub_import_mangrove(int argc, char **argv) {
   return rc;
 }
 
+/* ------------------------------------------------------- import-neusight -- */
+
+static int sub_import_neusight(int argc, char **argv) {
+  const char *out = NULL;
+  char *cmdline = join_argv(argc, argv);
+  static const struct option lo[] = {
+    {"output", required_argument, NULL, 'o'},
+    {NULL, 0, NULL, 0},
+  };
+  cli_opts g;
+  cli_opts_init(&g, "dataset", argc - 1, argv + 1, "o:", 0);
+  cli_opts_add(&g, lo);
+  cli_opts_add(&g, cli_gpus_longopts);
+  for (int c; (c = cli_opts_next(&g)) != CLI_OPT_END;) {
+    if (c == CLI_OPT_ERR) { free(cmdline); return g.status; }
+    if (c == 'o') out = g.arg;
+  }
+  int rc = KCAST_EXIT_OK;
+  if (!CLI_NOPERANDS(&g))
+    rc = cli_usage_error("dataset", "import-neusight needs at least one FILE (.csv or .csv.gz)");
+  else if (!out)
+    rc = cli_usage_error("dataset", "import-neusight needs -o DB");
+  if (rc) { free(cmdline); return rc; }
+  struct stat sb;
+  int existed = stat(out, &sb) == 0;
+  ds_db *db;
+  rc = open_db(out, DS_CREATE, &db);
+  if (rc) { free(cmdline); return rc; }
+  ds_neusight_report r;
+  if (ds_import_neusight(db, (const char *const *)CLI_OPERANDS(&g), (size_t)CLI_NOPERANDS(&g),
+                         cmdline, &r) < 0) {
+    cli_error("%s", ds_errmsg(db));
+    rc = KCAST_EXIT_USER;
+  } else {
+    printf("%s: %" PRId64 " files, %" PRId64 " rows: %" PRId64 " launches (%" PRId64
+           " feature values), %" PRId64 " time_ns values on %s\n", out, r.files, r.rows,
+           r.launches, r.features, r.time_rows, r.gpus[0] ? r.gpus : "no GPU");
+  }
+  free(cmdline);
+  ds_close(db);
+  if (rc && !existed) remove(out);
+  return rc;
+}
+
 int cmd_dataset(int argc, char **argv) {
   if (argc < 2)
     return cli_usage_error("dataset", "missing subcommand (stats, export, merge,"
-                           " import-mangrove, import-kerneltuner, import-nsys, import-ncu)");
+                           " import-mangrove, import-kerneltuner, import-nsys, import-ncu,"
+                           " import-neusight)");
   const char *sub = argv[1];
   if (!strcmp(sub, "import-mangrove")) return sub_import_mangrove(argc, argv);
+  if (!strcmp(sub, "import-neusight")) return sub_import_neusight(argc, argv);
   if (!strcmp(sub, "import-kerneltuner")) return cmd_import_kerneltuner(argc - 1, argv + 1);
   if (!strcmp(sub, "import-nsys") || !strcmp(sub, "import-ncu"))
     return cmd_import_nsight(argc - 1, argv + 1);
@@ -614,7 +672,8 @@ int cmd_dataset(int argc, char **argv) {
                       : !strcmp(sub, "merge")  ? sub_merge
                                                : NULL;
   static const char *const subs[] = {"stats", "export", "merge", "import-mangrove",
-                                      "import-kerneltuner", "import-nsys", "import-ncu"};
+                                      "import-kerneltuner", "import-nsys", "import-ncu",
+                                      "import-neusight"};
   if (!fn) return cli_unknown_subcommand("dataset", sub, subs, sizeof subs / sizeof *subs);
   opts o;
   int rc = parse_opts(argc - 1, argv + 1, &o);

@@ -27,10 +27,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "datasets/ds.h"
 #include "extractor/features.h"
 #include "model/model.h"
+#include "model/opr.h"
 
 const char cmd_predict_usage[] =
     "usage: kcast predict --model MODEL --features CSV [--gpu G] [--coverage C]\n"
@@ -43,6 +45,9 @@ const char cmd_predict_usage[] =
     "                     [--oob error|warn] [--tool-timeout SECS]\n"
     "                     (--gpu G[,G...]|all | --model MODEL [--gpu G[,G...]])\n"
     "                     [--coverage C] [--format table|csv|json]\n"
+    "       kcast predict --op 'OPERATOR NAME=VALUE...' [--op ...] [--gpu G|all]\n"
+    "                     [--model MODEL] [--coverage C] [--format table|csv|json]\n"
+    "       kcast predict --op list\n"
     "       kcast predict --featmodel K.kcf [--kernel INSTANCE] --grid X[,Y,Z]\n"
     "                     --block X[,Y,Z] [--shared BYTES] [--arg VALUE]...\n"
     "                     (--gpu G|all | --model MODEL [--gpu G]) [--coverage C]\n"
@@ -107,6 +112,17 @@ const char cmd_predict_usage[] =
     "                  with its interval at coverage C; the other quantity comes\n"
     "                  from the analytic estimate on the model's GPU (or --gpu G)\n"
     "                  and is labelled \"analytic\"\n"
+    "\n"
+    "With --op: an operator launch -- a library kernel described by its operator\n"
+    "and shape ('bmm B=8 M=512 N=512 K=64'; --op list lists the operators and\n"
+    "their parameters), optionally kernel=NAME, grid=X,Y,Z, block=X,Y,Z and\n"
+    "kernels=N as a profiler records them; what is not given is assumed as the\n"
+    "libraries choose it and said in a note -- predicted on GPU G, or on every\n"
+    "GPU (default), one block of rows per --op (csv: one row per operator and\n"
+    "GPU; json: {\"operators\": [...]}, each with its features).  The forest is\n"
+    "--model, else the operator model `make models` trains (models/operators-\n"
+    "time.kcm beside the kcast binary, or KCAST_OP_MODEL; KCAST_OP_MODEL= turns\n"
+    "it off), else none: the analytic estimate answers (docs/gpus.md).\n"
     "\n"
     "With --featmodel K.kcf (from 'kcast featmodel fit'): the same rows for a\n"
     "launch of K's kernel without emulating it: the feature model gives the\n"
@@ -361,10 +377,16 @@ static int forest_row(const char *path, const rf_forest *f, const char *gpu, int
   }
   if (missing > 8) fprintf(stderr, " ... (%zu in all)", missing);
   if (missing) fputc('\n', stderr);
-  double pr, lo, hi;
+  double pr, lo, hi, adapt;
   int rc = rf_predict_interval_on(f, row, coverage, unseen, &pr, &lo, &hi);
   free(row);
   if (rc) { cli_error("%s: %s", path, rf_last_error()); return -1; }
+  /* a model adapted to this GPU with measured shots (kcast calibrate) */
+  if (rf_adapt_launch(f, gpu, (const char *const *)v->names, v->vals, v->n, &adapt)) {
+    pr *= adapt;
+    lo *= adapt;
+    hi *= adapt;
+  }
   if (kind == 0) { /* ns -> us */
     r->t = pr / 1e3, r->t_lo = lo / 1e3, r->t_hi = hi / 1e3;
     r->t_model = label;
@@ -471,6 +493,264 @@ out:
   rf_free(f);
   feat_free(&feats);
   cli_launch_free(L);
+  return rc;
+}
+
+/* ------------------------------------------------------ operator mode -- */
+
+/* The operator model kcast uses when --op is given without --model:
+   KCAST_OP_MODEL, else models/operators-time.kcm beside the kcast binary
+   (the build folder, where `make models` writes it), else
+   ../lib/kcast/models/ of an installed tree.  "" when there is none. */
+static void default_op_model(char *out, size_t cap) {
+  out[0] = 0;
+  const char *env = getenv("KCAST_OP_MODEL");
+  if (env) {
+    snprintf(out, cap, "%s", env); /* "" turns the default off */
+    return;
+  }
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return;
+  self[n] = 0;
+  char *slash = strrchr(self, '/');
+  if (slash) *slash = 0;
+  static const char *const where[] = {"/models/operators-time.kcm",
+                                      "/../lib/kcast/models/operators-time.kcm"};
+  for (int k = 0; k < 2; k++) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s%s", self, where[k]);
+    if (access(p, R_OK) == 0) {
+      snprintf(out, cap, "%s", p);
+      return;
+    }
+  }
+}
+
+/* `kcast predict --op list`: the operators and their shape parameters. */
+static int list_ops(int fmt) {
+  if (fmt == CLI_FMT_JSON) {
+    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "operators");
+    for (size_t i = 0; i < opr_count(); i++) {
+      const opr_info *o = opr_at(i);
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "name", o->name);
+      cJSON_AddNumberToObject(x, "class", o->cls);
+      cJSON_AddStringToObject(x, "parameters", o->dims);
+      cJSON_AddStringToObject(x, "what", o->what);
+      cJSON_AddItemToArray(arr, x);
+    }
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!s) return KCAST_EXIT_USER;
+    puts(s);
+    cJSON_free(s);
+    return KCAST_EXIT_OK;
+  }
+  if (fmt == CLI_FMT_CSV) puts("operator,class,parameters,what");
+  else printf("%-8s %-5s %-40s %s\n", "operator", "class", "parameters", "what");
+  for (size_t i = 0; i < opr_count(); i++) {
+    const opr_info *o = opr_at(i);
+    if (fmt == CLI_FMT_CSV) {
+      printf("%s,%d,", o->name, o->cls);
+      cli_csv_field(stdout, o->dims);
+      putchar(',');
+      cli_csv_field(stdout, o->what);
+      putchar('\n');
+    } else {
+      printf("%-8s %-5d %-40s %s\n", o->name, o->cls, o->dims, o->what);
+    }
+  }
+  if (fmt == CLI_FMT_TABLE)
+    puts("(give each parameter as NAME=VALUE; optionally kernel=NAME, grid=X,Y,Z, block=X,Y,Z, "
+         "kernels=N)");
+  return KCAST_EXIT_OK;
+}
+
+/* One operator's rows on every GPU asked for, as table, CSV rows or a
+   JSON object added to arr. */
+static void op_out(int fmt, const char *desc, const opr_launch *l, const char *assumed,
+                   const double *v, const pred_row *r, size_t n, cJSON *arr) {
+  char *dm = fe_demangle(l->kernel);
+  const char *demangled = dm ? dm : l->kernel;
+  if (fmt == CLI_FMT_JSON) {
+    cJSON *o = cJSON_CreateObject(), *ga = cJSON_CreateArray(), *ba = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "op", desc);
+    cJSON_AddStringToObject(o, "kernel", l->kernel);
+    cJSON_AddStringToObject(o, "demangled", demangled);
+    for (int k = 0; k < 3; k++) {
+      cJSON_AddItemToArray(ga, cJSON_CreateNumber(l->grid[k]));
+      cJSON_AddItemToArray(ba, cJSON_CreateNumber(l->block[k]));
+    }
+    cJSON_AddItemToObject(o, "grid", ga);
+    cJSON_AddItemToObject(o, "block", ba);
+    cJSON_AddNumberToObject(o, "ctas", v[6]);
+    cJSON_AddNullToObject(o, "ctas_emulated");
+    cJSON_AddStringToObject(o, "assumed", assumed);
+    cJSON *feats = cJSON_AddObjectToObject(o, "features");
+    for (size_t k = 0; k < OPR_NFEAT; k++) cJSON_AddNumberToObject(feats, opr_feature_names[k], v[k]);
+    cJSON *pa = cJSON_AddArrayToObject(o, "predictions");
+    for (size_t i = 0; i < n; i++) {
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "gpu", r[i].gpu);
+      const char *keys[] = {"time_us", "time_lo_us", "time_hi_us", "power_w", "power_lo_w",
+                            "power_hi_w", "energy_mj"};
+      double w[] = {r[i].t, r[i].t_lo, r[i].t_hi, r[i].p, r[i].p_lo, r[i].p_hi, r[i].e};
+      for (int k = 0; k < 7; k++)
+        if (isnan(w[k])) cJSON_AddNullToObject(x, keys[k]);
+        else cJSON_AddNumberToObject(x, keys[k], w[k]);
+      cJSON_AddStringToObject(x, "time_model", r[i].t_model);
+      cJSON_AddStringToObject(x, "power_model", r[i].p_model);
+      cJSON_AddStringToObject(x, "bound", r[i].bound);
+      cJSON_AddItemToArray(pa, x);
+    }
+    cJSON_AddItemToArray(arr, o);
+  } else if (fmt == CLI_FMT_CSV) {
+    for (size_t i = 0; i < n; i++) {
+      double w[] = {r[i].t, r[i].t_lo, r[i].t_hi, r[i].p, r[i].p_lo, r[i].p_hi, r[i].e};
+      cli_csv_field(stdout, desc);
+      putchar(',');
+      cli_csv_field(stdout, l->kernel);
+      printf(",%u,%u,%u,%u,%u,%u,%s", l->grid[0], l->grid[1], l->grid[2], l->block[0],
+             l->block[1], l->block[2], r[i].gpu);
+      for (int k = 0; k < 7; k++) { putchar(','); num_out(stdout, w[k], "%.6g"); }
+      printf(",%s,%s,%s\n", r[i].t_model, r[i].p_model, r[i].bound);
+    }
+  } else {
+    printf("op %s\nkernel %s\ngrid %u,%u,%u  block %u,%u,%u  (%.0f CTAs; %s)\n", desc, demangled,
+           l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], v[6],
+           assumed[0] ? "assumed where not given" : "as given");
+    printf("%-14s %10s %21s %8s %17s %11s  %-8s %s\n", "gpu", "time_us", "band_us", "power_w",
+           "band_w", "energy_mj", "bound", "model (time / power)");
+    for (size_t i = 0; i < n; i++) {
+      char band_t[48] = "-", band_p[48] = "-", t[24] = "-", p[24] = "-", e[24] = "-";
+      if (!isnan(r[i].t)) {
+        snprintf(t, sizeof t, "%.4g", r[i].t);
+        snprintf(band_t, sizeof band_t, "%.4g..%.4g", r[i].t_lo, r[i].t_hi);
+      }
+      if (!isnan(r[i].p)) {
+        snprintf(p, sizeof p, "%.0f", r[i].p);
+        snprintf(band_p, sizeof band_p, "%.0f..%.0f", r[i].p_lo, r[i].p_hi);
+      }
+      if (!isnan(r[i].e)) snprintf(e, sizeof e, "%.3g", r[i].e);
+      printf("%-14s %10s %21s %8s %17s %11s  %-8s %s / %s\n", r[i].gpu, t, band_t, p, band_p, e,
+             r[i].bound, r[i].t_model, r[i].p_model);
+    }
+  }
+  free(dm);
+}
+
+/* `kcast predict --op DESC...`: operator launches described by operator
+   and shape (model/opr.h), on GPU gpu (NULL or all: every GPU the model
+   answers for), by the forest of model (or the shipped operator model;
+   "" none) and the analytic estimate. */
+static int predict_ops(char **ops, size_t nops, const char *model, const char *gpu,
+                       double coverage, int fmt) {
+  if (nops == 1 && !strcmp(ops[0], "list")) return list_ops(fmt);
+  int rc = KCAST_EXIT_USER;
+  rf_forest *f = NULL;
+  pred_row *rows = NULL;
+  char *label = NULL;
+  opr_launch *l = malloc(sizeof *l);
+  cJSON *root = NULL, *arr = NULL;
+  char defmodel[4300];
+  if (!l) { cli_error("out of memory"); return rc; }
+  if (!model) {
+    default_op_model(defmodel, sizeof defmodel);
+    if (defmodel[0]) {
+      model = defmodel;
+      fprintf(stderr, "kcast: note: the operator model %s answers (--model to choose another)\n",
+              model);
+    } else {
+      fprintf(stderr, "kcast: note: no operator model (make models trains it): the analytic "
+              "estimate answers\n");
+    }
+  }
+  const char *mg = NULL;
+  if (model && *model) {
+    if (rf_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
+    mg = rf_get_info(f)->gpu;
+    size_t ll = strlen(model) + 8;
+    if (!(label = malloc(ll))) { cli_error("out of memory"); goto out; }
+    snprintf(label, ll, "forest:%s", model);
+  }
+  int all = !gpu || !strcasecmp(gpu, "all");
+  const an_gpu *g = NULL;
+  if (!all && !(g = an_gpu_find(gpu))) {
+    cli_unknown_gpu(NULL, gpu, 1);
+    goto out;
+  }
+  int one_gpu_model = mg && *mg && !strchr(mg, ',');
+  if (g && one_gpu_model && !an_gpu_in_list(mg, g->name)) {
+    cli_error("%s was trained on %s only, not on %s: it cannot predict for another GPU", model,
+              mg, g->name);
+    goto out;
+  }
+  /* the GPUs answered for */
+  const an_gpu *gl[256];
+  size_t ng = 0;
+  for (size_t i = 0; i < an_gpu_count() && ng < 256; i++) {
+    const an_gpu *gi = an_gpu_at(i);
+    if (g ? gi == g : !one_gpu_model || an_gpu_in_list(mg, gi->name)) gl[ng++] = gi;
+  }
+  if (f && mg && *mg && !one_gpu_model) {
+    char unseen[1024] = "";
+    size_t ul = 0;
+    for (size_t i = 0; i < ng; i++)
+      if (!an_gpu_in_list(mg, gl[i]->name) && ul + 40 < sizeof unseen)
+        ul += (size_t)snprintf(unseen + ul, sizeof unseen - ul, "%s%s", ul ? ", " : "",
+                               gl[i]->name);
+    if (ul)
+      fprintf(stderr, "kcast: note: %s was trained on %s; GPUs it has not seen: %s\n", model, mg,
+              unseen);
+  }
+  rows = calloc(ng ? ng : 1, sizeof *rows);
+  if (!rows) { cli_error("out of memory"); goto out; }
+  if (fmt == CLI_FMT_JSON) {
+    root = cJSON_CreateObject();
+    arr = cJSON_AddArrayToObject(root, "operators");
+  } else if (fmt == CLI_FMT_CSV) {
+    puts("op,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,gpu,time_us,time_lo_us,"
+         "time_hi_us,power_w,power_lo_w,power_hi_w,energy_mj,time_model,power_model,bound");
+  }
+  for (size_t k = 0; k < nops; k++) {
+    char assumed[600];
+    double v[OPR_NFEAT];
+    if (opr_parse(ops[k], l) || opr_complete(l, assumed, sizeof assumed) || opr_features(l, v)) {
+      cli_error("--op '%s': %s", ops[k], rf_last_error());
+      goto out;
+    }
+    if (assumed[0]) fprintf(stderr, "kcast: note: %s: assumed %s\n", ops[k], assumed);
+    feat_vec fv;
+    feat_init(&fv);
+    int bad = 0;
+    for (size_t j = 0; j < OPR_NFEAT && !bad; j++) bad = feat_set(&fv, opr_feature_names[j], v[j]);
+    if (bad) { feat_free(&fv); cli_error("out of memory"); goto out; }
+    for (size_t i = 0; i < ng; i++) {
+      if (analytic_row(gl[i], &fv, &rows[i])) { feat_free(&fv); goto out; }
+      int unseen = mg && *mg && !an_gpu_in_list(mg, gl[i]->name);
+      if (f && forest_row(model, f, gl[i]->name, unseen, &fv, coverage, label, &rows[i])) {
+        feat_free(&fv);
+        goto out;
+      }
+    }
+    feat_free(&fv);
+    if (k && fmt == CLI_FMT_TABLE) putchar('\n');
+    op_out(fmt, ops[k], l, assumed, v, rows, ng, arr);
+  }
+  if (root) {
+    char *s = cJSON_Print(root);
+    if (!s) { cli_error("out of memory writing output"); goto out; }
+    puts(s);
+    cJSON_free(s);
+  }
+  rc = KCAST_EXIT_OK;
+out:
+  cJSON_Delete(root);
+  free(rows);
+  free(label);
+  free(l);
+  rf_free(f);
   return rc;
 }
 
@@ -1105,7 +1385,7 @@ int cmd_predict(int argc, char **argv) {
   /* predict's own options, and the launch options of the kernel mode (an
      input FILE), which cli_launch.c parses */
   enum { P_MODEL = CLI_OPT_OWN, P_FEATURES, P_GPU, P_GPU_COLUMN, P_MEASURED, P_MEASURED_UNIT,
-         P_COVERAGE, P_FORMAT, P_FEATMODEL, P_ID, P_GROUP };
+         P_COVERAGE, P_FORMAT, P_FEATMODEL, P_ID, P_GROUP, P_OP };
   static const struct option own[] = {
     {"model", required_argument, NULL, P_MODEL},
     {"features", required_argument, NULL, P_FEATURES},
@@ -1118,9 +1398,13 @@ int cmd_predict(int argc, char **argv) {
     {"featmodel", required_argument, NULL, P_FEATMODEL},
     {"id", required_argument, NULL, P_ID},
     {"group", required_argument, NULL, P_GROUP},
+    {"op", required_argument, NULL, P_OP | CLI_OPT_MANY},
     {NULL, 0, NULL, 0},
   };
   const char *ids = NULL, *group_col = NULL;
+  char **opv = calloc((size_t)argc + 1, sizeof *opv);
+  size_t nop = 0;
+  if (!opv) { cli_error("out of memory"); return KCAST_EXIT_USER; }
   cli_launch L;
   if (cli_launch_init(&L, "predict", argc)) return KCAST_EXIT_USER;
   cli_opts op;
@@ -1133,7 +1417,7 @@ int cmd_predict(int argc, char **argv) {
     const char *v = op.arg;
     char *e;
     switch (c) {
-      case CLI_OPT_ERR: cli_launch_free(&L); return op.status;
+      case CLI_OPT_ERR: free(opv); cli_launch_free(&L); return op.status;
       case P_MODEL: model = v; break;
       case P_FEATMODEL: featmodel = v; break;
       case P_FEATURES: csv = v; break;
@@ -1141,35 +1425,49 @@ int cmd_predict(int argc, char **argv) {
       case P_GPU_COLUMN: gpu_column = v; break;
       case P_MEASURED: measured = v; break;
       case P_ID: ids = v; break;
+      case P_OP: opv[nop++] = (char *)v; break;
       case P_GROUP: group_col = v; break;
       case P_MEASURED_UNIT:
         if (isnan(mscale = unit_s(v))) {
           cli_usage_error("predict", "--measured-unit is s, ms, us or ns, not '%s'", v);
-          return usage_fail(&L);
+          { free(opv); return usage_fail(&L); }
         }
         break;
       case P_COVERAGE:
         coverage = strtod(v, &e);
         if (*e || e == v || !(coverage > 0 && coverage < 1)) {
           cli_usage_error("predict", "--coverage '%s' is not in (0,1)", v);
-          return usage_fail(&L);
+          { free(opv); return usage_fail(&L); }
         }
         break;
       case P_FORMAT:
         fmt = cli_parse_format(v);
         if (fmt < 0) {
           cli_usage_error("predict", "--format is csv, table or json, not '%s'", v);
-          return usage_fail(&L);
+          { free(opv); return usage_fail(&L); }
         }
         have_fmt = 1;
         break;
       default:
-        if (cli_launch_option(&L, &op, c) < 0) return usage_fail(&L);
+        if (cli_launch_option(&L, &op, c) < 0) { free(opv); return usage_fail(&L); }
         kernel_mode = 1;
         break;
     }
   }
-  if (cli_launch_operands(&L, &op)) return usage_fail(&L);
+  if (cli_launch_operands(&L, &op)) { free(opv); return usage_fail(&L); }
+  if (nop) {
+    int bad = kernel_mode || L.path || csv || featmodel || measured || ids || gpu_column || group_col;
+    cli_launch_free(&L);
+    if (bad) {
+      free(opv);
+      return cli_usage_error("predict", "--op goes without an input FILE, its launch options, "
+                             "--features, --featmodel, --measured, --id and --gpu-column");
+    }
+    int rc = predict_ops(opv, nop, model, gpu, coverage, have_fmt ? fmt : CLI_FMT_TABLE);
+    free(opv);
+    return rc;
+  }
+  free(opv);
   if (featmodel && csv) {
     cli_launch_free(&L);
     return cli_usage_error("predict", "--featmodel goes without --features");
@@ -1316,16 +1614,29 @@ int cmd_predict(int argc, char **argv) {
     double *pg = pred + g * n, *lg = lo + g * n, *hg = hi + g * n;
     if (tunseen[g]) {
       double *row = malloc((in->n_cols + 1) * sizeof *row);
-      if (!row) { cli_error("out of memory"); goto out; }
+      double *raw = malloc((d.n_cols + 1) * sizeof *raw);
+      int adapted = rf_get_info(f)->n_adapt > 0;
+      if (!row || !raw) { free(row); free(raw); cli_error("out of memory"); goto out; }
       for (size_t i = 0; i < in->n_rows; i++) {
         for (size_t j = 0; j < in->n_cols; j++) row[j] = in->x[j * in->n_rows + i];
         if (rf_predict_interval_on(f, row, coverage, 1, &pg[i], &lg[i], &hg[i])) {
           cli_error("%s:%zu: %s", csv, i + 2, rf_last_error());
           free(row);
+          free(raw);
           goto out;
         }
+        /* a model adapted to this GPU with measured shots (kcast calibrate) */
+        double c = 1;
+        if (adapted) {
+          for (size_t j = 0; j < d.n_cols; j++) raw[j] = d.x[j * d.n_rows + i];
+          rf_adapt_launch(f, tgpu[g], (const char *const *)d.names, raw, d.n_cols, &c);
+        }
+        pg[i] *= c;
+        lg[i] *= c;
+        hg[i] *= c;
       }
       free(row);
+      free(raw);
     } else if (rf_predict_batch(f, in, coverage, pg, lg, hg, 0)) {
       cli_error("%s: %s", csv, rf_last_error());
       goto out;

@@ -34,6 +34,7 @@ static const cmd_entry commands[] = {
   {"train", cmd_train, "train a random forest (CSV or dataset) into a .kcm model", cmd_train_usage},
   {"cv", cmd_cv, "cross-validate a forest: MAPE, median APE, R^2, coverage", cmd_cv_usage},
   {"predict", cmd_predict, "predict with a model, with intervals", cmd_predict_usage},
+  {"calibrate", cmd_calibrate, "adapt a cross-GPU model to a new GPU from a few launches measured there", cmd_calibrate_usage},
   {"model", cmd_model, "show a model file (info, importance)", cmd_model_usage},
   {"featmodel", cmd_featmodel, "feature models: a kernel's features at unseen sizes without emulation (fit, info, validate)", cmd_featmodel_usage},
   {"report", cmd_report, "an HTML report: predicted vs measured, errors, coverage, importance", cmd_report_usage},

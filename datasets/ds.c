@@ -1457,7 +1457,7 @@ int ds_get_features(ds_db *db, int64_t launch_id, feat_vec *out) {
 }
 
 double ds_feature_default(const char *name) {
-  static const char *const counts[] = {"op.", "class.", "mem.", "static.", "tensor."};
+  static const char *const counts[] = {"op.", "class.", "mem.", "static.", "tensor.", "opr."};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
     if (name && !strncmp(name, counts[i], strlen(counts[i]))) return 0.0;
   return NAN;

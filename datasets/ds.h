@@ -277,6 +277,31 @@ typedef struct ds_import_report {
 int ds_import_mangrove(ds_db *db, const ds_mangrove_opts *o,
                        ds_import_report *rep);
 
+/* What an operator import wrote (ds_import_neusight). */
+typedef struct ds_neusight_report {
+  int64_t files;      /* files read */
+  int64_t rows;       /* data rows read */
+  int64_t launches;   /* launches written (one per operator, shape, GPU) */
+  int64_t features;   /* feature values written */
+  int64_t time_rows;  /* time_ns values written (rows; repeated shapes are reps) */
+  char gpus[512];     /* the GPUs measured, comma-separated (the table's names) */
+} ds_neusight_report;
+
+/*
+ * Import operator launches in the NeuSight training set's format (CSV,
+ * plain or gzip, one row per operator launch: OPName, Latency in ms,
+ * Device, Kernel Name, Grid x..z, Block x..z, optionally Kernels, and the
+ * operator's shape columns; docs/formats.md, "Importing operator
+ * launches") into db: a launch per (operator, shape, GPU) with the
+ * operator's features (model/opr.h), its time_ns on the GPU the Device
+ * column names (resolved through the GPU table), a gpus row per GPU.
+ * Must be called outside a transaction; runs in one of its own, so any
+ * error -- named FILE:LINE: problem -- leaves db as it was.  command is
+ * recorded in runs (NULL: none).  [out] rep may be NULL.
+ */
+int ds_import_neusight(ds_db *db, const char *const *paths, size_t n, const char *command,
+                       ds_neusight_report *rep);
+
 /* One configuration of a Kernel Tuner cachefile. */
 typedef struct ds_kt_config {
   char *key;          /* the cache key ("16,1,1,1,0,0,0,1,15,15") */
@@ -348,8 +373,9 @@ int ds_get_features(ds_db *db, int64_t launch_id, feat_vec *out);
 
 /*
  * Value a matrix uses for a feature the launch lacks: 0 for the count
- * families (op, class, mem, static), NAN for the rest (launch, ctrl, unknown),
- * whose zero would be a real, different value.
+ * families (op, class, mem, static, and opr: an operator launch's work and
+ * tile, 0 where they do not apply), NAN for the rest (launch, ctrl,
+ * unknown), whose zero would be a real, different value.
  */
 double ds_feature_default(const char *name);
 

@@ -70,7 +70,7 @@ static int has_token(const char *list, const char *tok) { return has_item(list, 
    "all" keeps every loaded column.  The derived families are model/
    derived.c's words (mangrove, analytic, work, occ, gpu). */
 static const char *const families[] = {"all",  "launch", "op",     "class", "mem",
-                                       "ctrl", "static", "ptxas", "tune"};
+                                       "ctrl", "static", "ptxas", "tune",  "opr"};
 #define N_FAMILIES (sizeof families / sizeof *families)
 
 /* A column that is never a feature unless named: a measurement of kcast's
@@ -127,7 +127,8 @@ static int check_families(const rf_data *d, const char *list, const char *src, c
     }
     if (!ok) {
       fail(err, cap, -1, "%s: --features %.*s: no column of that family (known: all, launch, op, class, "
-                "mem, ctrl, static, ptxas, tune; derived: mangrove, analytic, work, occ, gpu)",
+                "mem, ctrl, static, ptxas, tune, opr; derived: mangrove, analytic, work, occ, gpu, "
+                "cache, opr)",
                 src, (int)n, t);
       return -1;
     }
@@ -218,7 +219,8 @@ static int gpus_known(const ds_train_input *in, const rf_data *d, long gcol) {
 }
 
 /* The derived families a list asks for, or the defaults (header note). */
-static size_t derived_list(const char *features, int launch, int known, int several, int *fam) {
+static size_t derived_list(const char *features, int launch, int known, int several, int oper,
+                           int *fam) {
   size_t nf = 0;
   if (features) {
     for (int f = 0; f < MD_FAM_N; f++)
@@ -228,6 +230,9 @@ static size_t derived_list(const char *features, int launch, int known, int seve
   /* measured (docs/accuracy.md): the per-GPU families help a model of one
      GPU, and hurt one of several on a GPU it has not seen */
   if (launch) fam[nf++] = MD_FAM_WORK;
+  /* operator launches of one GPU: their waves and tail there (opr.*);
+     across GPUs they hurt as occ does */
+  if (oper && known && !several) fam[nf++] = MD_FAM_OPR;
   if (known && !several) {
     fam[nf++] = MD_FAM_OCC;
     fam[nf++] = MD_FAM_ANALYTIC;
@@ -365,6 +370,7 @@ static int load_db(ds_train_input *in, rf_data *d, char *err, size_t cap) {
      kernel's own: no model of other kernels can use them) */
   q.with_tune = in->features && has_token(in->features, "tune");
   if (ng == 1) { q.gpu = gpus[0]; q.metric = metric; }
+  if (in->app && !strchr(in->app, ',')) q.app = in->app;
   if (ds_query_matrix(db, &q, &m)) {
     fail(err, cap, -1, "%s", ds_errmsg(db));
     goto out;
@@ -384,6 +390,7 @@ static int load_db(ds_train_input *in, rf_data *d, char *err, size_t cap) {
   for (size_t k = 0; k < ng; k++) {
     size_t ti = 0;
     for (size_t r = 0; r < m.rows; r++) {
+      if (in->app && !has_token(in->app, m.app[r] ? m.app[r] : "")) continue;
       if (ng > 1) {
         while (ti < t[k].n && t[k].launch_id[ti] < m.launch_id[r]) ti++;
         if (ti == t[k].n || t[k].launch_id[ti] != m.launch_id[r]) continue;
@@ -509,12 +516,14 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   if (in->db) {
     if (!in->gpu) return fail(err, cap, -2, "a dataset needs --gpu NAME[,NAME...]|all");
     if (in->gpu_column) return fail(err, cap, -2, "--gpu-column is for a CSV");
+    if (in->app && !*in->app) return fail(err, cap, -2, "--app needs a comma list of apps");
     if (in->group && strcmp(in->group, "app") && strcmp(in->group, "gpu"))
       return fail(err, cap, -2, "with a dataset the groups are 'app' or 'gpu'");
     if (load_db(in, d, err, cap)) return -1;
     if (strchr(in_gpu(in), ',') || !strcasecmp(in_gpu(in), "all")) gcolname = "gpu";
   } else {
     if (!in->csv) return fail(err, cap, -2, "no input: give --csv FILE or a dataset");
+    if (in->app) return fail(err, cap, -2, "--app selects launches of a dataset, not of a CSV");
     if (in->gpu && strchr(in->gpu, ','))
       return fail(err, cap, -2, "a CSV names several GPUs with --gpu-column COLUMN");
     if (in->gpu && in->gpu_column) return fail(err, cap, -2, "give --gpu or --gpu-column, not both");
@@ -604,7 +613,8 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   const char *feat = in->features ? in->features : "all";
   int fam[MD_FAM_N];
   int launch = col_index(d, "launch.ctas") >= 0 && col_index(d, "launch.block_x") >= 0;
-  size_t nf = derived_list(in->features, launch, known, several, fam);
+  int oper = col_index(d, "opr.class") >= 0;
+  size_t nf = derived_list(in->features, launch, known, several, oper, fam);
   for (size_t f = 0; f < nf; f++) {
     if (!md_family_needs_gpu(fam[f])) continue;
     for (size_t i = 0; i < d->n_rows; i++) {
@@ -624,6 +634,31 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   /* derived columns come from every loaded column, so derive first (a
      family asked for that cannot be made is an error naming the row) */
   if (derive(d, fam, nf, in, gcol, src, err, cap)) goto fail;
+  /* the overhead share of each row's estimate, before the columns it
+     reads may be left out below */
+  if (in->want_overhead) {
+    free(in->overhead);
+    free(in->adapt_class);
+    in->overhead = calloc(d->n_rows ? d->n_rows : 1, sizeof *in->overhead);
+    in->adapt_class = calloc(d->n_rows ? d->n_rows : 1, sizeof *in->adapt_class);
+    double *rowv = malloc((d->n_cols + 1) * sizeof *rowv);
+    if (!in->overhead || !in->adapt_class || !rowv) {
+      free(rowv);
+      fail(err, cap, -1, "out of memory");
+      goto fail;
+    }
+    long cc = col_index(d, "opr.class");
+    for (size_t i = 0; i < d->n_rows; i++) {
+      const char *g = row_gpu(in, d, gcol, i);
+      const an_gpu *gg = g ? an_gpu_find(g) : NULL;
+      an_estimate e;
+      for (size_t j = 0; j < d->n_cols; j++) rowv[j] = d->x[j * d->n_rows + i];
+      if (gg && !an_estimate_launch(gg, (const char *const *)d->names, rowv, d->n_cols, &e))
+        in->overhead[i] = an_overhead_share(&e);
+      in->adapt_class[i] = cc >= 0 ? rf_adapt_class(rowv[cc]) : 0;
+    }
+    free(rowv);
+  }
   /* the base: the analytic estimate of the target, when it can be made */
   int kind = target_kind(in->target);
   const char *base = NULL;
@@ -692,6 +727,10 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   }
   return 0;
 fail:
+  free(in->overhead);
+  in->overhead = NULL;
+  free(in->adapt_class);
+  in->adapt_class = NULL;
   rf_data_free(d);
   return -1;
 }

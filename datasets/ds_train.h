@@ -32,6 +32,8 @@ typedef struct ds_train_input {
   const char *csv, *db, *target, *gpu, *group, *ignore;  /* target: a CSV
                               column, or for a dataset time (NULL), power
                               or energy */
+  const char *app;         /* dataset: only the launches of these apps
+                              (comma list), NULL all */
   const char *gpu_column;  /* CSV column naming each row's GPU (default: gpu
                               when the file has one and gpu is not given) */
   const char *features;    /* NULL: every loaded column and the default
@@ -43,6 +45,14 @@ typedef struct ds_train_input {
   int drop_constant;
   int log_target;          /* -1 auto (log when every target > 0), 0, 1 */
   int calib_set;           /* the calibration was chosen by the caller */
+  int want_overhead;       /* set overhead[] and adapt_class[] (cv --shots,
+                              calibrate) */
+  double *overhead;        /* set by ds_train_load when want_overhead: each
+                              row's overhead share on its GPU
+                              (an_overhead_share; 0 where no estimate can be
+                              made); the caller frees it */
+  int *adapt_class;        /* ditto: each row's class for the shots
+                              (rf_adapt_class of its opr.class) */
   /* set by ds_train_load */
   long gpu_col;            /* the text column of each row's GPU, -1 when one
                               GPU (gpu) names them all */

@@ -350,6 +350,27 @@ enum { KCAST_OOB_ERROR = 0, KCAST_OOB_WARN = 1 };
 kcast_status kcast_features_from_ptx(const char *path, const char *kernel,
                                      const kcast_launch_config *cfg, kcast_features **fs);
 
+/*
+ * The features of an operator launch -- a library kernel (cuBLAS GEMM,
+ * cuDNN convolution, PyTorch elementwise, softmax or layer norm) described
+ * by its operator and shape instead of PTX -- from a description such as
+ * "bmm B=8 M=512 N=512 K=64": the operator (`kcast predict --op list`
+ * lists them with their shape parameters), its parameters as KEY=VALUE,
+ * and optionally kernel=NAME (the library's kernel, as a profiler names
+ * it; quote a name with blanks: kernel='void ...'), grid=X[,Y[,Z]],
+ * block=X[,Y[,Z]] and kernels=N (the kernels the operator launches).
+ * What the description leaves out is assumed as the libraries choose it
+ * (docs/features.md, "Operator launches"), and said in assumed (cap
+ * bytes, NUL-terminated; "" when nothing was assumed; may be NULL).  The
+ * set holds launch.* and opr.* features for kcast_predict_gpu with a model
+ * trained on operator launches (`kcast dataset import-neusight`), or for
+ * kcast_predict_analytic.  [out] *fs: free with kcast_features_free.
+ * KCAST_E_ARG for a description that is not one (the message names the
+ * word and the problem), KCAST_E_NOMEM.  Thread-safe.
+ */
+kcast_status kcast_features_from_op(const char *description, char *assumed, size_t cap,
+                                    kcast_features **fs);
+
 /* ---------------------------------------------------------- prediction -- */
 
 /* Where a prediction came from. */

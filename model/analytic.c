@@ -416,6 +416,9 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
     return rf__err("GPU %s: figures must be positive", g->name ? g->name : "?");
   for (size_t i = 0; i < n; i++)
     if (!isfinite(vals[i])) return rf__err("feature %s is not finite", names[i] ? names[i] : "?");
+  /* a library kernel described by its operator (model/opr.h) has its own
+     estimate (analytic_op.c) */
+  if (an__op_class(names, vals, n) != 0) return an__estimate_op(g, names, vals, n, o);
   memset(o, 0, sizeof *o);
   an_in in;
   int cc = g->cc_major * 10 + g->cc_minor;

@@ -79,6 +79,7 @@ static const struct {
     {"occ", "occ.", md_occ_names, MD_OCC_N, 1},
     {"gpu", "gpu.", md_gpu_names, MD_GPU_N, 1},
     {"cache", "cache.", md_cache_names, MD_CACHE_N, 1},
+    {"opr", "opr.", md_operator_names, MD_OPR_N, 1},
 };
 
 enum { TPC, CTAS, INSNS, SPECIAL, LOGIC, CONTROL, SYNC, ARITH, GBYTES, PBYTES, SBYTES, AI };
@@ -333,6 +334,7 @@ int md_compute(int fam, const char *gpu, const char *const *names, const double 
     case MD_FAM_OCC: return md_occupancy(gpu, names, vals, n, out);
     case MD_FAM_GPU: return md_gpu(gpu, out);
     case MD_FAM_CACHE: return md_memory(gpu, names, vals, n, out);
+    case MD_FAM_OPR: return md_operator(gpu, names, vals, n, out);
   }
   return rf__err("md_compute: unknown family %d", fam);
 }

@@ -34,10 +34,11 @@
 extern "C" {
 #endif
 
-/* Version of the .kcm format this build writes (it reads 1 to 4; 2 adds
-   the calibration table, 3 the base feature and the unseen-GPU table, 4
-   the features' training ranges). */
-#define RF_FORMAT_VERSION 4
+/* Newest version of the .kcm format this build reads and writes (it reads
+   1 to 5; 2 adds the calibration table, 3 the base feature and the
+   unseen-GPU table, 4 the features' training ranges, 5 the adapted GPUs; a
+   model without adapted GPUs is written as version 4). */
+#define RF_FORMAT_VERSION 5
 /* Largest number of histogram bins per feature. */
 #define RF_MAX_BINS 256
 
@@ -229,6 +230,25 @@ typedef struct rf_summary {
   int64_t created;        /* unix time */
 } rf_summary;
 
+/*
+ * A model adapted to a GPU it was not trained on from K launches measured
+ * there (model/rf_adapt.c): a prediction p for that GPU becomes
+ * p x (h x host + (1 - h) x device), h the overhead's share of the
+ * launch's analytic estimate there (an_overhead_share).
+ */
+#define RF_ADAPT_MAX 256    /* adaptations a model may hold */
+#define RF_ADAPT_CLASSES 8  /* launch classes: 0 any launch, 1..7 opr.class */
+#define RF_ADAPT_RIDGE 0.5  /* the pull of each factor towards 1, in shots */
+typedef struct rf_adapt {
+  char gpu[64];        /* the GPU (the table's name) */
+  int cls;             /* the launches it applies to: their opr.class
+                          (model/opr.h), 0 any launch (the fallback) */
+  double host;         /* factor on the overhead share of a prediction */
+  double device;       /* factor on the rest */
+  unsigned shots;      /* measured launches it was fitted to */
+  double rmse_log;     /* RMS of ln(adapted / measured) over the shots */
+} rf_adapt;
+
 /* Read-only view of a forest; owned by the forest. */
 typedef struct rf_info {
   const char *target;        /* target name ("time", a CSV column) */
@@ -252,7 +272,40 @@ typedef struct rf_info {
   uint64_t cal_unseen_rows;
   unsigned cal_unseen_folds;
   const double *cal_unseen_q;
+  size_t n_adapt;            /* GPUs adapted with measured shots (rf_set_adapt) */
+  const rf_adapt *adapt;
 } rf_info;
+
+/* Fit the factors of a model to k shots on one GPU: its predictions
+   pred[i] (positive) of launches measured y[i] (positive), whose overhead
+   share is h[i] (NULL: 0 for every shot).  out->gpu is left empty. */
+int rf_adapt_fit(const double *pred, const double *y, const double *h, size_t k,
+                 rf_adapt *out);
+/* The factor for a launch of overhead share h (1 for a NULL a). */
+double rf_adapt_factor(const rf_adapt *a, double h);
+/* The class of a launch whose opr.class is cls (rf_adapt.cls: 0 when it
+   is none of 1..RF_ADAPT_CLASSES-1). */
+int rf_adapt_class(double cls);
+/* The adaptation f holds for launches of class cls on gpu (any name of its
+   table row): the class's own, else gpu's class-0 one, else NULL. */
+const rf_adapt *rf_get_adapt(const rf_forest *f, const char *gpu, int cls);
+/* Add a's factors for (gpu, a->cls) to f, replacing one it has (stored:
+   file version 4). */
+int rf_set_adapt(rf_forest *f, const char *gpu, const rf_adapt *a);
+/* The factor of f's adaptation to gpu for the launch names[i] = vals[i]
+   (its overhead share from the analytic estimate there): returns 1 and
+   sets *factor when f is adapted to gpu, else 0 with *factor = 1. */
+int rf_adapt_launch(const rf_forest *f, const char *gpu, const char *const *names,
+                    const double *vals, size_t n, double *factor);
+/* Fit f's adaptations to gpu from n launches measured there: names[0..p)
+   their columns, x row-major (n x p), y the measured targets; the model's
+   features are taken by name, derived ones computed on gpu, others
+   dflt(name) (NaN, or dflt NULL: an error naming it).  out[0] is class 0
+   (every launch), then one per class the launches have, *nout of them
+   (out has room for RF_ADAPT_CLASSES); gpu set to the table's name. */
+int rf_adapt_fit_rows(const rf_forest *f, const char *gpu, const char *const *names,
+                      const double *x, size_t n, size_t p, const double *y,
+                      double (*dflt)(const char *name), rf_adapt *out, size_t *nout);
 
 /* Train on d (d->y required, values finite; positive with LOG).  The model
    takes the feature names and target name from d.  *out: free with rf_free. */
@@ -381,12 +434,37 @@ typedef struct rf_cv_opts {
   double coverage;        /* interval coverage (default 0.9 when 0) */
   rf_progress_fn progress;/* called after each fold */
   void *progress_ctx;
+  unsigned shots;         /* with by_group: K rows of each held-out group,
+                             drawn with the seed, adapt that fold's model to
+                             the group (rf_adapt_fit: a new GPU from K
+                             measured launches) and are left out of every
+                             figure; 0 = none */
+  const double *overhead; /* n_rows overhead shares for the adaptation
+                             (an_overhead_share on the row's GPU), or NULL
+                             (0 for every row: one factor) */
+  const int *adapt_class; /* n_rows classes (rf_adapt_class of opr.class):
+                             the shots are drawn and fitted per class, K of
+                             each class of the held-out group; NULL: one */
+  const unsigned *more;   /* n_more further shot counts (0 allowed), each
+                             scored on the same folds' forests into
+                             rf_cv_result.more (by_group only) */
+  size_t n_more;
 } rf_cv_opts;
 
 typedef struct rf_cv_group {
   char *name;             /* group label (owned) */
   rf_metrics m;
 } rf_cv_group;
+
+/* The figures of one further shot count (rf_cv_opts.more). */
+typedef struct rf_cv_shots {
+  unsigned shots;
+  double *pred, *lo, *hi; /* n: answers, adapted with the shots */
+  unsigned char *shot;    /* n: 1 for a row drawn as a shot */
+  rf_adapt *fold_adapt;   /* per fold (= group) x RF_ADAPT_CLASSES, as above */
+  rf_metrics overall;     /* over the rows that are not shots */
+  rf_metrics *group;      /* n_groups, in rf_cv_result.groups' order */
+} rf_cv_shots;
 
 typedef struct rf_cv_result {
   rf_metrics overall;
@@ -400,6 +478,13 @@ typedef struct rf_cv_result {
   int *fold_base;         /* the base feature used (1) or not, per fold */
   size_t n_groups;
   rf_cv_group *groups;    /* per group metrics when d->groups (sorted) */
+  unsigned char *shot;    /* n: 1 for a row used as a shot (then its
+                             prediction is the unadapted one), or NULL */
+  rf_adapt *fold_adapt;   /* n_folds x RF_ADAPT_CLASSES fitted adaptations
+                             (shots; [fold * RF_ADAPT_CLASSES + class], shots
+                             0 where the fold had no row of the class), or NULL */
+  size_t n_more;
+  rf_cv_shots *more;      /* rf_cv_opts.more's counts, in order */
   size_t groups_calibrated; /* with calibration for unseen groups: the fewest
                              groups a fold's intervals were calibrated on
                              (below 3, RF_UNSEEN_SIGMA widened them);
@@ -542,6 +627,9 @@ typedef struct an_estimate {
  */
 int an_estimate_launch(const an_gpu *g, const char *const *names, const double *vals,
                        size_t n, an_estimate *out);
+/* The overhead's share of an estimate's time, in [0, 1]: t_overhead_us /
+   time_us (1 for an operator launch bound by the host's dispatch). */
+double an_overhead_share(const an_estimate *e);
 
 /*
  * Residency of one launch on one GPU (model/analytic.c, docs/features.md
@@ -584,6 +672,8 @@ int an_occupancy_of(const an_gpu *g, const char *const *names, const double *val
  *                     reuse; instruction mix)
  *   occ       occ.*   registers, residency, occupancy, waves on the GPU
  *   gpu       gpu.*   the GPU's descriptor
+ *   opr       opr.*   an operator launch's residency and waves on the GPU
+ *                     (the rest of opr.* is stored, model/opr.h)
  *   cache     cache.* the memory hierarchy on the GPU (model/cache.c)
  * Training and prediction both call these, so a model trained on derived
  * columns predicts from raw feature sets.  Each returns 0, or -1 with
@@ -595,15 +685,21 @@ int an_occupancy_of(const an_gpu *g, const char *const *names, const double *val
 #define MD_WORK_N 16
 #define MD_OCC_N 9
 #define MD_GPU_N 10
+#define MD_OPR_N 4
 #define MD_CACHE_N 7
 #define MD_MAX_N 16
 enum { MD_FAM_MANGROVE, MD_FAM_ANALYTIC, MD_FAM_WORK, MD_FAM_OCC, MD_FAM_GPU, MD_FAM_CACHE,
+       MD_FAM_OPR,
        MD_FAM_N };
 extern const char *const md_mangrove_names[MD_MANGROVE_N];
 extern const char *const md_analytic_names[MD_ANALYTIC_N];
 extern const char *const md_work_names[MD_WORK_N];
 extern const char *const md_occ_names[MD_OCC_N];
 extern const char *const md_gpu_names[MD_GPU_N];
+/* opr.* on the GPU (model/analytic_op.c): residency, waves, tail and busy
+   SMs of an operator launch (model/opr.h); all 0 for a launch without
+   opr.class */
+extern const char *const md_operator_names[MD_OPR_N];
 extern const char *const md_cache_names[MD_CACHE_N];
 int md_mangrove(const char *const *names, const double *vals, size_t n, double out[MD_MANGROVE_N]);
 int md_analytic(const char *gpu, const char *const *names, const double *vals, size_t n,
@@ -612,6 +708,8 @@ int md_work(const char *const *names, const double *vals, size_t n, double out[M
 int md_occupancy(const char *gpu, const char *const *names, const double *vals, size_t n,
                  double out[MD_OCC_N]);
 int md_gpu(const char *gpu, double out[MD_GPU_N]);
+int md_operator(const char *gpu, const char *const *names, const double *vals, size_t n,
+                double out[MD_OPR_N]);
 /* cache.*: where the launch's global loads are served on the GPU
    (model/cache.c: L1 and L2 hit rates, DRAM bytes read and written, L2
    traffic, the L1 capacity left beside shared memory, whether the

@@ -413,6 +413,17 @@ void rf_cv_result_free(rf_cv_result *r) {
   if (r->groups)
     for (size_t g = 0; g < r->n_groups; g++) rf__free(r->groups[g].name);
   rf__free(r->groups);
+  rf__free(r->shot);
+  rf__free(r->fold_adapt);
+  for (size_t s = 0; r->more && s < r->n_more; s++) {
+    rf__free(r->more[s].pred);
+    rf__free(r->more[s].lo);
+    rf__free(r->more[s].hi);
+    rf__free(r->more[s].shot);
+    rf__free(r->more[s].fold_adapt);
+    rf__free(r->more[s].group);
+  }
+  rf__free(r->more);
   memset(r, 0, sizeof *r);
 }
 
@@ -422,7 +433,7 @@ static int metrics_of(const rf_data *d, const rf_cv_result *r, const size_t *lab
   size_t n = d->n_rows, k = 0;
   double *y = buf, *pr = buf + n, *lo = buf + 2 * n, *hi = buf + 3 * n;
   for (size_t i = 0; i < n; i++)
-    if (lab[i] == which) {
+    if ((!lab || lab[i] == which) && !(r->shot && r->shot[i])) {
       y[k] = d->y[i]; pr[k] = r->pred[i]; lo[k] = r->lo[i]; hi[k] = r->hi[i];
       k++;
     }
@@ -438,6 +449,56 @@ int rf_cv_folds(size_t n, unsigned K, uint64_t seed, size_t *fold) {
   return 0;
 }
 
+/*
+ * Shots (rf_cv_opts.shots): for each class c of the held-out fold's rows
+ * te[0..nte) (rf_cv_opts.adapt_class; one class without), K of its rows,
+ * drawn with the seed (a stream per fold and class: draws for several K
+ * share their first rows), adapt the fold's predictions of that class:
+ * pred/lo/hi (adapted in place), shot (the rows drawn are marked),
+ * out[c] (the fit; shots 0 for a class the fold lacks).  A class of K rows
+ * or fewer keeps one row out of the shots to be scored.  buf: 4 n doubles
+ * of scratch.
+ */
+static int adapt_fold(const rf_data *d, const rf_cv_opts *o, unsigned shots, uint64_t seed,
+                      unsigned k, const size_t *te, size_t nte, double *pred, double *lo,
+                      double *hi, unsigned char *shot, rf_adapt *out, double *buf) {
+  size_t n = d->n_rows;
+  size_t *pick = (size_t *)(buf + 3 * n); /* one class's rows, partly shuffled */
+  for (int c = 0; c < RF_ADAPT_CLASSES; c++) {
+    size_t m = 0;
+    for (size_t t = 0; t < nte; t++)
+      if ((o->adapt_class ? o->adapt_class[te[t]] : 0) == c) pick[m++] = te[t];
+    size_t K = shots < m ? shots : m ? m - 1 : 0;
+    if (!K) continue;
+    rf_rng g;
+    rf__rng_seed(&g, seed, 0x53484f54ULL + 131 * k + (uint64_t)c);
+    double *pr = buf, *y = buf + n, *h = buf + 2 * n;
+    for (size_t t = 0; t < K; t++) {
+      size_t j = t + (size_t)rf__rng_below(&g, m - t);
+      size_t tmp = pick[t];
+      pick[t] = pick[j];
+      pick[j] = tmp;
+      size_t i = pick[t];
+      shot[i] = 1;
+      pr[t] = pred[i];
+      y[t] = d->y[i];
+      h[t] = o->overhead ? o->overhead[i] : 0;
+    }
+    rf_adapt a;
+    if (rf_adapt_fit(pr, y, h, K, &a)) return -1;
+    a.cls = c;
+    out[c] = a;
+    for (size_t t = K; t < m; t++) {
+      size_t i = pick[t];
+      double f = rf_adapt_factor(&a, o->overhead ? o->overhead[i] : 0);
+      pred[i] *= f;
+      lo[i] *= f;
+      hi[i] *= f;
+    }
+  }
+  return 0;
+}
+
 int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_result *r) {
   memset(r, 0, sizeof *r);
   r->groups_calibrated = SIZE_MAX;
@@ -447,6 +508,8 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
   double cov = o->coverage > 0 ? o->coverage : 0.9;
   if (!(cov < 1)) return rf__err("coverage %g is not in (0, 1)", cov);
   if (o->by_group && !d->groups) return rf__err("leave-one-group-out needs a group column");
+  if (o->shots && !o->by_group)
+    return rf__err("shots adapt a model to a held-out group: they need leave-one-group-out");
   size_t *fold = rf__mallocn(n, sizeof(size_t));
   size_t *gidx = NULL;
   char **gnames = NULL;
@@ -488,6 +551,31 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
   r->fold_et = rf__calloc(K, sizeof(int));
   r->fold_base = rf__calloc(K, sizeof(int));
   if (!r->fold || !r->fold_mf || !r->fold_leaf || !r->fold_et || !r->fold_base) { rf__nomem(); goto out; }
+  if (o->shots) {
+    r->shot = rf__calloc(n, 1);
+    r->fold_adapt = rf__calloc((size_t)K * RF_ADAPT_CLASSES, sizeof(rf_adapt));
+    if (!r->shot || !r->fold_adapt) { rf__nomem(); goto out; }
+  }
+  if (o->n_more) {
+    if (!o->by_group || !o->more) { rf__err("further shot counts need leave-one-group-out"); goto out; }
+    r->more = rf__calloc(o->n_more, sizeof *r->more);
+    if (!r->more) { rf__nomem(); goto out; }
+    r->n_more = o->n_more;
+    for (size_t s = 0; s < o->n_more; s++) {
+      rf_cv_shots *m = &r->more[s];
+      m->shots = o->more[s];
+      m->pred = rf__mallocn(n, sizeof(double));
+      m->lo = rf__mallocn(n, sizeof(double));
+      m->hi = rf__mallocn(n, sizeof(double));
+      m->shot = rf__calloc(n, 1);
+      m->fold_adapt = rf__calloc((size_t)K * RF_ADAPT_CLASSES, sizeof(rf_adapt));
+      m->group = rf__calloc(ng ? ng : 1, sizeof(rf_metrics));
+      if (!m->pred || !m->lo || !m->hi || !m->shot || !m->fold_adapt || !m->group) {
+        rf__nomem();
+        goto out;
+      }
+    }
+  }
   for (unsigned k = 0; k < K; k++) {
     size_t ntr = 0, nte = 0;
     for (size_t i = 0; i < n; i++) {
@@ -539,9 +627,23 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
       }
     }
     rf_free(f);
+    /* further shot counts first: they start from the unadapted answers */
+    for (size_t s = 0; s < r->n_more; s++) {
+      rf_cv_shots *m = &r->more[s];
+      for (size_t t = 0; t < nte; t++) {
+        size_t i = te[t];
+        m->pred[i] = r->pred[i], m->lo[i] = r->lo[i], m->hi[i] = r->hi[i];
+      }
+      if (m->shots && adapt_fold(d, o, m->shots, p->seed, k, te, nte, m->pred, m->lo, m->hi,
+                                 m->shot, &m->fold_adapt[(size_t)k * RF_ADAPT_CLASSES], buf))
+        goto out;
+    }
+    if (o->shots && adapt_fold(d, o, o->shots, p->seed, k, te, nte, r->pred, r->lo, r->hi,
+                               r->shot, &r->fold_adapt[(size_t)k * RF_ADAPT_CLASSES], buf))
+      goto out;
     if (o->progress) o->progress(o->progress_ctx, k + 1, K);
   }
-  if (rf_metrics_compute(d->y, r->pred, r->lo, r->hi, n, &r->overall)) goto out;
+  if (metrics_of(d, r, NULL, 0, buf, &r->overall)) goto out;
   for (unsigned k = 0; k < K; k++)
     if (metrics_of(d, r, fold, k, buf, &r->fold[k])) goto out;
   if (ng) {
@@ -552,6 +654,16 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
       if (!(r->groups[g].name = rf__strdup(gnames[g]))) { rf__nomem(); goto out; }
       if (metrics_of(d, r, gidx, g, buf, &r->groups[g].m)) goto out;
     }
+  }
+  for (size_t s = 0; s < r->n_more; s++) {
+    /* the figures of a further shot count: its answers and shots in r's
+       place for metrics_of */
+    rf_cv_result v = *r;
+    v.pred = r->more[s].pred, v.lo = r->more[s].lo, v.hi = r->more[s].hi;
+    v.shot = r->more[s].shot;
+    if (metrics_of(d, &v, NULL, 0, buf, &r->more[s].overall)) goto out;
+    for (size_t g = 0; g < ng; g++)
+      if (metrics_of(d, &v, gidx, g, buf, &r->more[s].group[g])) goto out;
   }
   rc = 0;
 out:

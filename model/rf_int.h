@@ -127,6 +127,9 @@ struct rf_forest {
   double *range_lo, *range_hi; /* n_features: each feature's smallest and
                           largest training value (rf_range.c; NULL in files
                           before version 4) */
+  rf_adapt *adapt;     /* n_adapt GPUs adapted with measured shots
+                          (rf_adapt.c; file version 5), owned */
+  size_t n_adapt;
 };
 
 /* Widen table c, made on rows of `groups` groups (0 or 1: one group, by
@@ -155,6 +158,13 @@ void rf__free(void *p);
 int rf__err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The error says "out of memory"; returns -1. */
 int rf__nomem(void);
+
+/* Operator launches (model/analytic_op.c): the launch's opr.class (0 when
+   it has none: not an operator launch), and the analytic estimate of one
+   that has it, which an_estimate_launch hands over to. */
+double an__op_class(const char *const *names, const double *vals, size_t n);
+int an__estimate_op(const an_gpu *g, const char *const *names, const double *vals, size_t n,
+                    an_estimate *out);
 
 /* Copy the rows sel[0..k) of d into out (features, y, names, target;
    groups not copied).  0, or -1 out of memory. */

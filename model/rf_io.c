@@ -100,7 +100,9 @@ static void put_calib(wbuf *b, const rf_calib *c) {
 int rf_save(const rf_forest *f, const char *path) {
   wbuf b = {0};
   put(&b, KCM_MAGIC, 8);
-  put_u32(&b, RF_FORMAT_VERSION);
+  /* version 5 only for a model with adapted GPUs: the others stay
+     readable by builds that read version 4 */
+  put_u32(&b, f->n_adapt ? 5 : 4);
   put_u32(&b, KCM_ENDIAN);
   put_u64(&b, 0); /* payload length, patched below */
   put_str(&b, f->target);
@@ -156,6 +158,17 @@ int rf_save(const rf_forest *f, const char *path) {
       put_f64(&b, f->range_lo[j]);
       put_f64(&b, f->range_hi[j]);
     }
+  if (f->n_adapt) { /* version 5: the adapted GPUs */
+    put_u32(&b, (uint32_t)f->n_adapt);
+    for (size_t k = 0; k < f->n_adapt; k++) {
+      put_str(&b, f->adapt[k].gpu);
+      put_u32(&b, (uint32_t)f->adapt[k].cls);
+      put_f64(&b, f->adapt[k].host);
+      put_f64(&b, f->adapt[k].device);
+      put_u32(&b, f->adapt[k].shots);
+      put_f64(&b, f->adapt[k].rmse_log);
+    }
+  }
   if (b.failed) {
     rf__free(b.p);
     return rf__nomem();
@@ -485,6 +498,44 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
                        f->features[j], f->range_lo[j], f->range_hi[j]);
         }
         if (r->failed) return -1;
+      }
+    }
+    if (version >= 5) {
+      uint32_t na = get_u32(r, "adapted GPUs");
+      if (r->failed) return -1;
+      if (na < 1 || na > RF_ADAPT_MAX)
+        return bad(r, "%u adaptations (1 to %d)", na, RF_ADAPT_MAX);
+      f->adapt = rf__calloc(na, sizeof *f->adapt);
+      if (!f->adapt) return rf__nomem();
+      for (uint32_t k = 0; k < na; k++) {
+        rf_adapt *a = &f->adapt[k];
+        char *g = get_str(r, "adapted GPU");
+        if (r->failed) { rf__free(g); return -1; }
+        size_t gl = strlen(g);
+        if (!gl || gl >= sizeof a->gpu) {
+          rf__free(g);
+          return bad(r, "adapted GPU %u: name of %zu characters", k, gl);
+        }
+        memcpy(a->gpu, g, gl + 1);
+        rf__free(g);
+        uint32_t cls = get_u32(r, "adapted GPU");
+        if (r->failed) return -1;
+        if (cls >= RF_ADAPT_CLASSES)
+          return bad(r, "adapted GPU %s: class %u (0 to %d)", a->gpu, cls, RF_ADAPT_CLASSES - 1);
+        a->cls = (int)cls;
+        for (uint32_t q = 0; q < k; q++)
+          if (f->adapt[q].cls == a->cls && !strcmp(f->adapt[q].gpu, a->gpu))
+            return bad(r, "adapted GPU %s, class %u, given twice", a->gpu, cls);
+        a->host = get_f64(r, "adapted GPU");
+        a->device = get_f64(r, "adapted GPU");
+        a->shots = get_u32(r, "adapted GPU");
+        a->rmse_log = get_f64(r, "adapted GPU");
+        if (r->failed) return -1;
+        if (!(a->host > 0 && a->host < 1e6) || !(a->device > 0 && a->device < 1e6) ||
+            !(a->rmse_log >= 0 && a->rmse_log < 1e6) || !a->shots)
+          return bad(r, "adapted GPU %s: factors %g and %g, %u shots, spread %g out of range",
+                     a->gpu, a->host, a->device, a->shots, a->rmse_log);
+        f->n_adapt = k + 1;
       }
     }
     if (r->pos != r->len)

@@ -2965,6 +2965,8 @@ void rf__fill_info(rf_forest *f) {
   }
   in->mdi = f->mdi;
   in->perm = f->perm;
+  in->n_adapt = f->n_adapt;
+  in->adapt = f->adapt;
   rf__calib_info(f);
 }
 
@@ -3012,6 +3014,7 @@ void rf_free(rf_forest *f) {
   rf__free(f->perm);
   rf__free(f->range_lo);
   rf__free(f->range_hi);
+  rf__free(f->adapt);
   rf__free(f);
 }
 

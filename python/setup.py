@@ -37,6 +37,9 @@ ext = Extension(
     extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers", "-Wno-cast-function-type"],
     extra_objects=[LIB],
+    # relinked when the library or the header changes (setuptools looks
+    # only at the sources otherwise: a stale extension with an old library)
+    depends=[LIB, os.path.join(ROOT, "include", "kcast.h")],
     libraries=["sqlite3", "cjson", "csv", "z", "lz4", "stdc++", "m", "dl", "pthread"],
     # libkcast's own symbols stay inside the extension
     extra_link_args=["-fopenmp", "-Wl,--exclude-libs,ALL"],

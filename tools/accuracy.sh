@@ -10,7 +10,10 @@
 #   params    an extra-trees forest on the raw tuning parameters alone
 #             (tuning data only)
 #
-# on: the tuned convolution kernel (A100, A4000, A6000: kcast's features)
+# on: the operator launches of the NeuSight training set (16 operators, 5
+# GPUs: leave one GPU out with 0, 5 and 20 shots of it, per operator,
+# beside the roofline of the dataset's own descriptors);
+# the tuned convolution kernel (A100, A4000, A6000: kcast's features)
 # per GPU 5-fold and leave-one-GPU-out; the GPU Mangrove tutorial (T4, K80)
 # 5-fold and leave-one-application-out, time and power; the analytic
 # estimate on the convolution space.  Every figure is the median APE (%) of
@@ -321,6 +324,105 @@ open(sys.argv[1], "wb").write(struct.pack("<%df" % n, *d))' "$OUT/dedispersion-s
   if [ $# -ge 2 ] && "$KCAST" dataset merge "$kdb" "$@" >/dev/null 2>>"$OUT/errors.txt"; then
     group_table "the tuned kernels on their GPUs (7 GPUs)" "$kdb" --gpu all --target time --group app
   fi
+fi
+
+# Operator launches (NeuSight training set): import, leave one GPU out over
+# the five with kcast's defaults and K = 0, 5, 20 shots of the held-out GPU
+# (one cv run: the shots are scored on the same forests), per operator
+# from the out-of-fold predictions; beside them the roofline of the
+# dataset's own descriptors (device_configs/*.json: max(flops / FP32 peak,
+# bytes / bandwidth)), and the time each step took.  OP_SEEDS (1) seeds;
+# OP_OPTS adds options to the cv (OPS=0 leaves the operators out).
+NS=$DATA/neusight-train
+OP_SEEDS=${OP_SEEDS:-1}
+OP_OPTS=${OP_OPTS:-}   # e.g. "--min-leaf 20 --leaf-cap 8 --trees 50": make models' settings
+if [ "${OPS:-1}" = 0 ]; then
+  echo "SKIP: operator launches (OPS=0)"
+elif ls "$NS"/*.csv.gz >/dev/null 2>&1; then
+  echo
+  echo "== operator launches: $(ls "$NS"/*.csv.gz | wc -l) files of $NS, leave one GPU out (5 GPUs)"
+  t0=$(date +%s)
+  rm -f "$OUT/ops.db"
+  if ! "$KCAST" dataset import-neusight "$NS"/*.csv.gz -o "$OUT/ops.db" >/dev/null 2>>"$OUT/errors.txt"; then
+    echo "accuracy: import of $NS failed (see $OUT/errors.txt)" >&2
+    fail=1
+  else
+    t1=$(date +%s)
+    "$KCAST" dataset export "$OUT/ops.db" -o "$OUT/ops.csv" 2>>"$OUT/errors.txt" || fail=1
+    # the roofline of the dataset's descriptors, per row: GPU key -> FP32
+    # GFLOP/s and GB/s of its device_configs file
+    : > "$OUT/ops-roof.txt"
+    for j in "$NS"/device_configs/*.json; do
+      dev=$(sed -n 's/.*"Device" *: *"\([^"]*\)".*/\1/p' "$j")
+      key=$("$KCAST" predict --op 'add B=1 H=1' --gpu "$dev" --format csv 2>/dev/null | sed 's/"[^"]*"/Q/g' |
+            awk -F, 'NR == 2 { print $9 }')
+      fl=$(sed -n 's/.*"SingleFLOPs" *: *\([0-9.]*\).*/\1/p' "$j")
+      bw=$(sed -n 's/.*"Mem_Bw" *: *\([0-9.]*\).*/\1/p' "$j")
+      [ -n "$key" ] && echo "$key $fl $bw" >> "$OUT/ops-roof.txt"
+    done
+    # (quoted fields -- kernel names hold commas -- are blanked first)
+    sed 's/"[^"]*"/Q/g' "$OUT/ops.csv" | awk -F, -v roof="$OUT/ops-roof.txt" '
+      BEGIN { while ((getline l < roof) > 0) { split(l, a, " "); fl[a[1]] = a[2]; bw[a[1]] = a[3] } }
+      NR == 1 { for (i = 1; i <= NF; i++) { c[$i] = i; if ($i ~ /^time_ns@/) t[i] = substr($i, 9) } next }
+      { for (i in t) if ($i != "") {
+          g = t[i]; if (!(g in fl)) continue
+          r = $(c["opr.flops"]) / (fl[g] * 1e9); m = $(c["opr.bytes"]) / (bw[g] * 1e9)
+          if (m > r) r = m
+          y = $i * 1e-9; print $(c["app"]), 100 * (r > y ? r - y : y - r) / y } }' \
+      > "$OUT/ops-roof-ape.txt"
+    t2=$(date +%s)
+    : > "$OUT/ops-ape.txt"
+    for s in $(seq 1 "$OP_SEEDS"); do
+      # kcast's defaults; --no-calibrate only skips the intervals' calibration
+      # forests (most of the time), which change no prediction (the same MAPE
+      # and median APE with and without them)
+      if ! "$KCAST" cv "$OUT/ops.db" --gpu all --target time --group gpu --shots 0,5,20 --seed "$s" \
+           --no-calibrate $OP_OPTS \
+           --predictions "$OUT/ops-pred-$s.csv" > "$OUT/ops-cv-$s.txt" 2>>"$OUT/errors.txt"; then
+        echo "accuracy: kcast cv of the operator launches failed (see $OUT/errors.txt)" >&2
+        fail=1
+        continue
+      fi
+      # per row: operator, APE with K = 0, 5, 20 ("-" where the row was a shot)
+      sed 's/"[^"]*"/Q/g' "$OUT/ops-pred-$s.csv" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        { y = $(c["measured"]); printf "%s", $(c["app"])
+          n = split("predicted predicted_5shots predicted_20shots", p, " ")
+          split("- shot_5shots shot_20shots", sh, " ")
+          for (k = 1; k <= n; k++) {
+            if (k > 1 && $(c[sh[k]]) == 1) { printf " -"; continue }
+            v = $(c[p[k]]); printf " %.6g", 100 * (v > y ? v - y : y - v) / y }
+          printf "\n" }' >> "$OUT/ops-ape.txt"
+    done
+    t3=$(date +%s)
+    # MAPE and median APE of column k of file f for the operators of a group
+    stat() { # FILE COLUMN OPS...
+      f=$1 k=$2; shift 2
+      awk -v k="$k" -v ops=" $* " 'index(ops, " " $1 " ") && $k != "-" { print $k }' "$f" |
+        sort -g | awk '{ v[NR] = $1; s += $1 } END {
+          if (!NR) { printf "%7s %7s", "-", "-"; exit }
+          m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+          printf "%7.2f %7.2f", s / NR, m }'
+    }
+    printf "%-12s %15s %15s %15s %15s\n" "operator" "K=0" "K=5" "K=20" "roofline"
+    printf "%-12s %15s %15s %15s %15s\n" "" "MAPE  medAPE" "MAPE  medAPE" "MAPE  medAPE" "MAPE  medAPE"
+    EW="add addu mul mulu div divu pow powu relu gelu tanh"
+    for grp in "bmm" "linear" "elementwise" "softmax" "ln" "conv" $EW; do
+      ops=$grp
+      [ "$grp" = elementwise ] && ops=$EW
+      printf "%-12s %s  %s  %s  %s\n" "$grp" "$(stat "$OUT/ops-ape.txt" 2 $ops)" \
+        "$(stat "$OUT/ops-ape.txt" 3 $ops)" "$(stat "$OUT/ops-ape.txt" 4 $ops)" \
+        "$(stat "$OUT/ops-roof-ape.txt" 2 $ops)"
+    done
+    printf "%-12s %s  %s  %s  %s\n" "all" "$(stat "$OUT/ops-ape.txt" 2 bmm linear conv softmax ln $EW)" \
+      "$(stat "$OUT/ops-ape.txt" 3 bmm linear conv softmax ln $EW)" \
+      "$(stat "$OUT/ops-ape.txt" 4 bmm linear conv softmax ln $EW)" \
+      "$(stat "$OUT/ops-roof-ape.txt" 2 bmm linear conv softmax ln $EW)"
+    echo "(APE %, every row of the held-out GPU, $OP_SEEDS seed(s); K = shots of the held-out"
+    echo " GPU, left out of its figures; time: import $((t1 - t0)) s, roofline $((t2 - t1)) s,"
+    echo " cross-validation $((t3 - t2)) s)"
+  fi
+else
+  echo "SKIP: $NS not found: no operator figures"
 fi
 
 # What each feature family adds (FAMILIES=1; docs/accuracy.md's table):

@@ -88,6 +88,12 @@ static const char usage_text[] =
     "                    pointer); for a kernel template's model <T,...> the\n"
     "                    instance's template arguments ('<16>'); repeat it.\n"
     "                    -n 0 leaves only these in the queue\n"
+    "  --op 'OPERATOR NAME=VALUE...'  add an operator launch (a library kernel\n"
+    "                    by operator and shape, 'bmm B=8 M=512 N=512 K=64'; kcast\n"
+    "                    predict --op list): its features from\n"
+    "                    kcast_features_from_op; repeat it.  A model trained on\n"
+    "                    several GPUs (the operator model of make models) is\n"
+    "                    given as --model FILE and answers for every --gpu\n"
     "  --format F        table (default) or csv\n"
     "  -h, --help        this text\n"
     "\n"
@@ -136,6 +142,8 @@ typedef struct gpu {
   kcast_model *power_model;  /* ditto */
   const char *time_file;     /* paths of those models, for the report */
   const char *power_file;
+  int time_cross, power_cross; /* the model is one of several GPUs: it is
+                                asked for this GPU (kcast_predict_gpu) */
   size_t n_mtime, n_mpower;  /* queue launches with a measured time / power
                                 (or energy) on this GPU */
 } gpu;
@@ -154,6 +162,7 @@ typedef struct launch {
   char *app, *dataset;       /* owned */
   int64_t lseq;
   long unseen;               /* index into options.unseen, -1 for a DB launch */
+  long op;                   /* index into options.ops, -1 for another launch */
 } launch;
 
 /* One --unseen launch: a size nobody ran, its features from a feature
@@ -189,6 +198,9 @@ typedef struct options {
   size_t ndatasets;
   unseen_launch unseen[MAX_UNSEEN];   /* --unseen, appended to the queue */
   size_t nunseen;
+  const char *ops[MAX_UNSEEN];        /* --op descriptions, appended after them */
+  kcast_features *opfs[MAX_UNSEEN];   /* their feature sets (owned) */
+  size_t nops;
   long long limit;                    /* -n; < 0: all */
   unsigned long long seed;            /* 0: DB order */
   int csv;
@@ -366,6 +378,11 @@ static int parse_args(int argc, char **argv, options *o) {
                            "pointer)", v);
       o->nunseen++;
       i++;
+    } else if (!strcmp(a, "--op")) {
+      if (!v || !*v) return usage_error("--op needs an operator description");
+      if (o->nops == MAX_UNSEEN) return usage_error("at most %d --op launches", MAX_UNSEEN);
+      o->ops[o->nops++] = v;
+      i++;
     } else if (!strcmp(a, "--format")) {
       if (!v || (strcmp(v, "table") && strcmp(v, "csv")))
         return usage_error("--format is table or csv, not '%s'", v ? v : "");
@@ -398,6 +415,11 @@ static int setup_gpus(options *o) {
       return EXIT_USER;
     }
     const char *mg = kcast_model_gpu(m->m);
+    if (!m->gpu[0] && mg && strchr(mg, ',')) {
+      /* trained on several GPUs: it answers for any GPU of the set */
+      snprintf(m->gpu, sizeof m->gpu, "*");
+      continue;
+    }
     if (!m->gpu[0]) {
       if (!mg || !*mg) {
         errorf("%s: the model records no GPU; give it as --model GPU=%s", m->path, m->path);
@@ -411,6 +433,7 @@ static int setup_gpus(options *o) {
   }
   if (o->ngpus == 0) {
     for (size_t k = 0; k < o->nmodels; k++) {
+      if (!strcmp(o->models[k].gpu, "*")) continue;
       int seen = 0;
       for (size_t g = 0; g < o->ngpus; g++) seen |= !strcasecmp(o->gpus[g].name, o->models[k].gpu);
       if (seen) continue;
@@ -427,10 +450,12 @@ static int setup_gpus(options *o) {
   }
   for (size_t k = 0; k < o->nmodels; k++) {
     model_arg *m = &o->models[k];
-    int used = 0;
+    int used = 0, cross = !strcmp(m->gpu, "*");
     for (size_t g = 0; g < o->ngpus; g++) {
       gpu *u = &o->gpus[g];
-      if (strcasecmp(u->name, m->gpu)) continue;
+      if (!cross && strcasecmp(u->name, m->gpu)) continue;
+      if (cross && (m->target == KCAST_TARGET_TIME ? u->time_model : u->power_model))
+        continue; /* a model of this GPU alone wins */
       kcast_model **slot = m->target == KCAST_TARGET_TIME ? &u->time_model : &u->power_model;
       if (*slot && *slot != m->m) {
         errorf("%s: a second %s model for GPU %s", m->path,
@@ -438,11 +463,11 @@ static int setup_gpus(options *o) {
         return EXIT_USER;
       }
       *slot = m->m;
-      if (m->target == KCAST_TARGET_TIME) u->time_file = m->path;
-      else u->power_file = m->path;
+      if (m->target == KCAST_TARGET_TIME) u->time_file = m->path, u->time_cross = cross;
+      else u->power_file = m->path, u->power_cross = cross;
       used = 1;
     }
-    if (!used) {
+    if (!used && !cross) {
       errorf("%s: model for GPU %s, which is not among the --gpu GPUs", m->path, m->gpu);
       return EXIT_USER;
     }
@@ -536,6 +561,7 @@ static int load_queue(sqlite3 *db, const options *o, launch **q, size_t *n, size
     l->id = sqlite3_column_int64(st, 0);
     l->lseq = sqlite3_column_int64(st, 3);
     l->unseen = -1;
+    l->op = -1;
     l->app = strdup(app);
     l->dataset = strdup(ds);
     len++;
@@ -547,7 +573,7 @@ static int load_queue(sqlite3 *db, const options *o, launch **q, size_t *n, size
     free_queue(v, len);
     return EXIT_USER;
   }
-  if (len == 0 && !o->nunseen) {
+  if (len == 0 && !o->nunseen && !o->nops) {
     errorf("%s: no launch with features%s", o->db,
            o->napps || o->ndatasets ? " matches --app/--dataset" : "");
     free_queue(v, len);
@@ -570,7 +596,7 @@ static int load_queue(sqlite3 *db, const options *o, launch **q, size_t *n, size
     }
     len = (size_t)o->limit;
   }
-  if (len == 0 && !o->nunseen) {
+  if (len == 0 && !o->nunseen && !o->nops) {
     errorf("-n 0: the queue is empty");
     free_queue(v, len);
     return EXIT_USER;
@@ -603,8 +629,43 @@ static int add_unseen(options *o, launch **q, size_t *n) {
     l->id = -1;
     l->lseq = (int64_t)k;
     l->unseen = (long)k;
+    l->op = -1;
     l->app = strdup(kcast_featmodel_kernel(u->fm));
     l->dataset = strdup(label);
+    (*n)++;
+    if (!l->app || !l->dataset) {
+      errorf("out of memory");
+      return EXIT_USER;
+    }
+  }
+  return 0;
+}
+
+/* The --op launches: their features (kcast_features_from_op, which also
+   says what it assumed), appended to the queue.  0 or EXIT_USER. */
+static int add_ops(options *o, launch **q, size_t *n) {
+  if (!o->nops) return 0;
+  launch *v = realloc(*q, (*n + o->nops) * sizeof *v);
+  if (!v) {
+    errorf("out of memory");
+    return EXIT_USER;
+  }
+  *q = v;
+  for (size_t k = 0; k < o->nops; k++) {
+    char assumed[512];
+    if (kcast_features_from_op(o->ops[k], assumed, sizeof assumed, &o->opfs[k])) {
+      errorf("--op '%s': %s", o->ops[k], kcast_last_error());
+      return EXIT_USER;
+    }
+    if (assumed[0]) notef("--op '%s': assumed %s", o->ops[k], assumed);
+    launch *l = &v[*n];
+    l->id = -1;
+    l->lseq = (int64_t)k;
+    l->unseen = -1;
+    l->op = (long)k;
+    size_t w = strcspn(o->ops[k], " \t");
+    l->app = strndup(o->ops[k], w);
+    l->dataset = strdup(o->ops[k] + w + strspn(o->ops[k] + w, " \t"));
     (*n)++;
     if (!l->app || !l->dataset) {
       errorf("out of memory");
@@ -711,8 +772,12 @@ static int predict_cell(const char *db, const launch *l, const kcast_features *f
   kcast_status s = KCAST_OK;
   if (!u->time_model || !u->power_model)
     s = kcast_predict_analytic(u->name, fs, u->time_model ? NULL : &t, u->power_model ? NULL : &p);
-  if (!s && u->time_model) s = kcast_predict(u->time_model, fs, 0.9, &t);
-  if (!s && u->power_model) s = kcast_predict(u->power_model, fs, 0.9, &p);
+  if (!s && u->time_model)
+    s = u->time_cross ? kcast_predict_gpu(u->time_model, u->name, fs, 0.9, &t)
+                      : kcast_predict(u->time_model, fs, 0.9, &t);
+  if (!s && u->power_model)
+    s = u->power_cross ? kcast_predict_gpu(u->power_model, u->name, fs, 0.9, &p)
+                       : kcast_predict(u->power_model, fs, 0.9, &p);
   if (s) {
     errorf("%s: launch %lld (%s, %s, %lld) on %s: %s", db, (long long)l->id, l->app, l->dataset,
            (long long)l->lseq, u->name, kcast_last_error());
@@ -910,7 +975,7 @@ int main(int argc, char **argv) {
   if ((status = setup_gpus(&o)) || (status = open_dataset(o.db, &db)) ||
       (status = load_queue(db, &o, &q, &n, &nfiltered)))
     goto out;
-  if ((status = add_unseen(&o, &q, &n))) goto out;
+  if ((status = add_unseen(&o, &q, &n)) || (status = add_ops(&o, &q, &n))) goto out;
   size_t G = o.ngpus;
   cells = malloc(n * G * sizeof *cells);
   if (!cells) {
@@ -923,6 +988,12 @@ int main(int argc, char **argv) {
   /* Predictions: each launch's stored features, then every GPU. */
   for (size_t i = 0; i < n; i++) {
     kcast_features *fs = NULL;
+    if (q[i].op >= 0) { /* an operator launch: its features are set up */
+      for (size_t g = 0; g < G && !status; g++)
+        status = predict_cell(o.db, &q[i], o.opfs[q[i].op], &o.gpus[g], &cells[i * G + g]);
+      if (status) goto out;
+      continue;
+    }
     if (q[i].unseen >= 0) {
       /* a size nobody ran: the feature model answers, no emulation */
       unseen_launch *u = &o.unseen[q[i].unseen];
@@ -960,8 +1031,11 @@ int main(int argc, char **argv) {
   char order[96];
   if (o.seed) snprintf(order, sizeof order, "shuffled with seed %llu", o.seed);
   else snprintf(order, sizeof order, "in dataset order");
-  notef("queue: %zu of %zu launches of %s%s (%s), %zu GPU%s", n - o.nunseen, nfiltered, o.db,
-        o.napps || o.ndatasets ? " matching --app/--dataset" : "", order, G, G == 1 ? "" : "s");
+  notef("queue: %zu of %zu launches of %s%s (%s), %zu GPU%s", n - o.nunseen - o.nops, nfiltered,
+        o.db, o.napps || o.ndatasets ? " matching --app/--dataset" : "", order, G,
+        G == 1 ? "" : "s");
+  for (size_t k = 0; k < o.nops; k++)
+    notef("  operator: %s: features from its shape (kcast_features_from_op)", o.ops[k]);
   for (size_t k = 0; k < o.nunseen; k++) {
     const unseen_launch *u = &o.unseen[k];
     notef("  unseen: %s grid %u,%u,%u block %u,%u,%u: features from %s, no emulation%s%s",
@@ -1040,5 +1114,6 @@ out:
     kcast_features_free(o.unseen[k].fs);
     kcast_featmodel_free(o.unseen[k].fm);
   }
+  for (size_t k = 0; k < o.nops; k++) kcast_features_free(o.opfs[k]);
   return status;
 }
