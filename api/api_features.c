@@ -23,8 +23,9 @@
 #include "model/model.h"
 #include "model/opr.h"
 
-/* CTAs emulated when the caller leaves sample_ctas 0 (as kcast predict). */
-#define API_DEFAULT_SAMPLE 64
+/* CTAs emulated when the caller leaves sample_ctas 0 (as kcast predict):
+   as many as the counts' precision needs (emu.h, "Adaptive sampling"). */
+#define API_DEFAULT_SAMPLE EMU_SAMPLE_AUTO
 
 kcast_status kcast_features_from_launch(const char *db_path, int64_t launch_id,
                                         kcast_features **fs) {
@@ -196,8 +197,8 @@ kcast_status kcast_features_from_ptx(const char *path, const char *kernel,
     return api_fail(KCAST_E_ARG, "%s: shared_bytes %llu is out of range", path,
                     (unsigned long long)c.shared_bytes);
   ec.shared_bytes = (size_t)c.shared_bytes;
-  ec.sample_ctas = c.sample_ctas ? c.sample_ctas : (ctas > API_DEFAULT_SAMPLE ? API_DEFAULT_SAMPLE : 0);
-  if (ec.sample_ctas >= ctas) ec.sample_ctas = 0;
+  ec.sample_ctas = c.sample_ctas ? c.sample_ctas : API_DEFAULT_SAMPLE;
+  if (c.sample_ctas >= ctas) ec.sample_ctas = 0;
   ec.insn_budget = c.insn_budget;
   ec.time_limit_s = c.time_limit_s;
   ec.threads = c.threads;

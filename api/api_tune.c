@@ -226,7 +226,7 @@ kcast_status kcast_tunespace_compute(const kcast_tunespace_spec *s, kcast_tunesp
   src.nconsts = s->nconsts;
   emu_launch_cfg_init(&src.cfg);
   src.cfg.shared_bytes = (size_t)s->shared_bytes;
-  src.cfg.sample_ctas = s->sample_ctas ? s->sample_ctas : 64;
+  src.cfg.sample_ctas = s->sample_ctas ? s->sample_ctas : EMU_SAMPLE_AUTO;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   src.jobs = s->jobs ? s->jobs : (unsigned long)(ncpu > 0 ? ncpu : 1);
   if (njobs) {

@@ -277,11 +277,17 @@ int cli_launch_option(cli_launch *L, cli_opts *o, int which) {
       L->nargs++;
       return 1;
     case O_SAMPLE:
+      if (!strcmp(val, "auto")) {
+        L->cfg.sample_ctas = EMU_SAMPLE_AUTO;
+        return 1;
+      }
+      /* fall through */
     case O_THREADS:
     case O_BUDGET:
       if (emu_parse_u64(val, &u) || (which != O_BUDGET && u == 0) ||
           (which == O_THREADS && u > 4096)) {
-        cli_usage_error(cmd, "bad %s '%s' (expected a positive integer)", o->name, val);
+        cli_usage_error(cmd, "bad %s '%s' (expected a positive integer%s)", o->name, val,
+                        which == O_SAMPLE ? " or auto" : "");
         return -1;
       }
       if (which == O_SAMPLE) L->cfg.sample_ctas = u;

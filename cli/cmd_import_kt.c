@@ -243,7 +243,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
     kt_usage_error("--arg, --const and --copt need --source");
     goto out;
   }
-  if (!sample_set) L.cfg.sample_ctas = 64;
+  if (!sample_set) L.cfg.sample_ctas = EMU_SAMPLE_AUTO;
   {
     struct stat sb;
     if (o.source && stat(o.source, &sb)) {

@@ -97,7 +97,7 @@ const char cmd_predict_usage[] =
     "\n"
     "With FILE: emulate one launch of kernel K (the options and --arg SPECs of\n"
     "'kcast emulate', -I, -D, -std and --cflags for .cu input included;\n"
-    "--sample defaults to 64 CTAs when the grid is larger), then print the\n"
+    "--sample defaults to auto, as for 'kcast emulate'), then print the\n"
     "kernel (mangled and demangled), grid and block, and one row per GPU\n"
     "(default table): predicted time (us) with its\n"
     "band, average power (W) with its band, energy (mJ = time x power) and the\n"
@@ -436,7 +436,7 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
 
   /* Emulate (sampled), then add the static features. */
   uint64_t ctas = (uint64_t)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
-  if (!L->cfg.sample_ctas && ctas > 64) L->cfg.sample_ctas = 64;
+  if (!L->cfg.sample_ctas) L->cfg.sample_ctas = EMU_SAMPLE_AUTO;
   if ((rc = cli_launch_load(L)) != KCAST_EXIT_OK) goto out;
   if ((rc = cli_launch_device(L)) != KCAST_EXIT_OK) goto out;
   if ((rc = cli_launch_run(L, stderr, &feats, NULL)) != KCAST_EXIT_OK) goto out;

@@ -101,6 +101,8 @@ const char cmd_run_usage[] =
     "  --dataset LABEL  input label (default: the arguments joined by spaces)\n"
     "  --bench LABEL    suite label stored with the launches\n"
     "  --sample CTAS    emulate this many CTAs per launch and scale the counts\n"
+    "                   ('auto': as many as the counts' precision needs, as for\n"
+    "                   emulate)\n"
     "                   (the program's results are then wrong: its own checks\n"
     "                   may fail; the features are still recorded)\n"
     "  --threads N      OpenMP threads per launch (default: OpenMP's default; a\n"
@@ -489,8 +491,9 @@ static int run_child(char **prog, const char *libdir, const run_scratch *sc, lon
     setenv("LD_LIBRARY_PATH", path, 1);
     setenv(RT_ENV_OUT, sc->records, 1);
     setenv(RT_ENV_STATUS, sc->status, 1);
-    if (sample > 0) {
-      snprintf(num, sizeof num, "%lld", sample);
+    if (sample) {
+      if (sample < 0) snprintf(num, sizeof num, "auto");
+      else snprintf(num, sizeof num, "%lld", sample);
       setenv(RT_ENV_SAMPLE, num, 1);
     }
     if (threads > 0) {
@@ -1073,7 +1076,10 @@ int cmd_run(int argc, char **argv) {
           return cli_usage_error("run", "--format is csv or json (of --summary), not '%s'", o.arg);
         summary_json = !strcmp(o.arg, "json");
         break;
-      case R_SAMPLE: num = &sample, hi = LLONG_MAX; break;
+      case R_SAMPLE:
+        if (!strcmp(o.arg, "auto")) sample = -1; /* adaptive: RT_ENV_SAMPLE=auto */
+        else num = &sample, hi = LLONG_MAX;
+        break;
       case R_THREADS: num = &threads, hi = 4096; break;
       case R_TIMEOUT: num = &timeout, hi = 86400 * 365; break;
       case R_LOCK_WAIT: num = &lock_wait, hi = 86400; break;

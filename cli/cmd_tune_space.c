@@ -345,7 +345,7 @@ int cmd_tune_space(int argc, char **argv) {
   s.ncompiler_options = o.ncopts;
   s.arch = L.fo.arch;
   s.shared_bytes = L.cfg.shared_bytes;
-  s.sample_ctas = sample_set ? L.cfg.sample_ctas : 64;
+  s.sample_ctas = sample_set ? L.cfg.sample_ctas : 0; /* 0: adaptive */
   s.jobs = (unsigned)o.jobs;
   if (kcast_tunespace_compute(&s, &ts)) {
     cli_error("%s", kcast_last_error());

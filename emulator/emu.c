@@ -253,6 +253,8 @@ typedef struct worker {
   uint64_t done;          /* CTAs this worker finished */
   uint64_t *snap_t, *snap_w; /* cfg->partial: tcnt / wcnt before the running CTA */
   uint64_t snap_st[S_NSTAT], snap_oob; /* and st[], oob */
+  uint64_t *ac_t;         /* adaptive sampling: tcnt before the running CTA */
+  uint64_t ac_st[S_NSTAT]; /* and st[] */
   long gc[GC_WAYS];       /* allocations hit last, most recent first; -1 */
   emu_tcache tc;          /* the footprint chunk touched last */
   emu_texview tv;         /* the texture used last (tv.t NULL: none) */
@@ -300,7 +302,18 @@ struct launch {
   size_t ntrace;
   emu_trace_res *tres;    /* the merged workers' results */
   size_t ntres;
+  /* adaptive sampling (EMU_SAMPLE_AUTO, emu.h) */
+  int adaptive;
+  uint64_t abase;         /* run index of this round's first CTA */
+  double *acv;            /* per CTA run, by run index: acn counts */
+  size_t acn;             /* AC_KEY + the module's opcode keys */
+  uint32_t *boff;         /* per block b: its class entries [boff[b], boff[b+1]) */
+  uint32_t *bkey;         /* an entry's opcode key ... */
+  uint32_t *bn;           /* ... and its instructions in the block */
 };
+
+/* The per-CTA counts adaptive sampling measures (acv). */
+enum { AC_TI, AC_GSECT, AC_SREP, AC_SACC, AC_CLS, AC_KEY = AC_CLS + FEAT_C_COUNT };
 
 static double now_s(void) {
   struct timespec ts;
@@ -2466,6 +2479,7 @@ static int worker_init(worker *W, launch *L, int use_cache) {
     memset(W->loc, 0, locneed);
   }
   if (!W->tcnt || !W->wcnt) return -1;
+  if (L->adaptive && !(W->ac_t = malloc(nb * sizeof *W->ac_t))) return -1;
   if (L->cfg->partial &&
       (!(W->snap_t = malloc(nb * sizeof *W->snap_t)) || !(W->snap_w = malloc(nb * sizeof *W->snap_w))))
     return -1;
@@ -2490,6 +2504,7 @@ static void worker_free(worker *W) {
   free(W->pf.p);
   free(W->snap_t);
   free(W->snap_w);
+  free(W->ac_t);
   for (size_t i = 0; i < W->npo; i++) free(W->po[i].b.p);
   free(W->po);
   emu_trace_free(W->tr);
@@ -2511,6 +2526,27 @@ static double cpu_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The counts of the CTA W just finished (W->ac_t, W->ac_st: before it)
+   into out (L->acn of them): thread-instructions by opcode key and class
+   from its blocks' executions, sectors, replays, shared accesses. */
+static void ac_record(worker *W, double *out) {
+  const launch *L = W->L;
+  memset(out, 0, L->acn * sizeof *out);
+  for (uint32_t b = 0; b < L->em->nblocks; b++) {
+    uint64_t d = W->tcnt[b] - W->ac_t[b];
+    if (!d) continue;
+    for (uint32_t e = L->boff[b]; e < L->boff[b + 1]; e++) {
+      double c = (double)d * (double)L->bn[e];
+      out[AC_KEY + L->bkey[e]] += c;
+      out[AC_CLS + L->em->kcls[L->bkey[e]]] += c;
+      out[AC_TI] += c;
+    }
+  }
+  out[AC_GSECT] = (double)(W->st[S_GSECT] - W->ac_st[S_GSECT]);
+  out[AC_SREP] = (double)(W->st[S_SREPLAY] - W->ac_st[S_SREPLAY]);
+  out[AC_SACC] = (double)(W->st[S_SACC] - W->ac_st[S_SACC]);
 }
 
 /*
@@ -2547,9 +2583,14 @@ static int run_ctas(worker *W, int probe) {
       memcpy(W->snap_st, W->st, sizeof W->st);
       W->snap_oob = W->oob;
     }
+    if (W->ac_t) {
+      memcpy(W->ac_t, W->tcnt, nb * sizeof *W->tcnt);
+      memcpy(W->ac_st, W->st, sizeof W->st);
+    }
     int crc = run_cta(W, cta);
     if (crc == 0) {
       W->done++;
+      if (W->ac_t) ac_record(W, &L->acv[(L->abase + i) * L->acn]);
     } else if (W->snap_t) {
       memcpy(W->tcnt, W->snap_t, nb * sizeof *W->tcnt);
       memcpy(W->wcnt, W->snap_w, nb * sizeof *W->wcnt);
@@ -2568,7 +2609,7 @@ static int run_ctas(worker *W, int probe) {
         W->po = np;
         W->cpo = nc;
       }
-      W->po[W->npo].i = i;
+      W->po[W->npo].i = L->abase + i;
       W->po[W->npo++].b = W->pf;
       memset(&W->pf, 0, sizeof W->pf);
     }
@@ -2887,6 +2928,8 @@ static int trace_plan(launch *L, uint64_t **ctas, unsigned char **roles, uint64_
  */
 static void run_probes(launch *L, uint64_t *extra, size_t nextra) {
   launch P = *L;
+  P.adaptive = 0; /* their counts are not recorded */
+  P.abase = 0;
   P.list = extra;
   P.nrun = nextra;
   P.next = 0;
@@ -2910,6 +2953,204 @@ static void run_probes(launch *L, uint64_t *extra, size_t nextra) {
     }
   }
   worker_free(&Wp);
+}
+
+/* Adaptive sampling's tables of the instructions of each opcode key per
+   block (L->boff, bkey, bn; L->acn); 0 or -1 (ENOMEM). */
+static int ac_tables(launch *L) {
+  const emu_module *em = L->em;
+  const ptx_module *m = em->m;
+  size_t nb = em->nblocks, ne = 0;
+  uint32_t *n = calloc(m->nkeys ? m->nkeys : 1, sizeof *n);
+  L->acn = AC_KEY + m->nkeys;
+  L->boff = calloc(nb + 1, sizeof *L->boff);
+  if (!n || !L->boff) {
+    free(n);
+    return -1;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    ne = 0;
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+      const efunc *fn = &em->fn[fi];
+      if (!fn->ops) continue;
+      const ptx_cfg *g = fn->f->cfg;
+      for (uint32_t b = 0; b < g->nblocks; b++) {
+        const ptx_block *bl = &g->blocks[b];
+        if (!pass) L->boff[fn->cbase + b] = (uint32_t)ne;
+        for (uint32_t i = bl->first; i < bl->first + bl->count; i++) n[fn->f->insns[i].key]++;
+        for (uint32_t i = bl->first; i < bl->first + bl->count; i++) {
+          uint32_t k = fn->f->insns[i].key;
+          if (!n[k]) continue;
+          if (pass) L->bkey[ne] = k, L->bn[ne] = n[k];
+          n[k] = 0;
+          ne++;
+        }
+      }
+    }
+    if (!pass) {
+      /* blocks of functions without ops have no entries: offsets ascend */
+      L->boff[nb] = (uint32_t)ne;
+      for (size_t b = nb; b-- > 0;)
+        if (L->boff[b] > L->boff[b + 1]) L->boff[b] = L->boff[b + 1];
+      L->bkey = malloc((ne ? ne : 1) * sizeof *L->bkey);
+      L->bn = malloc((ne ? ne : 1) * sizeof *L->bn);
+      if (!L->bkey || !L->bn) {
+        free(n);
+        return -1;
+      }
+    }
+  }
+  free(n);
+  return 0;
+}
+
+typedef struct ac_ord {
+  uint64_t cta, run;
+} ac_ord;
+
+static int cmp_ac_ord(const void *a, const void *b) {
+  uint64_t x = ((const ac_ord *)a)->cta, y = ((const ac_ord *)b)->cta;
+  return (x > y) - (x < y);
+}
+
+/*
+ * The largest relative standard error of the grid totals estimated from the
+ * counts v (m per CTA) of the n CTAs run (cta: their indices, by run index) of
+ * ntotal (emu.h, "Adaptive sampling").  The variance is the
+ * successive-difference estimate of a systematic sample, sum (x[i+1] -
+ * x[i])^2 / (2 (n-1)) over the CTAs in index order: a trend over the grid
+ * (a triangular loop), which the spread-out sample follows, does not count
+ * as variance as it would in s^2 (that asked 1,024 CTAs of a triangular
+ * kernel whose 48 were exact); CTAs that differ at random count in full.
+ * -1 (ENOMEM) when the order cannot be made.
+ */
+static double ac_rse(const double *v, size_t m, const uint64_t *cta, uint64_t n,
+                     uint64_t ntotal) {
+  if (n < 2) return INFINITY;
+  ac_ord *o = malloc(n * sizeof *o);
+  double *mean = calloc(2 * m, sizeof *mean), *var = mean + m;
+  if (!o || !mean) {
+    free(o);
+    free(mean);
+    return -1;
+  }
+  for (uint64_t i = 0; i < n; i++) o[i].cta = cta[i], o[i].run = i;
+  qsort(o, n, sizeof *o, cmp_ac_ord);
+  for (uint64_t i = 0; i < n; i++)
+    for (size_t k = 0; k < m; k++) mean[k] += v[i * m + k];
+  for (size_t k = 0; k < m; k++) mean[k] /= (double)n;
+  for (uint64_t i = 1; i < n; i++) {
+    const double *a = &v[o[i].run * m], *b = &v[o[i - 1].run * m];
+    for (size_t k = 0; k < m; k++) var[k] += (a[k] - b[k]) * (a[k] - b[k]) / 2;
+  }
+  free(o);
+  double fpc = n < ntotal ? 1.0 - (double)n / (double)ntotal : 0.0, worst = 0;
+  for (size_t k = 0; k < m; k++) {
+    if (k == AC_SACC || !(mean[k] > 0)) continue;
+    double den = mean[k], floor = k >= AC_CLS ? 0.01 * mean[AC_TI] : k == AC_SREP ? 0.01 * mean[AC_SACC] : 0;
+    if (den < floor) den = floor;
+    double r = sqrt(var[k] / (double)(n - 1) / (double)n * fpc) / den;
+    if (r > worst) worst = r;
+  }
+  free(mean);
+  return worst;
+}
+
+/* Run the CTAs of L->list (or all) from L->next: the calling thread, a team
+   when the work looks large enough (see the note at the top); counts into
+   tcnt, wcnt, stt.  1 when a worker ran out of memory. */
+static int run_round(launch *L, uint64_t *tcnt, uint64_t *wcnt, uint64_t *stt) {
+  int nth = L->cfg->threads > 0 ? L->cfg->threads : 0;
+#ifdef _OPENMP
+  if (!nth) nth = omp_get_max_threads();
+  if ((uint64_t)nth > L->nrun) nth = (int)L->nrun;
+#else
+  nth = 1;
+#endif
+  /* The calling thread starts; a team joins only when the work left looks
+     large enough to pay for starting it (see the note at the top). */
+  worker W0;
+  int oom = worker_init(&W0, L, 1) != 0;
+  if (!oom && run_ctas(&W0, nth > 1) > 0) {
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nth)
+    {
+      worker Wt, *W = &W0;
+      if (omp_get_thread_num() != 0) {
+        W = &Wt;
+        if (worker_init(W, L, 0) != 0) {
+#pragma omp atomic write
+          oom = 1;
+          __atomic_store_n(&L->stop_all, 1, __ATOMIC_RELAXED);
+        } else {
+          run_ctas(W, 0);
+        }
+#pragma omp critical(emu_merge)
+        merge_worker(L, W, tcnt, wcnt, stt);
+        worker_free(W);
+      } else {
+        run_ctas(W, 0);
+      }
+    }
+#endif
+  }
+  if (W0.L) merge_worker(L, &W0, tcnt, wcnt, stt);
+  worker_free(&W0);
+  return oom;
+}
+
+/* 1 when sorted v[0..n) holds x. */
+static int has_u64(const uint64_t *v, uint64_t n, uint64_t x) {
+  uint64_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && v[lo] == x;
+}
+
+/*
+ * The next round of an adaptive launch that has run the nran CTAs of ran
+ * (sorted): the CTAs of a sample of tgt not run yet, or every CTA left
+ * when tgt reaches half a grid of at most amax CTAs.  Into *out (NULL when none: the rounds
+ * end); 0 or -1 (ENOMEM).
+ */
+static int ac_next(const launch *L, uint64_t tgt, uint64_t amax, const uint64_t *ran,
+                   uint64_t nran, uint64_t **out, uint64_t *nout) {
+  *out = NULL;
+  *nout = 0;
+  uint64_t k = 0, *v;
+  if (2 * tgt >= L->ntotal && L->ntotal <= amax) {
+    if (!(v = malloc((L->ntotal - nran + 1) * sizeof *v))) return -1;
+    for (uint64_t c = 0, j = 0; c < L->ntotal; c++) {
+      if (j < nran && ran[j] == c) j++;
+      else v[k++] = c;
+    }
+  } else {
+    uint64_t got;
+    if (!(v = sample_list(L->gdim, tgt, &got))) return -1;
+    for (uint64_t i = 0; i < got; i++)
+      if (!has_u64(ran, nran, v[i])) v[k++] = v[i];
+  }
+  if (!k) {
+    free(v);
+    return 0;
+  }
+  *out = v;
+  *nout = k;
+  return 0;
+}
+
+/* ran[0..*nran) and add[0..nadd) (sorted, disjoint) merged into ran (room
+   for both). */
+static void merge_sorted(uint64_t *ran, uint64_t *nran, const uint64_t *add, uint64_t nadd) {
+  uint64_t i = *nran, j = nadd, o = *nran + nadd;
+  while (j > 0) {
+    if (i > 0 && ran[i - 1] > add[j - 1]) ran[--o] = ran[--i];
+    else ran[--o] = add[--j];
+  }
+  *nran += nadd;
 }
 
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
@@ -3008,7 +3249,21 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   size_t ntextra = 0;
   double *keyc = NULL;
   uint64_t stt[S_NSTAT] = {0};
-  if (cfg->sample_ctas && cfg->sample_ctas < ntotal) {
+  uint64_t amin = cfg->sample_min ? cfg->sample_min : EMU_AUTO_MIN;
+  uint64_t amax = cfg->sample_max ? cfg->sample_max : EMU_AUTO_MAX;
+  if (amin < 2) amin = 2;
+  if (amax < amin) amax = amin;
+  double atarget = cfg->sample_rse > 0 ? cfg->sample_rse : EMU_AUTO_RSE;
+  uint64_t *ran = NULL, nran = 0, tgt = amin; /* adaptive: the CTAs run, sorted */
+  uint64_t *rcta = NULL;                      /* and by run index */
+  double rse = 0;
+  if (cfg->sample_ctas == EMU_SAMPLE_AUTO) {
+    if (ntotal > 2 * amin) { /* else the whole grid, as sample_ctas = 0 */
+      L.adaptive = 1;
+      L.list = sample_list(cfg->grid, amin, &L.nrun);
+      if (!L.list || ac_tables(&L)) { emu_errf(err, cap, "out of memory"); goto out; }
+    }
+  } else if (cfg->sample_ctas && cfg->sample_ctas < ntotal) {
     L.list = sample_list(cfg->grid, cfg->sample_ctas, &L.nrun);
     if (!L.list) { emu_errf(err, cap, "out of memory"); goto out; }
   }
@@ -3023,42 +3278,48 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   emu_device *d = em->d;
   emu_touch_clear(d);
   L.t0 = now_s();
-  int nth = cfg->threads > 0 ? cfg->threads : 0;
-#ifdef _OPENMP
-  if (!nth) nth = omp_get_max_threads();
-  if ((uint64_t)nth > L.nrun) nth = (int)L.nrun;
-#else
-  nth = 1;
-#endif
-  /* The calling thread starts; a team joins only when the work left looks
-     large enough to pay for starting it (see the note at the top). */
-  worker W0;
-  int oom = worker_init(&W0, &L, 1) != 0;
-  if (!oom && run_ctas(&W0, nth > 1) > 0) {
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nth)
-    {
-      worker Wt, *W = &W0;
-      if (omp_get_thread_num() != 0) {
-        W = &Wt;
-        if (worker_init(W, &L, 0) != 0) {
-#pragma omp atomic write
-          oom = 1;
-          __atomic_store_n(&L.stop_all, 1, __ATOMIC_RELAXED);
-        } else {
-          run_ctas(W, 0);
-        }
-#pragma omp critical(emu_merge)
-        merge_worker(&L, W, tcnt, wcnt, stt);
-        worker_free(W);
-      } else {
-        run_ctas(W, 0);
-      }
+  int oom = 0;
+  for (;;) {
+    if (L.adaptive) {
+      double *a = realloc(L.acv, (L.abase + L.nrun) * L.acn * sizeof *a);
+      uint64_t *r = realloc(ran, (nran + L.nrun) * sizeof *r);
+      uint64_t *rq = realloc(rcta, (L.abase + L.nrun) * sizeof *rq);
+      if (a) L.acv = a;
+      if (r) ran = r;
+      if (rq) rcta = rq;
+      if (!a || !r || !rq) { oom = 1; break; }
+      memcpy(rcta + L.abase, L.list, L.nrun * sizeof *rcta);
     }
-#endif
+    L.next = 0;
+    oom = run_round(&L, tcnt, wcnt, stt);
+    if (!L.adaptive) break;
+    merge_sorted(ran, &nran, L.list, L.nrun);
+    L.abase += L.nrun;
+    if (oom || L.oom || L.err_cta != UINT64_MAX) break;
+    if (nran == ntotal) { /* every CTA: exact */
+      rse = 0;
+      break;
+    }
+    rse = ac_rse(L.acv, L.acn, rcta, nran, ntotal);
+    if (rse < 0) { oom = 1; break; }
+    if ((nran >= amin && rse <= atarget) || tgt >= amax) break;
+    uint64_t *nx = NULL, nn = 0;
+    int bad = 0;
+    while (!nx && !bad && tgt < amax) { /* a size whose picks all ran: the next */
+      tgt = tgt * 3 < amax ? tgt * 3 : amax;
+      bad = ac_next(&L, tgt, amax, ran, nran, &nx, &nn);
+    }
+    if (bad) { oom = 1; break; }
+    if (!nx) break;
+    if (nran + nn > amax) { /* a last round off the nested sizes: thinned */
+      uint64_t keep = amax - nran;
+      for (uint64_t i = 0; i < keep; i++) nx[i] = nx[(2 * i + 1) * nn / (2 * keep)];
+      nn = keep;
+    }
+    free(L.list);
+    L.list = nx;
+    L.nrun = nn;
   }
-  if (W0.L) merge_worker(&L, &W0, tcnt, wcnt, stt);
-  worker_free(&W0);
   double secs = now_s() - L.t0;
   if (oom || L.oom) {
     if (st) st->fault = EMU_FAULT_OTHER;
@@ -3073,8 +3334,9 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     partial = 1; /* the CTAs that finished, as a sample */
   }
   /* ---- features ---- */
-  uint64_t counted = partial ? L.done : L.nrun;
-  int scaled = L.list != NULL || partial;
+  uint64_t counted = partial ? L.done : L.adaptive ? nran : L.nrun;
+  int scaled = L.adaptive ? nran < ntotal || partial : L.list != NULL || partial;
+  if (!scaled) rse = 0;
   double scale = scaled ? (double)ntotal / (double)counted : 1.0;
   double foot = 0;
   for (size_t i = 0; features && i < d->n; i++) {
@@ -3084,6 +3346,12 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   }
   /* the probes run after the footprint is taken: they touch memory the
      sample does not */
+  if (L.adaptive) { /* the probes a later round ran are not run again */
+    size_t k = 0;
+    for (size_t i = 0; i < ntextra; i++)
+      if (!has_u64(ran, nran, textra[i])) textra[k++] = textra[i];
+    ntextra = k;
+  }
   if (ntextra && !partial) run_probes(&L, textra, ntextra);
   uint64_t tinsn = 0, winsn = 0, wchain = 0;
   for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
@@ -3109,6 +3377,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     st->warp_insns = winsn;
     st->seconds = secs;
     st->sampled = scaled;
+    st->sample_rse = L.adaptive && scaled ? rse : 0;
     st->oob_accesses = L.oob_n;
     snprintf(st->oob_first, sizeof st->oob_first, "%s", L.oob_msg);
   }
@@ -3161,6 +3430,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     bad |= feat_set(v, "ctrl.warp_insns", (double)winsn * scale);
     bad |= feat_set(v, "emu.ctas_emulated", (double)counted);
     if (partial) bad |= feat_set(v, "emu.partial", 1);
+    if (L.adaptive && scaled && !partial) bad |= feat_set(v, "emu.sample_rse", rse);
     if (L.oob_n) bad |= feat_set(v, "emu.oob_accesses", (double)L.oob_n);
     bad |= feat_set(v, "ctrl.active_lane_ratio",
                     winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);
@@ -3192,6 +3462,12 @@ out:
   free(troles);
   free(textra);
   free(L.list);
+  free(ran);
+  free(rcta);
+  free(L.acv);
+  free(L.boff);
+  free(L.bkey);
+  free(L.bn);
   free(tcnt);
   free(wcnt);
   free(keyc);

@@ -229,7 +229,13 @@ typedef struct emu_launch_cfg {
   const void *params;      /* argument buffer laid out by emu_param_layout */
   size_t params_size;
   uint64_t sample_ctas;    /* emulate this many CTAs spread over the grid and
-                              scale the counts; 0 = all CTAs */
+                              scale the counts; 0 = all CTAs;
+                              EMU_SAMPLE_AUTO = as many as the precision
+                              below needs (see "Adaptive sampling") */
+  double sample_rse;       /* EMU_SAMPLE_AUTO: the relative standard error
+                              to reach; 0 = EMU_AUTO_RSE */
+  uint64_t sample_min;     /* EMU_SAMPLE_AUTO: CTAs at least (>= 2) and at */
+  uint64_t sample_max;     /* most; 0 = EMU_AUTO_MIN, EMU_AUTO_MAX */
   uint64_t insn_budget;    /* stop after this many thread-instructions; 0 = none */
   double time_limit_s;     /* stop after this many seconds; 0 = none */
   int threads;             /* OpenMP threads; 0 = OpenMP's default */
@@ -246,6 +252,34 @@ typedef struct emu_launch_cfg {
                               CTAs that finished (emu_launch) */
 } emu_launch_cfg;
 
+/*
+ * Adaptive sampling (cfg.sample_ctas = EMU_SAMPLE_AUTO).  CTAs spread over
+ * the grid run in rounds of sample_min, 3x, 9x ... CTAs (in a 1-D grid
+ * each round's picks include the previous round's; a last round that would
+ * pass sample_max is thinned to it), the counts of every CTA run so far
+ * scaled as a sample's.
+ * After each round the relative standard error of the grid totals is
+ * estimated from the per-CTA counts that decide the features:
+ * thread-instructions, those of each opcode (op.*) and class (class.*),
+ * global sectors and shared bank replays, as s / (mean sqrt(n))
+ * sqrt(1 - n/N) over the n CTAs run of N, s^2 the successive-difference
+ * variance of a systematic sample (the CTAs in index order: a trend over
+ * the grid the sample follows is not counted as variance).  An opcode or
+ * class is measured against the larger of its own mean and 1 % of the
+ * thread-instructions', replays against 1 % of the shared accesses' (an
+ * opcode of 0.1 % of the instructions needs no 0.5 % of its own).  The
+ * rounds stop when the largest of these is at most sample_rse,
+ * or at sample_max CTAs; emu_stats.sample_rse and the feature
+ * emu.sample_rse give what was reached.  A grid of at most 2 x sample_min
+ * CTAs runs whole, exactly as with sample_ctas = 0, and in a grid of at
+ * most sample_max CTAs a round that would reach half of it runs every CTA
+ * left (counts exact, not scaled).
+ */
+#define EMU_SAMPLE_AUTO UINT64_MAX
+#define EMU_AUTO_RSE 0.005
+#define EMU_AUTO_MIN 16u
+#define EMU_AUTO_MAX 1296u /* 16 x 3^4: the rounds stay nested */
+
 /* Fill cfg with defaults (1x1x1 grid and block, no limits). */
 void emu_launch_cfg_init(emu_launch_cfg *cfg);
 
@@ -256,6 +290,8 @@ typedef struct emu_stats {
   uint64_t warp_insns;     /* warp-instructions executed (not scaled) */
   double seconds;          /* wall time of the launch */
   int sampled;             /* 1 when counts were scaled from a sample */
+  double sample_rse;       /* EMU_SAMPLE_AUTO and sampled: the relative
+                              standard error reached; 0 else */
   uint64_t oob_accesses;   /* lane accesses tolerated under EMU_OOB_WARN,
                               in the CTAs emulated (not scaled) */
   char oob_first[768];     /* the first of them (lowest CTA): kernel, CTA,

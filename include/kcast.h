@@ -310,8 +310,11 @@ typedef struct kcast_launch_config {
   unsigned block[3];        /* threads per dimension; 0 counts as 1; product <= 1024 */
   uint64_t shared_bytes;    /* dynamic shared memory */
   uint64_t sample_ctas;     /* CTAs to emulate, spread over the grid, counts
-                               scaled to the whole grid; 0 = 64 (all when the
-                               grid is smaller); >= the grid = all */
+                               scaled to the whole grid; 0 = as many as a
+                               0.5 % relative standard error of the counts
+                               needs (16 to 1,296, all of a grid of at most
+                               32; emu.sample_rse says what was reached);
+                               >= the grid = all */
   const kcast_arg *args;    /* one per kernel parameter, in order */
   size_t nargs;
   uint64_t insn_budget;     /* stop after this many thread-instructions; 0 = none */
@@ -539,7 +542,8 @@ typedef struct kcast_tunespace_spec {
   size_t ncompiler_options;
   const char *arch;                /* "sm_80"; NULL: the default */
   uint64_t shared_bytes;           /* dynamic shared memory */
-  uint64_t sample_ctas;            /* CTAs emulated; 0: 64 */
+  uint64_t sample_ctas;            /* CTAs emulated; 0: adaptive, as
+                                      kcast_launch_config's */
   unsigned jobs;                   /* worker threads; 0: one per CPU */
 } kcast_tunespace_spec;
 

@@ -1396,6 +1396,123 @@ static void test_sampling(void) {
   CHECK(ran > 0, "sampling ran for at least one compiler");
 }
 
+/* Kernels whose CTAs differ (tests/kernels/triangular.cu) under adaptive
+   sampling (emu.h, "Adaptive sampling") against full emulation. */
+#define TRIMV "_Z5trimvPKfPfi"
+#define JAGGED "_Z6jaggedPKfPfi"
+
+/* Select kernel kname of triangular.cu with arguments (x, y, n); 0 or -1. */
+static int tri_kernel(kfix *f, const char *kname, int n) {
+  float *x = calloc((size_t)n, 4);
+  if (!x || fix_kernel(f, kname)) {
+    free(x);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) x[i] = (float)(i % 61) * 0.25f;
+  fix_buf(f, 0, x, (size_t)n * 4);
+  fix_buf(f, 1, x, (size_t)n * 4);
+  fix_u32(f, 2, (uint32_t)n);
+  free(x);
+  return 0;
+}
+
+/* sample_diff for adaptive sampling, whose stopping rule watches the
+   classes, sectors and replays (emu.h): an op.* count is judged against the
+   larger of itself and 1 % of the thread-instructions (a one-per-thread
+   prologue instruction of an unrolled loop, at 0.1 % of the instructions,
+   varies with the trip count mod 4 and comes out 9 % off at 48 CTAs). */
+static double adaptive_diff(const char *what, const feat_vec *full, const feat_vec *smp) {
+  double tinsn = 0, worst = 0;
+  const char *wname = "";
+  for (size_t i = 0; i < full->n; i++)
+    if (!strncmp(full->names[i], "class.", 6)) tinsn += full->vals[i];
+  for (size_t i = 0; i < full->n; i++) {
+    const char *nm = full->names[i];
+    if (!strncmp(nm, "emu.", 4) || !strncmp(nm, "launch.", 7)) continue;
+    double s = feat_get(smp, nm, NAN), fv = fabs(full->vals[i]);
+    double den = !strncmp(nm, "op.", 3) && fv < 0.01 * tinsn ? 0.01 * tinsn : fv;
+    double d = isnan(s) ? INFINITY : den == 0 ? fabs(s) : fabs(s - full->vals[i]) / den;
+    if (d > worst) worst = d, wname = nm;
+  }
+  printf("\n    sampling %s: max error = %.4f%% (%s) ", what, 100 * worst, wname);
+  return worst;
+}
+
+static void adaptive_case(kfix *f, const char *kname, unsigned grid, unsigned block, int n,
+                          double fixed16_min) {
+  if (tri_kernel(f, kname, n)) return;
+  dims dm = {{grid, 1, 1}, {block, 1, 1}, 0};
+  feat_vec full, au, au1, s16;
+  feat_init(&full);
+  feat_init(&au);
+  feat_init(&au1);
+  feat_init(&s16);
+  emu_stats sf, sa, s1;
+  int r1 = fix_launch_cfg(f, &dm, 2, 0, &full, &sf);
+  int r2 = fix_launch_cfg(f, &dm, 2, EMU_SAMPLE_AUTO, &au, &sa);
+  int r3 = fix_launch_cfg(f, &dm, 1, EMU_SAMPLE_AUTO, &au1, &s1);
+  int r4 = fix_launch_cfg(f, &dm, 2, EMU_AUTO_MIN, &s16, NULL);
+  CHECK(!r1 && !r2 && !r3 && !r4, "%s.%s: full, adaptive and 16-CTA launches run: %s", f->corpus,
+        f->compiler, f->err);
+  if (!r1 && !r2 && !r3 && !r4) {
+    char what[160];
+    snprintf(what, sizeof what, "%s.%s %s adaptive, %" PRIu64 "/%u CTAs, rse %.4f%%", f->corpus,
+             f->compiler, kname, sa.ctas_run, grid, 100 * sa.sample_rse);
+    CHECK(sa.sampled && sa.ctas_run > EMU_AUTO_MIN && sa.ctas_run <= EMU_AUTO_MAX,
+          "%s: more CTAs than the first round and at most the maximum ran", what);
+    CHECK(sa.sample_rse > 0 && (sa.sample_rse <= EMU_AUTO_RSE || sa.ctas_run == EMU_AUTO_MAX),
+          "%s: the precision reached is recorded and meets the target (or the maximum ran)",
+          what);
+    CHECK(feat_get(&au, "emu.sample_rse", NAN) == sa.sample_rse &&
+              feat_get(&au, "emu.ctas_emulated", 0) == (double)sa.ctas_run,
+          "%s: emu.sample_rse and emu.ctas_emulated record it", what);
+    CHECK(isnan(feat_get(&full, "emu.sample_rse", NAN)), "a full launch has no emu.sample_rse");
+    double d = adaptive_diff(what, &full, &au);
+    CHECK(d < 0.01, "%s: adaptive counts within 1%% of the full counts (%.4f%%)", what, 100 * d);
+    check_same_features(&au, &au1, "adaptive sampling on 1 and 2 threads");
+    CHECK(s1.ctas_run == sa.ctas_run, "%s: the same CTAs on 1 and 2 threads", what);
+    snprintf(what, sizeof what, "%s.%s %s 16 CTAs", f->corpus, f->compiler, kname);
+    double d16 = adaptive_diff(what, &full, &s16);
+    CHECK(d16 >= fixed16_min, "%s: the first round alone is off by %.4f%% (>= %.1f%%): the "
+          "kernel needs the later rounds", what, 100 * d16, 100 * fixed16_min);
+  }
+  feat_free(&full);
+  feat_free(&au);
+  feat_free(&au1);
+  feat_free(&s16);
+}
+
+static void test_sampling_adaptive(void) {
+  int ran = 0;
+  for (int c = 0; c < NCOMPILERS; c++) {
+    kfix f;
+    if (fix_open(&f, "triangular", COMPILERS[c])) { fix_close(&f); continue; }
+    adaptive_case(&f, TRIMV, 1024, 32, 1024 * 32, 0);
+    adaptive_case(&f, JAGGED, 4096, 32, 131072, 0.01);
+    /* a grid of at most 2 x EMU_AUTO_MIN CTAs runs whole: as a full launch */
+    if (!tri_kernel(&f, JAGGED, 4096)) {
+      dims dm = {{2 * EMU_AUTO_MIN, 1, 1}, {32, 1, 1}, 0};
+      feat_vec full, au;
+      feat_init(&full);
+      feat_init(&au);
+      emu_stats sa;
+      int r1 = fix_launch_cfg(&f, &dm, 2, 0, &full, NULL);
+      int r2 = fix_launch_cfg(&f, &dm, 2, EMU_SAMPLE_AUTO, &au, &sa);
+      CHECK(!r1 && !r2, "jagged.%s small grid: both launches run: %s", f.compiler, f.err);
+      if (!r1 && !r2) {
+        CHECK(!sa.sampled && sa.ctas_run == 2 * EMU_AUTO_MIN && sa.sample_rse == 0,
+              "a grid of 2 x EMU_AUTO_MIN CTAs runs every CTA, unscaled");
+        check_same_features(&full, &au, "adaptive sampling of a small grid and full emulation");
+      }
+      feat_free(&full);
+      feat_free(&au);
+    }
+    fix_close(&f);
+    ran++;
+  }
+  CHECK(ran > 0, "adaptive sampling ran for at least one compiler");
+}
+
 /* ---------------------------------------------------------------------- */
 
 TEST_SUITES(register_emu_kernels) {
@@ -1421,4 +1538,5 @@ TEST_SUITES(register_emu_kernels) {
   TEST_ADD(s, test_budget_and_timeout);
   TEST_ADD(s, test_param_layout);
   TEST_ADD(s, test_sampling);
+  TEST_ADD(s, test_sampling_adaptive);
 }

@@ -199,7 +199,7 @@ static void status_end(int failed, uint64_t insns) {
 __attribute__((constructor)) static void rt_init(void) {
   const char *out = getenv(RT_ENV_OUT), *s = getenv(RT_ENV_SAMPLE), *t = getenv(RT_ENV_THREADS);
   const char *oob = getenv(RT_ENV_OOB), *status = getenv(RT_ENV_STATUS);
-  if (s) S.sample = strtoull(s, NULL, 10);
+  if (s) S.sample = !strcmp(s, "auto") ? EMU_SAMPLE_AUTO : strtoull(s, NULL, 10);
   if (t) S.threads = atoi(t);
   if (oob && !strcmp(oob, "warn")) S.oob = EMU_OOB_WARN;
   if (status && *status) status_open(status);
