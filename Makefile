@@ -213,7 +213,7 @@ gpu-check:
 SUITE_NVCCFLAGS ?= -O2 -cudart shared --no-compress $(SUITE_GENCODE)
 SUITE_PROGS := $(patsubst datasets/suite/%.cu,$(BUILD)/suite/%,$(wildcard datasets/suite/*.cu))
 # The fast subset `make test` runs under kcast run (tests/test_suite.c).
-SUITE_FAST  := gemm_tiled reduce_shuffle histogram_shared scan stencil2d bfs gemm_mma
+SUITE_FAST  := gemm_tiled reduce_shuffle histogram_shared scan stencil2d bfs gemm_mma lu nw
 .PHONY: suite datasets
 suite: $(SUITE_PROGS)
 # The flags are a prerequisite too: a changed SUITE_NVCCFLAGS rebuilds.

@@ -3247,7 +3247,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   uint64_t *tcnt = NULL, *wcnt = NULL, *tctas = NULL, *textra = NULL;
   unsigned char *troles = NULL;
   size_t ntextra = 0;
-  double *keyc = NULL;
+  double *keyc = NULL, *keye = NULL; /* keye: the edges' keyc (adaptive) */
   uint64_t stt[S_NSTAT] = {0};
   uint64_t amin = cfg->sample_min ? cfg->sample_min : EMU_AUTO_MIN;
   uint64_t amax = cfg->sample_max ? cfg->sample_max : EMU_AUTO_MAX;
@@ -3256,12 +3256,22 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   double atarget = cfg->sample_rse > 0 ? cfg->sample_rse : EMU_AUTO_RSE;
   uint64_t *ran = NULL, nran = 0, tgt = amin; /* adaptive: the CTAs run, sorted */
   uint64_t *rcta = NULL;                      /* and by run index */
+  /* adaptive: the first and the last CTA, a stratum of their own (run
+     first, counted once each, never scaled: a grid's edges are where its
+     odd CTAs are, bfs's root, a partial last CTA), their counts apart */
+  uint64_t *tcnte = NULL, *wcnte = NULL, stte[S_NSTAT] = {0}, edges[2], *main_list = NULL,
+           nmain_run = 0;
+  const uint64_t nedge = 2;
   double rse = 0;
   if (cfg->sample_ctas == EMU_SAMPLE_AUTO) {
     if (ntotal > 2 * amin) { /* else the whole grid, as sample_ctas = 0 */
       L.adaptive = 1;
       L.list = sample_list(cfg->grid, amin, &L.nrun);
-      if (!L.list || ac_tables(&L)) { emu_errf(err, cap, "out of memory"); goto out; }
+      if (!L.list || ac_tables(&L) || !(tcnte = calloc(em->nblocks ? em->nblocks : 1, sizeof *tcnte)) ||
+          !(wcnte = calloc(em->nblocks ? em->nblocks : 1, sizeof *wcnte))) {
+        emu_errf(err, cap, "out of memory");
+        goto out;
+      }
     }
   } else if (cfg->sample_ctas && cfg->sample_ctas < ntotal) {
     L.list = sample_list(cfg->grid, cfg->sample_ctas, &L.nrun);
@@ -3279,6 +3289,14 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   emu_touch_clear(d);
   L.t0 = now_s();
   int oom = 0;
+  if (L.adaptive) { /* the edges first; the first round of the sample after them */
+    main_list = L.list;
+    nmain_run = L.nrun;
+    edges[0] = 0;
+    edges[1] = ntotal - 1;
+    L.list = edges;
+    L.nrun = nedge;
+  }
   for (;;) {
     if (L.adaptive) {
       double *a = realloc(L.acv, (L.abase + L.nrun) * L.acn * sizeof *a);
@@ -3291,18 +3309,29 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       memcpy(rcta + L.abase, L.list, L.nrun * sizeof *rcta);
     }
     L.next = 0;
-    oom = run_round(&L, tcnt, wcnt, stt);
+    int edge_round = L.adaptive && L.list == edges;
+    oom = run_round(&L, edge_round ? tcnte : tcnt, edge_round ? wcnte : wcnt, edge_round ? stte : stt);
     if (!L.adaptive) break;
     merge_sorted(ran, &nran, L.list, L.nrun);
     L.abase += L.nrun;
     if (oom || L.oom || L.err_cta != UINT64_MAX) break;
+    if (edge_round) { /* the first round: the sample's CTAs that are no edge */
+      uint64_t k = 0;
+      for (uint64_t i = 0; i < nmain_run; i++)
+        if (!has_u64(ran, nran, main_list[i])) main_list[k++] = main_list[i];
+      L.list = main_list;
+      L.nrun = k;
+      main_list = NULL;
+      if (k) continue;
+    }
     if (nran == ntotal) { /* every CTA: exact */
       rse = 0;
       break;
     }
-    rse = ac_rse(L.acv, L.acn, rcta, nran, ntotal);
+    /* the interior: the CTAs after the edges */
+    rse = ac_rse(L.acv + nedge * L.acn, L.acn, rcta + nedge, nran - nedge, ntotal - nedge);
     if (rse < 0) { oom = 1; break; }
-    if ((nran >= amin && rse <= atarget) || tgt >= amax) break;
+    if ((nran - nedge >= amin && rse <= atarget) || tgt >= amax) break;
     uint64_t *nx = NULL, nn = 0;
     int bad = 0;
     while (!nx && !bad && tgt < amax) { /* a size whose picks all ran: the next */
@@ -3311,8 +3340,8 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     }
     if (bad) { oom = 1; break; }
     if (!nx) break;
-    if (nran + nn > amax) { /* a last round off the nested sizes: thinned */
-      uint64_t keep = amax - nran;
+    if (nran - nedge + nn > amax) { /* a last round off the nested sizes: thinned */
+      uint64_t keep = amax - (nran - nedge);
       for (uint64_t i = 0; i < keep; i++) nx[i] = nx[(2 * i + 1) * nn / (2 * keep)];
       nn = keep;
     }
@@ -3338,6 +3367,16 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
   int scaled = L.adaptive ? nran < ntotal || partial : L.list != NULL || partial;
   if (!scaled) rse = 0;
   double scale = scaled ? (double)ntotal / (double)counted : 1.0;
+  if (L.adaptive && (partial || !scaled)) { /* the edges as any CTA run */
+    for (uint32_t b = 0; b < em->nblocks; b++) {
+      tcnt[b] += tcnte[b];
+      wcnt[b] += wcnte[b];
+      tcnte[b] = wcnte[b] = 0;
+    }
+    for (int k = 0; k < S_NSTAT; k++) stt[k] += stte[k], stte[k] = 0;
+  } else if (L.adaptive) { /* the interior scaled, the edges once */
+    scale = (double)(ntotal - nedge) / (double)(nran - nedge);
+  }
   double foot = 0;
   for (size_t i = 0; features && i < d->n; i++) {
     emu_foot f;
@@ -3353,20 +3392,29 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     ntextra = k;
   }
   if (ntextra && !partial) run_probes(&L, textra, ntextra);
-  uint64_t tinsn = 0, winsn = 0, wchain = 0;
+  uint64_t tinsn = 0, winsn = 0, wchain = 0, tinsne = 0, winsne = 0, wchaine = 0; /* ..e: the edges' */
+  if (L.adaptive && !(keye = calloc(m->nkeys ? m->nkeys : 1, sizeof *keye))) {
+    emu_errf(err, cap, "out of memory");
+    goto fpout;
+  }
   for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
     const efunc *fn = &em->fn[fi];
     if (!fn->ops) continue;
     const ptx_cfg *g = fn->f->cfg;
     for (uint32_t b = 0; b < g->nblocks; b++) {
-      uint64_t c = tcnt[fn->cbase + b];
+      uint64_t c = tcnt[fn->cbase + b], ce = keye ? tcnte[fn->cbase + b] : 0;
+      uint64_t we = keye ? wcnte[fn->cbase + b] : 0;
       const ptx_block *bl = &g->blocks[b];
-      tinsn += c * bl->count;
-      winsn += wcnt[fn->cbase + b] * bl->count;
-      wchain += wcnt[fn->cbase + b] * bl->chain;
-      if (!c) continue;
-      for (uint32_t i = bl->first; i < bl->first + bl->count; i++)
+      tinsn += (c + ce) * bl->count;
+      winsn += (wcnt[fn->cbase + b] + we) * bl->count;
+      winsne += we * bl->count;
+      tinsne += ce * bl->count;
+      wchaine += we * bl->chain;
+      wchain += (wcnt[fn->cbase + b] + we) * bl->chain;
+      for (uint32_t i = bl->first; c && i < bl->first + bl->count; i++)
         keyc[fn->f->insns[i].key] += (double)c;
+      for (uint32_t i = bl->first; ce && i < bl->first + bl->count; i++)
+        keye[fn->f->insns[i].key] += (double)ce;
     }
   }
   if (st) {
@@ -3400,10 +3448,11 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     bad |= feat_set(v, "launch.param_bytes", (double)pend);
     double cls[FEAT_C_COUNT] = {0}, tflops = 0;
     for (uint32_t k = 0; k < m->nkeys; k++) {
-      if (!keyc[k]) continue;
-      bad |= feat_set(v, em->kop[k], keyc[k] * scale);
-      cls[em->kcls[k]] += keyc[k] * scale;
-      if (em->kflops) tflops += keyc[k] * scale * em->kflops[k];
+      double e = keye ? keye[k] : 0;
+      if (!keyc[k] && !e) continue;
+      bad |= feat_set(v, em->kop[k], keyc[k] * scale + e);
+      cls[em->kcls[k]] += keyc[k] * scale + e;
+      if (em->kflops) tflops += (keyc[k] * scale + e) * em->kflops[k];
     }
     for (int c = 0; c < FEAT_C_COUNT; c++)
       bad |= feat_set(v, em->clsname[c], cls[c]);
@@ -3418,7 +3467,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       {"ctrl.barriers", S_BARRIER}, {"mem.global_load_sectors", S_GSECT_LD},
       {"mem.const_accesses", S_CACC}, {"mem.const_replays", S_CREPLAY}};
     for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++)
-      bad |= feat_set(v, mem[i].name, (double)stt[mem[i].s] * scale);
+      bad |= feat_set(v, mem[i].name, (double)stt[mem[i].s] * scale + (double)stte[mem[i].s]);
     bad |= feat_set(v, "mem.footprint_bytes", foot);
     if (L.ntres) {
       double tf[EMU_TRACE_NFEAT];
@@ -3427,15 +3476,22 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       for (int k = 0; k < EMU_TRACE_NFEAT && !bad; k++)
         bad |= feat_set(v, emu_trace_feat_name[k], tf[k]);
     }
-    bad |= feat_set(v, "ctrl.warp_insns", (double)winsn * scale);
+    bad |= feat_set(v, "ctrl.warp_insns", (double)(winsn - winsne) * scale + (double)winsne);
     bad |= feat_set(v, "emu.ctas_emulated", (double)counted);
     if (partial) bad |= feat_set(v, "emu.partial", 1);
     if (L.adaptive && scaled && !partial) bad |= feat_set(v, "emu.sample_rse", rse);
     if (L.oob_n) bad |= feat_set(v, "emu.oob_accesses", (double)L.oob_n);
-    bad |= feat_set(v, "ctrl.active_lane_ratio",
-                    winsn ? (double)tinsn / (32.0 * (double)winsn) : 0.0);
+    /* the ratios of the grid's estimated totals: with an edge stratum,
+       the interior scaled and the edges once */
+    double rt = (double)tinsn, rw = (double)winsn, rch = (double)wchain;
+    if (keye) {
+      rt = (double)(tinsn - tinsne) * scale + (double)tinsne;
+      rw = (double)(winsn - winsne) * scale + (double)winsne;
+      rch = (double)(wchain - wchaine) * scale + (double)wchaine;
+    }
+    bad |= feat_set(v, "ctrl.active_lane_ratio", rw > 0 ? rt / (32.0 * rw) : 0.0);
     /* warp instructions over the executed blocks' critical paths */
-    bad |= feat_set(v, "ctrl.ilp", wchain ? (double)winsn / (double)wchain : 0.0);
+    bad |= feat_set(v, "ctrl.ilp", rch > 0 ? rw / rch : 0.0);
     for (size_t i = 0; i < argv.n; i++) bad |= feat_set(v, argv.names[i], argv.vals[i]);
     for (size_t i = 0; v == &tmp && i < tmp.n && !bad; i++)
       bad |= feat_set(features, tmp.names[i], tmp.vals[i]);
@@ -3464,6 +3520,10 @@ out:
   free(L.list);
   free(ran);
   free(rcta);
+  free(tcnte);
+  free(wcnte);
+  free(main_list);
+  free(keye);
   free(L.acv);
   free(L.boff);
   free(L.bkey);

@@ -253,11 +253,13 @@ typedef struct emu_launch_cfg {
 } emu_launch_cfg;
 
 /*
- * Adaptive sampling (cfg.sample_ctas = EMU_SAMPLE_AUTO).  CTAs spread over
- * the grid run in rounds of sample_min, 3x, 9x ... CTAs (in a 1-D grid
+ * Adaptive sampling (cfg.sample_ctas = EMU_SAMPLE_AUTO).  The first and
+ * the last CTA run first, a stratum of their own counted once each (a
+ * grid's odd CTAs are there: bfs's root, a partial last CTA); then CTAs
+ * spread over the grid run in rounds of sample_min, 3x, 9x ... (in a 1-D grid
  * each round's picks include the previous round's; a last round that would
  * pass sample_max is thinned to it), the counts of every CTA run so far
- * scaled as a sample's.
+ * scaled to the CTAs but the edges as a sample's.
  * After each round the relative standard error of the grid totals is
  * estimated from the per-CTA counts that decide the features:
  * thread-instructions, those of each opcode (op.*) and class (class.*),
@@ -268,8 +270,8 @@ typedef struct emu_launch_cfg {
  * class is measured against the larger of its own mean and 1 % of the
  * thread-instructions', replays against 1 % of the shared accesses' (an
  * opcode of 0.1 % of the instructions needs no 0.5 % of its own).  The
- * rounds stop when the largest of these is at most sample_rse,
- * or at sample_max CTAs; emu_stats.sample_rse and the feature
+ * rounds stop when the largest of these (over the CTAs but the edges) is
+ * at most sample_rse, or at sample_max CTAs besides the edges; emu_stats.sample_rse and the feature
  * emu.sample_rse give what was reached.  A grid of at most 2 x sample_min
  * CTAs runs whole, exactly as with sample_ctas = 0, and in a grid of at
  * most sample_max CTAs a round that would reach half of it runs every CTA

@@ -1458,9 +1458,9 @@ static void adaptive_case(kfix *f, const char *kname, unsigned grid, unsigned bl
     char what[160];
     snprintf(what, sizeof what, "%s.%s %s adaptive, %" PRIu64 "/%u CTAs, rse %.4f%%", f->corpus,
              f->compiler, kname, sa.ctas_run, grid, 100 * sa.sample_rse);
-    CHECK(sa.sampled && sa.ctas_run > EMU_AUTO_MIN && sa.ctas_run <= EMU_AUTO_MAX,
-          "%s: more CTAs than the first round and at most the maximum ran", what);
-    CHECK(sa.sample_rse > 0 && (sa.sample_rse <= EMU_AUTO_RSE || sa.ctas_run == EMU_AUTO_MAX),
+    CHECK(sa.sampled && sa.ctas_run > EMU_AUTO_MIN + 2 && sa.ctas_run <= EMU_AUTO_MAX + 2,
+          "%s: more CTAs than the edges and the first round, at most the edges and the maximum, ran", what);
+    CHECK(sa.sample_rse > 0 && (sa.sample_rse <= EMU_AUTO_RSE || sa.ctas_run == EMU_AUTO_MAX + 2),
           "%s: the precision reached is recorded and meets the target (or the maximum ran)",
           what);
     CHECK(feat_get(&au, "emu.sample_rse", NAN) == sa.sample_rse &&

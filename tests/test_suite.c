@@ -3,7 +3,9 @@
  * `kcast run`: each program, built by `make` with the suite's flags
  * (SUITE_FAST in the Makefile), must pass its own check on the CPU emulator,
  * and every launch must land in the dataset keyed (app, dataset, lseq) with
- * consistent features.  The whole suite runs through `make datasets`.
+ * consistent features.  Adaptive sampling (kcast run --sample auto) of
+ * programs whose CTAs differ (lu, nw, histogram_shared, bfs) against full
+ * emulation.  The whole suite runs through `make datasets`.
  */
 #include "tests.h"
 
@@ -90,7 +92,159 @@ static void test_fast_suite(void) {
   for (size_t i = 0; i < sizeof fast_runs / sizeof fast_runs[0]; i++) check_run(fast_runs[i]);
 }
 
+/* ---------------------------------------------- adaptive sampling -- */
+
+/* The features of every launch of run `prog args` in db (n of them, by
+   lseq), with each launch's kernel and grid size; 0 or -1. */
+typedef struct run_feats {
+  feat_vec *v;
+  char (*kernel)[128];
+  uint64_t *ctas;
+  size_t n;
+} run_feats;
+
+static int load_run(const char *db, const char *prog, const char *args, run_feats *rf) {
+  memset(rf, 0, sizeof *rf);
+  ds_db *d = NULL;
+  char e[512];
+  if (ds_open(db, DS_READONLY, &d, e, sizeof e)) return -1;
+  ds_iter *it = NULL;
+  int rc = -1, r;
+  int64_t id;
+  ds_launch l;
+  size_t cap = 0;
+  if (ds_iter_launches(d, prog, args, &it)) goto out;
+  while ((r = ds_iter_next(it, &id, &l)) == 1) {
+    if (rf->n == cap) {
+      cap = cap ? 2 * cap : 64;
+      feat_vec *v = realloc(rf->v, cap * sizeof *v);
+      if (v) rf->v = v;
+      char(*k)[128] = realloc(rf->kernel, cap * sizeof *k);
+      if (k) rf->kernel = k;
+      uint64_t *c = realloc(rf->ctas, cap * sizeof *c);
+      if (c) rf->ctas = c;
+      if (!v || !k || !c) goto out;
+    }
+    if (l.lseq != (int64_t)rf->n) goto out;
+    feat_init(&rf->v[rf->n]);
+    snprintf(rf->kernel[rf->n], sizeof rf->kernel[0], "%s", l.kernel);
+    rf->ctas[rf->n] = (uint64_t)l.grid[0] * l.grid[1] * l.grid[2];
+    if (ds_get_features(d, id, &rf->v[rf->n++])) goto out;
+  }
+  rc = r;
+out:
+  ds_iter_free(it);
+  ds_close(d);
+  return rc;
+}
+
+static void free_run(run_feats *rf) {
+  for (size_t i = 0; i < rf->n; i++) feat_free(&rf->v[i]);
+  free(rf->v);
+  free(rf->kernel);
+  free(rf->ctas);
+}
+
+/*
+ * Worst error of a sampled launch's counts against the full launch's: op.*
+ * and class.* against the larger of the full count and 1 % of the
+ * thread-instructions (the stopping rule's measure, emulator/emu.h), the
+ * other mem.* and ctrl.* counts relative.  Left out: the footprints and
+ * what the address trace of a few CTAs gives (mem.footprint_bytes,
+ * mem.store_footprint_bytes, mem.reuse_*, mem.cta_reuse, mem.share_*:
+ * estimates of any sample, not counts the stopping rule watches; they
+ * also move when the program's data differ after an earlier sampled
+ * launch).  The footprint's worst error is printed.
+ */
+static double launch_err(const feat_vec *full, const feat_vec *smp, const char **worst_name) {
+  double tinsn = sum_prefix(full, "class."), worst = 0;
+  for (size_t i = 0; i < full->n; i++) {
+    const char *nm = full->names[i];
+    int cnt = !strncmp(nm, "op.", 3) || !strncmp(nm, "class.", 6);
+    if (!cnt && strncmp(nm, "mem.", 4) && strncmp(nm, "ctrl.", 5)) continue;
+    if (!strncmp(nm, "mem.reuse_", 10) || !strncmp(nm, "mem.share_", 10) ||
+        !strcmp(nm, "mem.cta_reuse") || strstr(nm, "footprint_bytes"))
+      continue;
+    double f = full->vals[i], s = feat_get(smp, nm, 0), den = fabs(f);
+    if (cnt && den < 0.01 * tinsn) den = 0.01 * tinsn;
+    double d = den > 0 ? fabs(s - f) / den : fabs(s);
+    if (d > worst) worst = d, *worst_name = nm;
+  }
+  return worst;
+}
+
+/* kcast run of `line` fully and with --sample auto: the launches the two
+   runs share within 1 % of the full counts, some of them sampled with
+   emu.sample_rse recorded.  all_launches: every launch (a program whose
+   work does not follow from its data: lu, nw, histogram); else the
+   launches up to the first sampled one, after which the data differ
+   (bfs's next frontier comes from the sampled CTAs' writes). */
+static void check_adaptive(const char *line, int all_launches) {
+  char prog[64], args[256] = "";
+  if (sscanf(line, "%63s %255[^\n]", prog, args) < 1) { CU_FAIL("bad run line"); return; }
+  char bin[4096], dir[4096], db[2][4200], cmd[16384];
+  snprintf(bin, sizeof bin, "%s/suite/%s", tests_build(), prog);
+  struct stat st;
+  if (stat(bin, &st) != 0) {
+    printf("\n    [skip %s: %s not built (nvcc missing?)] ", prog, bin);
+    return;
+  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "suite-auto"));
+  for (int k = 0; k < 2; k++) {
+    snprintf(db[k], sizeof db[k], "%s/%s.db", dir, k ? "auto" : "full");
+    snprintf(cmd, sizeof cmd, "'%s' run %s -o '%s' --timeout 300 -- '%s' %s", tests_kcast(),
+             k ? "--sample auto" : "", db[k], bin, args);
+    char *out = NULL, *err = NULL;
+    int rc = tests_run(cmd, &out, &err);
+    if (!k && rc != 0) printf("\n    %s: exit %d\n%s ", line, rc, err ? err : "");
+    if (!k) CU_ASSERT_EQUAL(rc, 0); /* a sampled run's own check may fail: not asserted */
+    free(out);
+    free(err);
+  }
+  run_feats full, au;
+  int r1 = load_run(db[0], prog, args, &full), r2 = load_run(db[1], prog, args, &au);
+  CU_ASSERT_TRUE(r1 == 0 && r2 == 0);
+  size_t same = 0, sampled = 0;
+  double worst = 0, foot = 0;
+  const char *wname = "", *nm = "";
+  size_t wl = 0;
+  while (same < full.n && same < au.n && !strcmp(full.kernel[same], au.kernel[same]) &&
+         full.ctas[same] == au.ctas[same] && (all_launches || !sampled)) {
+    double rse = feat_get(&au.v[same], "emu.sample_rse", NAN);
+    if (!isnan(rse)) {
+      sampled++;
+      int at_max = feat_get(&au.v[same], "emu.ctas_emulated", 0) == 1296 + 2;
+      if (!(rse >= 0 && (rse <= 0.005 + 1e-12 || at_max)))
+        printf("\n    %s launch %zu: emu.sample_rse %g ", line, same, rse);
+      CU_ASSERT_TRUE(rse >= 0 && (rse <= 0.005 + 1e-12 || at_max));
+    }
+    double d = launch_err(&full.v[same], &au.v[same], &nm);
+    if (d > worst) worst = d, wname = nm, wl = same;
+    double ff = feat_get(&full.v[same], "mem.footprint_bytes", 0);
+    double fs = feat_get(&au.v[same], "mem.footprint_bytes", 0);
+    if (ff > 0 && fabs(fs - ff) / ff > foot) foot = fabs(fs - ff) / ff;
+    same++;
+  }
+  printf("\n    adaptive %s: %zu of %zu launches compared, %zu sampled, worst %.4f%% (%s, launch "
+         "%zu), footprint %.2f%% ", line, same, full.n, sampled, 100 * worst, wname, wl,
+         100 * foot);
+  CU_ASSERT_TRUE(same > 0);
+  CU_ASSERT_TRUE(sampled > 0); /* the case samples */
+  if (all_launches) CU_ASSERT_EQUAL(same, full.n);
+  CU_ASSERT_TRUE(worst < 0.01); /* within 1 % of full emulation */
+  free_run(&full);
+  free_run(&au);
+}
+
+static void test_suite_adaptive(void) {
+  check_adaptive("lu 256 16", 1);
+  check_adaptive("nw 2048 32 10", 1);
+  check_adaptive("histogram_shared 4194304 512 1024", 1);
+  check_adaptive("bfs 65536 128", 0);
+}
+
 TEST_SUITES(register_suite) {
   CU_pSuite s = tests_suite("suite");
   TEST_ADD(s, test_fast_suite);
+  TEST_ADD(s, test_suite_adaptive);
 }
