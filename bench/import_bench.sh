@@ -8,7 +8,10 @@
 # tile_size_x 1..14 and use_bias 0/1, 700 configurations, in a cachefile
 # this script writes (synthetic times; the features do not depend on them).
 # Both sides compute the same features: Kernel Tuner's #define lines, nvcc
-# -ptx for the default architecture, 64 sampled CTAs, the same --arg list.
+# -ptx for the default architecture, the importer's default sampling
+# (adaptive: --sample auto) or KT_SAMPLE=N CTAs, the same --arg list.  A
+# kcast whose default is 64 sampled CTAs (an older tree, KCAST=...) gives
+# the figures before adaptive sampling beside this tree's.
 #
 # Figures, side by side in one run:
 #   import       seconds for the whole 700-configuration space (-j JOBS)
@@ -50,7 +53,8 @@ awk 'BEGIN {
   printf "}}\n"
 }' > "$tmp/space.json"
 args="--arg buf:4M --arg buf:4M:randf --arg 1000000"
-opts="--grid-div-x block_size_x,tile_size_x --sample 64 $args --const scale=randf"
+sample=${KT_SAMPLE:-}
+opts="--grid-div-x block_size_x,tile_size_x ${sample:+--sample $sample} $args --const scale=randf"
 
 now() { date +%s.%N; }
 secs() { echo "$1 $2" | awk '{printf "%.2f", $2 - $1}'; }
@@ -81,7 +85,7 @@ while IFS=, read -r bx tx ub; do
     cat "$src"
   } > "$tmp/one.cu"
   nvcc -ptx -arch=sm_90 "$tmp/one.cu" -o "$tmp/one.ptx"
-  "$kcast" emulate "$tmp/one.ptx" --grid "$g" --block "$bx" --sample 64 $args --format csv \
+  "$kcast" emulate "$tmp/one.ptx" --grid "$g" --block "$bx" --sample "${sample:-64}" $args --format csv \
     > /dev/null
 done < "$tmp/keys"
 t1=$(now)
@@ -97,7 +101,7 @@ if [ -f "$real" ]; then
   realt=$(secs "$t0" "$t1")
 fi
 
-echo "import bench: scale_add, 700 configurations, -j $jobs, 64 sampled CTAs"
+echo "import bench: scale_add, 700 configurations, -j $jobs, sampling: ${sample:-the importer's default} ($kcast)"
 printf '  import (all 700)       %8s s   (%s)\n' "$full" "$(sed -n 's/.*features: \([^;]*\).*/\1/p' "$tmp/all.out")"
 printf '  import (sample of %3d) %8s s\n' "$count" "$sample"
 printf '  one by one (%3d)       %8s s   (nvcc -ptx + kcast emulate each)\n' "$count" "$seq"

@@ -102,7 +102,8 @@ const char cmd_predict_usage[] =
     "(default table): predicted time (us) with its\n"
     "band, average power (W) with its band, energy (mJ = time x power) and the\n"
     "model that answered each quantity; the table's first line and the JSON\n"
-    "(ctas, ctas_emulated) say how many CTAs were emulated (a note on stderr\n"
+    "(ctas, ctas_emulated, sample_rse) say how many CTAs were emulated and\n"
+    "the counts' relative standard error when sampled (a note on stderr\n"
     "with csv when sampled); --oob and --tool-timeout as for 'kcast emulate':\n"
     "  --gpu G|all     the analytic estimate on GPU G (see 'kcast gpus') or on\n"
     "                  every GPU: a rough roofline estimate from datasheet\n"
@@ -160,7 +161,7 @@ static void num_out(FILE *f, double x, const char *fmt) {
 }
 
 static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const unsigned block[3],
-                    double ctas, double emulated, const pred_row *r, size_t n) {
+                    double ctas, double emulated, double rse, const pred_row *r, size_t n) {
   char *dm = fe_demangle(kernel);
   const char *demangled = dm ? dm : kernel;
   char gb[96];
@@ -177,7 +178,8 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
            cJSON_AddItemToArray(ba, cJSON_CreateNumber(block[k]));
     ok = ok && cJSON_AddNumberToObject(root, "ctas", ctas) &&
          (isnan(emulated) ? cJSON_AddNullToObject(root, "ctas_emulated")
-                          : cJSON_AddNumberToObject(root, "ctas_emulated", emulated));
+                          : cJSON_AddNumberToObject(root, "ctas_emulated", emulated)) &&
+         (isnan(rse) || cJSON_AddNumberToObject(root, "sample_rse", rse));
     cJSON *arr = ok ? cJSON_AddArrayToObject(root, "predictions") : NULL;
     ok = arr != NULL;
     for (size_t i = 0; ok && i < n; i++) {
@@ -217,9 +219,13 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
       printf("grid %u,%u,%u  block %u,%u,%u  (%.0f CTAs; features from the feature model, "
              "nothing emulated)\n", grid[0], grid[1], grid[2], block[0], block[1], block[2], ctas);
     else
-      printf("grid %u,%u,%u  block %u,%u,%u  (emulated %.0f of %.0f CTAs%s)\n", grid[0],
+      printf("grid %u,%u,%u  block %u,%u,%u  (emulated %.0f of %.0f CTAs%s", grid[0],
              grid[1], grid[2], block[0], block[1], block[2], emulated, ctas,
              emulated < ctas ? ", counts scaled to the grid" : "");
+    if (!isnan(emulated)) {
+      if (!isnan(rse)) printf(", relative standard error %.2f %%", 100 * rse);
+      puts(")");
+    }
     printf("%-10s %10s %21s %8s %17s %11s  %-8s %s\n", "gpu", "time_us", "band_us", "power_w",
            "band_w", "energy_mj", "bound", "model (time / power)");
     for (size_t i = 0; i < n; i++) {
@@ -485,7 +491,8 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
   double nct = ct >= 0 ? feats.vals[ct] : (double)ctas, nce = ce >= 0 ? feats.vals[ce] : nct;
   if (fmt == CLI_FMT_CSV && nce < nct)
     fprintf(stderr, "kcast: note: emulated %.0f of %.0f CTAs, counts scaled to the grid\n", nce, nct);
-  if (rows_out(fmt, L->k->name, L->cfg.grid, L->cfg.block, nct, nce, rows, nrows)) { cli_error("out of memory writing output"); goto out; }
+  if (rows_out(fmt, L->k->name, L->cfg.grid, L->cfg.block, nct, nce,
+               feat_get(&feats, "emu.sample_rse", NAN), rows, nrows)) { cli_error("out of memory writing output"); goto out; }
   rc = KCAST_EXIT_OK;
 out:
   free(rows);
@@ -884,7 +891,7 @@ static int predict_featmodel(cli_launch *L, const char *fmpath, const char *mode
   double ctas = (double)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
   /* a template's rows name the instance asked for */
   const char *kname = fi.ntpl && L->kernel ? L->kernel : fi.kernel;
-  if (rows_out(fmt, kname, L->cfg.grid, L->cfg.block, ctas, NAN, rows, nrows)) {
+  if (rows_out(fmt, kname, L->cfg.grid, L->cfg.block, ctas, NAN, NAN, rows, nrows)) {
     cli_error("out of memory writing output");
     goto out;
   }

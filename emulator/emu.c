@@ -3517,7 +3517,7 @@ out:
   free(tctas);
   free(troles);
   free(textra);
-  free(L.list);
+  if (L.list != edges) free(L.list); /* edges: the stack's */
   free(ran);
   free(rcta);
   free(tcnte);

@@ -298,7 +298,7 @@ static void test_features(void) {
                     "#line 1 \"scale_add.cu\"\\n";
   CU_ASSERT(asprintf(&cmd, "printf '%s' > '%s/one.cu' && cat %s >> '%s/one.cu' && "
                      "cp tests/tuning/scale_add.h '%s/' && '%s' emulate '%s/one.cu' --grid 782 "
-                     "--block 64 --arg buf:400k --arg buf:400k:randf --arg 100000 --sample 64 "
+                     "--block 64 --arg buf:400k --arg buf:400k:randf --arg 100000 --sample auto "
                      "--format json", pre, dir, KT_SRC, dir, dir, tests_kcast(), dir) > 0);
   char *eerr = NULL;
   ASSERT_MSG("kcast emulate of the configuration runs", tests_run(cmd, &eout, &eerr) == 0);
