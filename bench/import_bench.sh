@@ -53,8 +53,12 @@ awk 'BEGIN {
   printf "}}\n"
 }' > "$tmp/space.json"
 args="--arg buf:4M --arg buf:4M:randf --arg 1000000"
-sample=${KT_SAMPLE:-}
-opts="--grid-div-x block_size_x,tile_size_x ${sample:+--sample $sample} $args --const scale=randf"
+ksample=${KT_SAMPLE:-}
+# what the one-by-one side passes emulate for the importer's default: auto
+# where this kcast has it, else the 64 CTAs that were the default before
+osample=${ksample:-64}
+[ -z "$ksample" ] && "$kcast" help emulate 2>/dev/null | grep -q "'auto'" && osample=auto
+opts="--grid-div-x block_size_x,tile_size_x ${ksample:+--sample $ksample} $args --const scale=randf"
 
 now() { date +%s.%N; }
 secs() { echo "$1 $2" | awk '{printf "%.2f", $2 - $1}'; }
@@ -85,7 +89,7 @@ while IFS=, read -r bx tx ub; do
     cat "$src"
   } > "$tmp/one.cu"
   nvcc -ptx -arch=sm_90 "$tmp/one.cu" -o "$tmp/one.ptx"
-  "$kcast" emulate "$tmp/one.ptx" --grid "$g" --block "$bx" --sample "${sample:-64}" $args --format csv \
+  "$kcast" emulate "$tmp/one.ptx" --grid "$g" --block "$bx" --sample "$osample" $args --format csv \
     > /dev/null
 done < "$tmp/keys"
 t1=$(now)
@@ -101,7 +105,7 @@ if [ -f "$real" ]; then
   realt=$(secs "$t0" "$t1")
 fi
 
-echo "import bench: scale_add, 700 configurations, -j $jobs, sampling: ${sample:-the importer's default} ($kcast)"
+echo "import bench: scale_add, 700 configurations, -j $jobs, sampling: ${ksample:-the importer's default} ($kcast)"
 printf '  import (all 700)       %8s s   (%s)\n' "$full" "$(sed -n 's/.*features: \([^;]*\).*/\1/p' "$tmp/all.out")"
 printf '  import (sample of %3d) %8s s\n' "$count" "$sample"
 printf '  one by one (%3d)       %8s s   (nvcc -ptx + kcast emulate each)\n' "$count" "$seq"
