@@ -65,7 +65,11 @@ const char cmd_predict_usage[] =
     "for a dataset's time, power, energy; for a CSV column the unit its name\n"
     "spells, as ms in time_ms_median, else 'unit of COLUMN'); json gives it\n"
     "once (\"unit\"), the table in its header.  With a list of GPUs (--gpu\n"
-    "H100,A100) each row is predicted for each, a gpu column first.\n"
+    "H100,A100) each row is predicted for each, a gpu column first.  When a\n"
+    "row's features lie outside the ranges the model was trained on, a last\n"
+    "column outside names the most important such feature (empty for the\n"
+    "rows within; json: \"outside\", and \"unseen_gpu\": true for a GPU the\n"
+    "model was not trained on) and a note counts them.\n"
     "\n"
     "With --gpu G[,G...] (or --gpu-column COL, each row's GPU) and --features\n"
     "but no model: the analytic estimate of every row on each GPU: time (us)\n"
@@ -1593,6 +1597,10 @@ int cmd_predict(int argc, char **argv) {
   memset(&dm, 0, sizeof dm);
   int rc = KCAST_EXIT_USER;
   double *pred = NULL, *lo = NULL, *hi = NULL, *ym = NULL;
+  const char **outside = NULL; /* per output row: the model's most important
+                                  feature outside its training range, or NULL */
+  double *orow = NULL;
+  size_t n_outside = 0;
   int lrc = rf_data_load_csv(&d, csv, &o);
   free(keep);
   head_free(&h);
@@ -1610,7 +1618,9 @@ int cmd_predict(int argc, char **argv) {
   lo = malloc((nout + 1) * sizeof *lo);
   hi = malloc((nout + 1) * sizeof *hi);
   ym = malloc((nout + 1) * sizeof *ym);
-  if (!pred || !lo || !hi || !ym) {
+  outside = calloc(nout + 1, sizeof *outside);
+  orow = malloc((info->n_features + 1) * sizeof *orow);
+  if (!pred || !lo || !hi || !ym || !outside || !orow) {
     cli_error("out of memory");
     goto out;
   }
@@ -1649,7 +1659,21 @@ int cmd_predict(int argc, char **argv) {
       goto out;
     }
     for (size_t i = 0; i < n; i++) ym[g * n + i] = measured ? d.y[i] : 0;
+    /* what each prediction rests on: a feature outside the training
+       ranges (rf_outside), a GPU the model was not trained on */
+    for (size_t i = 0; i < n && in->n_cols == info->n_features; i++) {
+      for (size_t j = 0; j < in->n_cols; j++) orow[j] = in->x[j * in->n_rows + i];
+      long j = rf_outside(f, orow, NULL);
+      if (j >= 0) {
+        outside[g * n + i] = info->features[j];
+        n_outside++;
+      }
+    }
   }
+  if (n_outside)
+    fprintf(stderr, "kcast: note: %s: %zu of %zu predictions rest on a feature outside the "
+            "model's training range (column outside names the most important one; the "
+            "intervals assume the training rows' range)\n", csv, n_outside, nout);
   if (d.n_extra) {
     fprintf(stderr, "kcast: note: %s: ignoring %zu column%s the model does not use:", csv,
             d.n_extra, d.n_extra == 1 ? "" : "s");
@@ -1670,6 +1694,8 @@ int cmd_predict(int argc, char **argv) {
         cJSON_AddNumberToObject(r, "prediction", pred[g * n + i]);
         cJSON_AddNumberToObject(r, "lo", lo[g * n + i]);
         cJSON_AddNumberToObject(r, "hi", hi[g * n + i]);
+        if (outside[g * n + i]) cJSON_AddStringToObject(r, "outside", outside[g * n + i]);
+        if (tunseen[g]) cJSON_AddBoolToObject(r, "unseen_gpu", 1);
         cJSON_AddItemToArray(arr, r);
       }
     char *txt = cJSON_PrintUnformatted(root);
@@ -1684,25 +1710,32 @@ int cmd_predict(int argc, char **argv) {
     printf("%6s", "row");
     ids_table(&ic, &d, (size_t)-1);
     if (listed) printf(" %-10s", "gpu");
-    printf(" %16s %16s %16s\n", hp, hl, hh);
+    printf(" %16s %16s %16s%s\n", hp, hl, hh, n_outside ? "  outside" : "");
     for (size_t i = 0; i < n; i++)
       for (size_t g = 0; g < nt; g++) {
         printf("%6zu", i + 1);
         ids_table(&ic, &d, i);
         if (listed) printf(" %-10s", tgpu[g]);
-        printf(" %16s %16s %16s\n", cli_num(nb[0], sizeof nb[0], pred[g * n + i], 6),
+        printf(" %16s %16s %16s", cli_num(nb[0], sizeof nb[0], pred[g * n + i], 6),
                cli_num(nb[1], sizeof nb[1], lo[g * n + i], 6),
                cli_num(nb[2], sizeof nb[2], hi[g * n + i], 6));
+        if (outside[g * n + i]) printf("  %s", outside[g * n + i]);
+        putchar('\n');
       }
   } else {
     ids_csv_head(&ic, &d);
-    printf("%sprediction,lo,hi,unit\n", listed ? "gpu," : "");
+    /* outside (a feature's name, empty when none) only when some row is */
+    printf("%sprediction,lo,hi,unit%s\n", listed ? "gpu," : "", n_outside ? ",outside" : "");
     for (size_t i = 0; i < n; i++)
       for (size_t g = 0; g < nt; g++) {
         ids_csv_row(&ic, &d, i);
         if (listed) printf("%s,", tgpu[g]);
         printf("%.9g,%.9g,%.9g,", pred[g * n + i], lo[g * n + i], hi[g * n + i]);
         cli_csv_field(stdout, unit);
+        if (n_outside) {
+          putchar(',');
+          if (outside[g * n + i]) cli_csv_field(stdout, outside[g * n + i]);
+        }
         putchar('\n');
       }
   }
@@ -1725,6 +1758,8 @@ out:
   free(lo);
   free(hi);
   free(ym);
+  free(outside);
+  free(orow);
   rf_data_free(&dm);
   rf_data_free(&d);
   rf_free(f);

@@ -93,6 +93,26 @@ static void test_predict(void) {
   CHECK_MSG("row 1 (x=2.5, z=1) predicts about 8.5 inside [lo, hi]",
                     fabs(p1 - 8.5) < 1.0 && lo <= p1 && p1 <= hi);
   CHECK_MSG("extra columns are noted on stderr", err && strstr(err, "ignoring 2 columns") && strstr(err, "note"));
+  CHECK_MSG("rows inside the training ranges: no outside column, no note",
+            out && !strncmp(out, "prediction,lo,hi,unit\n", 22) && err && !strstr(err, "outside"));
+  free(out); free(err);
+
+  /* x was trained on 0..10: 25 lies outside, and z's 3 inside */
+  char far[1300];
+  snprintf(far, sizeof far, "%s/far.csv", dir);
+  tests_write_file(far, "x,z\n25,3\n5,3\n", 13);
+  snprintf(args, sizeof args, "predict --model %s --features %s", model, far);
+  CHECK_EQ(run(args, &out, &err), 0, "kcast predict of a row outside the ranges exits 0");
+  CHECK_MSG("a row outside the training ranges is flagged: column outside names x",
+            out && !strncmp(out, "prediction,lo,hi,unit,outside\n", 30) && strstr(out, ",x\n") &&
+            strstr(out, ",ns,\n"));
+  CHECK_MSG("... and a note counts them", err && strstr(err, "1 of 2 predictions rest on a feature "
+                                                      "outside the model's training range"));
+  free(out); free(err);
+  snprintf(args, sizeof args, "predict --model %s --features %s --format json", model, far);
+  CHECK_EQ(run(args, &out, &err), 0, "kcast predict --format json exits 0");
+  const char *o1 = out ? strstr(out, "\"outside\":\"x\"") : NULL;
+  CHECK_MSG("json: \"outside\": \"x\" on that row only", o1 && !strstr(o1 + 1, "\"outside\""));
   free(out); free(err);
 
   char nofeat[1300];
