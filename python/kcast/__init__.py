@@ -290,7 +290,8 @@ def features_from_ptx(path: Union[str, os.PathLike], kernel: Optional[str] = Non
     ``args`` has one entry per kernel parameter: ints, ``np.float32`` /
     ``np.float64`` scalars, :class:`buffer` objects or numpy arrays (a
     buffer of the array's size with random contents).  ``sample`` CTAs are
-    emulated (0: 64), ``oob`` is "error" or "warn" (reads out of bounds
+    emulated (0: as many as a 0.5 % relative standard error of the counts
+    needs, the feature emu.sample_rse), ``oob`` is "error" or "warn" (reads out of bounds
     give 0).  The GIL is released while it runs.
     """
     if oob not in ("error", "warn"):

@@ -170,7 +170,7 @@ def predict_space(kernel_name: str, kernel_source: Union[str, os.PathLike], prob
                   restrictions: Union[Callable, Sequence, None] = None,
                   cmem_args: Optional[Mapping[str, Any]] = None,
                   compiler_options: Optional[Sequence[str]] = None, arch: Optional[str] = None,
-                  smem_bytes: int = 0, sample: int = 64, jobs: int = 0) -> Space:
+                  smem_bytes: int = 0, sample: int = 0, jobs: int = 0) -> Space:
     """Predict every configuration of a Kernel Tuner tuning space on ``gpu``.
 
     The first five arguments and the grid divisors, block size names,
@@ -182,8 +182,9 @@ def predict_space(kernel_name: str, kernel_source: Union[str, os.PathLike], prob
     kernels whose work depends on their data need :class:`kcast.buffer`
     with the right fill).  ``model`` (a time model or its path) predicts,
     else the analytic estimate; ``gpu`` names the GPU (default: the
-    model's).  ``sample`` CTAs are emulated per configuration, on ``jobs``
-    worker threads (0: one per CPU).
+    model's).  ``sample`` CTAs are emulated per configuration (0: as many
+    as a 0.5 % relative standard error of the counts needs, as kcast
+    tune-space), on ``jobs`` worker threads (0: one per CPU).
     """
     if model is not None and not isinstance(model, Model):
         model = Model(model)
