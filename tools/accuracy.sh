@@ -249,12 +249,15 @@ done
 # ---------------------------------------------------------------------------
 # The same on features this tree computes (ACCURACY_IMPORT=0 skips it): the
 # shared tuning spaces imported again with this kcast (tools/accuracy:
-# the sources as the shared import.sh scripts give them, a seeded sample of
-# pnpoly's 3,774 configurations), and the dedispersion space of the shared
+# the sources as the shared import.sh scripts give them, seeded samples of
+# 400 configurations of pnpoly's 3,774 and of the older convolution's 5,256
+# (nvcc takes 2-4 s of CPU for each of those), 431 of conv_milo's), and
+# the dedispersion space of the shared
 # A100 cachefile with tools/accuracy/dedispersion.cu -- datasets the
 # emulator's reuse and sharing features are in.  Imports resume where they
-# stopped and are kept in OUT: the first run takes about an hour on two
-# cores, a later one seconds.
+# stopped and are kept in OUT (remove OUT's .db files after changing these
+# samples): the first run takes about an hour on two cores (pnpoly 3
+# minutes), a later one seconds.
 if [ "${ACCURACY_IMPORT:-1}" = 1 ] && [ -d "$RTX" ] && [ -d "$CONV" ]; then
   here=$(cd "$(dirname "$0")" && pwd)
   imp() { # name, then the import command
@@ -265,7 +268,7 @@ if [ "${ACCURACY_IMPORT:-1}" = 1 ] && [ -d "$RTX" ] && [ -d "$CONV" ]; then
   }
   KCAST_ABS=$(cd "$(dirname "$KCAST")" && pwd)/$(basename "$KCAST")
   imp pnpoly env KCAST="$KCAST_ABS" sh "$RTX/import.sh" pnpoly "$OUT/pnpoly.db" --configs 400 --seed 1 --sample 4 -j 2
-  imp convolution env KCAST="$KCAST_ABS" sh "$RTX/import.sh" convolution "$OUT/convolution.db" --sample 4 -j 2
+  imp convolution env KCAST="$KCAST_ABS" sh "$RTX/import.sh" convolution "$OUT/convolution.db" --configs 400 --seed 1 --sample 4 -j 2
   imp conv_milo env KCAST="$KCAST_ABS" sh "$CONV/import.sh" "$OUT/conv_milo.db" --configs 431 --seed 1 --sample 4 -j 2
   dd=$CONV/cachefiles/dedispersion_A100.json.gz
   if [ -f "$dd" ] && command -v python3 >/dev/null 2>&1; then
