@@ -867,6 +867,75 @@ out:
   return rc;
 }
 
+/* The rank of a split-conformal quantile at coverage c among m scores
+   (1-based; m when it would exceed them). */
+static size_t conf_rank(size_t m, double c) {
+  double r = ceil((double)(m + 1) * c - 1e-9);
+  return r > (double)m ? m : r < 1 ? 1 : (size_t)r;
+}
+
+/* Unseen groups: the scores of one held-out group's rows are not
+   independent (they share the group's offset), so a quantile pooled over
+   rows counts a large group many times and three groups as thousands of
+   rows.  Per grid coverage c: each group's c-quantile of its own rows'
+   scores, then the conformal quantile of those over the groups (the
+   largest group's when (G+1) c exceeds G, as it does for G < 9 at 0.9).
+   qg[k] is left alone when fewer than 2 groups were scored. */
+static int group_quantiles(const rf_data *d, const double *sc, const unsigned char *ok,
+                           double *qg) {
+  size_t n = d->n_rows, ng = 0;
+  char **names = rf__mallocn(n, sizeof(char *));
+  size_t *gid = rf__mallocn(n, sizeof(size_t)), *cnt = NULL, *at = NULL;
+  double *buf = rf__mallocn(n, sizeof(double)), *gq = NULL;
+  int rc = -1;
+  if (!names || !gid || !buf) {
+    rf__nomem();
+    goto out;
+  }
+  rf__group_index(d, gid, names, &ng);
+  cnt = rf__calloc(ng + 1, sizeof(size_t));
+  at = rf__calloc(ng + 1, sizeof(size_t));
+  gq = rf__mallocn(ng + 1, sizeof(double));
+  if (!cnt || !at || !gq) {
+    rf__nomem();
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (ok[i]) cnt[gid[i]]++;
+  for (size_t g = 1; g <= ng; g++) at[g] = at[g - 1] + cnt[g - 1];
+  for (size_t k = 0; k < NG; k++) {
+    const double *s = sc + k * n;
+    /* bucket the scored rows by group */
+    size_t *fill = rf__calloc(ng ? ng : 1, sizeof(size_t));
+    if (!fill) {
+      rf__nomem();
+      goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+      if (ok[i]) buf[at[gid[i]] + fill[gid[i]]++] = s[i];
+    rf__free(fill);
+    size_t G = 0;
+    for (size_t g = 0; g < ng; g++) {
+      if (!cnt[g]) continue;
+      double *b = buf + at[g];
+      qsort(b, cnt[g], sizeof *b, rf__cmp_double);
+      gq[G++] = b[conf_rank(cnt[g], grid[k]) - 1];
+    }
+    if (G < 2) continue;
+    qsort(gq, G, sizeof *gq, rf__cmp_double);
+    qg[k] = gq[conf_rank(G, grid[k]) - 1];
+  }
+  rc = 0;
+out:
+  rf__free(names);
+  rf__free(gid);
+  rf__free(cnt);
+  rf__free(at);
+  rf__free(buf);
+  rf__free(gq);
+  return rc;
+}
+
 /* ------------------------------------------------------------ calibration -- */
 
 int rf__calibrate(rf_forest *f, const rf_data *d, const double *ty, const rf_params *p,
@@ -945,6 +1014,11 @@ int rf__calibrate_into(rf_forest *f, const rf_data *d, const double *ty, const r
   for (size_t i = 0; i < n; i++) m += ok[i];
   if (m >= MIN_ROWS) {
     rf_calib *c = out;
+    /* unseen groups: the group-level quantile first (it reads the scores
+       in row order, before they are compacted) */
+    double qg[NG];
+    for (size_t k = 0; k < NG; k++) qg[k] = -HUGE_VAL;
+    if (method == RF_CALIB_GROUPS && group_quantiles(d, sc, ok, qg)) goto out;
     for (size_t k = 0; k < NG; k++) {
       double *s = sc + k * n; /* compact the scored rows to the front, in row order */
       size_t r = 0;
@@ -954,7 +1028,7 @@ int rf__calibrate_into(rf_forest *f, const rf_data *d, const double *ty, const r
       double want_rank = ceil((double)(m + 1) * grid[k] - 1e-9);
       size_t rank = want_rank > (double)m ? m : (size_t)want_rank;
       c->cov[k] = grid[k];
-      c->q[k] = s[rank - 1];
+      c->q[k] = fmax(s[rank - 1], qg[k]);
     }
     c->n = (unsigned)NG;
     c->method = method;

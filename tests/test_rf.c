@@ -982,6 +982,54 @@ static void test_calibration_prior_for_few_groups(void) {
 }
 
 /*
+ * Group calibration counts groups, not rows: one large group the forest
+ * predicts well (400 rows) and two small ones whose times sit 65 % above
+ * and 40 % below it (20 rows each, nothing in the features says so).
+ * Pooled over rows, 91 % of the held-out scores are the large group's
+ * (held out, it sits inside the wide band the two others give), and the
+ * 0.5 quantile narrows the band (-0.27 in log space); by group it is the
+ * median group's own median (a held-out small group lies 0.5 from what
+ * the others predict), and at 0.9 the worst group's.
+ */
+static void test_calibration_counts_groups(void) {
+  size_t big = 400, small = 20, n = big + 2 * small;
+  rf_data d;
+  lcg_state = 7;
+  CU_ASSERT_FATAL(rf_data_alloc(&d, n, 2, 1) == 0);
+  d.names[0] = strdup("x0");
+  d.names[1] = strdup("x1");
+  d.target = strdup("t");
+  d.groups = calloc(n, sizeof(char *));
+  CU_ASSERT_FATAL(d.groups != NULL);
+  for (size_t i = 0; i < n; i++) {
+    int g = i < big ? 0 : i < big + small ? 1 : 2;
+    d.groups[i] = strdup(g == 0 ? "large" : g == 1 ? "slow" : "fast");
+    d.x[i] = urand();
+    d.x[n + i] = urand();
+    d.y[i] = exp(2 * d.x[i] + (g == 1 ? 0.5 : g == 2 ? -0.5 : 0) + 0.01 * nrand());
+  }
+  rf_params p = params(30);
+  p.extra_trees = 1;
+  p.max_features = 0;
+  p.min_leaf = 1;
+  p.transform = RF_TRANSFORM_LOG;
+  p.calibrate = RF_CALIBRATE_ON;
+  p.calib_groups = 1;
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  const rf_info *in = rf_get_info(f);
+  CU_ASSERT_FATAL(in->n_cal == 6 && in->cal_method == RF_CALIB_GROUPS);
+  printf("\n  one large and two small offset groups: 0.9 quantile %.3f, 0.5 %.3f ", in->cal_q[3],
+         in->cal_q[0]);
+  CHECK_MSG("the 0.5 quantile is the median group's (>= 0.3), not the pooled rows' (< 0)",
+            in->cal_q[0] >= 0.3);
+  CHECK_MSG("the 0.9 quantile holds the worst group (>= 0.4)", in->cal_q[3] >= 0.4);
+  CHECK_MSG("quantiles do not fall with coverage", in->cal_q[0] <= in->cal_q[3]);
+  rf_free(f);
+  rf_data_free(&d);
+}
+
+/*
  * Calibration for unseen groups (rf_params.calib_groups): the inner folds
  * hold out whole groups, so leave-one-group-out intervals cover near their
  * nominal rate where row-wise calibration, fitted to the error on rows of
@@ -1928,6 +1976,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_calibration_widens_by_the_table);
   TEST_ADD(s, test_calibration_for_unseen_groups);
   TEST_ADD(s, test_calibration_prior_for_few_groups);
+  TEST_ADD(s, test_calibration_counts_groups);
   TEST_ADD(s, test_cli_calibration);
   TEST_ADD(s, test_permutation_importance);
   TEST_ADD(s, test_metrics_known_values);
