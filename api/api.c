@@ -428,7 +428,7 @@ kcast_status kcast_predict_check(const kcast_model *model, const char *gpu_name,
  * the synthetic 10,000 x 30 forest 93.1 k -> 130.7 k sets/s (its 1,000
  * sets cycled, so a block meets most twice; 10,000 distinct sets 82.9 k ->
  * 98.4 k); the Mangrove T4 forest stays in cache and is walked row by row
- * as before (rf_train.c, RF_ROWS_CACHED: 402 k and 417 k).  With two
+ * as before (rf_predict.c, RF_ROWS_CACHED: 402 k and 417 k).  With two
  * threads both forests made what they made before (134 k and 132 k, 120 k
  * and 116 k distinct; 591 k and 588 k).
  */

@@ -70,13 +70,13 @@ typedef struct rf_tree {
  * arena is aligned): a block holds a pair of children, the pairs below
  * them breadth-first while they fit, and the means of the leaves it
  * holds, so a walk touches about one line per two levels and reads its
- * leaf's mean from a line it already has (rf_train.c, rf__build_fast).
+ * leaf's mean from a line it already has (rf_predict.c, rf__build_fast).
  * Used when every threshold is a float, features < 255 and a tree's
  * array has < 2^24 slots; otherwise (e.g. files from another trainer)
  * the 16-byte nodes are walked.
  */
 typedef struct rf_cnode {
-  uint32_t key; /* order key of the float threshold (rf_train.c, fkey) */
+  uint32_t key; /* order key of the float threshold (rf_walk.h, fkey) */
   uint32_t kw;  /* (kid - own index) << 8 | feat */
 } rf_cnode;
 #define RF_CLEAF 0xFFu
@@ -107,14 +107,14 @@ struct rf_forest {
                           (no fast path) */
   void *cmem;          /* the one allocation holding every cn[t] */
   uint32_t *corder;    /* walk order: trees by decreasing cdepth within
-                          each batch of RF_WALK_BATCH (rf_train.c) */
+                          each batch of RF_WALK_BATCH (rf_predict.c) */
   uint32_t *cdepth;    /* branch-free rounds of tree corder[i] */
   int cdirect;         /* leaf codes are offset << cbits | count - 1
                           (rf_cnode); 0: leaf numbers */
   unsigned cbits;      /* count bits of a direct leaf code */
   unsigned cwide;      /* trees a group of the single-row walk steps
                           together: RF_WALK_WIDTH, or twice that for a
-                          forest far beyond the caches (rf_train.c) */
+                          forest far beyond the caches (rf_predict.c) */
   int csolo;           /* every one-sample leaf's sample is its mean
                           rounded to float (bit for bit), so the interval
                           may take it from the mean the walk read */
@@ -145,6 +145,10 @@ int rf__ranges(rf_forest *f, const rf_data *d);
    memory).  Called by rf_train and rf_load. */
 int rf__build_fast(rf_forest *f);
 void rf__free_fast(rf_forest *f);
+
+/* Advise transparent huge pages for n bytes at p that are read at random
+   (rf_util.c); failure is harmless. */
+void rf__want_hugepages(void *p, size_t n);
 
 /* Allocation through the fault hook; sizes are checked for overflow. */
 void *rf__malloc(size_t n);
@@ -191,7 +195,7 @@ extern int rf__codes_always;
    statistics never take the SSE4.1 tails. */
 extern int rf__sel_runs, rf__sel_keys, rf__sel_scalar;
 
-/* The 8-byte nodes' keys of x[0..n) (model/rf_train.c): the order key of
+/* The 8-byte nodes' keys of x[0..n) (model/rf_predict.c): the order key of
    the smallest float >= x[j], 0 for NaN.  Internal; tested against the
    definition in tests/test_rf.c. */
 void rf__row_keys(const double *x, size_t n, uint32_t *k);
@@ -269,10 +273,10 @@ static inline double rf__rng_unit_(rf_rng *r) {
 double rf__rng_unit(rf_rng *r);
 
 /*
- * Tree-major prediction of rows the caller gathers (rf_train.c; api/api.c's
+ * Tree-major prediction of rows the caller gathers (rf_predict.c; api/api.c's
  * kcast_predict_batch): the walk of rf_predict_batch over nr <= max_rows
  * rows stored one after another (rows[r * n_features + j]), row by row
- * for a forest that stays in cache (rf_train.c, RF_ROWS_CACHED).  rf__rows_new
+ * for a forest that stays in cache (rf_predict.c, RF_ROWS_CACHED).  rf__rows_new
  * makes a walker's scratch for f (NULL out of memory); one walker serves
  * one thread.  rf__predict_rows fills pred[r], lo[r], hi[r] as
  * rf_predict_interval_on(f, row r, coverage, unseen) does, bit for bit,

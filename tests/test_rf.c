@@ -709,7 +709,7 @@ static void test_batch_equals_single_rows_bit_for_bit(void) {
 }
 
 /* The batch walks read a row's keys at (feature byte & M), M + 1 the power
-   of two above the features (rf_train.c, key_stride): feature counts on
+   of two above the features (rf_walk.h, key_stride): feature counts on
    both sides of a power of two, with the last feature the one that
    matters (a row whose leaf read a real key would step on), every batch
    value bit for bit the single-row one. */
