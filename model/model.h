@@ -35,10 +35,11 @@ extern "C" {
 #endif
 
 /* Newest version of the .kcm format this build reads and writes (it reads
-   1 to 5; 2 adds the calibration table, 3 the base feature and the
-   unseen-GPU table, 4 the features' training ranges, 5 the adapted GPUs; a
-   model without adapted GPUs is written as version 4). */
-#define RF_FORMAT_VERSION 5
+   1 to 6; 2 adds the calibration table, 3 the base feature and the
+   unseen-GPU table, 4 the features' training ranges, 5 the adapted GPUs, 6
+   the extrapolation median of a model with a base; a model with neither
+   is written as version 4). */
+#define RF_FORMAT_VERSION 6
 /* Largest number of histogram bins per feature. */
 #define RF_MAX_BINS 256
 

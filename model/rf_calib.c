@@ -696,6 +696,10 @@ static int score_row(const rf_forest *g, scorer *s, const double *probs, double 
       used++;
     }
   m /= (double)used;
+  /* a row beyond g's training ranges (a held-out group's) is answered
+     shifted (rf__extrap_shift): score it as it will be answered.  OOB rows
+     are in range, and the forest has no ranges yet then. */
+  y -= rf__extrap_shift(g, s->row, m);
   if (rf__leaf_quantiles(g, s->leaf, probs, 2 * NG, qv, &s->buf, &s->cap)) return -1;
   for (size_t k = 0; k < NG; k++) {
     double lo = qv[NG - 1 - k] < m ? qv[NG - 1 - k] : m, hi = qv[NG + k] > m ? qv[NG + k] : m;

@@ -127,6 +127,9 @@ struct rf_forest {
   double *range_lo, *range_hi; /* n_features: each feature's smallest and
                           largest training value (rf_range.c; NULL in files
                           before version 4) */
+  double base_med;     /* median of the transformed target (log(y / base))
+                          over the training rows; NaN: no base, or a file
+                          before version 6 (rf_range.c) */
   rf_adapt *adapt;     /* n_adapt GPUs adapted with measured shots
                           (rf_adapt.c; file version 5), owned */
   size_t n_adapt;
@@ -140,6 +143,14 @@ void rf__calib_prior(rf_calib *c, size_t groups);
 
 /* The training ranges of d's columns into f (rf_range.c); 0 or -1. */
 int rf__ranges(rf_forest *f, const rf_data *d);
+
+/* The shift in transformed space that shrinks raw mean m of a row outside
+   the training range toward f->base_med (rf_range.c): w^RF_EXTRAP_POW *
+   (base_med - m), w the share of the impurity importance on the features
+   out of range; 0 for a row in range or a forest without base_med.  Added
+   to the prediction and its interval alike. */
+#define RF_EXTRAP_POW 2
+double rf__extrap_shift(const rf_forest *f, const double *row, double m);
 
 /* Build the compact layout when the forest allows it (0; -1 out of
    memory).  Called by rf_train and rf_load. */

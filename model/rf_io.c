@@ -11,13 +11,20 @@
  *               importances, trees (nodes, leaf offsets, leaf samples),
  *               calibration table (version 2), base feature and the
  *               unseen-GPU calibration table (version 3), the features'
- *               training ranges (version 4)
+ *               training ranges (version 4), adapted GPUs (version 5),
+ *               the extrapolation median (version 6)
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * Numbers are in the writer's byte order; the marker lets a reader on the
  * other order refuse the file by name instead of misreading it.
  *
- * Versions: 4 appends the training ranges (u32 flag, then per feature f64
+ * Versions: 6 appends, after the adapted GPUs (whose count may be 0 there),
+ * f64 base_med: the median of log(y / base) over the training rows, which
+ * an answer beyond the training ranges shrinks toward (rf_range.c); it is
+ * written only for a log target with a base, and files before it load
+ * without the shrink.  5 appends the adapted GPUs (u32 count >= 1, then
+ * per GPU its name, class, factors, shots and spread).
+ * 4 appends the training ranges (u32 flag, then per feature f64
  * smallest and f64 largest training value); older files load without
  * them (no out-of-range test).  3 appends the base feature (i32, -1 = none) and a second
  * calibration table, for GPUs the model was not trained on (same layout,
@@ -100,9 +107,10 @@ static void put_calib(wbuf *b, const rf_calib *c) {
 int rf_save(const rf_forest *f, const char *path) {
   wbuf b = {0};
   put(&b, KCM_MAGIC, 8);
-  /* version 5 only for a model with adapted GPUs: the others stay
-     readable by builds that read version 4 */
-  put_u32(&b, f->n_adapt ? 5 : 4);
+  /* version 6 only for a model with base_med, 5 for one with adapted GPUs:
+     the others stay readable by builds that read version 4 */
+  int v6 = isfinite(f->base_med);
+  put_u32(&b, v6 ? 6 : f->n_adapt ? 5 : 4);
   put_u32(&b, KCM_ENDIAN);
   put_u64(&b, 0); /* payload length, patched below */
   put_str(&b, f->target);
@@ -158,7 +166,7 @@ int rf_save(const rf_forest *f, const char *path) {
       put_f64(&b, f->range_lo[j]);
       put_f64(&b, f->range_hi[j]);
     }
-  if (f->n_adapt) { /* version 5: the adapted GPUs */
+  if (f->n_adapt || v6) { /* version 5: the adapted GPUs (version 6: maybe none) */
     put_u32(&b, (uint32_t)f->n_adapt);
     for (size_t k = 0; k < f->n_adapt; k++) {
       put_str(&b, f->adapt[k].gpu);
@@ -169,6 +177,7 @@ int rf_save(const rf_forest *f, const char *path) {
       put_f64(&b, f->adapt[k].rmse_log);
     }
   }
+  if (v6) put_f64(&b, f->base_med); /* version 6: what extrapolation shrinks toward */
   if (b.failed) {
     rf__free(b.p);
     return rf__nomem();
@@ -503,9 +512,10 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
     if (version >= 5) {
       uint32_t na = get_u32(r, "adapted GPUs");
       if (r->failed) return -1;
-      if (na < 1 || na > RF_ADAPT_MAX)
-        return bad(r, "%u adaptations (1 to %d)", na, RF_ADAPT_MAX);
-      f->adapt = rf__calloc(na, sizeof *f->adapt);
+      unsigned na_min = version >= 6 ? 0 : 1;
+      if (na < na_min || na > RF_ADAPT_MAX)
+        return bad(r, "%u adaptations (%u to %d)", na, na_min, RF_ADAPT_MAX);
+      f->adapt = rf__calloc(na ? na : 1, sizeof *f->adapt);
       if (!f->adapt) return rf__nomem();
       for (uint32_t k = 0; k < na; k++) {
         rf_adapt *a = &f->adapt[k];
@@ -537,6 +547,14 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
                      a->gpu, a->host, a->device, a->shots, a->rmse_log);
         f->n_adapt = k + 1;
       }
+    }
+    if (version >= 6) {
+      double bm = get_f64(r, "extrapolation median");
+      if (r->failed) return -1;
+      if (!(fabs(bm) < 1e6) || p->base_feature < 0 || p->transform != RF_TRANSFORM_LOG)
+        return bad(r, "extrapolation median %g (finite, and only for a log target with a base)",
+                   bm);
+      f->base_med = bm;
     }
     if (r->pos != r->len)
       return bad(r, "%zu bytes left over after the calibration table", r->len - r->pos);
@@ -638,6 +656,7 @@ int rf_load(const char *path, rf_forest **out) {
     rf__nomem();
     goto out;
   }
+  f->base_med = NAN; /* none before version 6 */
   rd r = {.p = buf, .len = len - 4, .pos = KCM_HEADER, .path = path};
   if (parse(&r, f, version)) goto out;
   rf__fill_info(f);

@@ -500,16 +500,20 @@ static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf,
 }
 
 double rf_predict(const rf_forest *f, const double *row) {
-  return rf__untransform(f->params.transform, rf__raw_mean(f, row) + rf__offset(f, row));
+  double m = rf__raw_mean(f, row);
+  return rf__untransform(f->params.transform, m + rf__offset(f, row) + rf__extrap_shift(f, row, m));
 }
 
 /* The prediction and interval of a row from its leaves (codes on the
    8-byte nodes, else nodes) and s, the sum of their means in tree order;
-   means: those means by tree, or NULL; off is the row's base offset. */
-static int interval_of(const rf_forest *f, const rf_calib *cal, double coverage, double s,
-                       double off, const void *leaves, const double *means, double *pred,
-                       double *lo, double *hi) {
+   means: those means by tree, or NULL; off is the row's base offset.  A
+   row beyond the training ranges moves prediction and interval alike
+   (rf__extrap_shift). */
+static int interval_of(const rf_forest *f, const double *row, const rf_calib *cal,
+                       double coverage, double s, double off, const void *leaves,
+                       const double *means, double *pred, double *lo, double *hi) {
   size_t T = f->n_trees;
+  off += rf__extrap_shift(f, row, s / (double)T);
   if (pred) *pred = rf__untransform(f->params.transform, s / (double)T + off);
   if (lo || hi) {
     /* QRF quantiles and the calibration's widening: model/rf_calib.c */
@@ -573,7 +577,7 @@ int rf_predict_interval_on(const rf_forest *f, const double *row, double coverag
     rf__walk(f, row, nd);
     for (size_t t = 0; t < T; t++) s += nd[t]->v;
   }
-  int rc = interval_of(f, cal, coverage, s, off, leaves, means, pred, lo, hi);
+  int rc = interval_of(f, row, cal, coverage, s, off, leaves, means, pred, lo, hi);
   if (leaves != (void *)&st) rf__free(leaves);
   if (means != stmean) rf__free(means);
   return rc;
@@ -724,13 +728,14 @@ int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage, doub
           }
         } else if (want_iv) {
           double a = 0, b = 0;
-          if (interval_of(f, &f->cal, coverage, B.s[r], off, B.leaf + r * T, NULL, &pred[i], &a,
-                          &b))
+          if (interval_of(f, row, &f->cal, coverage, B.s[r], off, B.leaf + r * T, NULL, &pred[i],
+                          &a, &b))
             failed |= 1;
           if (lo) lo[i] = a;
           if (hi) hi[i] = b;
         } else {
-          pred[i] = rf__untransform(f->params.transform, B.s[r] / (double)T + off);
+          double m = B.s[r] / (double)T;
+          pred[i] = rf__untransform(f->params.transform, m + off + rf__extrap_shift(f, row, m));
         }
       }
     }
@@ -838,8 +843,8 @@ size_t rf__predict_rows(const rf_forest *f, rf_rows *w, const double *rows, size
       bad_base(f, row);
       return r;
     }
-    if (interval_of(f, cal, coverage, w->B.s[r], off, w->B.leaf + r * T, w->B.mean + r * T,
-                    &pred[r], &lo[r], &hi[r]))
+    if (interval_of(f, row, cal, coverage, w->B.s[r], off, w->B.leaf + r * T,
+                    w->B.mean + r * T, &pred[r], &lo[r], &hi[r]))
       return r;
   }
   return nr;

@@ -2129,6 +2129,7 @@ int rf_train(const rf_data *d, const rf_params *pin, rf_forest **out) {
     rf__nomem();
     goto out;
   }
+  f->base_med = NAN; /* set once the forest is complete: training predicts without it */
   if (rf__transformed_y(&prm, d, &y)) goto out;
   /* Leaf samples are 32-bit floats, and a model must predict finite values
      (rf_load refuses one that does not). */
@@ -2241,6 +2242,12 @@ int rf_train(const rf_data *d, const rf_params *pin, rf_forest **out) {
   }
   /* interval calibration (model/rf_calib.c), training ranges (rf_range.c) */
   if (rf__calibrate(f, d, y, &prm, inbag, nt) || rf__ranges(f, d)) goto out;
+  if (prm.base_feature >= 0 && prm.transform == RF_TRANSFORM_LOG) {
+    /* what a row beyond the training ranges shrinks toward (rf_range.c);
+       y is not needed after this */
+    qsort(y, n, sizeof *y, rf__cmp_double);
+    f->base_med = n % 2 ? y[n / 2] : 0.5 * (y[n / 2 - 1] + y[n / 2]);
+  }
   rf__fill_info(f);
   *out = f;
   f = NULL;

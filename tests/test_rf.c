@@ -1858,6 +1858,109 @@ static void test_base_feature_extrapolates(void) {
   rf_data_free(&d);
 }
 
+/* A forest with a base shrinks an answer beyond its training ranges
+   toward the median of log(y / base) (rf_range.c): y = b exp(2 x0) with x0
+   in [0, 1) and a noise column; x0 = 5 lies far out, and the answer's
+   log(y / b) moves from the edge leaves' (about 2) by w^2 of the way to
+   the median (about 1), w the share of the importance on x0.  Rows in
+   range are answered as without it, bit for bit; the median is kept in
+   the model file (version 6), and a version-4 file loads without it. */
+static void test_extrapolation_shrinks(void) {
+  size_t n = 500;
+  rf_data d;
+  lcg_state = 17;
+  CU_ASSERT_FATAL(rf_data_alloc(&d, n, 3, 1) == 0);
+  d.names[0] = strdup("x0");
+  d.names[1] = strdup("noise");
+  d.names[2] = strdup("base");
+  d.target = strdup("y");
+  double *ly = malloc(n * sizeof *ly);
+  for (size_t i = 0; i < n; i++) {
+    d.x[i] = urand();
+    d.x[n + i] = urand();
+    d.x[2 * n + i] = 1 + 9 * urand();
+    d.y[i] = d.x[2 * n + i] * exp(2 * d.x[i]);
+    ly[i] = log(d.y[i]) - log(d.x[2 * n + i]);
+  }
+  qsort(ly, n, sizeof *ly, rf__cmp_double);
+  double med = 0.5 * (ly[n / 2 - 1] + ly[n / 2]);
+  rf_params p = params(40);
+  p.transform = RF_TRANSFORM_LOG;
+  p.base_feature = 2;
+  rf_forest *f = NULL, *g = NULL, *old = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  CHECK_MSG("the model keeps the training median of log(y / base)", fabs(f->base_med - med) < 1e-12);
+
+  double in[3] = {0.5, 0.5, 4}, m = rf__raw_mean(f, in);
+  CHECK_MSG("a row in range is answered as the forest's mean, bit for bit",
+            rf_predict(f, in) == exp(m + log(4.0)));
+  double out[3] = {5, 0.5, 4}, pr, lo, hi;
+  m = rf__raw_mean(f, out);
+  CU_ASSERT_FATAL(rf_predict_interval(f, out, 0.9, &pr, &lo, &hi) == 0);
+  double tot = 0;
+  for (size_t j = 0; j < 3; j++) tot += f->mdi[j] > 0 ? f->mdi[j] : 0;
+  double w = f->mdi[0] / tot, got = log(pr / 4);
+  CHECK_MSG("x0 carries most of the importance", w > 0.8);
+  CHECK_MSG("the edge leaves answer about 2, the median is about 1", m > 1.7 && fabs(med - 1) < 0.15);
+  CHECK_MSG("x0 = 5 is answered w^2 of the way from the edge leaves to the median",
+            fabs(got - (m + w * w * (med - m))) < 1e-9);
+  CHECK_MSG("its interval moves with it", lo <= pr && pr <= hi && log(hi / 4) < m + 0.5);
+  CHECK_MSG("rf_predict agrees", fabs(rf_predict(f, out) - pr) < 1e-12 * pr);
+  double bp;
+  rf_data one;
+  size_t sel0 = 0;
+  CU_ASSERT_FATAL(rf__subset(&d, &sel0, 1, &one) == 0);
+  for (size_t j = 0; j < 3; j++) one.x[j] = out[j];
+  CHECK_MSG("so does the batch",
+            rf_predict_batch(f, &one, 0.9, &bp, NULL, NULL, 1) == 0 && fabs(bp - pr) < 1e-12 * pr);
+  rf_data_free(&one);
+
+  char path[1200], path4[1200];
+  tmpfile_path(path, sizeof path, "shrink.kcm");
+  tmpfile_path(path4, sizeof path4, "shrink4.kcm");
+  CU_ASSERT_FATAL(rf_save(f, path) == 0);
+  size_t len;
+  unsigned char *b = (unsigned char *)tests_read_file(path, &len);
+  CU_ASSERT_FATAL(b != NULL && len > 40);
+  CHECK_MSG("written as version 6", b[8] == 6);
+  CU_ASSERT_FATAL(rf_load(path, &g) == 0);
+  CHECK_MSG("the median survives save and load, and so does the answer",
+            g->base_med == f->base_med && rf_predict(g, out) == rf_predict(f, out));
+  /* the version 6 tail: u32 adaptations (0), f64 median, then the CRC */
+  uint32_t na;
+  double bm;
+  memcpy(&na, b + len - 16, 4);
+  memcpy(&bm, b + len - 12, 8);
+  CHECK_MSG("the tail is no adaptations and the median", na == 0 && bm == f->base_med);
+  double nan_ = NAN;
+  memcpy(b + len - 12, &nan_, 8);
+  fix_crc(b, len);
+  CHECK_MSG("a NaN median is refused by name",
+            load_bytes(path4, b, len) == -1 && ERR_HAS("extrapolation median"));
+  /* the same model as version 4: without the tail of 12 bytes */
+  memcpy(b + len - 12, &bm, 8);
+  unsigned char *b4 = malloc(len - 12);
+  memcpy(b4, b, len - 16);
+  b4[8] = 4;
+  uint64_t L;
+  memcpy(&L, b4 + 16, 8);
+  L -= 12;
+  memcpy(b4 + 16, &L, 8);
+  fix_crc(b4, len - 12);
+  CU_ASSERT_FATAL(tests_write_file(path4, b4, len - 12) == 0);
+  CU_ASSERT_FATAL(rf_load(path4, &old) == 0);
+  CHECK_MSG("a version 4 file loads without the median and answers the edge leaves",
+            isnan(old->base_med) && fabs(log(rf_predict(old, out) / 4) - m) < 1e-12 &&
+                rf_predict(old, in) == rf_predict(f, in));
+  free(b4);
+  free(b);
+  free(ly);
+  rf_free(f);
+  rf_free(g);
+  rf_free(old);
+  rf_data_free(&d);
+}
+
 /* The second table: a model of several groups (GPUs) calibrated for a
    group it has not seen widens more than for the ones it has. */
 static void test_unseen_calibration(void) {
@@ -1993,6 +2096,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_split_exact_at_float_precision);
   TEST_ADD(s, test_cli_mangrove_features);
   TEST_ADD(s, test_base_feature_extrapolates);
+  TEST_ADD(s, test_extrapolation_shrinks);
   TEST_ADD(s, test_unseen_calibration);
   TEST_ADD(s, test_search_picks_small_leaves);
   TEST_ADD(s, test_csv_text_columns);
