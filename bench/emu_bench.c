@@ -13,6 +13,13 @@
  *              ldmatrix.x2.trans and mma.sync.m16n8k16 per trip, one warp
  *              per CTA (512 CTAs, 256 trips); the target is 1 G
  *              thread-instructions/s on one thread
+ *   texture    tex1Dfetch of a linear float texture in a loop, as Rodinia
+ *              kmeans reads its points (each thread 64 fetches of a
+ *              strided element and an add)
+ *   small      2,000 launches of 2 CTAs of 64 threads (the compute loop at
+ *              4 trips), as Rodinia myocyte launches: what a launch costs
+ *              beside its instructions; the rate is the instructions over
+ *              the launches' emulation time
  *
  * The kernels are hand-written PTX, so the figures do not depend on which
  * CUDA compiler is installed.  Each configuration runs REPS times and the
@@ -21,13 +28,15 @@
  * kernels is 300 M thread-instructions per second per core; the table
  * states it next to the figure.
  *
- * usage: emu_bench [BUILD_DIR]   (the argument is accepted for symmetry
- * with ptx_bench and ignored)
+ * usage: emu_bench [BUILD_DIR [WORD]]   (BUILD_DIR is accepted for symmetry
+ * with ptx_bench and ignored; WORD runs only the kernels whose name holds
+ * it, for a profile of one)
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "emulator/emu.h"
 #include "extractor/features.h"
@@ -135,22 +144,50 @@ static const char MMA_PTX[] =
     "  cvta.to.global.u64 %rd2, %rd1;\n  mul.wide.u32 %rd3, %r16, 4;\n"
     "  add.s64 %rd2, %rd2, %rd3;\n  st.global.f32 [%rd2], %f1;\n  ret;\n}\n";
 
+/* A kmeans-style read loop: 64 tex.1d fetches of element (i * 64 + k) of a
+   linear float texture, summed. */
+static const char TEX_PTX[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry tex_loop(.param .u64 out, .param .u64 tex)\n{\n"
+    "  .reg .pred %p<2>;\n  .reg .b32 %r<10>;\n  .reg .f32 %f<8>;\n  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u64 %rd2, [tex];\n"
+    "  mov.u32 %r2, %ctaid.x;\n  mov.u32 %r3, %ntid.x;\n  mov.u32 %r4, %tid.x;\n"
+    "  mad.lo.s32 %r5, %r2, %r3, %r4;\n  shl.b32 %r6, %r5, 6;\n"
+    "  mov.f32 %f5, 0f00000000;\n  mov.u32 %r7, 0;\n"
+    "$L_loop:\n"
+    "  add.s32 %r8, %r6, %r7;\n"
+    "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd2, {%r8}];\n"
+    "  add.f32 %f5, %f5, %f1;\n"
+    "  add.s32 %r7, %r7, 1;\n  setp.lt.u32 %p1, %r7, 64;\n  @%p1 bra $L_loop;\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n  mul.wide.u32 %rd3, %r5, 4;\n"
+    "  add.s64 %rd1, %rd1, %rd3;\n  st.global.f32 [%rd1], %f5;\n  ret;\n}\n";
+
 typedef struct bench {
   const char *name;
   const char *ptx;
   const char *kernel;
   unsigned grid, block;
-  int kind;            /* 0 compute, 1 memory, 2 divergent, 3 tensor cores */
+  int kind;            /* 0 compute, 1 memory, 2 divergent, 3 tensor cores,
+                          4 texture, 5 small launches */
 } bench;
 
-enum { FMA_TRIPS = 32, TRIAD_N = 4 << 20, MANDEL_W = 512, MMA_TRIPS = 256 };
+enum { FMA_TRIPS = 32, TRIAD_N = 4 << 20, MANDEL_W = 512, MMA_TRIPS = 256, TEX_CTAS = 256,
+       SMALL_LAUNCHES = 2000, SMALL_TRIPS = 4 };
 
 static const bench BENCHES[] = {
     {"compute (256 fma.rn.f32/thread)", COMPUTE_PTX, "fma_loop", 1024, 256, 0},
     {"memory (triad, 4M floats)", TRIAD_PTX, "triad", TRIAD_N / 256, 256, 1},
     {"divergent (mandelbrot 512x512)", MANDEL_PTX, "mandel", MANDEL_W * MANDEL_W / 256, 256, 2},
     {"tensor (ldmatrix + mma.sync loop)", MMA_PTX, "mma_loop", 512, 32, 3},
+    {"texture (tex1Dfetch loop, kmeans)", TEX_PTX, "tex_loop", TEX_CTAS, 256, 4},
+    {"small launches (2 CTAs x 64, 2000)", COMPUTE_PTX, "fma_loop", 2, 64, 5},
 };
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Best-of-REPS throughput (thread-insns/s) of b with `threads` threads;
    -1 on error (printed). */
@@ -195,16 +232,75 @@ static double run_bench(const bench *b, int threads, uint64_t *insns) {
     memcpy(params + off[2], &a2, 8);
     memcpy(params + off[3], &s, 4);
     memcpy(params + off[4], &n, 4);
+  } else if (b->kind == 4) {
+    size_t nel = threads_total * 64;
+    uint64_t h = 0;
+    if (emu_malloc(d, threads_total * 4, &a0, err, sizeof err) ||
+        emu_malloc(d, nel * 4, &a1, err, sizeof err)) {
+      fprintf(stderr, "emu_bench: %s\n", err);
+      goto out;
+    }
+    float *hf = emu_host_ptr(d, a1, nel * 4);
+    for (size_t i = 0; hf && i < nel; i++) hf[i] = (float)(i & 255);
+    emu_texture t;
+    memset(&t, 0, sizeof t);
+    t.addr = a1;
+    t.width = nel;
+    t.height = t.depth = 1;
+    t.pitch = t.slice = nel * 4;
+    t.channels = 1;
+    t.bits = 32;
+    t.kind = EMU_TEX_FLOAT;
+    t.dims = 1;
+    t.linear = 1;
+    if (emu_texture_new(d, &t, &h, err, sizeof err)) {
+      fprintf(stderr, "emu_bench: %s\n", err);
+      goto out;
+    }
+    memcpy(params + off[0], &a0, 8);
+    memcpy(params + off[1], &h, 8);
   } else {
     if (emu_malloc(d, threads_total * 4, &a0, err, sizeof err)) {
       fprintf(stderr, "emu_bench: %s\n", err);
       goto out;
     }
-    uint32_t p1 = b->kind == 0 ? FMA_TRIPS : b->kind == 3 ? MMA_TRIPS : MANDEL_W;
+    uint32_t p1 = b->kind == 0 ? FMA_TRIPS : b->kind == 3 ? MMA_TRIPS : b->kind == 5 ? SMALL_TRIPS
+                                                                                     : MANDEL_W;
     memcpy(params + off[0], &a0, 8);
     memcpy(params + off[1], &p1, 4);
   }
   for (int r = 0; r < REPS; r++) {
+    if (b->kind == 5) { /* many small launches: their instructions over their time */
+      uint64_t ins = 0;
+      double sec = 0;
+      for (int q = 0; q < SMALL_LAUNCHES; q++) {
+        emu_launch_cfg cfg;
+        emu_launch_cfg_init(&cfg);
+        cfg.grid[0] = b->grid;
+        cfg.block[0] = b->block;
+        cfg.params = params;
+        cfg.params_size = total;
+        cfg.threads = threads;
+        emu_stats st;
+        memset(&st, 0, sizeof st);
+        feat_vec fv;
+        feat_init(&fv);
+        double t0 = now_s();
+        int rc = emu_launch(em, b->kernel, &cfg, &fv, &st, err, sizeof err);
+        sec += now_s() - t0;
+        feat_free(&fv);
+        if (rc) {
+          fprintf(stderr, "emu_bench: %s: %s\n", b->kernel, err);
+          best = -1;
+          goto out;
+        }
+        ins += st.thread_insns;
+      }
+      double rate = sec > 0 ? (double)ins / sec : 0;
+      if (rate > best) best = rate;
+      *insns = ins;
+      continue;
+    }
     emu_launch_cfg cfg;
     emu_launch_cfg_init(&cfg);
     cfg.grid[0] = b->grid;
@@ -235,14 +331,14 @@ out:
 }
 
 int main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
+  const char *only = argc > 2 ? argv[2] : NULL;
   printf("emulator throughput, M thread-instructions/s (best of %d)\n\n", REPS);
   printf("%-34s %14s %10s %10s %8s  %s\n", "kernel", "thread-insns", "1 thread", "2 threads",
          "speedup", "target");
   int failed = 0;
   for (size_t i = 0; i < sizeof BENCHES / sizeof BENCHES[0]; i++) {
     const bench *b = &BENCHES[i];
+    if (only && !strstr(b->name, only)) continue;
     uint64_t insns = 0;
     double r1 = run_bench(b, 1, &insns), r2 = run_bench(b, 2, &insns);
     if (r1 < 0 || r2 < 0) {
@@ -250,7 +346,7 @@ int main(int argc, char **argv) {
       continue;
     }
     char target[96] = "";
-    if (b->kind == 0 || b->kind == 1)
+    if (b->kind == 0 || b->kind == 1 || b->kind == 4 || b->kind == 5)
       snprintf(target, sizeof target, ">= %.0f M/s per core: %s", TARGET_MIPS_PER_CORE,
                r1 / 1e6 >= TARGET_MIPS_PER_CORE ? "met" : "NOT met");
     if (b->kind == 3)

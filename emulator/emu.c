@@ -1562,11 +1562,21 @@ static int do_printf(worker *W, warp *w, const frame *fr, uint64_t *r,
 /* What tex_view gives for an invalid handle under EMU_OOB_WARN. */
 static const emu_texview bad_texview;
 
-/* The texture or surface object in lane l's handle register. */
-static const emu_texview *tex_view(worker *W, const warp *w, uint64_t *r, const eop *e,
-                                   uint32_t l) {
+/* Opens handle h for lane l (below). */
+static const emu_texview *tex_view_open(worker *W, const warp *w, uint64_t h, const eop *e,
+                                        uint32_t l);
+
+/* The texture or surface object in lane l's handle register: the one the
+   worker has open (inline: one test a lane), else opened. */
+static inline const emu_texview *tex_view(worker *W, const warp *w, uint64_t *r, const eop *e,
+                                          uint32_t l) {
   uint64_t h = r[(size_t)e->abase * EMU_LANES + l];
   if (W->tv.t && W->tv.handle == h) return &W->tv;
+  return tex_view_open(W, w, h, e, l);
+}
+
+static const emu_texview *tex_view_open(worker *W, const warp *w, uint64_t h, const eop *e,
+                                        uint32_t l) {
   char why[256];
   if (emu_texview_open(W->L->em->d, h, &W->tv, why, sizeof why)) {
     W->tv.t = NULL;

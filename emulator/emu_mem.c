@@ -400,6 +400,16 @@ int emu_touch(emu_device *d, long gi, uint64_t off, uint64_t len, emu_tcache *tc
   galloc *g = &d->a[gi];
   const uint64_t cmask = (1ull << EMU_TCHUNK_SHIFT) - 1;
   uint64_t end = off + len;
+  if (len && len <= 64 && tc->gi == gi && tc->chunk == off >> EMU_TCHUNK_SHIFT &&
+      (off & ~63ull) == ((end - 1) & ~63ull)) {
+    /* one word of the cached chunk (a texture element, a small access):
+       the loop below without its bounds */
+    uint64_t *w = &tc->p[(off & cmask) >> 6];
+    uint64_t mask = (len == 64 ? ~0ull : (1ull << len) - 1) << (off & 63);
+    if ((__atomic_load_n(w, __ATOMIC_RELAXED) & mask) != mask)
+      __atomic_fetch_or(w, mask, __ATOMIC_RELAXED);
+    return 0;
+  }
   while (off < end) {
     uint64_t c = off >> EMU_TCHUNK_SHIFT, *p;
     if (tc->gi == gi && tc->chunk == c) {

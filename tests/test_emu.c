@@ -642,6 +642,84 @@ static const char *slack_ptx = HDR
     CU_assertImplementation((cond) ? CU_TRUE : CU_FALSE, __LINE__, m_, __FILE__, "", CU_FALSE); \
   } while (0)
 
+/* tex1Dfetch (tex.1d with integer coordinates on a linear resource, the
+   emulator's fast path): thread i fetches element i - 2 of a 4-element
+   texture, so two threads read before it and two past it (zeros); float4
+   elements come back as stored, uchar4 read normalized as v / 255; the
+   elements read count in the footprint. */
+static const char *fetch_ptx = HDR
+    ".visible .entry fetch(.param .u64 out, .param .u64 tex)\n"
+    "{\n"
+    "  .reg .b32 %r<4>;\n  .reg .f32 %f<5>;\n  .reg .b64 %rd<5>;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u64 %rd2, [tex];\n"
+    "  mov.u32 %r1, %tid.x;\n  sub.s32 %r2, %r1, 2;\n"
+    "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd2, {%r2}];\n"
+    "  mul.wide.u32 %rd3, %r1, 16;\n  add.s64 %rd4, %rd1, %rd3;\n"
+    "  st.global.v4.f32 [%rd4], {%f1, %f2, %f3, %f4};\n"
+    "  ret;\n}\n";
+
+static void test_tex1dfetch(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, fetch_ptx), 0);
+  for (int fmt = 0; fmt < 2; fmt++) {
+    uint64_t out, mem, h = 0;
+    unsigned elem = fmt ? 4 : 16;
+    CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 8 * 16, &out, E.err, sizeof E.err), 0);
+    CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 4 * elem, &mem, E.err, sizeof E.err), 0);
+    float fv4[16];
+    unsigned char u4[16];
+    for (int i = 0; i < 16; i++) {
+      fv4[i] = (float)i * 1.5f - 3;
+      u4[i] = (unsigned char)(i * 17);
+    }
+    CU_ASSERT_EQUAL(emu_memcpy_htod(E.d, mem, fmt ? (void *)u4 : (void *)fv4, 4 * elem, E.err,
+                                    sizeof E.err), 0);
+    emu_texture t;
+    memset(&t, 0, sizeof t);
+    t.addr = mem;
+    t.width = 4;
+    t.height = t.depth = 1;
+    t.pitch = t.slice = 4 * elem;
+    t.channels = 4;
+    t.bits = fmt ? 8 : 32;
+    t.kind = fmt ? EMU_TEX_UNSIGNED : EMU_TEX_FLOAT;
+    t.read_normalized = fmt;
+    t.dims = 1;
+    t.linear = 1;
+    CU_ASSERT_EQUAL_FATAL(emu_texture_new(E.d, &t, &h, E.err, sizeof E.err), 0);
+    unsigned char params[16];
+    memcpy(params, &out, 8);
+    memcpy(params + 8, &h, 8);
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    cfg.block[0] = 8;
+    cfg.params = params;
+    cfg.params_size = sizeof params;
+    feat_vec fv;
+    feat_init(&fv);
+    CU_ASSERT_EQUAL_FATAL(emu_launch(E.em, "fetch", &cfg, &fv, NULL, E.err, sizeof E.err), 0);
+    float got[32];
+    emu_memcpy_dtoh(E.d, got, out, sizeof got, E.err, sizeof E.err);
+    int ok = 1;
+    for (int i = 0; i < 8; i++)
+      for (int c = 0; c < 4; c++) {
+        int x = i - 2;
+        float want = x < 0 || x > 3 ? 0 : fmt ? (float)((double)u4[x * 4 + c] / 255.0)
+                                               : fv4[x * 4 + c];
+        if (got[i * 4 + c] != want) ok = 0;
+      }
+    CHECKF(ok, "%s texture: the elements in range, zeros before and past it",
+           fmt ? "uchar4 normalized" : "float4");
+    CHECKF(feat_get(&fv, "mem.footprint_bytes", -1) == 128 + 4 * elem,
+           "the footprint holds the output and the texture's 4 elements (%g)",
+           feat_get(&fv, "mem.footprint_bytes", -1));
+    feat_free(&fv);
+    CU_ASSERT_EQUAL(emu_texture_free(E.d, h, E.err, sizeof E.err), 0);
+  }
+  env_free(&E);
+}
+
+
 static int run_slack(env *E, const char *k, uint64_t p, uint64_t off, uint32_t v, unsigned block,
                      int oob, emu_stats *st) {
   unsigned char params[24];
@@ -2104,6 +2182,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_sampled_footprint);
   TEST_ADD(s, test_oob_policy);
   TEST_ADD(s, test_sloppy_programs);
+  TEST_ADD(s, test_tex1dfetch);
   TEST_ADD(s, test_partial_launch);
   TEST_ADD(s, test_device_assert);
   TEST_ADD(s, test_launch_limits);
