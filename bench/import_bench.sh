@@ -23,6 +23,14 @@
 #   real A100    seconds to import the times of the real A100 convolution
 #                cachefile (4,362 entries, 32 runs each) when it is beside the
 #                project (SHARED_DATA, default ../shared/data; target < 10 s)
+#   tuned spaces 24 configurations (seeded) of the shared pnpoly and older
+#                convolution spaces (SHARED_DATA/tuning-rtx/import.sh) and of
+#                a long-loop kernel like a dedispersion (tests/tuning/
+#                unroll_sum.cu, each thread summing 1,536 shifted inputs),
+#                -j 2, defaults: seconds per configuration (targets 0.3 /
+#                0.5 / 3 s), and beside it nvcc -ptx of one configuration
+#                alone, which no importer setting shortens; KCAST_BASE=DIR
+#                (another tree's build folder) adds its figures
 # KT_CONFIGS=N changes the sample; JOBS (default: the CPUs) the workers.
 set -eu
 build=${1:?usage: import_bench.sh BUILD [QUICK]}
@@ -116,3 +124,59 @@ if [ -n "$realt" ]; then
 else
   echo "  real A100 cachefile    (not found: $real)"
 fi
+
+# The tuned spaces: the shared ones when they are beside the project, and
+# the long-loop kernel, 24 configurations each, on two workers.
+rtx=${SHARED_DATA:-$here/../../shared/data}/tuning-rtx
+awk 'BEGIN {
+  printf "{\"device_name\": \"NVIDIA A100-PCIE-40GB\", \"kernel_name\": \"unroll_sum\",\n"
+  printf " \"problem_size\": [1048576], \"tune_params_keys\": [\"block_size_x\", \"loop_unroll_factor_k\"],\n"
+  printf " \"tune_params\": {}, \"objective\": \"time\", \"cache\": {\n"
+  sep = ""
+  for (bx = 32; bx <= 256; bx += 32) for (u = 1; u <= 4; u *= 2) {
+    printf "%s\"%d,%d\": {\"block_size_x\": %d, \"loop_unroll_factor_k\": %d, \"time\": 1.0, \"times\": [1.0]}",
+      sep, bx, u, bx, u
+    sep = ",\n"
+  }
+  printf "}}\n"
+}' > "$tmp/long.json"
+# one space with one kcast: seconds per configuration ("-" when it failed)
+space() { # kcast name
+  t0=$(now)
+  case $2 in
+  long) "$1" dataset import-kerneltuner "$tmp/long.json" -o "$tmp/long-$$.db" \
+          --source "$here/../tests/tuning/unroll_sum.cu" --arg buf:4M --arg buf:4M:randf \
+          --arg 1048576 --arg 1536 --const weight=randf --arch sm_80 -j 2 > "$tmp/sp.out" 2>&1 ;;
+  *) KCAST=$1 KCAST_GPUS=$rtx/gpus-rtx.csv sh "$rtx/import.sh" "$2" "$tmp/$2-$$.db" --configs 24 \
+       --seed 1 -j 2 > "$tmp/sp.out" 2>&1 ;;
+  esac || { echo "-"; rm -f "$tmp"/*-$$.db; return; }
+  t1=$(now)
+  rm -f "$tmp"/*-$$.db
+  echo "$t0 $t1" | awk '{printf "%.3f", ($2 - $1) / 24}'
+}
+one_nvcc() { # the source of one configuration (with its #define lines): nvcc -ptx seconds
+  t0=$(now)
+  nvcc -ptx -arch=sm_80 "$1" -o "$tmp/one-nvcc.ptx" 2> /dev/null || { echo "-"; return; }
+  t1=$(now)
+  secs "$t0" "$t1"
+}
+echo "tuned spaces, 24 configurations each, -j 2, defaults: seconds per configuration"
+printf '  %-28s %10s %10s %16s  %s\n' space kcast base "nvcc -ptx of one" target
+for sp in pnpoly convolution long; do
+  [ "$sp" = long ] || [ -f "$rtx/import.sh" ] || { echo "  $sp: not found ($rtx)"; continue; }
+  a=$(space "$kcast" "$sp")
+  b="-"
+  [ -n "${KCAST_BASE:-}" ] && b=$(space "$KCAST_BASE/kcast" "$sp")
+  case $sp in
+  pnpoly) d="#define block_size_x 256\n#define tile_size 4\n#define between_method 0\n#define use_method 0"
+          f=$rtx/src/pnpoly.cu; tg=0.3; name="pnpoly (shared)" ;;
+  convolution) d="#define block_size_x 32\n#define block_size_y 8\n#define tile_size_x 2\n#define tile_size_y 4\n#define read_only 1\n#define use_padding 1\n#define filter_height 15\n#define filter_width 15"
+          f=$rtx/src/convolution.cu; tg=0.5; name="older convolution (shared)" ;;
+  long) d="#define block_size_x 128"
+        f=$here/../tests/tuning/unroll_sum.cu; tg=3; name="long loop (1,536 steps)" ;;
+  esac
+  printf "$d\n#define grid_size_x 64\n#define grid_size_y 64\n#define grid_size_z 1\n" > "$tmp/one-nvcc.cu"
+  # (the importer's handling of loop_unroll_factor_*: the value replaces the pragma's argument)
+  sed 's/#pragma unroll loop_unroll_factor_k/#pragma unroll 4/' "$f" >> "$tmp/one-nvcc.cu"
+  printf '  %-28s %10s %10s %16s  <= %s s\n' "$name" "$a" "$b" "$(one_nvcc "$tmp/one-nvcc.cu")" "$tg"
+done
