@@ -320,6 +320,10 @@ int cmd_import_kerneltuner(int argc, char **argv) {
   if (r.fallbacks)
     printf("; %zu group%s compiled one by one", r.fallbacks, r.fallbacks == 1 ? "" : "s");
   printf("\n");
+  if (r.ptxas_failed)
+    fprintf(stderr, "kcast: note: ptxas failed %zu time%s, so some configurations have no "
+            "ptxas.* columns (a model needs them on every row); the first: %s\n",
+            r.ptxas_failed, r.ptxas_failed == 1 ? "" : "s", r.ptxas_err);
   rc = r.configs && r.tried && r.failed == r.tried ? KCAST_EXIT_USER : KCAST_EXIT_OK;
   ds_kt_import_report_free(&r);
 out:

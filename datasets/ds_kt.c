@@ -71,6 +71,12 @@
 #define KT_TOOL "kernel_tuner"
 #define KT_NS "kcast_cfg"
 #define KT_BATCH_MAX 48
+/* The user constant data ptxas takes in one module (its "File uses too
+   much global constant data (..., 0x10000 max)"): every copy of a group
+   holds the source's __constant__ arrays, so a group is cut to what fits
+   (a 4,356-byte filter: 15 copies), else ptxas refuses the whole group
+   and none of it gets ptxas.* columns. */
+#define KT_CONST_BANK 65536
 /* Finished features are handed to the caller (written) at least this
    often, in seconds: an interrupted import loses at most this much. */
 #define KT_SAVE_S 2.0
@@ -202,6 +208,11 @@ typedef struct kt_work {
   int stop;                 /* take no more groups */
   size_t batch_fallbacks;   /* groups compiled one by one */
   int threads;              /* OpenMP threads per launch */
+  int probing;              /* the first configurations, before the workers */
+  uint64_t const_bytes;     /* the __constant__ bytes of one compiled copy
+                               (learnt while probing) */
+  size_t ptxas_failed;      /* ptxas runs that failed (under mu) */
+  char ptxas_err[320];      /* the first one's message */
 } kt_work;
 
 /* The #define lines of c, as Kernel Tuner writes them: grid_size_x..z,
@@ -372,7 +383,7 @@ typedef struct kt_ptxas {
   size_t n;
 } kt_ptxas;
 
-static kt_ptxas *run_ptxas(const kt_work *w, const char *ptx, size_t len) {
+static kt_ptxas *run_ptxas(kt_work *w, const char *ptx, size_t len) {
   size_t na = w->s->nptxas;
   if (!na) return NULL;
   kt_ptxas *pa = calloc(na, sizeof *pa);
@@ -382,9 +393,23 @@ static kt_ptxas *run_ptxas(const kt_work *w, const char *ptx, size_t len) {
                  sizeof err)) {
       pa[a].k = NULL;
       pa[a].n = 0;
+      /* counted and the first named (ds_kt_stats): the configurations lack
+         the columns, which a model trained on the others cannot take */
+      pthread_mutex_lock(&w->mu);
+      if (!w->ptxas_failed++)
+        snprintf(w->ptxas_err, sizeof w->ptxas_err, "%.16s: %.280s", w->s->ptxas_archs[a], err);
+      pthread_mutex_unlock(&w->mu);
     }
   }
   return pa;
+}
+
+/* The bytes of m's own __constant__ variables. */
+static uint64_t const_bytes(const ptx_module *m) {
+  uint64_t b = 0;
+  for (uint32_t i = 0; i < m->nvars; i++)
+    if (m->vars[i].space == PTX_SP_CONST && !m->vars[i].is_extern) b += m->vars[i].size;
+  return b;
 }
 
 static void free_ptxas(const kt_work *w, kt_ptxas *pa) {
@@ -458,6 +483,7 @@ static int run_single(kt_work *w, ds_kt_job *c, char **kname_out) {
     return -1;
   }
   const ptx_func *k = single_kernel(m, w->s->kernel);
+  if (w->probing && const_bytes(m) > w->const_bytes) w->const_bytes = const_bytes(m);
   emu_device *dev = NULL;
   emu_module *em = NULL;
   rc = -1;
@@ -615,6 +641,7 @@ int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_
      that does not compile may be one the others do not share: up to
      three are tried before the source is called bad. */
   size_t probe = 0;
+  w.probing = 1;
   for (; probe < n && probe < 3 && !*kname; probe++) {
     ds_kt_job *first = jobs[probe];
     int frc = run_single(&w, first, kname);
@@ -629,12 +656,15 @@ int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_
     kt_fail(err, cap, -1, "configuration %s: %s", jobs[0]->key, jobs[0]->err);
     goto out;
   }
+  w.probing = 0;
   w.next = probe;
   w.done = probe;
   size_t rest = n - probe;
   unsigned long jn = s->jobs ? s->jobs : 1;
   w.batch = s->batch ? s->batch : (rest + 2 * jn - 1) / (2 * jn);
   if (w.batch > KT_BATCH_MAX && !s->batch) w.batch = KT_BATCH_MAX;
+  if (w.const_bytes && w.batch > KT_CONST_BANK / w.const_bytes)
+    w.batch = KT_CONST_BANK / w.const_bytes; /* what ptxas takes in one module */
   if (w.batch < 1) w.batch = 1;
   th = calloc(jn, sizeof *th);
   if (!th) { kt_fail(err, cap, -1, "out of memory"); goto out; }
@@ -690,7 +720,11 @@ int ds_kt_compute(const ds_kt_source *s, ds_kt_job **jobs, size_t n, ds_kt_done_
   for (size_t t = 0; t < nth; t++) pthread_join(th[t], NULL);
   rc = nomem ? -1 : stopped ? -2 : 0;
 out:
-  if (st) st->fallbacks = w.batch_fallbacks;
+  if (st) {
+    st->fallbacks = w.batch_fallbacks;
+    st->ptxas_failed = w.ptxas_failed;
+    snprintf(st->ptxas_err, sizeof st->ptxas_err, "%s", w.ptxas_err);
+  }
   free(th);
   pthread_cond_destroy(&w.cv);
   pthread_mutex_destroy(&w.mu);
@@ -1245,6 +1279,8 @@ int ds_kt_import(const ds_kt_import_opts *o, ds_kt_import_report *r, char *err, 
     ds_kt_stats st;
     int crc = ds_kt_compute(&src, todo, ntodo, write_done, &wr, &kname_alone, &st, err, cap);
     r->fallbacks = st.fallbacks;
+    r->ptxas_failed = st.ptxas_failed;
+    snprintf(r->ptxas_err, sizeof r->ptxas_err, "%s", st.ptxas_err);
     failure_summary(o, r);
     if (crc == 1) { rc = 2; goto out; } /* --arg fits no configuration: usage */
     if (crc) goto out;                  /* the kernel_name or --kernel: bad input */

@@ -93,6 +93,9 @@ typedef int (*ds_kt_done_fn)(void *ctx, ds_kt_job *const *done, size_t n);
 /* What ds_kt_compute did. */
 typedef struct ds_kt_stats {
   size_t fallbacks;              /* groups compiled one configuration at a time */
+  size_t ptxas_failed;           /* ptxas runs that failed: their configurations
+                                    have no ptxas.sm_XY.* columns */
+  char ptxas_err[320];           /* the first failure */
 } ds_kt_stats;
 
 /*
@@ -181,6 +184,8 @@ typedef struct ds_kt_import_report {
   size_t tried;                  /* configurations whose features were computed */
   size_t skipped;                /* failed on every GPU that tried them */
   size_t fallbacks;              /* groups compiled one by one */
+  size_t ptxas_failed;           /* ptxas runs that failed (ds_kt_stats) */
+  char ptxas_err[320];
   char *kernel, *app;            /* the kernel's and app's names */
   char **gpus;                   /* per file, the GPU key */
   size_t ngpus;

@@ -422,6 +422,65 @@ static int on_done(void *ctx, ds_kt_job *const *done, size_t n) {
 /* Seven configurations of about a second each, six in one group on one
    worker: the group's first results are handed over (written, by the
    import) while the group still runs, every 2 s, not when it ends. */
+/* A cachefile of const_table: block_size_x 32..32n, table_words words. */
+static int write_table_cachefile(const char *path, unsigned n, unsigned words) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "{\"device_name\": \"NVIDIA A100-PCIE-40GB\", \"kernel_name\": \"const_table\","
+             " \"problem_size\": 1000, \"tune_params_keys\": [\"block_size_x\", \"table_words\"],"
+             " \"tune_params\": {}, \"objective\": \"time\", \"cache\": {");
+  for (unsigned i = 1; i <= n; i++)
+    fprintf(f, "%s\"%u,%u\": {\"block_size_x\": %u, \"table_words\": %u, \"time\": 0.01, "
+               "\"times\": [0.01]}", i > 1 ? "," : "", 32 * i, words, 32 * i, words);
+  fputs("}}\n", f);
+  return fclose(f);
+}
+
+/* Groups stay within the constant data ptxas takes in one module: eight
+   configurations of a 24 KB table, in groups of four without the cap
+   (96 KB: ptxas refused each group, and all but the first configuration
+   lost their ptxas.* columns, silently); a table no module can hold is
+   named in a note. */
+static void test_groups_fit_the_constant_bank(void) {
+  if (!have_nvcc()) return;
+  char dir[2048], cf[2200], db[2200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "ktconst"));
+  snprintf(cf, sizeof cf, "%s/table_A100.json", dir);
+  snprintf(db, sizeof db, "%s/t.db", dir);
+  CU_ASSERT_EQUAL_FATAL(write_table_cachefile(cf, 8, 6000), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kcast(&out, &err, "dataset import-kerneltuner '%s' -o '%s' --source "
+                 "tests/tuning/const_table.cu --arg buf:4k --arg 1000 --const table=randf "
+                 "--arch sm_80 -j 1", cf, db);
+  ASSERT_MSG("eight configurations of a 24 KB table import",
+             rc == 0 && out && strstr(out, "8 computed, 0 kept, 0 failed"));
+  ASSERT_MSG("... in groups (none one by one), without a ptxas note",
+             out && !strstr(out, "one by one") && err && !strstr(err, "ptxas failed"));
+  if (rc) printf("\n%s\n%s", out ? out : "", err ? err : "");
+  free(out); free(err);
+  int all = 1;
+  for (unsigned i = 1; i <= 8; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "%u,6000", 32 * i);
+    char *f = features_of(db, "const_table", key);
+    if (!f || !strstr(f, "ptxas.sm_80.registers=")) all = 0;
+    free(f);
+  }
+  ASSERT_MSG("every configuration has its ptxas.sm_80.* columns", all);
+  /* 80 KB: ptxas refuses every module; the import says so */
+  snprintf(db, sizeof db, "%s/t2.db", dir);
+  CU_ASSERT_EQUAL_FATAL(write_table_cachefile(cf, 3, 20000), 0);
+  rc = kcast(&out, &err, "dataset import-kerneltuner '%s' -o '%s' --source "
+             "tests/tuning/const_table.cu --arg buf:4k --arg 1000 --const table=randf "
+             "--arch sm_80 -j 1", cf, db);
+  ASSERT_MSG("a table no module holds: the features without ptxas.* columns, and a note "
+             "naming ptxas's error",
+             rc == 0 && err && strstr(err, "ptxas failed 3 times") &&
+                 strstr(err, "too much global constant data"));
+  if (rc || !err || !strstr(err, "ptxas failed")) printf("\n%s\n%s", out ? out : "", err ? err : "");
+  free(out); free(err);
+}
+
 static void test_features_handed_over_every_few_seconds(void) {
   if (!have_nvcc()) return;
   static const char *const names[] = {"block_size_x", "loop_unroll_factor_k"};
@@ -562,6 +621,7 @@ TEST_SUITES(register_ktimport) {
   TEST_ADD(s, test_reader_memory);
   TEST_ADD(s, test_kt_fuzzer);
   TEST_ADD(s, test_unroll_and_groups);
+  TEST_ADD(s, test_groups_fit_the_constant_bank);
   TEST_ADD(s, test_features_handed_over_every_few_seconds);
   TEST_ADD(s, test_unknown_gpu_and_merge);
 }
