@@ -301,6 +301,9 @@ typedef struct emu_stats {
   emu_fault fault;         /* a failed launch: why; EMU_FAULT_NONE else */
   int partial;             /* cfg.partial and stopped: the features are of the
                               ctas_run CTAs that finished (fault says why) */
+  int team;                /* threads the CTAs ran on (the most of any
+                              round): 1 when the calling thread ran them all,
+                              as it does while the work is small */
 } emu_stats;
 
 /*

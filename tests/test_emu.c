@@ -642,6 +642,56 @@ static const char *slack_ptx = HDR
     CU_assertImplementation((cond) ? CU_TRUE : CU_FALSE, __LINE__, m_, __FILE__, "", CU_FALSE); \
   } while (0)
 
+/* A team of threads joins a launch only when the work left pays for it
+   (emu.c, TEAM_MIN_S): 2 CTAs of a short loop run on the calling thread
+   alone, 512 CTAs of a long one on the team; the counts are the same
+   either way (checked against one thread). */
+static const char *team_ptx = HDR
+    ".visible .entry spin(.param .u64 out, .param .u32 trips)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n  .reg .b32 %r<8>;\n  .reg .f32 %f<4>;\n  .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [trips];\n"
+    "  mov.u32 %r2, %ctaid.x;\n  mov.u32 %r3, %ntid.x;\n  mov.u32 %r4, %tid.x;\n"
+    "  mad.lo.s32 %r5, %r2, %r3, %r4;\n  cvt.rn.f32.u32 %f1, %r5;\n  mov.u32 %r6, 0;\n"
+    "$L_loop:\n"
+    "  fma.rn.f32 %f1, %f1, 0f3F7FBE77, 0f3F000000;\n"
+    "  add.s32 %r6, %r6, 1;\n  setp.lt.u32 %p1, %r6, %r1;\n  @%p1 bra $L_loop;\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n  mul.wide.u32 %rd2, %r5, 4;\n"
+    "  add.s64 %rd1, %rd1, %rd2;\n  st.global.f32 [%rd1], %f1;\n  ret;\n}\n";
+
+static void test_team_only_for_large_work(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, team_ptx), 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 512 * 256 * 4, &out, E.err, sizeof E.err), 0);
+  static const unsigned grid[2] = {2, 512}, block[2] = {64, 256}, trips[2] = {4, 1024};
+  for (int big = 0; big < 2; big++) {
+    uint64_t insns[2] = {0, 0};
+    for (int th = 1; th <= 2; th++) {
+      unsigned char params[12];
+      memcpy(params, &out, 8);
+      memcpy(params + 8, &trips[big], 4);
+      emu_launch_cfg cfg;
+      emu_launch_cfg_init(&cfg);
+      cfg.grid[0] = grid[big];
+      cfg.block[0] = block[big];
+      cfg.params = params;
+      cfg.params_size = sizeof params;
+      cfg.threads = th;
+      emu_stats st;
+      memset(&st, 0, sizeof st);
+      CU_ASSERT_EQUAL_FATAL(emu_launch(E.em, "spin", &cfg, NULL, &st, E.err, sizeof E.err), 0);
+      insns[th - 1] = st.thread_insns;
+      if (th == 2)
+        CHECKF(st.team == (big ? 2 : 1), "%s launch on 2 threads: a team of %d (want %d)",
+               big ? "a 0.1-second" : "a 2-CTA", st.team, big ? 2 : 1);
+    }
+    CHECKF(insns[0] == insns[1] && insns[0] > 0, "the same counts on 1 and 2 threads (%llu, %llu)",
+           (unsigned long long)insns[0], (unsigned long long)insns[1]);
+  }
+  env_free(&E);
+}
+
 /* tex1Dfetch (tex.1d with integer coordinates on a linear resource, the
    emulator's fast path): thread i fetches element i - 2 of a 4-element
    texture, so two threads read before it and two past it (zeros); float4
@@ -2183,6 +2233,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_oob_policy);
   TEST_ADD(s, test_sloppy_programs);
   TEST_ADD(s, test_tex1dfetch);
+  TEST_ADD(s, test_team_only_for_large_work);
   TEST_ADD(s, test_partial_launch);
   TEST_ADD(s, test_device_assert);
   TEST_ADD(s, test_launch_limits);
