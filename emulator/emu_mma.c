@@ -751,6 +751,7 @@ static void mma_n8(unsigned M, unsigned K, const double *restrict A, const doubl
   MMA_N8_BODY
 }
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
 #define MMA_AVX2 1
 #ifdef __clang__
 #pragma clang fp contract(fast)
@@ -758,10 +759,54 @@ static void mma_n8(unsigned M, unsigned K, const double *restrict A, const doubl
 #else
 #define MMA_CONTRACT optimize("fp-contract=fast"),
 #endif
+/* MMA_N8_BODY in AVX2 registers: the compiler kept the four rows'
+   accumulators on the stack, a store and a load per step (make bench's
+   tensor loop 145 -> 177 M thread-insns/s, one thread).  Same sums in the
+   same order: bit for bit MMA_N8_BODY's. */
 __attribute__((MMA_CONTRACT target("avx2,fma"))) static void mma_n8_avx2(
     unsigned M, unsigned K, const double *restrict A, const double *restrict B,
     const double *restrict C, double *restrict D) {
-  MMA_N8_BODY
+  unsigned i = 0;
+  for (; i + 4 <= M; i += 4) {
+    __m256d d00 = _mm256_loadu_pd(C + i * 8), d01 = _mm256_loadu_pd(C + i * 8 + 4);
+    __m256d d10 = _mm256_loadu_pd(C + (i + 1) * 8), d11 = _mm256_loadu_pd(C + (i + 1) * 8 + 4);
+    __m256d d20 = _mm256_loadu_pd(C + (i + 2) * 8), d21 = _mm256_loadu_pd(C + (i + 2) * 8 + 4);
+    __m256d d30 = _mm256_loadu_pd(C + (i + 3) * 8), d31 = _mm256_loadu_pd(C + (i + 3) * 8 + 4);
+    const double *a0 = A + i * K, *a1 = a0 + K, *a2 = a1 + K, *a3 = a2 + K;
+    for (unsigned q = 0; q < K; q++) {
+      __m256d b0 = _mm256_loadu_pd(B + q * 8), b1 = _mm256_loadu_pd(B + q * 8 + 4);
+      __m256d x = _mm256_broadcast_sd(a0 + q);
+      d00 = _mm256_fmadd_pd(x, b0, d00);
+      d01 = _mm256_fmadd_pd(x, b1, d01);
+      x = _mm256_broadcast_sd(a1 + q);
+      d10 = _mm256_fmadd_pd(x, b0, d10);
+      d11 = _mm256_fmadd_pd(x, b1, d11);
+      x = _mm256_broadcast_sd(a2 + q);
+      d20 = _mm256_fmadd_pd(x, b0, d20);
+      d21 = _mm256_fmadd_pd(x, b1, d21);
+      x = _mm256_broadcast_sd(a3 + q);
+      d30 = _mm256_fmadd_pd(x, b0, d30);
+      d31 = _mm256_fmadd_pd(x, b1, d31);
+    }
+    _mm256_storeu_pd(D + i * 8, d00);
+    _mm256_storeu_pd(D + i * 8 + 4, d01);
+    _mm256_storeu_pd(D + (i + 1) * 8, d10);
+    _mm256_storeu_pd(D + (i + 1) * 8 + 4, d11);
+    _mm256_storeu_pd(D + (i + 2) * 8, d20);
+    _mm256_storeu_pd(D + (i + 2) * 8 + 4, d21);
+    _mm256_storeu_pd(D + (i + 3) * 8, d30);
+    _mm256_storeu_pd(D + (i + 3) * 8 + 4, d31);
+  }
+  for (; i < M; i++) {
+    double d[8];
+    for (unsigned j = 0; j < 8; j++) d[j] = C[i * 8 + j];
+    for (unsigned q = 0; q < K; q++) {
+      double a = A[i * K + q];
+      const double *b = B + q * 8;
+      for (unsigned j = 0; j < 8; j++) d[j] += a * b[j];
+    }
+    for (unsigned j = 0; j < 8; j++) D[i * 8 + j] = d[j];
+  }
 }
 #ifdef __clang__
 #pragma clang fp contract(off)
