@@ -189,6 +189,26 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* One launch of b's kernel; its statistics into *st.  0, or -1 (printed). */
+static int launch_once(emu_module *em, const bench *b, unsigned char *params, size_t total,
+                       int threads, emu_stats *st) {
+  char err[1024] = "";
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.grid[0] = b->grid;
+  cfg.block[0] = b->block;
+  cfg.params = params;
+  cfg.params_size = total;
+  cfg.threads = threads;
+  memset(st, 0, sizeof *st);
+  feat_vec fv;
+  feat_init(&fv);
+  int rc = emu_launch(em, b->kernel, &cfg, &fv, st, err, sizeof err);
+  feat_free(&fv);
+  if (rc) fprintf(stderr, "emu_bench: %s: %s\n", b->kernel, err);
+  return rc;
+}
+
 /* Best-of-REPS throughput (thread-insns/s) of b with `threads` threads;
    -1 on error (printed). */
 static double run_bench(const bench *b, int threads, uint64_t *insns) {
@@ -270,58 +290,25 @@ static double run_bench(const bench *b, int threads, uint64_t *insns) {
     memcpy(params + off[1], &p1, 4);
   }
   for (int r = 0; r < REPS; r++) {
-    if (b->kind == 5) { /* many small launches: their instructions over their time */
-      uint64_t ins = 0;
-      double sec = 0;
-      for (int q = 0; q < SMALL_LAUNCHES; q++) {
-        emu_launch_cfg cfg;
-        emu_launch_cfg_init(&cfg);
-        cfg.grid[0] = b->grid;
-        cfg.block[0] = b->block;
-        cfg.params = params;
-        cfg.params_size = total;
-        cfg.threads = threads;
-        emu_stats st;
-        memset(&st, 0, sizeof st);
-        feat_vec fv;
-        feat_init(&fv);
-        double t0 = now_s();
-        int rc = emu_launch(em, b->kernel, &cfg, &fv, &st, err, sizeof err);
-        sec += now_s() - t0;
-        feat_free(&fv);
-        if (rc) {
-          fprintf(stderr, "emu_bench: %s: %s\n", b->kernel, err);
-          best = -1;
-          goto out;
-        }
-        ins += st.thread_insns;
+    /* small launches: many, their instructions over their wall time (what
+       a launch costs beside its instructions); else one, over the
+       emulator's own time */
+    unsigned n = b->kind == 5 ? SMALL_LAUNCHES : 1;
+    uint64_t ins = 0;
+    double sec = 0;
+    for (unsigned q = 0; q < n; q++) {
+      emu_stats st;
+      double t0 = now_s();
+      if (launch_once(em, b, params, total, threads, &st)) {
+        best = -1;
+        goto out;
       }
-      double rate = sec > 0 ? (double)ins / sec : 0;
-      if (rate > best) best = rate;
-      *insns = ins;
-      continue;
+      sec += b->kind == 5 ? now_s() - t0 : st.seconds;
+      ins += st.thread_insns;
     }
-    emu_launch_cfg cfg;
-    emu_launch_cfg_init(&cfg);
-    cfg.grid[0] = b->grid;
-    cfg.block[0] = b->block;
-    cfg.params = params;
-    cfg.params_size = total;
-    cfg.threads = threads;
-    emu_stats st;
-    memset(&st, 0, sizeof st);
-    feat_vec fv;
-    feat_init(&fv);
-    int rc = emu_launch(em, b->kernel, &cfg, &fv, &st, err, sizeof err);
-    feat_free(&fv);
-    if (rc) {
-      fprintf(stderr, "emu_bench: %s: %s\n", b->kernel, err);
-      best = -1;
-      goto out;
-    }
-    double rate = st.seconds > 0 ? (double)st.thread_insns / st.seconds : 0;
+    double rate = sec > 0 ? (double)ins / sec : 0;
     if (rate > best) best = rate;
-    *insns = st.thread_insns;
+    *insns = ins;
   }
 out:
   emu_module_free(em);
