@@ -1047,15 +1047,16 @@ static int exec_ldm(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
       }
     }
     if (emu_x_access(ctx, r, &acc, 0xFFu)) return -1;
-    if (!st)
-      for (unsigned l = 0; l < EMU_LANES; l++) {
-        if (!x->trans) {
-          dreg[l] = (uint32_t)w[l % 4][l / 4];
-        } else {
-          unsigned col = l / 4, q = col / 2, sh = 16 * (col % 2), r0 = 2 * (l % 4);
-          dreg[l] = ((w[q][r0] >> sh) & 0xFFFF) | ((w[q][r0 + 1] >> sh) & 0xFFFF) << 16;
-        }
-      }
+    if (st) continue;
+    if (!x->trans) { /* lane 4 rr + q: word q of row rr */
+      for (unsigned rr = 0; rr < 8; rr++)
+        for (unsigned q = 0; q < 4; q++) dreg[4 * rr + q] = (uint32_t)w[q][rr];
+      continue;
+    }
+    for (unsigned l = 0; l < EMU_LANES; l++) {
+      unsigned col = l / 4, q = col / 2, sh = 16 * (col % 2), r0 = 2 * (l % 4);
+      dreg[l] = ((w[q][r0] >> sh) & 0xFFFF) | ((w[q][r0 + 1] >> sh) & 0xFFFF) << 16;
+    }
   }
   return 0;
 }

@@ -377,6 +377,95 @@ static void test_shared_load_banks(void) {
   env_free(&E);
 }
 
+/* ldmatrix.x4 (the emulator's shared path of 16-byte rows) and, for
+   lanes 0-7, ld.shared.v4.u32 of the same rows (mem_op's): lane 8j + r
+   gives row r of matrix j at tile + r * stride + j * mstride. */
+static const char *ldm_ptx = HDR
+    ".visible .entry k(.param .u64 out, .param .u32 stride, .param .u32 mstride)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n  .reg .b32 %r<40>;\n  .reg .b64 %rd<8>;\n"
+    "  .shared .align 16 .b8 tile[8192];\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [stride];\n  ld.param.u32 %r2, [mstride];\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n  mov.u32 %r3, %tid.x;\n  mov.u32 %r4, tile;\n"
+    "  mov.u32 %r5, %r3;\n"
+    "FILL:\n" /* word i = 3 i + 1, 64 conflict-free stores */
+    "  shl.b32 %r6, %r5, 2;\n  add.s32 %r7, %r4, %r6;\n  mad.lo.s32 %r8, %r5, 3, 1;\n"
+    "  st.shared.u32 [%r7], %r8;\n  add.s32 %r5, %r5, 32;\n"
+    "  setp.lt.u32 %p1, %r5, 2048;\n  @%p1 bra FILL;\n"
+    "  bar.sync 0;\n"
+    "  and.b32 %r9, %r3, 7;\n  shr.u32 %r10, %r3, 3;\n  mul.lo.s32 %r11, %r9, %r1;\n"
+    "  mad.lo.s32 %r11, %r10, %r2, %r11;\n  add.s32 %r12, %r4, %r11;\n"
+    "  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r20, %r21, %r22, %r23}, [%r12];\n"
+    "  mul.wide.u32 %rd2, %r3, 16;\n  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.v4.u32 [%rd3], {%r20, %r21, %r22, %r23};\n"
+    "  setp.lt.u32 %p2, %r3, 8;\n  @!%p2 bra DONE;\n"
+    "  ld.shared.v4.u32 {%r24, %r25, %r26, %r27}, [%r12];\n"
+    "  add.s64 %rd4, %rd3, 512;\n  st.global.v4.u32 [%rd4], {%r24, %r25, %r26, %r27};\n"
+    "DONE:\n  ret;\n}\n";
+
+/* Bank replays of 16-byte rows: a bank quad (four banks) serves one row a
+   pass, so rows r * stride replay (most rows in one quad) - 1 times a
+   matrix: stride 16 and 48 reach all eight quads, 32 four (two rows each:
+   1), 128 one (7); rows at one address are one broadcast (0). */
+static void test_ldmatrix_banks(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, ldm_ptx), 0);
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 160 * 4, &out, E.err, sizeof E.err), 0);
+  static const uint32_t stride[] = {16, 48, 32, 128, 0}, mstride[] = {128, 512, 256, 1024, 16};
+  static const uint32_t replays[] = {0, 0, 1, 7, 0};
+  for (size_t c = 0; c < sizeof stride / sizeof stride[0]; c++) {
+    struct {
+      uint64_t out;
+      uint32_t s, ms;
+    } pk = {out, stride[c], mstride[c]};
+    _Static_assert(sizeof pk == 16, "no padding");
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    cfg.block[0] = 32;
+    cfg.params = &pk;
+    cfg.params_size = sizeof pk;
+    feat_vec fv;
+    feat_init(&fv);
+    int rc = emu_launch(E.em, "k", &cfg, &fv, NULL, E.err, sizeof E.err);
+    if (rc) fprintf(stderr, "\n%s\n", E.err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    uint32_t h[160];
+    emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+    int ok = 1;
+    for (uint32_t l = 0; l < 32; l++)
+      for (uint32_t q = 0; q < 4; q++) { /* word l % 4 of row l / 4 of matrix q */
+        uint32_t w = ((l / 4) * stride[c] + q * mstride[c] + (l % 4) * 4) / 4;
+        ok &= h[4 * l + q] == 3 * w + 1;
+      }
+    for (uint32_t l = 0; l < 8; l++)
+      for (uint32_t k = 0; k < 4; k++) ok &= h[128 + 4 * l + k] == 3 * (l * stride[c] / 4 + k) + 1;
+    CHECK(ok, "every lane has its words of the rows");
+    CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_bank_replays", -1), 5 * replays[c]);
+    CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_accesses", -1), 64 + 4 + 1);
+    CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_bytes", -1), 64 * 128 + 4 * 128 + 128);
+    feat_free(&fv);
+  }
+  /* a row past the window, and one not 16-byte aligned, are refused */
+  for (int bad = 0; bad < 2; bad++) {
+    struct {
+      uint64_t out;
+      uint32_t s, ms;
+    } pk = {out, bad ? 8 : 2048, 16};
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    cfg.block[0] = 32;
+    cfg.params = &pk;
+    cfg.params_size = sizeof pk;
+    feat_vec fv;
+    feat_init(&fv);
+    CU_ASSERT_NOT_EQUAL(emu_launch(E.em, "k", &cfg, &fv, NULL, E.err, sizeof E.err), 0);
+    CHECK(strstr(E.err, bad ? "aligned" : "shared") != NULL, "the error says why");
+    feat_free(&fv);
+  }
+  env_free(&E);
+}
+
 /*
  * Launches one after another on the calling thread keep its worker's
  * buffers on the module (warps, register arenas, counters): the cache was
@@ -2224,6 +2313,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_barrier);
   TEST_ADD(s, test_bank_conflicts);
   TEST_ADD(s, test_shared_load_banks);
+  TEST_ADD(s, test_ldmatrix_banks);
   TEST_ADD(s, test_worker_cache_and_features);
   TEST_ADD(s, test_out_of_bounds);
   TEST_ADD(s, test_map_external);
