@@ -1038,10 +1038,13 @@ static int head_read(const char *path, csv_head *h) {
 static int is_derived(const char *name) { return md_family_of(name) >= 0; }
 
 /* A raw feature column the derived ones are computed from (the families
-   of docs/features.md; model/derived.c reads no other). */
+   of docs/features.md; model/derived.c reads no other).  opr.*, an
+   operator launch's work, is what its estimate reads (analytic_op.c):
+   without it an exported operator dataset's rows were estimated as empty
+   launches, 2 us each, and nothing said so. */
 static int is_raw(const char *name) {
-  static const char *const fam[] = {"launch.", "op.", "class.", "mem.", "ctrl.", "static.",
-                                     "ptxas.", "tensor."};
+  static const char *const fam[] = {"launch.", "op.", "opr.", "class.", "mem.", "ctrl.",
+                                     "static.", "ptxas.", "tensor."};
   for (size_t k = 0; k < sizeof fam / sizeof *fam; k++)
     if (!strncmp(name, fam[k], strlen(fam[k]))) return 1;
   return 0;

@@ -420,6 +420,35 @@ static void test_import(void) {
             rc == 0 && out && strstr(out, "2 files, 4 rows: 3 launches"));
   free(out);
   free(err);
+  /* its export, estimated row by row by `kcast predict --gpu --features`,
+     gives the estimate of the stored operator features (the opr.* columns
+     were once dropped there: every row an empty launch of 2 us) */
+  double want = -1;
+  if (ds_open(nd, 0, &d, NULL, 0) == 0) {
+    feat_vec fv;
+    feat_init(&fv);
+    an_estimate e;
+    if (ds_find_launch(d, "bmm", "B=8 M=512 N=64 K=512 @T4", 0, &id) == 1 &&
+        ds_get_features(d, id, &fv) == 0 &&
+        an_estimate_launch(an_gpu_find("T4"), (const char *const *)fv.names, fv.vals, fv.n,
+                           &e) == 0)
+      want = e.time_us;
+    feat_free(&fv);
+    ds_close(d);
+  }
+  CHECK_MSG("the large launch's estimate is above the host's floor", want > 26);
+  snprintf(cmd, sizeof cmd, "'%s' dataset export '%s' --format csv -o '%s/x.csv' && "
+           "'%s' predict --gpu T4 --features '%s/x.csv' --id dataset --format csv", tests_kcast(),
+           nd, dir, tests_kcast(), dir);
+  rc = tests_run(cmd, &out, &err);
+  const char *line = out ? strstr(out, "B=8 M=512 N=64 K=512 @T4,T4,") : NULL;
+  double got = line ? strtod(line + strlen("B=8 M=512 N=64 K=512 @T4,T4,"), NULL) : -1;
+  char msg[256];
+  snprintf(msg, sizeof msg, "predict --features of the export: %g us, the estimate %g us", got, want);
+  CHECK_MSG(msg, rc == 0 && fabs(got - want) <= 1e-6 * want);
+  CHECK_MSG("... and the small ones are bound by the host", out && strstr(out, "@T4,T4,26,"));
+  free(out);
+  free(err);
   snprintf(cmd, sizeof cmd, "'%s' dataset import-neusight -o '%s'", tests_kcast(), nd);
   rc = tests_run(cmd, NULL, &err);
   CHECK_MSG("no FILE is a usage error (2)", rc == 2 && err && strstr(err, "at least one FILE"));
