@@ -83,6 +83,10 @@ static void print_info(const char *path, const rf_info *in) {
     printf(" %s %s%s", cli_num(nb, sizeof nb, in->cal_coverage[k], 3), in->cal_q[k] >= 0 ? "+" : "",
            cli_num(nb + 32, 32, in->cal_q[k], 4));
   putchar('\n');
+  static const char *const toward[] = {"the analytic estimate", "the median correction"};
+  if (in->cal_shrink > 0)
+    printf("answers      moved %s of the way toward %s (chosen on the held-out groups)\n",
+           cli_num(nb, sizeof nb, in->cal_shrink, 3), toward[in->cal_toward != 0]);
   if (in->n_cal_unseen) {
     printf("unseen GPUs  calibrated on %llu rows held out by GPU in %u folds:",
            (unsigned long long)in->cal_unseen_rows, in->cal_unseen_folds);
@@ -90,6 +94,9 @@ static void print_info(const char *path, const rf_info *in) {
       printf(" %s %s%s", cli_num(nb, sizeof nb, in->cal_coverage[k], 3),
              in->cal_unseen_q[k] >= 0 ? "+" : "", cli_num(nb + 32, 32, in->cal_unseen_q[k], 4));
     putchar('\n');
+    if (in->cal_unseen_shrink > 0)
+      printf("unseen GPUs  answers moved %s of the way toward %s\n",
+             cli_num(nb, sizeof nb, in->cal_unseen_shrink, 3), toward[in->cal_unseen_toward != 0]);
   }
 }
 
@@ -184,10 +191,15 @@ static int json_info(const char *path, const rf_info *in) {
   cJSON_AddNumberToObject(iv, "rows", (double)in->cal_rows);
   cJSON_AddNumberToObject(iv, "folds", in->cal_folds);
   cJSON_AddItemToObject(iv, "table", cal_table(in->cal_coverage, in->cal_q, in->n_cal));
+  static const char *const target[] = {"estimate", "median"};
+  cJSON_AddNumberToObject(iv, "shrink", in->cal_shrink);
+  cJSON_AddStringToObject(iv, "shrink_toward", target[in->cal_toward != 0]);
   if (in->n_cal_unseen) {
     cJSON *un = cJSON_AddObjectToObject(iv, "unseen_gpus");
     cJSON_AddNumberToObject(un, "rows", (double)in->cal_unseen_rows);
     cJSON_AddNumberToObject(un, "folds", in->cal_unseen_folds);
+    cJSON_AddNumberToObject(un, "shrink", in->cal_unseen_shrink);
+    cJSON_AddStringToObject(un, "shrink_toward", target[in->cal_unseen_toward != 0]);
     cJSON_AddItemToObject(un, "table",
                           cal_table(in->cal_coverage, in->cal_unseen_q, in->n_cal_unseen));
   } else {

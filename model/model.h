@@ -35,11 +35,11 @@ extern "C" {
 #endif
 
 /* Newest version of the .kcm format this build reads and writes (it reads
-   1 to 6; 2 adds the calibration table, 3 the base feature and the
+   1 to 7; 2 adds the calibration table, 3 the base feature and the
    unseen-GPU table, 4 the features' training ranges, 5 the adapted GPUs, 6
-   the extrapolation median of a model with a base; a model with neither
-   is written as version 4). */
-#define RF_FORMAT_VERSION 6
+   the extrapolation median of a model with a base, 7 the tables' shrinks
+   for unseen groups; a model with none of these is written as version 4). */
+#define RF_FORMAT_VERSION 7
 /* Largest number of histogram bins per feature. */
 #define RF_MAX_BINS 256
 
@@ -273,6 +273,11 @@ typedef struct rf_info {
   uint64_t cal_unseen_rows;
   unsigned cal_unseen_folds;
   const double *cal_unseen_q;
+  double cal_shrink, cal_unseen_shrink; /* each table's shrink of the answers
+                                toward cal_toward / cal_unseen_toward (0: the
+                                analytic base, 1: the training rows' median
+                                correction); 0: none (rf_calib.c) */
+  int cal_toward, cal_unseen_toward;
   size_t n_adapt;            /* GPUs adapted with measured shots (rf_set_adapt) */
   const rf_adapt *adapt;
 } rf_info;

@@ -89,6 +89,13 @@ typedef struct rf_calib {
   unsigned n;                 /* grid points, <= RF_CALIB_MAX */
   double cov[RF_CALIB_MAX];   /* nominal coverages, increasing in (0,1) */
   double q[RF_CALIB_MAX];     /* widening at cov[k], transformed space */
+  /* A table made on held-out groups (RF_CALIB_GROUPS) of a forest with
+     base_med: the share of the way its answers move from the forest's
+     toward `toward` (0: the base itself, log ratio 0; 1: base_med), chosen
+     on those groups' rows (rf_calib.c, "Unseen groups"); 0 keeps the
+     forest's answer.  File version 7. */
+  double shrink;
+  int toward;
 } rf_calib;
 
 struct rf_forest {
@@ -151,6 +158,11 @@ int rf__ranges(rf_forest *f, const rf_data *d);
    to the prediction and its interval alike. */
 #define RF_EXTRAP_POW 2
 double rf__extrap_shift(const rf_forest *f, const double *row, double m);
+
+/* The whole shift of raw mean m of a row answered with table cal:
+   rf__extrap_shift, then cal's shrink of the result toward its target
+   (rf_calib.shrink; rf_range.c). */
+double rf__shift(const rf_forest *f, const rf_calib *cal, const double *row, double m);
 
 /* Build the compact layout when the forest allows it (0; -1 out of
    memory).  Called by rf_train and rf_load. */

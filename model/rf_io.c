@@ -12,13 +12,18 @@
  *               calibration table (version 2), base feature and the
  *               unseen-GPU calibration table (version 3), the features'
  *               training ranges (version 4), adapted GPUs (version 5),
- *               the extrapolation median (version 6)
+ *               the extrapolation median (version 6), the tables'
+ *               shrinks (version 7)
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * Numbers are in the writer's byte order; the marker lets a reader on the
  * other order refuse the file by name instead of misreading it.
  *
- * Versions: 6 appends, after the adapted GPUs (whose count may be 0 there),
+ * Versions: 7 appends, after base_med, per table (the calibration one,
+ * then the unseen-GPU one) f64 shrink in [0, 1] and u32 its target (0
+ * the base, 1 base_med): how far a table made on held-out groups moves
+ * the forest's answers (rf_calib.c); written only when one is above 0.
+ * 6 appends, after the adapted GPUs (whose count may be 0 there),
  * f64 base_med: the median of log(y / base) over the training rows, which
  * an answer beyond the training ranges shrinks toward (rf_range.c); it is
  * written only for a log target with a base, and files before it load
@@ -110,7 +115,9 @@ int rf_save(const rf_forest *f, const char *path) {
   /* version 6 only for a model with base_med, 5 for one with adapted GPUs:
      the others stay readable by builds that read version 4 */
   int v6 = isfinite(f->base_med);
-  put_u32(&b, v6 ? 6 : f->n_adapt ? 5 : 4);
+  /* version 7 only for a model whose tables shrink (rf_calib.shrink) */
+  int v7 = v6 && (f->cal.shrink > 0 || f->cal_unseen.shrink > 0);
+  put_u32(&b, v7 ? 7 : v6 ? 6 : f->n_adapt ? 5 : 4);
   put_u32(&b, KCM_ENDIAN);
   put_u64(&b, 0); /* payload length, patched below */
   put_str(&b, f->target);
@@ -178,6 +185,12 @@ int rf_save(const rf_forest *f, const char *path) {
     }
   }
   if (v6) put_f64(&b, f->base_med); /* version 6: what extrapolation shrinks toward */
+  if (v7) { /* version 7: each table's shrink, the seen GPUs' then the unseen ones' */
+    put_f64(&b, f->cal.shrink);
+    put_u32(&b, (uint32_t)f->cal.toward);
+    put_f64(&b, f->cal_unseen.shrink);
+    put_u32(&b, (uint32_t)f->cal_unseen.toward);
+  }
   if (b.failed) {
     rf__free(b.p);
     return rf__nomem();
@@ -555,6 +568,19 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
         return bad(r, "extrapolation median %g (finite, and only for a log target with a base)",
                    bm);
       f->base_med = bm;
+    }
+    if (version >= 7) {
+      rf_calib *tab[2] = {&f->cal, &f->cal_unseen};
+      for (int k = 0; k < 2; k++) {
+        double sh = get_f64(r, "shrink");
+        uint32_t to = get_u32(r, "shrink target");
+        if (r->failed) return -1;
+        if (!(sh >= 0 && sh <= 1) || to > 1 || (sh > 0 && !tab[k]->n))
+          return bad(r, "%s table: shrink %g toward %u (0 to 1, toward 0 or 1, and only with "
+                     "a table)", k ? "unseen-GPU" : "calibration", sh, to);
+        tab[k]->shrink = sh;
+        tab[k]->toward = (int)to;
+      }
     }
     if (r->pos != r->len)
       return bad(r, "%zu bytes left over after the calibration table", r->len - r->pos);

@@ -501,19 +501,19 @@ static double fast_leaves(const rf_forest *f, const double *row, uint32_t *leaf,
 
 double rf_predict(const rf_forest *f, const double *row) {
   double m = rf__raw_mean(f, row);
-  return rf__untransform(f->params.transform, m + rf__offset(f, row) + rf__extrap_shift(f, row, m));
+  return rf__untransform(f->params.transform, m + rf__offset(f, row) + rf__shift(f, &f->cal, row, m));
 }
 
 /* The prediction and interval of a row from its leaves (codes on the
    8-byte nodes, else nodes) and s, the sum of their means in tree order;
    means: those means by tree, or NULL; off is the row's base offset.  A
-   row beyond the training ranges moves prediction and interval alike
-   (rf__extrap_shift). */
+   row beyond the training ranges, and every row answered by a table with
+   a shrink, moves prediction and interval alike (rf__shift). */
 static int interval_of(const rf_forest *f, const double *row, const rf_calib *cal,
                        double coverage, double s, double off, const void *leaves,
                        const double *means, double *pred, double *lo, double *hi) {
   size_t T = f->n_trees;
-  off += rf__extrap_shift(f, row, s / (double)T);
+  off += rf__shift(f, cal, row, s / (double)T);
   if (pred) *pred = rf__untransform(f->params.transform, s / (double)T + off);
   if (lo || hi) {
     /* QRF quantiles and the calibration's widening: model/rf_calib.c */
@@ -735,7 +735,7 @@ int rf_predict_batch(const rf_forest *f, const rf_data *d, double coverage, doub
           if (hi) hi[i] = b;
         } else {
           double m = B.s[r] / (double)T;
-          pred[i] = rf__untransform(f->params.transform, m + off + rf__extrap_shift(f, row, m));
+          pred[i] = rf__untransform(f->params.transform, m + off + rf__shift(f, &f->cal, row, m));
         }
       }
     }

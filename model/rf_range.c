@@ -83,3 +83,10 @@ double rf__extrap_shift(const rf_forest *f, const double *row, double m) {
   w = w > 1 ? 1 : w;
   return pow(w, RF_EXTRAP_POW) * (f->base_med - m);
 }
+
+double rf__shift(const rf_forest *f, const rf_calib *cal, const double *row, double m) {
+  double ex = rf__extrap_shift(f, row, m);
+  if (!(cal->shrink > 0) || !isfinite(f->base_med)) return ex;
+  double to = cal->toward ? f->base_med : 0;
+  return ex + cal->shrink * (to - (m + ex));
+}

@@ -1029,6 +1029,93 @@ static void test_calibration_counts_groups(void) {
   rf_data_free(&d);
 }
 
+/* Five groups of 120 rows whose time over the base is exp(0.8 sin(2 pi
+   (x0 + g / 5))): each group its own phase (`same`: all the phase of
+   group 0), which no feature tells.  Held out, a group's pattern is the
+   negative of the mean of the others' (the five sum to 0 at every x0). */
+static void make_phases(rf_data *d, int same) {
+  size_t per = 120, n = 5 * per;
+  lcg_state = 11;
+  CU_ASSERT_FATAL(rf_data_alloc(d, n, 2, 1) == 0);
+  d->names[0] = strdup("x0");
+  d->names[1] = strdup("base");
+  d->target = strdup("t");
+  d->groups = calloc(n, sizeof(char *));
+  CU_ASSERT_FATAL(d->groups != NULL);
+  for (size_t i = 0; i < n; i++) {
+    size_t g = i / per;
+    char nm[8];
+    snprintf(nm, sizeof nm, "g%zu", g);
+    d->groups[i] = strdup(nm);
+    d->x[i] = urand();
+    d->x[n + i] = exp(3 * urand());
+    double ph = same ? 0 : (double)g / 5;
+    d->y[i] = d->x[n + i] * exp(0.8 * sin(2 * M_PI * (d->x[i] + ph)) + 0.01 * nrand());
+  }
+}
+
+static double logo_median_ape(rf_data *d, const rf_params *p) {
+  rf_cv_opts o = {.size = sizeof o, .by_group = 1, .coverage = 0.9};
+  rf_cv_result r;
+  if (rf_cv(d, p, &o, &r)) return -1;
+  double m = r.overall.median_ape;
+  rf_cv_result_free(&r);
+  return m;
+}
+
+/*
+ * A table made on held-out groups moves the answers of a forest with a
+ * base toward the base (or the median correction) when that answers the
+ * held-out groups better in every one of them (rf_calib.c, choose_shrink):
+ * groups whose corrections of the base differ in ways nothing tells are
+ * better answered by the base than by the other groups' corrections.
+ * Where the groups share their correction the forest's answer stays; the
+ * shrink survives save and load (file version 7).
+ */
+static void test_group_shrink(void) {
+  rf_params p = params(30);
+  p.extra_trees = 1;
+  p.max_features = 0;
+  p.min_leaf = 1;
+  p.transform = RF_TRANSFORM_LOG;
+  p.base_feature = 1;
+  p.calibrate = RF_CALIBRATE_ON;
+  p.calib_groups = 1;
+  rf_data d;
+  make_phases(&d, 0);
+  rf_forest *f = NULL, *g = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  const rf_info *in = rf_get_info(f);
+  printf("\n  five groups, phases of their own: shrink %.3f toward %d ", in->cal_shrink,
+         in->cal_toward);
+  CHECK_MSG("their answers are moved (shrink >= 0.5)", in->cal_shrink >= 0.5);
+  char path[1200];
+  tmpfile_path(path, sizeof path, "shrink.kcm");
+  CU_ASSERT_FATAL(rf_save(f, path) == 0);
+  CU_ASSERT_FATAL(rf_load(path, &g) == 0);
+  CHECK_MSG("the shrink survives save and load",
+            rf_get_info(g)->cal_shrink == in->cal_shrink &&
+                rf_get_info(g)->cal_toward == in->cal_toward);
+  double row[2] = {0.9, 10};
+  CHECK_MSG("... and so do the answers", rf_predict(g, row) == rf_predict(f, row));
+  rf_free(g);
+  rf_free(f);
+  double with = logo_median_ape(&d, &p);
+  setenv("KCAST_GROUP_SHRINK", "0", 1);
+  double without = logo_median_ape(&d, &p);
+  unsetenv("KCAST_GROUP_SHRINK");
+  printf("leave one group out, median APE %.2f %% (without the shrink %.2f %%) ", with, without);
+  CHECK_MSG("leaving a group out, the shrink answers it better", with >= 0 && with < 0.9 * without);
+  rf_data_free(&d);
+
+  make_phases(&d, 1);
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  printf("one shared phase: shrink %.3f ", rf_get_info(f)->cal_shrink);
+  CHECK_MSG("a correction the groups share is kept (no shrink)", rf_get_info(f)->cal_shrink == 0);
+  rf_free(f);
+  rf_data_free(&d);
+}
+
 /*
  * Calibration for unseen groups (rf_params.calib_groups): the inner folds
  * hold out whole groups, so leave-one-group-out intervals cover near their
@@ -2080,6 +2167,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_calibration_for_unseen_groups);
   TEST_ADD(s, test_calibration_prior_for_few_groups);
   TEST_ADD(s, test_calibration_counts_groups);
+  TEST_ADD(s, test_group_shrink);
   TEST_ADD(s, test_cli_calibration);
   TEST_ADD(s, test_permutation_importance);
   TEST_ADD(s, test_metrics_known_values);
