@@ -528,6 +528,15 @@ int cmd_cv(int argc, char **argv) {
             "group%s at least: too few to tell how far a new one lies, so they are widened by "
             "the prior spread of groups (sigma %.2f in log space; docs/accuracy.md)\n",
             r.groups_calibrated, r.groups_calibrated == 1 ? "" : "s", RF_UNSEEN_SIGMA);
+  if (r.shrunk_folds) {
+    char a[32], b[32];
+    fprintf(stderr, "kcast: note: in %u of %u folds the forest's answers for the held-out "
+            "group were moved %s%s%s of the way toward the analytic estimate or the median "
+            "correction (what the inner folds' held-out groups were answered best by; "
+            "docs/accuracy.md)\n", r.shrunk_folds, r.n_folds, cli_num(a, sizeof a, r.shrink_min, 3),
+            r.shrink_max > r.shrink_min ? " to " : "",
+            r.shrink_max > r.shrink_min ? cli_num(b, sizeof b, r.shrink_max, 3) : "");
+  }
   if (predictions && write_predictions(predictions, &d, &r, settings)) {
     rc = KCAST_EXIT_USER;
     rf_cv_result_free(&r);

@@ -491,6 +491,10 @@ typedef struct rf_cv_result {
                              0 where the fold had no row of the class), or NULL */
   size_t n_more;
   rf_cv_shots *more;      /* rf_cv_opts.more's counts, in order */
+  unsigned shrunk_folds;  /* folds whose table moved the held-out answers
+                             (rf_info.cal_shrink > 0), and the smallest and
+                             largest move among them */
+  double shrink_min, shrink_max;
   size_t groups_calibrated; /* with calibration for unseen groups: the fewest
                              groups a fold's intervals were calibrated on
                              (below 3, RF_UNSEEN_SIGMA widened them);

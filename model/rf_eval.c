@@ -614,6 +614,11 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
       rf__calib_prior(&f->cal, ntg);
       r->groups_calibrated = ntg < r->groups_calibrated ? ntg : r->groups_calibrated;
     }
+    if (f->cal.shrink > 0) {
+      if (!r->shrunk_folds++) r->shrink_min = r->shrink_max = f->cal.shrink;
+      r->shrink_min = fmin(r->shrink_min, f->cal.shrink);
+      r->shrink_max = fmax(r->shrink_max, f->cal.shrink);
+    }
     r->fold_mf[k] = f->params.max_features;
     r->fold_leaf[k] = f->params.min_leaf;
     r->fold_et[k] = f->params.extra_trees;

@@ -1054,11 +1054,12 @@ static void make_phases(rf_data *d, int same) {
   }
 }
 
-static double logo_median_ape(rf_data *d, const rf_params *p) {
+static double logo_median_ape(rf_data *d, const rf_params *p, unsigned *shrunk) {
   rf_cv_opts o = {.size = sizeof o, .by_group = 1, .coverage = 0.9};
   rf_cv_result r;
   if (rf_cv(d, p, &o, &r)) return -1;
   double m = r.overall.median_ape;
+  *shrunk = r.shrunk_folds;
   rf_cv_result_free(&r);
   return m;
 }
@@ -1100,10 +1101,13 @@ static void test_group_shrink(void) {
   CHECK_MSG("... and so do the answers", rf_predict(g, row) == rf_predict(f, row));
   rf_free(g);
   rf_free(f);
-  double with = logo_median_ape(&d, &p);
+  unsigned sw = 0, so = 0;
+  double with = logo_median_ape(&d, &p, &sw);
   setenv("KCAST_GROUP_SHRINK", "0", 1);
-  double without = logo_median_ape(&d, &p);
+  double without = logo_median_ape(&d, &p, &so);
   unsetenv("KCAST_GROUP_SHRINK");
+  CHECK_MSG("the CV result counts the folds that moved their answers (all 5; none when off)",
+            sw == 5 && so == 0);
   printf("leave one group out, median APE %.2f %% (without the shrink %.2f %%) ", with, without);
   CHECK_MSG("leaving a group out, the shrink answers it better", with >= 0 && with < 0.9 * without);
   rf_data_free(&d);
