@@ -167,6 +167,7 @@ int rf_adapt_fit_rows(const rf_forest *f, const char *gpu, const char *const *na
   if (!g) return rf__err("unknown GPU '%s' (see 'kcast gpus')", gpu);
   if (!n) return rf__err("no launch measured on %s to adapt the model to", g->name);
   size_t nf = f->n_features;
+  int unseen = f->gpu && *f->gpu && !an_gpu_in_list(f->gpu, g->name);
   long *at = rf__mallocn(nf ? nf : 1, sizeof *at);
   double *row = rf__mallocn(nf ? nf : 1, sizeof *row);
   double *pr = rf__mallocn(n, sizeof *pr), *h = rf__mallocn(n, sizeof *h);
@@ -195,7 +196,11 @@ int rf_adapt_fit_rows(const rf_forest *f, const char *gpu, const char *const *na
         goto out;
       }
     }
-    pr[i] = rf_predict(f, row);
+    /* as the adapted GPU's answers will be made: a GPU the model was not
+       trained on takes its unseen-GPU table, and that table's shrink */
+    if (unseen ? rf_predict_interval_on(f, row, 0.9, 1, &pr[i], NULL, NULL)
+               : ((pr[i] = rf_predict(f, row)), 0))
+      goto out;
     an_estimate e;
     h[i] = an_estimate_launch(g, names, v, p, &e) ? 0 : an_overhead_share(&e);
     cls[i] = rf_adapt_class(an__op_class(names, v, p));
