@@ -403,6 +403,21 @@ static const char *ldm_ptx = HDR
     "  add.s64 %rd4, %rd3, 512;\n  st.global.v4.u32 [%rd4], {%r24, %r25, %r26, %r27};\n"
     "DONE:\n  ret;\n}\n";
 
+/* ldm_ptx's k on one warp with the row and matrix strides s and ms. */
+static int run_ldm(env *E, uint64_t out, uint32_t s, uint32_t ms, feat_vec *fv) {
+  struct {
+    uint64_t out;
+    uint32_t s, ms;
+  } pk = {out, s, ms}; /* the kernel's parameters, as laid out */
+  _Static_assert(sizeof pk == 16, "no padding");
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  cfg.block[0] = 32;
+  cfg.params = &pk;
+  cfg.params_size = sizeof pk;
+  return emu_launch(E->em, "k", &cfg, fv, NULL, E->err, sizeof E->err);
+}
+
 /* Bank replays of 16-byte rows: a bank quad (four banks) serves one row a
    pass, so rows r * stride replay (most rows in one quad) - 1 times a
    matrix: stride 16 and 48 reach all eight quads, 32 four (two rows each:
@@ -415,19 +430,9 @@ static void test_ldmatrix_banks(void) {
   static const uint32_t stride[] = {16, 48, 32, 128, 0}, mstride[] = {128, 512, 256, 1024, 16};
   static const uint32_t replays[] = {0, 0, 1, 7, 0};
   for (size_t c = 0; c < sizeof stride / sizeof stride[0]; c++) {
-    struct {
-      uint64_t out;
-      uint32_t s, ms;
-    } pk = {out, stride[c], mstride[c]};
-    _Static_assert(sizeof pk == 16, "no padding");
-    emu_launch_cfg cfg;
-    emu_launch_cfg_init(&cfg);
-    cfg.block[0] = 32;
-    cfg.params = &pk;
-    cfg.params_size = sizeof pk;
     feat_vec fv;
     feat_init(&fv);
-    int rc = emu_launch(E.em, "k", &cfg, &fv, NULL, E.err, sizeof E.err);
+    int rc = run_ldm(&E, out, stride[c], mstride[c], &fv);
     if (rc) fprintf(stderr, "\n%s\n", E.err);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     uint32_t h[160];
@@ -448,18 +453,9 @@ static void test_ldmatrix_banks(void) {
   }
   /* a row past the window, and one not 16-byte aligned, are refused */
   for (int bad = 0; bad < 2; bad++) {
-    struct {
-      uint64_t out;
-      uint32_t s, ms;
-    } pk = {out, bad ? 8 : 2048, 16};
-    emu_launch_cfg cfg;
-    emu_launch_cfg_init(&cfg);
-    cfg.block[0] = 32;
-    cfg.params = &pk;
-    cfg.params_size = sizeof pk;
     feat_vec fv;
     feat_init(&fv);
-    CU_ASSERT_NOT_EQUAL(emu_launch(E.em, "k", &cfg, &fv, NULL, E.err, sizeof E.err), 0);
+    CU_ASSERT_NOT_EQUAL(run_ldm(&E, out, bad ? 8 : 2048, 16, &fv), 0);
     CHECK(strstr(E.err, bad ? "aligned" : "shared") != NULL, "the error says why");
     feat_free(&fv);
   }

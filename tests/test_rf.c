@@ -893,6 +893,17 @@ static void test_calibration_widens_by_the_table(void) {
   rf_data_free(&te);
 }
 
+/* n rows of two features, x0 and x1name, target tname, and room for a
+   group label a row. */
+static void grouped_alloc(rf_data *d, size_t n, const char *x1name, const char *tname) {
+  CU_ASSERT_FATAL(rf_data_alloc(d, n, 2, 1) == 0);
+  d->names[0] = strdup("x0");
+  d->names[1] = strdup(x1name);
+  d->target = strdup(tname);
+  d->groups = calloc(n, sizeof(char *));
+  CU_ASSERT_FATAL(d->groups != NULL);
+}
+
 /* 30 applications of 24 rows: y = 3 x0 + off[g] + 0.1 N(0,1), where the
    offset of application g (N(0, 2)) is told only by x1 = g / 30, a value
    no other application shares.  Within an application the forest learns
@@ -902,12 +913,7 @@ static void make_groups(rf_data *d, uint64_t seed) {
   lcg_state = seed;
   double off[30];
   for (size_t g = 0; g < G; g++) off[g] = 2 * nrand();
-  CU_ASSERT_FATAL(rf_data_alloc(d, n, 2, 1) == 0);
-  d->names[0] = strdup("x0");
-  d->names[1] = strdup("x1");
-  d->target = strdup("y");
-  d->groups = calloc(n, sizeof(char *));
-  CU_ASSERT_FATAL(d->groups != NULL);
+  grouped_alloc(d, n, "x1", "y");
   for (size_t i = 0; i < n; i++) {
     size_t g = i / per;
     char name[8];
@@ -1036,12 +1042,7 @@ static void test_calibration_counts_groups(void) {
 static void make_phases(rf_data *d, int same) {
   size_t per = 120, n = 5 * per;
   lcg_state = 11;
-  CU_ASSERT_FATAL(rf_data_alloc(d, n, 2, 1) == 0);
-  d->names[0] = strdup("x0");
-  d->names[1] = strdup("base");
-  d->target = strdup("t");
-  d->groups = calloc(n, sizeof(char *));
-  CU_ASSERT_FATAL(d->groups != NULL);
+  grouped_alloc(d, n, "base", "t");
   for (size_t i = 0; i < n; i++) {
     size_t g = i / per;
     char nm[8];
