@@ -1100,6 +1100,27 @@ static void test_group_shrink(void) {
                 rf_get_info(g)->cal_toward == in->cal_toward);
   double row[2] = {0.9, 10};
   CHECK_MSG("... and so do the answers", rf_predict(g, row) == rf_predict(f, row));
+  /* the file ends ... base_med, (f64 shrink, u32 toward) x 2, CRC */
+  size_t len;
+  unsigned char *img = (unsigned char *)tests_read_file(path, &len);
+  CU_ASSERT_FATAL(img != NULL && len > 40);
+  uint32_t ver;
+  memcpy(&ver, img + 8, 4);
+  CHECK_EQ(ver, 7, "a model whose table shrinks is written as version 7");
+  char bad[1300];
+  snprintf(bad, sizeof bad, "%s.bad", path);
+  double two = 2, half = 0.5;
+  memcpy(img + len - 28, &two, 8);
+  fix_crc(img, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, img, len), -1);
+  CHECK_MSG("a shrink above 1 is refused by name", ERR_HAS("calibration table: shrink 2"));
+  memcpy(img + len - 28, &in->cal_shrink, 8);
+  memcpy(img + len - 16, &half, 8);
+  fix_crc(img, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, img, len), -1);
+  CHECK_MSG("a shrink for an unseen-GPU table that is not there is refused",
+            ERR_HAS("unseen-GPU table: shrink 0.5"));
+  free(img);
   rf_free(g);
   rf_free(f);
   unsigned sw = 0, so = 0;
