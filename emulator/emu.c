@@ -86,8 +86,11 @@
  * launches took 20-30 s under `kcast run` beside a busy process, 1.6 s on
  * one thread).  Each thread owns its warps, shared memory, local stacks and
  * counters, summed at the end, so counts do not depend on the thread count
- * or on whether a team ran.  Device printf output is buffered per CTA and
- * written in CTA order after the launch.
+ * or on whether a team ran.  Tests that compare 1 and 2 threads make every
+ * launch of two CTAs or more start its team at once (emu__team_always,
+ * emu_int.h): their launches are small, and without it the "2 threads" run
+ * was the calling thread's alone.  Device printf output is buffered per CTA
+ * and written in CTA order after the launch.
  *
  * Memory accesses.  A warp's access is resolved once for the whole warp
  * when its lowest and highest lane addresses resolve to one region (the
@@ -2612,6 +2615,14 @@ static int cmp_pfout(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* emu__team_always (tests): 1 = a launch of two CTAs or more on more than
+   one thread starts its team before the first CTA */
+static int team_always;
+
+int emu__team_always(int on) {
+  return __atomic_exchange_n(&team_always, on != 0, __ATOMIC_RELAXED);
+}
+
 static double cpu_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -2661,6 +2672,7 @@ static void ac_record(worker *W, double *out) {
  */
 static int run_ctas(worker *W, int probe) {
   launch *L = W->L;
+  if (probe && __atomic_load_n(&team_always, __ATOMIC_RELAXED)) return 1;
   if (probe && L->nrun - __atomic_load_n(&L->next, __ATOMIC_RELAXED) < 3) probe = 0;
   double c0 = probe ? cpu_s() : 0, w0 = probe ? wall_s() : 0;
   for (;;) {

@@ -14,6 +14,16 @@
  * kernels whose control flow depends on the interleaving of CTAs (a
  * compare-and-swap retry loop on global memory retries more often when CTAs
  * run at the same time, so its op.bra count varies; its results do not).
+ * A program with a data race gets no such promise.  Between CTAs the race
+ * is run as it comes: two CTAs storing different values to the same bytes
+ * leave the one that stored last, which differs from run to run with more
+ * than one thread (Parboil histo with a histogram of fewer than 24,576 bins
+ * copies each CTA's last bins over the next CTA's first ones).  Within a
+ * CTA the warps run one after another, each until it reaches a barrier or
+ * exits, so a missing __syncthreads gives the same answer on every run,
+ * one a GPU, whose warps advance together, rarely shows (Rodinia
+ * heartwall's second cumulative sum reads the other warps' elements before
+ * they subtract them, and every point moves by (-5, -5) a frame).
  *
  * Addresses.  Device addresses are 64-bit values in the emulated space, not
  * host pointers.  Generic addressing works: global allocations, the CTA's

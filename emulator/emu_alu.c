@@ -198,6 +198,26 @@ GEN3(max3_relu_s32, ST32, RS32, ST32, RS32, W32, RELU(MAX3(a, b, c)))
 GEN2(min_relu_s32, ST32, RS32, W32, RELU(a < b ? a : b))
 GEN2(max_relu_s32, ST32, RS32, W32, RELU(a > b ? a : b))
 
+/* min/max{.relu}.{u16x2,s16x2} d, a, b: each 16-bit half on its own
+   (.relu: .s16x2 only, a negative half becomes 0) */
+static inline uint32_t minmax_16x2(uint32_t a, uint32_t b, int mx, int sgn, int relu) {
+  uint32_t r = 0;
+  for (unsigned h = 0; h < 32; h += 16) {
+    int32_t x = sgn ? (int32_t)(int16_t)(uint16_t)(a >> h) : (int32_t)(uint16_t)(a >> h);
+    int32_t y = sgn ? (int32_t)(int16_t)(uint16_t)(b >> h) : (int32_t)(uint16_t)(b >> h);
+    int32_t v = mx ? (x > y ? x : y) : (x < y ? x : y);
+    if (relu && v < 0) v = 0;
+    r |= (uint32_t)(uint16_t)v << h;
+  }
+  return r;
+}
+GEN2(min_u16x2, UT32, RU32, W32, minmax_16x2(a, b, 0, 0, 0))
+GEN2(max_u16x2, UT32, RU32, W32, minmax_16x2(a, b, 1, 0, 0))
+GEN2(min_s16x2, UT32, RU32, W32, minmax_16x2(a, b, 0, 1, 0))
+GEN2(max_s16x2, UT32, RU32, W32, minmax_16x2(a, b, 1, 1, 0))
+GEN2(min_relu_s16x2, UT32, RU32, W32, minmax_16x2(a, b, 0, 1, 1))
+GEN2(max_relu_s16x2, UT32, RU32, W32, minmax_16x2(a, b, 1, 1, 1))
+
 /* sad.{u,s}W d, a, b, c: d = c + |a - b| */
 #define GEN_SAD(w)                                                          \
   GEN3(sad_u##w, UT##w, RU##w, UT##w, RU##w, W##w, c + (a > b ? a - b : b - a)) \
@@ -844,6 +864,15 @@ static emu_alu_fn select_int(const ptx_insn *i, unsigned nd, unsigned ns,
   case PTX_OP_MIN: case PTX_OP_MAX: {
     int mx = i->op == PTX_OP_MAX;
     NEED(nd == 1 && (ns == 2 || ns == 3), "min/max: expected 2 or 3 sources");
+    if (i->type == PTX_T_U16X2 || i->type == PTX_T_S16X2) {
+      int s16 = i->type == PTX_T_S16X2;
+      NEED(ns == 2, "min/max.{u16x2,s16x2}: two sources only");
+      if (fl & PTX_F_RELU) {
+        NEED(s16, "min/max.relu: .u16x2 is not defined");
+        return mx ? max_relu_s16x2 : min_relu_s16x2;
+      }
+      return mx ? (s16 ? max_s16x2 : max_u16x2) : (s16 ? min_s16x2 : min_u16x2);
+    }
     NEED(k >= 0, "min/max: integer type not supported");
     if (ns == 3 || (fl & PTX_F_RELU)) {
       NEED(w == 32, "min/max: three inputs or .relu only for 32-bit types");

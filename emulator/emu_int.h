@@ -374,4 +374,12 @@ int emu_printf_format(emu_strbuf *out, uint64_t fmt_addr, uint64_t args,
    calling thread's next launch (emu.c's worker cache); 0 when none. */
 uint32_t emu__cached_warps(const struct emu_module *em);
 
+/* Test hook (tests/emu_fix.c, tests/test_emu.c): on != 0 makes every
+   later launch with cfg.threads > 1 (or OpenMP's default above 1) and two
+   CTAs or more run them on a team from its first CTA, whatever the work
+   (emu.c, "Scheduling": small launches otherwise stay on the calling
+   thread, and a comparison of 1 and 2 threads would compare one thread
+   with itself).  Process-wide; returns the previous setting. */
+int emu__team_always(int on);
+
 #endif

@@ -550,7 +550,8 @@ static const char *reg_group(ptx_type t) {
     case PTX_T_F16: case PTX_T_BF16: return "b16";
     case PTX_T_B32: case PTX_T_U32: case PTX_T_S32:
     case PTX_T_F16X2: case PTX_T_BF16X2: case PTX_T_TF32:
-    case PTX_T_E4M3X2: case PTX_T_E5M2X2: return "b32";
+    case PTX_T_E4M3X2: case PTX_T_E5M2X2:
+    case PTX_T_U16X2: case PTX_T_S16X2: return "b32";
     case PTX_T_B64: case PTX_T_U64: case PTX_T_S64: return "b64";
     case PTX_T_B128: return "b128";
     case PTX_T_F32: return "f32";

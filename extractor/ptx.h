@@ -35,6 +35,7 @@ typedef enum ptx_type {
   PTX_T_F16, PTX_T_F16X2, PTX_T_BF16, PTX_T_BF16X2,
   PTX_T_TF32, PTX_T_F32, PTX_T_F64,
   PTX_T_E4M3X2, PTX_T_E5M2X2,
+  PTX_T_U16X2, PTX_T_S16X2, /* min/max SIMD pairs (PTX 8.0, sm_90) */
   PTX_T_COUNT
 } ptx_type;
 

@@ -60,6 +60,7 @@ static const char *const type_names[PTX_T_COUNT] = {
   "f16", "f16x2", "bf16", "bf16x2",
   "tf32", "f32", "f64",
   "e4m3x2", "e5m2x2",
+  "u16x2", "s16x2",
 };
 
 static const uint8_t type_sizes[PTX_T_COUNT] = {
@@ -70,6 +71,7 @@ static const uint8_t type_sizes[PTX_T_COUNT] = {
   2, 4, 2, 4,
   4, 4, 8,
   2, 2,
+  4, 4,
 };
 
 unsigned ptx_type_size(ptx_type t) {

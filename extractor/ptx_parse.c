@@ -523,6 +523,7 @@ static const modifier modifiers[] = {
   {"bf16", MK_TYPE, PTX_T_BF16}, {"bf16x2", MK_TYPE, PTX_T_BF16X2},
   {"tf32", MK_TYPE, PTX_T_TF32}, {"f32", MK_TYPE, PTX_T_F32}, {"f64", MK_TYPE, PTX_T_F64},
   {"e4m3x2", MK_TYPE, PTX_T_E4M3X2}, {"e5m2x2", MK_TYPE, PTX_T_E5M2X2},
+  {"u16x2", MK_TYPE, PTX_T_U16X2}, {"s16x2", MK_TYPE, PTX_T_S16X2},
   {"global", MK_SPACE, PTX_SP_GLOBAL}, {"shared", MK_SPACE, PTX_SP_SHARED},
   {"shared::cta", MK_SPACE, PTX_SP_SHARED},
   {"shared::cluster", MK_SPACE, PTX_SP_SHARED_CLUSTER},
@@ -976,6 +977,8 @@ static int type_kind(unsigned t) {
   if (t >= PTX_T_B8 && t <= PTX_T_B128) return TK_B;
   if (t >= PTX_T_U8 && t <= PTX_T_U64) return TK_U;
   if (t >= PTX_T_S8 && t <= PTX_T_S64) return TK_S;
+  /* integer pairs: any 32-bit integer or bit-size register holds one */
+  if (t == PTX_T_U16X2 || t == PTX_T_S16X2) return TK_B;
   if (t >= PTX_T_F16 && t < PTX_T_COUNT) return TK_F;
   return TK_NONE;
 }

@@ -3,6 +3,7 @@
  */
 #include "tests.h"
 #include "tests/emu_fix.h"
+#include "emulator/emu_int.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -107,7 +108,12 @@ void fix_get(kfix *f, void *host, uint64_t addr, size_t bytes) {
 }
 
 
-/* Launch the selected kernel; features go to fv (may be NULL). */
+/* for_each_compiler's 2-thread runs: emu__team_always is on */
+static int team_forced;
+
+/* Launch the selected kernel; features go to fv (may be NULL).  While
+   for_each_compiler forces teams, a launch on more than one thread of two
+   CTAs or more must have run on a team. */
 int fix_launch_cfg(kfix *f, const dims *dm, int threads, uint64_t sample,
                           feat_vec *fv, emu_stats *st) {
   emu_launch_cfg cfg;
@@ -122,7 +128,13 @@ int fix_launch_cfg(kfix *f, const dims *dm, int threads, uint64_t sample,
   cfg.threads = threads;
   cfg.sample_ctas = sample;
   cfg.printf_out = stderr;
-  return emu_launch(f->em, f->k->name, &cfg, fv, st, f->err, sizeof f->err);
+  emu_stats own;
+  if (!st) st = &own;
+  int rc = emu_launch(f->em, f->k->name, &cfg, fv, st, f->err, sizeof f->err);
+  if (rc == 0 && team_forced && threads > 1 && st->ctas_run > 1)
+    CHECK(st->team > 1, "%s.%s %s on %d threads ran on a team (%d threads), not on the calling "
+          "thread alone", f->corpus, f->compiler, f->k->name, threads, st->team);
+  return rc;
 }
 
 int fix_launch(kfix *f, const dims *dm, int threads, feat_vec *fv) {
@@ -199,7 +211,9 @@ void check_same_features(const feat_vec *a, const feat_vec *b, const char *what)
 /*
  * Run body for each compiler with 1 and 2 threads.  The body allocates and
  * fills its buffers, launches, and checks outputs and counts; the two runs'
- * features (and, through the body's own checks, outputs) must agree.
+ * features (and, through the body's own checks, outputs) must agree.  With
+ * 2 threads every launch of two CTAs or more runs on a team of 2
+ * (emu__team_always), however little work it holds.
  */
 void for_each_compiler(const char *corpus, body_fn body) {
   int ran = 0;
@@ -213,7 +227,13 @@ void for_each_compiler(const char *corpus, body_fn body) {
     feat_vec fv[2];
     for (int t = 0; t < 2; t++) {
       feat_init(&fv[t]);
+      /* 2 threads: a team from the first CTA, however small the launch
+         (else it would run on the calling thread alone) */
+      int was = emu__team_always(t == 1);
+      team_forced = t == 1;
       body(&f, t + 1, &fv[t]);
+      team_forced = 0;
+      emu__team_always(was);
     }
     char what[256];
     snprintf(what, sizeof what, "%s.%s", corpus, COMPILERS[c]);

@@ -56,16 +56,22 @@ static void env_free(env *E) {
   ptx_module_free(E->m);
 }
 
-/* Launch kernel k with one u64 pointer argument (and an optional u32). */
-static int run1(env *E, const char *k, unsigned grid, unsigned block,
-                uint64_t ptr, emu_launch_cfg *cfg, feat_vec *fv) {
+/* Launch kernel k with one u64 pointer argument (and an optional u32);
+   the statistics to st (may be NULL). */
+static int run1s(env *E, const char *k, unsigned grid, unsigned block,
+                 uint64_t ptr, emu_launch_cfg *cfg, feat_vec *fv, emu_stats *st) {
   unsigned char params[16];
   memcpy(params, &ptr, 8);
   cfg->grid[0] = grid;
   cfg->block[0] = block;
   cfg->params = params;
   cfg->params_size = sizeof params;
-  return emu_launch(E->em, k, cfg, fv, NULL, E->err, sizeof E->err);
+  return emu_launch(E->em, k, cfg, fv, st, E->err, sizeof E->err);
+}
+
+static int run1(env *E, const char *k, unsigned grid, unsigned block,
+                uint64_t ptr, emu_launch_cfg *cfg, feat_vec *fv) {
+  return run1s(E, k, grid, block, ptr, cfg, fv, NULL);
 }
 
 /* ------------------------------------------------------- divergence -- */
@@ -1436,9 +1442,15 @@ static void test_threads_and_sampling(void) {
     emu_launch_cfg_init(&cfg);
     cfg.threads = t + 1;
     feat_init(&fv[t]);
-    rc = run1(&E, "k", 40, 96, buf, &cfg, &fv[t]);
+    emu_stats st;
+    /* 2 threads: a team from the first CTA (the launch is too small to
+       get one otherwise) */
+    int was = emu__team_always(t == 1);
+    rc = run1s(&E, "k", 40, 96, buf, &cfg, &fv[t], &st);
+    emu__team_always(was);
     if (rc) fprintf(stderr, "\n%s\n", E.err);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
+    if (t == 1) CHECK(st.team == 2, "the 2-thread launch ran on a team of 2");
     emu_memcpy_dtoh(E.d, mem[t], buf, 48, E.err, sizeof E.err);
   }
   CHECK(memcmp(mem[0], mem[1], 48) == 0,

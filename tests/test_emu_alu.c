@@ -195,6 +195,19 @@ static float vf(unsigned l, unsigned salt) {
 
 static int64_t sat32(int64_t t) { return t > INT32_MAX ? INT32_MAX : t < INT32_MIN ? INT32_MIN : t; }
 
+/* min/max of each 16-bit half (mx: max; sgn: signed; relu: negatives 0) */
+static uint32_t pair16(uint32_t a, uint32_t b, int mx, int sgn, int relu) {
+  uint32_t r = 0;
+  for (int h = 0; h < 2; h++) {
+    uint16_t x = (uint16_t)(a >> (16 * h)), y = (uint16_t)(b >> (16 * h));
+    int32_t xi = sgn ? (int16_t)x : x, yi = sgn ? (int16_t)y : y;
+    int32_t v = mx ? (xi > yi ? xi : yi) : (xi < yi ? xi : yi);
+    if (relu && v < 0) v = 0;
+    r |= (uint32_t)(uint16_t)v << (16 * h);
+  }
+  return r;
+}
+
 static void test_int_arith(void) {
   CU_ASSERT_FATAL(load("add.s32 %r1, %r2, %r3;\n"          /* 0 */
                        "sub.u32 %r1, %r2, %r3;\n"          /* 1 */
@@ -221,7 +234,10 @@ static void test_int_arith(void) {
                        "add.s32 %r1, %r2, -1;\n"           /* 22 */
                        "mad.hi.sat.s32 %r1, %r2, %r3, %r4;\n" /* 23 */
                        "min.s16 %h1, %h2, %h3;\n"          /* 24 */
-                       "max.relu.s32 %r1, %r2, %r3;\n") == 0);
+                       "max.relu.s32 %r1, %r2, %r3;\n"     /* 25 */
+                       "min.u16x2 %r1, %r2, %r3;\n"        /* 26 */
+                       "max.s16x2 %r1, %r2, %r3;\n"        /* 27 */
+                       "min.relu.s16x2 %r1, %r2, %r3;\n") == 0);
   uint32_t a[32], b[32], c[32];
   uint64_t A[32], B[32], want[32];
   for (unsigned l = 0; l < 32; l++) {
@@ -278,6 +294,10 @@ static void test_int_arith(void) {
   EXPECT32(25, (int32_t)a[l] > (int32_t)b[l] ? ((int32_t)a[l] > 0 ? a[l] : 0)
                                              : ((int32_t)b[l] > 0 ? b[l] : 0),
            "max.relu.s32 clamps negative results to 0");
+  EXPECT32(26, pair16(a[l], b[l], 0, 0, 0), "min.u16x2 takes the unsigned minimum of each half");
+  EXPECT32(27, pair16(a[l], b[l], 1, 1, 0), "max.s16x2 takes the signed maximum of each half");
+  EXPECT32(28, pair16(a[l], b[l], 0, 1, 1),
+           "min.relu.s16x2 takes the signed minimum of each half, negative halves 0");
 }
 
 static void test_divrem(void) {
@@ -1407,6 +1427,7 @@ static void test_select(void) {
                        "cvt.rs.f16x2.f32 %r1, %f1, %f2, %r3;\n lop3.b64 %rd1, %rd2, %rd3, %rd4, 0x96;\n"
                        "sin.approx.f64 %fd1, %fd2;\n vadd.u32.u32.u32 %r1, %r2, %r3;\n"
                        "cvt.rni.f32.f64 %f1, %fd1;\n mul.wide.u64 %rd1, %rd2, %rd3;\n"
+                       "max.relu.u16x2 %r1, %r2, %r3;\n"
                        "add.rn.f32 %f1, %f2, %f3;\n mov.u32 %r1, %tid.x;\n") == 0);
   const char *why;
   int ok = 1;
@@ -1416,13 +1437,14 @@ static void test_select(void) {
   }
   CHECK(ok, "ld, st, bra, shfl, bar and cvta are the engine's: NULL with no reason");
   int okw = 1;
-  for (unsigned i = 6; i < 12; i++) {
+  for (unsigned i = 6; i < 13; i++) {
     why = NULL;
     okw &= prep(i, &why) == NULL && why != NULL && strlen(why) > 5;
   }
-  CHECK(okw, "unsupported forms (cvt.rs, lop3.b64, sin.f64, vadd, cvt.rni across types, mul.wide.u64) give a reason");
-  CHECK(prep(12, &why) != NULL && why == NULL, "a supported form selects a handler with no reason");
-  CHECK(prep(13, &why) != NULL, "mov of a special register is an ALU move");
+  CHECK(okw, "unsupported forms (cvt.rs, lop3.b64, sin.f64, vadd, cvt.rni across types, mul.wide.u64, "
+             "max.relu.u16x2) give a reason");
+  CHECK(prep(13, &why) != NULL && why == NULL, "a supported form selects a handler with no reason");
+  CHECK(prep(14, &why) != NULL, "mov of a special register is an ALU move");
 }
 
 /* ------------------------------------------------------- lane masks -- */

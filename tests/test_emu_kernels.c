@@ -248,6 +248,93 @@ static void body_histogram(kfix *f, int threads, feat_vec *fv) {
 
 static void test_histogram(void) { for_each_compiler("histogram", body_histogram); }
 
+/* -------------------------------------------------------- packed_histo -- */
+
+/* packed_histo.cu: Parboil histo's byte-packed counts, overflow words,
+   16-bit halves and uchar4/ushort4 accesses, and stores of bytes and
+   halves whose neighbours other CTAs store.  The 2-thread runs repeat the
+   launches (a lost byte would show in some runs only); each run's output
+   must be the C reference's. */
+enum { PH_PACK = 1024, PH_WIDE = 1024, PH_BINS = PH_PACK + PH_WIDE };
+
+static void body_packed_histo(kfix *f, int threads, feat_vec *fv) {
+  enum { N = 40000, BLOCK = 256, GRID = 6, SCATTER = 64 * 256, ROUNDS = 4 };
+  static uint32_t v[N];
+  uint32_t cnt[PH_BINS] = {0};
+  uint8_t want[PH_BINS], got[PH_BINS];
+  uint64_t s = 34;
+  for (int i = 0; i < N; i++) {
+    /* bin 5 wraps its byte about 8 times a CTA; bins 0-3 (one word) wrap
+       once each, so carries cascade; 10 % beyond the packed bins, 5 % on
+       one 16-bit half (saturated in the output) */
+    uint64_t r = rng_next(&s), k = r % 100;
+    uint32_t x = k < 30 ? 5u : k < 50 ? (uint32_t)(k % 4) : k < 55 ? PH_PACK + 1u
+                 : k < 60 ? PH_PACK + (uint32_t)((r >> 20) % PH_WIDE)
+                          : (uint32_t)((r >> 20) % PH_PACK);
+    v[i] = x;
+    cnt[x]++;
+  }
+  for (int b = 0; b < PH_BINS; b++) want[b] = (uint8_t)(cnt[b] > 255 ? 255 : cnt[b]);
+  static uint8_t bw[SCATTER], bg[SCATTER];
+  static uint16_t hw[SCATTER], hg[SCATTER];
+  for (int i = 0; i < SCATTER; i++) {
+    bw[i] = (uint8_t)(i * 7 + i % 64);
+    hw[i] = (uint16_t)(i * 3 + 1);
+  }
+  int rounds = threads > 1 ? ROUNDS : 1;
+  for (int round = 0; round < rounds; round++) {
+    feat_vec *rv = round ? NULL : fv;
+    if (fix_kernel(f, "_Z12packed_countPKjiPjS1_S1_")) return;
+    fix_buf(f, 0, v, sizeof v);
+    fix_u32(f, 1, N);
+    uint64_t sub = fix_buf(f, 2, NULL, (size_t)GRID * PH_PACK);
+    uint64_t ovf = fix_buf(f, 3, NULL, PH_PACK * 4);
+    uint64_t wide = fix_buf(f, 4, NULL, PH_WIDE * 2);
+    dims dm = {{GRID, 1, 1}, {BLOCK, 1, 1}, 0};
+    feat_vec tmp;
+    feat_init(&tmp);
+    if (fix_launch_tagged(f, &dm, threads, rv ? rv : &tmp, "count", NULL)) return;
+    if (fix_kernel(f, "_Z12packed_finalPKjiPjS1_P6uchar4")) return;
+    fix_u64(f, 0, sub);
+    fix_u32(f, 1, GRID);
+    fix_u64(f, 2, ovf);
+    fix_u64(f, 3, wide);
+    uint64_t out = fix_buf(f, 4, NULL, PH_BINS);
+    dims df = {{PH_BINS / 4 / 64, 1, 1}, {64, 1, 1}, 0};
+    if (fix_launch_tagged(f, &df, threads, rv ? rv : &tmp, "final", NULL)) return;
+    fix_get(f, got, out, sizeof got);
+    char what[160];
+    snprintf(what, sizeof what,
+             "byte-packed counts plus overflow words, 16-bit halves, saturated (threads=%d, "
+             "run %d)", threads, round + 1);
+    check_words(f, what, got, want, PH_BINS, 1, __LINE__);
+    uint32_t left[PH_PACK] = {0}, zero[PH_PACK] = {0};
+    fix_get(f, left, ovf, PH_PACK * 4);
+    fix_get(f, left + PH_PACK / 2, wide, PH_WIDE * 2);
+    WORDS_EQ(f, "packed_final cleared the overflow words (uint4) and the halves (ushort4)",
+             left, zero, PH_PACK);
+    if (fix_kernel(f, "_Z12byte_scatterPhPti")) return;
+    uint64_t bd = fix_buf(f, 0, NULL, SCATTER), hd = fix_buf(f, 1, NULL, SCATTER * 2);
+    fix_u32(f, 2, SCATTER);
+    dims ds = {{64, 1, 1}, {256, 1, 1}, 0};
+    if (fix_launch_tagged(f, &ds, threads, rv ? rv : &tmp, "scatter", NULL)) return;
+    feat_free(&tmp);
+    fix_get(f, bg, bd, sizeof bg);
+    fix_get(f, hg, hd, sizeof hg);
+    check_words(f, "bytes stored by 64 CTAs, each byte's neighbours by other CTAs", bg, bw,
+                SCATTER, 1, __LINE__);
+    check_words(f, "16-bit values stored by 64 CTAs, each one's neighbours by other CTAs", hg, hw,
+                SCATTER, 2, __LINE__);
+  }
+  /* one shared atomic per packed value, one read and one global atomic
+     per wide value (HALF_CAP is never reached) */
+  uint32_t wide_n = 0;
+  for (int b = PH_PACK; b < PH_BINS; b++) wide_n += cnt[b];
+  FEAT_EQ(f, fv, "count/class.atomic_shared", N - wide_n);
+}
+
+static void test_packed_histo(void) { for_each_compiler("packed_histo", body_packed_histo); }
+
 /* ------------------------------------------------------------- matmul -- */
 
 #define MATMUL "_Z12matmul_tiledPKfS0_Pfi"
@@ -1522,6 +1609,7 @@ TEST_SUITES(register_emu_kernels) {
   TEST_ADD(s, test_reduce_shared);
   TEST_ADD(s, test_reduce_shuffle);
   TEST_ADD(s, test_histogram);
+  TEST_ADD(s, test_packed_histo);
   TEST_ADD(s, test_matmul);
   TEST_ADD(s, test_transpose);
   TEST_ADD(s, test_scan);
