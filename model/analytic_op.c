@@ -47,9 +47,11 @@
 #define KERNEL_US 3.0    /* each further kernel of the operator */
 #define BW_EFF 0.85      /* sustained / peak DRAM bandwidth */
 #define L2_BW 3.0        /* L2 bandwidth as a multiple of the DRAM peak */
-#define GEMM_EFF 0.8     /* SGEMM's share of the FP32 peak at full occupancy */
+#define GEMM_EFF 0.95    /* SGEMM's share of the FP32 peak at full occupancy */
 #define W_SAT 8.0        /* warps per SM that saturate the FP32 pipes */
 #define MEM_LAT_CYC 500.0
+#define TILE_CYC 3000.0  /* a tile's prologue and epilogue: its first panels
+                            from DRAM, its output written */
 #define WINOGRAD_GAIN 2.25 /* F(2x2, 3x3): 16 products for 36 */
 
 /* The opr.* and launch.* columns the estimate reads, in opr_feature_names
@@ -57,7 +59,8 @@
 enum {
   F_GX, F_GY, F_GZ, F_BX, F_BY, F_BZ, F_CTAS, F_THREADS, F_CLASS, F_BATCH, F_M, F_N, F_K,
   F_ELEMENTS, F_FLOPS, F_SFU, F_BYTES, F_INTENSITY, F_KERNELS, F_ALGO, F_FILTER, F_TILE_M,
-  F_TILE_N, F_SLICES, F_TILES, F_SPLIT, F_TILE_K, F_FILL, F_VECTOR, F_EPT, F_RPC, F_N_
+  F_TILE_N, F_SLICES, F_TILES, F_SPLIT, F_TILE_K, F_FILL, F_VECTOR, F_EPT, F_RPC, F_HOST,
+  F_GAP, F_MEFF, F_N_
 };
 
 /* Gather the columns: the first occurrence of each name counts. */
@@ -127,7 +130,11 @@ int an__estimate_op(const an_gpu *g, const char *const *names, const double *val
                (have[F_BZ] && v[F_BZ] > 0 ? v[F_BZ] : 1);
   double wpc = ceil(tpc / 32), res = resident(g, v);
   double per_sm = ceil(ctas / sms), c = fmin(res, per_sm), rounds = ceil(per_sm / c);
-  double bw = g->mem_bw_gbs * 1e9 * BW_EFF, l2bw = g->mem_bw_gbs * 1e9 * L2_BW;
+  /* the operator's software constants (model/opr.c), the old figures for
+     launches whose features predate them */
+  double host = v[F_HOST] > 0 ? v[F_HOST] : HOST_US, gap = v[F_GAP] > 0 ? v[F_GAP] : GAP_US;
+  double meff = v[F_MEFF] > 0 ? v[F_MEFF] : BW_EFF;
+  double bw = g->mem_bw_gbs * 1e9 * meff, l2bw = g->mem_bw_gbs * 1e9 * L2_BW;
   double sm_rate = g->fp32_gflops * 1e9 / sms; /* flop/s of one SM */
   double t_comp = 0, t_mem = 0, t_lat = 0, bytes = v[F_BYTES];
   if (cls == OPR_GEMM || cls == OPR_CONV) {
@@ -161,24 +168,24 @@ int an__estimate_op(const an_gpu *g, const char *const *names, const double *val
     t_comp = (v[F_FLOPS] / (g->fp32_gflops * 1e9) + v[F_SFU] / sfu_rate) / busy;
   }
   /* one dependent round trip to memory per wave of resident CTAs */
-  t_lat = rounds * MEM_LAT_CYC / clock;
+  t_lat = rounds * (cls == OPR_GEMM || cls == OPR_CONV ? TILE_CYC : MEM_LAT_CYC) / clock;
   t_comp *= 1e6;
   t_mem *= 1e6;
   t_lat *= 1e6;
   double body = fmax(t_comp, t_mem) + t_lat;
   double extra = (v[F_KERNELS] > 1 ? v[F_KERNELS] - 1 : 0) * KERNEL_US;
-  double gpu = GAP_US + body + extra;
-  o->time_us = fmax(HOST_US, gpu);
+  double gpu = gap + body + extra;
+  o->time_us = fmax(host, gpu);
   /* bound by the host, the whole time is its overhead (the kernel runs
      while the host dispatches) */
-  o->t_overhead_us = gpu < HOST_US ? o->time_us : GAP_US + extra;
+  o->t_overhead_us = gpu < host ? o->time_us : gap + extra;
   o->t_compute_us = t_comp;
   o->t_issue_us = 0;
   o->t_memory_us = t_mem;
   o->t_latency_us = t_lat;
   o->waves = ceil(ctas / (sms * res));
   o->resident_ctas = (int)res;
-  o->bound = gpu < HOST_US ? "host" : t_comp >= t_mem ? "compute" : "memory";
+  o->bound = gpu < host ? "host" : t_comp >= t_mem ? "compute" : "memory";
   o->time_lo_us = o->time_us * AN_TIME_BAND_LO;
   o->time_hi_us = o->time_us * AN_TIME_BAND_HI;
   /* power as for emulated launches (analytic.c): the busy share of the

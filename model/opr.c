@@ -42,23 +42,27 @@
  * this order.
  */
 static const opr_info ops[] = {
-  {"bmm", OPR_GEMM, "B,M,N,K", "batched matrix product: [B,M,N] x [B,N,K] -> [B,M,K]", 2, 0, 0},
-  {"linear", OPR_GEMM, "B,M,N,K", "fully connected layer: [B,M,N] x weight [N,K] -> [B,M,K]", 1, 0, 0},
+  {"bmm", OPR_GEMM, "B,M,N,K", "batched matrix product: [B,M,N] x [B,N,K] -> [B,M,K]", 2, 0, 0,
+   32, 24, 0.85},
+  {"linear", OPR_GEMM, "B,M,N,K", "fully connected layer: [B,M,N] x weight [N,K] -> [B,M,K]", 1, 0, 0,
+   47.5, 47.5, 0.85},
   {"conv", OPR_CONV, "B,Cin,Cout,Kernel,Size,Stride,Padding",
-   "2-D convolution: B images of Cin x Size x Size, Cout filters of Kernel x Kernel", 1, 0, 0},
-  {"add", OPR_ELEMENTWISE, "B,H", "x + y over B x H elements", 2, 1, 0},
-  {"addu", OPR_ELEMENTWISE, "B,H", "x + scalar", 1, 1, 0},
-  {"mul", OPR_ELEMENTWISE, "B,H", "x * y", 2, 1, 0},
-  {"mulu", OPR_ELEMENTWISE, "B,H", "x * scalar", 1, 1, 0},
-  {"div", OPR_ELEMENTWISE, "B,H", "x / y", 2, 4, 1},
-  {"divu", OPR_ELEMENTWISE, "B,H", "x / scalar", 1, 4, 1},
-  {"pow", OPR_ELEMENTWISE, "B,H", "x ^ y", 2, 20, 2},
-  {"powu", OPR_ELEMENTWISE, "B,H", "x ^ scalar", 1, 20, 2},
-  {"relu", OPR_ELEMENTWISE, "B,H", "max(x, 0)", 1, 1, 0},
-  {"gelu", OPR_ELEMENTWISE, "B,H", "x * (1 + erf(x / sqrt 2)) / 2", 1, 25, 1},
-  {"tanh", OPR_ELEMENTWISE, "B,H", "tanh(x)", 1, 8, 2},
-  {"softmax", OPR_SOFTMAX, "B,H", "softmax over each of B rows of H", 1, 5, 1},
-  {"ln", OPR_NORM, "B,H", "layer norm over each of B rows of H (with weight and bias)", 1, 8, 0},
+   "2-D convolution: B images of Cin x Size x Size, Cout filters of Kernel x Kernel", 1, 0, 0,
+   26, 12, 0.85},
+  {"add", OPR_ELEMENTWISE, "B,H", "x + y over B x H elements", 2, 1, 0, 26.5, 12, 0.85},
+  {"addu", OPR_ELEMENTWISE, "B,H", "x + scalar", 1, 1, 0, 31.5, 12, 0.85},
+  {"mul", OPR_ELEMENTWISE, "B,H", "x * y", 2, 1, 0, 26.5, 12, 0.85},
+  {"mulu", OPR_ELEMENTWISE, "B,H", "x * scalar", 1, 1, 0, 31.5, 12, 0.85},
+  {"div", OPR_ELEMENTWISE, "B,H", "x / y", 2, 4, 1, 26.5, 12, 0.85},
+  {"divu", OPR_ELEMENTWISE, "B,H", "x / scalar", 1, 4, 1, 31.5, 12, 0.85},
+  {"pow", OPR_ELEMENTWISE, "B,H", "x ^ y", 2, 20, 2, 27, 12, 0.85},
+  {"powu", OPR_ELEMENTWISE, "B,H", "x ^ scalar", 1, 20, 2, 29.5, 12, 0.85},
+  {"relu", OPR_ELEMENTWISE, "B,H", "max(x, 0)", 1, 1, 0, 32, 12, 0.85},
+  {"gelu", OPR_ELEMENTWISE, "B,H", "x * (1 + erf(x / sqrt 2)) / 2", 1, 25, 1, 31, 12, 0.85},
+  {"tanh", OPR_ELEMENTWISE, "B,H", "tanh(x)", 1, 8, 2, 26, 12, 0.85},
+  {"softmax", OPR_SOFTMAX, "B,H", "softmax over each of B rows of H", 1, 5, 1, 33.5, 16, 0.65},
+  {"ln", OPR_NORM, "B,H", "layer norm over each of B rows of H (with weight and bias)", 1, 8, 0,
+   47.5, 38.5, 0.5},
 };
 #define N_OPS (sizeof ops / sizeof *ops)
 
@@ -524,7 +528,8 @@ const char *const opr_feature_names[OPR_NFEAT] = {
   "opr.class", "opr.batch", "opr.m", "opr.n", "opr.k", "opr.elements", "opr.flops", "opr.sfu",
   "opr.bytes", "opr.intensity", "opr.kernels", "opr.algo", "opr.filter",
   "opr.tile_m", "opr.tile_n", "opr.slices", "opr.tiles", "opr.split_k", "opr.tile_k",
-  "opr.tile_fill", "opr.vector", "opr.elems_per_thread", "opr.rows_per_cta"};
+  "opr.tile_fill", "opr.vector", "opr.elems_per_thread", "opr.rows_per_cta", "opr.host_us",
+  "opr.gap_us", "opr.mem_eff"};
 
 int opr_features(const opr_launch *l, double out[OPR_NFEAT]) {
   if (!l || !l->op || !out) return rf__err("opr_features: NULL argument");
@@ -594,6 +599,9 @@ int opr_features(const opr_launch *l, double out[OPR_NFEAT]) {
   o[28] = vector;
   o[29] = w.elements / (ctas * tpc);
   o[30] = rows_per_cta;
+  o[31] = l->op->host_us;
+  o[32] = l->op->gap_us;
+  o[33] = l->op->mem_eff;
   for (int k = 0; k < OPR_NFEAT; k++)
     if (!isfinite(o[k])) return rf__err("%s: %s is not finite", l->op->name, opr_feature_names[k]);
   return 0;

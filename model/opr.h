@@ -64,6 +64,11 @@ typedef struct opr_info {
                              shape read (2 for add, 1 for addu) */
   double flops;           /* arithmetic per output element (FMA = 2) */
   double sfu;             /* transcendental operations per output element */
+  double host_us;         /* the framework's dispatch floor of one call (us):
+                             no call takes less, whatever the GPU */
+  double gap_us;          /* the call's fixed time beyond its kernels' work
+                             once the GPU is the bound (us) */
+  double mem_eff;         /* the share of the DRAM peak its kernels sustain */
 } opr_info;
 
 size_t opr_count(void);
@@ -119,7 +124,7 @@ int opr_parse(const char *text, opr_launch *out);
 int opr_complete(opr_launch *l, char *note, size_t cap);
 
 /* The feature columns opr_features gives: launch.* then opr.*. */
-#define OPR_NFEAT 31
+#define OPR_NFEAT 34
 extern const char *const opr_feature_names[OPR_NFEAT];
 /*
  * The features of a complete launch (grid and block known: opr_complete

@@ -243,9 +243,27 @@ static int estimate(const char *desc, const char *gpu, an_estimate *e) {
 
 static void test_estimate(void) {
   an_estimate a, b, c;
-  CHECK_MSG("a tiny elementwise launch is bound by the host's dispatch",
+  CHECK_MSG("a tiny elementwise launch is bound by the host's dispatch: add's floor, 26.5 us",
             estimate("add B=2 H=3", "T4", &a) == 0 && !strcmp(a.bound, "host") &&
-                a.time_us == 26 && an_overhead_share(&a) == 1);
+                a.time_us == 26.5 && an_overhead_share(&a) == 1);
+  CHECK_MSG("... a tiny layer norm by its own, 47.5 us, on every GPU",
+            estimate("ln B=2 H=3", "T4", &b) == 0 && !strcmp(b.bound, "host") &&
+                b.time_us == 47.5 && estimate("ln B=2 H=3", "H100", &c) == 0 && c.time_us == 47.5);
+  {
+    /* a launch imported before the operator's software columns: the old
+       figures (26 us floor) for every operator */
+    opr_launch ol;
+    double ov[OPR_NFEAT];
+    opr_parse("ln B=2 H=3", &ol);
+    opr_complete(&ol, NULL, 0);
+    opr_features(&ol, ov);
+    CHECK_MSG("the features carry the operator's floor, fixed time and memory efficiency",
+              fv(ov, "opr.host_us") == 47.5 && fv(ov, "opr.gap_us") == 38.5 &&
+                  fv(ov, "opr.mem_eff") == 0.5);
+    CHECK_MSG("... and without them a layer norm's floor is the old 26 us",
+              an_estimate_launch(an_gpu_find("T4"), opr_feature_names, ov, OPR_NFEAT - 3, &c) == 0 &&
+                  c.time_us == 26);
+  }
   CHECK_MSG("a large one by memory, its time the bytes over the bandwidth and more",
             estimate("add B=4096 H=16384", "T4", &b) == 0 && !strcmp(b.bound, "memory") &&
                 b.time_us > 12.0 * 4096 * 16384 / 320e3 && an_overhead_share(&b) < 0.05);
@@ -446,7 +464,7 @@ static void test_import(void) {
   char msg[256];
   snprintf(msg, sizeof msg, "predict --features of the export: %g us, the estimate %g us", got, want);
   CHECK_MSG(msg, rc == 0 && fabs(got - want) <= 1e-6 * want);
-  CHECK_MSG("... and the small ones are bound by the host", out && strstr(out, "@T4,T4,26,"));
+  CHECK_MSG("... and the small ones are bound by the host: bmm's floor, 32 us", out && strstr(out, "@T4,T4,32,"));
   free(out);
   free(err);
   snprintf(cmd, sizeof cmd, "'%s' dataset import-neusight -o '%s'", tests_kcast(), nd);
