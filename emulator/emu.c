@@ -1366,9 +1366,14 @@ static __attribute__((noinline, cold)) void race_mem(worker *W, const warp *w, c
   if (sl) {
     const efunc *fn = w->fr[w->nf - 1].fn;
     uint32_t id = race_insn_id(L, fn, e->o.insn);
+    uint64_t prev = UINT64_MAX;
     for (uint32_t mm = sl; mm; mm &= mm - 1) {
       uint32_t l = (uint32_t)__builtin_ctz(mm);
       uint64_t o = (uint64_t)(p[l] - W->sh);
+      /* a lane at the previous lane's bytes (a broadcast) changes nothing:
+         the same warp, the same access */
+      if (o == prev) continue;
+      prev = o;
       /* past the window (tolerated under EMU_OOB_WARN): not shadowed */
       if (o < W->rsh.size && n <= W->rsh.size - o &&
           (c = emu_race_sh_check(&W->rsh, o, n, w->idx, id, write, &h)))

@@ -413,52 +413,72 @@ void emu_race_sh_next(emu_race_sh *s) {
   }
 }
 
+/*
+ * Warp c's (w + 1) access to a byte whose entry is e (of this interval,
+ * st; in the instruction id): 0 and the new entry in *ne, or the race's
+ * kind (EMU_RACE_*) with the other warp and its instruction in *h.
+ */
+static int sh_step(uint64_t e, uint32_t c, uint64_t in, int write, uint64_t *ne,
+                   emu_race_hit *h) {
+  uint32_t ew = SH_W(e), er = SH_R(e);
+  if (ew && ew != c) {
+    h->kind = write ? EMU_RACE_WW : EMU_RACE_RW;
+    h->other = ew;
+    h->oinsn = SH_INSN(e);
+    return h->kind;
+  }
+  if (write && er && er != c) {
+    h->kind = EMU_RACE_WR;
+    h->other = er == SH_MANY ? EMU_RACE_MANY : er;
+    h->oinsn = ew ? 0 : SH_INSN(e); /* the insn is a reader's only while none wrote */
+    return h->kind;
+  }
+  if (write) {
+    *ne = (e & ~(63ull << 32) & ~((uint64_t)SH_INSN_MAX << 45)) | (uint64_t)c << 32 | in << 45;
+  } else {
+    uint32_t nr = er == 0 || er == c ? c : SH_MANY;
+    if (!ew && !er) e |= in << 45;
+    *ne = (e & ~(63ull << 38)) | (uint64_t)nr << 38;
+  }
+  return 0;
+}
+
+/* Mark the word of byte b raced for this interval (counted once). */
+static void sh_raced(emu_race_sh *s, uint64_t b) {
+  uint64_t q0 = b & ~3ull;
+  for (uint64_t q = q0; q < q0 + 4 && q < s->size; q++) {
+    uint64_t eq = s->e[q];
+    if ((uint32_t)eq != s->stamp) eq = s->stamp;
+    s->e[q] = eq | SH_RACED;
+  }
+}
+
 unsigned emu_race_sh_check(emu_race_sh *s, uint64_t off, uint64_t len, uint32_t w, uint32_t insn,
                            int write, emu_race_hit *hit) {
   uint32_t c = w + 1, st = s->stamp;
-  uint64_t fresh = st, in = insn <= SH_INSN_MAX ? insn : 0;
+  uint64_t fresh = st, in = insn <= SH_INSN_MAX ? insn : 0, end = off + len, ne = 0;
   unsigned found = 0;
+  emu_race_hit h;
   if (off > s->size || len > s->size - off) return 0;
-  for (uint64_t b = off; b < off + len; b++) {
-    uint64_t e = s->e[b];
+  for (uint64_t b = off; b < end;) {
+    uint64_t *q = &s->e[b];
+    /* a whole word whose four entries agree (the usual case): decided once */
+    unsigned span = !(b & 3) && end - b >= 4 && q[0] == q[1] && q[0] == q[2] && q[0] == q[3] ? 4
+                                                                                           : 1;
+    uint64_t e = q[0];
     if ((uint32_t)e != st) e = fresh;
-    if (e & SH_RACED) continue;
-    uint32_t ew = SH_W(e), er = SH_R(e);
-    int kind = 0;
-    uint32_t other = 0, oi = 0;
-    if (ew && ew != c) {
-      kind = write ? EMU_RACE_WW : EMU_RACE_RW;
-      other = ew;
-      oi = SH_INSN(e);
-    } else if (write && er && er != c) {
-      kind = EMU_RACE_WR;
-      other = er == SH_MANY ? EMU_RACE_MANY : er;
-      oi = ew ? 0 : SH_INSN(e); /* the insn is a reader's only while none wrote */
-    }
-    if (kind) {
-      /* the whole word is raced for this interval: counted once */
-      uint64_t q0 = b & ~3ull;
-      for (uint64_t q = q0; q < q0 + 4 && q < s->size; q++) {
-        uint64_t eq = s->e[q];
-        if ((uint32_t)eq != st) eq = fresh;
-        s->e[q] = eq | SH_RACED;
+    if (!(e & SH_RACED)) {
+      if (sh_step(e, c, in, write, &ne, &h)) {
+        sh_raced(s, b);
+        if (!found++) {
+          *hit = h;
+          hit->off = b;
+        }
+      } else {
+        for (unsigned k = 0; k < span; k++) q[k] = ne;
       }
-      if (!found++) {
-        hit->kind = kind;
-        hit->other = other;
-        hit->off = b;
-        hit->oinsn = oi;
-      }
-      continue;
     }
-    if (write) {
-      e = (e & ~(63ull << 32) & ~((uint64_t)SH_INSN_MAX << 45)) | (uint64_t)c << 32 | in << 45;
-    } else {
-      uint32_t nr = er == 0 || er == c ? c : SH_MANY;
-      if (!ew && !er) e |= in << 45;
-      e = (e & ~(63ull << 38)) | (uint64_t)nr << 38;
-    }
-    s->e[b] = e;
+    b += span;
   }
   return found;
 }
