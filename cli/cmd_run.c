@@ -93,8 +93,9 @@
 const char cmd_run_usage[] =
     "usage: kcast run [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
     "                 [--sample CTAS] [--threads N] [--timeout SECONDS]\n"
-    "                 [--oob error|warn] [--racecheck] [--keep-going] [--lock-wait SECS]\n"
-    "                 [--kernel REGEX | -k NAME] [--launch-skip N] [--launch-count N]\n"
+    "                 [--oob error|warn] [--racecheck] [--keep-going]\n"
+    "                 [--lock-wait SECS] [--kernel REGEX | -k NAME]\n"
+    "                 [--launch-skip N] [--launch-count N]\n"
     "                 [--summary FILE [--format csv|json]] -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on the CPU: kcast's libcudart.so.13 replaces the CUDA\n"

@@ -23,7 +23,8 @@
  * exits, so a missing __syncthreads gives the same answer on every run,
  * one a GPU, whose warps advance together, rarely shows (Rodinia
  * heartwall's second cumulative sum reads the other warps' elements before
- * they subtract them, and every point moves by (-5, -5) a frame).
+ * they subtract them, and every point moves by (-5, -5) a frame).  The
+ * race check (cfg.racecheck, below) names such races.
  *
  * Addresses.  Device addresses are 64-bit values in the emulated space, not
  * host pointers.  Generic addressing works: global allocations, the CTA's
