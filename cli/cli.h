@@ -17,7 +17,8 @@
 #include "extractor/frontend.h"
 
 enum { KCAST_EXIT_OK = 0, KCAST_EXIT_USER = 1, KCAST_EXIT_USAGE = 2,
-       KCAST_EXIT_LAUNCH = 4 /* kcast run: a launch failed in the emulator */ };
+       KCAST_EXIT_LAUNCH = 4 /* kcast run: a launch failed in the emulator */,
+       KCAST_EXIT_RACE = 5 /* kcast run --racecheck: a data race was found */ };
 
 /* A subcommand: argv[0] is the command name. */
 typedef int (*cmd_fn)(int argc, char **argv);

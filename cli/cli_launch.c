@@ -488,6 +488,12 @@ int cli_launch_run(cli_launch *L, FILE *printf_out, feat_vec *features, emu_stat
     fprintf(stderr, "kcast %s: %" PRIu64 " out-of-bounds access%s tolerated (--oob warn: as on a "
             "GPU); the first: %s\n", L->cmd, st->oob_accesses,
             st->oob_accesses == 1 ? "" : "es", st->oob_first);
+  if (L->cfg.racecheck && st->races)
+    fprintf(stderr, "kcast %s: data race (--racecheck): %" PRIu64 " racing word%s (%" PRIu64
+            " in shared memory); the first: %s\n", L->cmd, st->races, st->races == 1 ? "" : "s",
+            st->races_shared, st->race_first);
+  if (L->cfg.racecheck && st->race_note[0])
+    fprintf(stderr, "kcast %s: race check: %s\n", L->cmd, st->race_note);
   return KCAST_EXIT_OK;
 }
 

@@ -33,7 +33,8 @@ const char cmd_emulate_usage[] =
     "usage: kcast emulate FILE.{cu,ptx,ll,bc} --kernel K --grid X[,Y,Z] --block X[,Y,Z]\n"
     "                     [--shared BYTES] [--arg SPEC]... [--dump N=PATH]...\n"
     "                     [--sample CTAS] [--threads N] [--budget INSNS] [--timeout SECONDS]\n"
-    "                     [--oob error|warn] [--compiler nvcc|clang] [--arch sm_XX]\n"
+    "                     [--oob error|warn] [--racecheck] [--compiler nvcc|clang]\n"
+    "                     [--arch sm_XX]\n"
     "                     [--format table|csv|json] [-I DIR] [-D NAME[=V]] [-std VERSION]\n"
     "                     [--cflags \"WORDS\"] [--tool-timeout SECS]\n"
     "\n"
@@ -70,6 +71,14 @@ const char cmd_emulate_usage[] =
     "                  shared memory past the CTA's window, a bad texture handle\n"
     "                  (zeros); counted (emu.oob_accesses), the first named on\n"
     "                  stderr\n"
+    "  --racecheck     look for data races: two CTAs of the launch accessing the\n"
+    "                  same global bytes, one writing, or two warps of a CTA\n"
+    "                  doing so in shared memory with no barrier between (plain\n"
+    "                  loads and stores; atomics and volatile accesses are not\n"
+    "                  races); the racing 4-byte words are counted (emu.races),\n"
+    "                  the first race is named on stderr (kernel, CTA, thread,\n"
+    "                  line, address, the other CTA or warp) and the exit status\n"
+    "                  is 1; a sampled launch is checked between the CTAs it runs\n"
     "  --compiler C    compiler for .cu input: nvcc (default) or clang\n"
     "  --arch sm_XX    target architecture for .cu/.ll/.bc (default " FE_DEFAULT_ARCH ")\n"
     "  -I DIR, -D NAME[=VALUE], -std VERSION\n"
@@ -105,7 +114,8 @@ const char cmd_emulate_usage[] =
     "\n"
     "Exit status: 0 ok, 1 bad input or failed launch (out-of-bounds access,\n"
     "budget, timeout: one line naming kernel, CTA, thread, PTX line and\n"
-    "address), 2 bad command line (options, --arg text, --arg count).\n";
+    "address) or a data race found by --racecheck (the features are printed),\n"
+    "2 bad command line (options, --arg text, --arg count).\n";
 
 #define CMD "emulate"
 
@@ -133,7 +143,7 @@ static void print_number(FILE *f, double x) {
   else fprintf(f, "%.17g", x);
 }
 
-static void out_table(const char *kname, const feat_vec *v, const emu_stats *st) {
+static void out_table(const char *kname, const feat_vec *v, const emu_stats *st, int race) {
   size_t w = 12;
   for (size_t j = 0; j < v->n; j++)
     if (strlen(v->names[j]) > w) w = strlen(v->names[j]);
@@ -156,6 +166,9 @@ static void out_table(const char *kname, const feat_vec *v, const emu_stats *st)
   if (st->oob_accesses)
     printf("  %-*s  %" PRIu64 " (tolerated, --oob warn)\n", (int)w, "oob_accesses",
            st->oob_accesses);
+  if (race)
+    printf("  %-*s  %" PRIu64 " (%" PRIu64 " in shared memory)\n", (int)w, "races", st->races,
+           st->races_shared);
 }
 
 static void out_csv(const char *kname, const feat_vec *v, const emu_stats *st) {
@@ -173,7 +186,7 @@ static void out_csv(const char *kname, const feat_vec *v, const emu_stats *st) {
          st->ctas_run, st->thread_insns, st->warp_insns, st->seconds, st->sampled ? 1 : 0);
 }
 
-static int out_json(const char *kname, const feat_vec *v, const emu_stats *st) {
+static int out_json(const char *kname, const feat_vec *v, const emu_stats *st, int race) {
   cJSON *root = cJSON_CreateObject();
   char *d = fe_demangle(kname);
   int ok = root && cJSON_AddStringToObject(root, "kernel", kname) &&
@@ -191,7 +204,11 @@ static int out_json(const char *kname, const feat_vec *v, const emu_stats *st) {
        cJSON_AddNumberToObject(em, "seconds", st->seconds) &&
        cJSON_AddBoolToObject(em, "sampled", st->sampled ? 1 : 0) &&
        cJSON_AddNumberToObject(em, "oob_accesses", (double)st->oob_accesses) &&
-       (!st->oob_accesses || cJSON_AddStringToObject(em, "oob_first", st->oob_first));
+       (!st->oob_accesses || cJSON_AddStringToObject(em, "oob_first", st->oob_first)) &&
+       (!race || (cJSON_AddNumberToObject(em, "races", (double)st->races) &&
+                  cJSON_AddNumberToObject(em, "races_shared", (double)st->races_shared) &&
+                  (!st->races || cJSON_AddStringToObject(em, "race_first", st->race_first)) &&
+                  (!st->race_note[0] || cJSON_AddStringToObject(em, "race_note", st->race_note))));
   char *s = ok ? cJSON_Print(root) : NULL;
   cJSON_Delete(root);
   if (!s) return -1;
@@ -214,10 +231,11 @@ int cmd_emulate(int argc, char **argv) {
   rc = KCAST_EXIT_USER;
   if (!dumps) { cli_error("out of memory"); goto out; }
 
-  enum { E_FORMAT = CLI_OPT_OWN, E_DUMP };
+  enum { E_FORMAT = CLI_OPT_OWN, E_DUMP, E_RACECHECK };
   static const struct option own[] = {
     {"format", required_argument, NULL, E_FORMAT},
     {"dump", required_argument, NULL, E_DUMP | CLI_OPT_MANY},
+    {"racecheck", no_argument, NULL, E_RACECHECK},
     {NULL, 0, NULL, 0},
   };
   cli_opts o;
@@ -231,6 +249,10 @@ int cmd_emulate(int argc, char **argv) {
     if (c == E_FORMAT) {
       fmt = cli_parse_format(val);
       if (fmt < 0) { rc = cli_usage_error(CMD, "unknown format '%s' (table, csv or json)", val); goto out; }
+      continue;
+    }
+    if (c == E_RACECHECK) {
+      L.cfg.racecheck = 1;
       continue;
     }
     if (c == E_DUMP) {
@@ -280,11 +302,12 @@ int cmd_emulate(int argc, char **argv) {
   int orc = 0;
   switch (fmt) {
     case CLI_FMT_CSV: out_csv(L.k->name, &feats, &st); break;
-    case CLI_FMT_JSON: orc = out_json(L.k->name, &feats, &st); break;
-    default: out_table(L.k->name, &feats, &st); break;
+    case CLI_FMT_JSON: orc = out_json(L.k->name, &feats, &st, L.cfg.racecheck); break;
+    default: out_table(L.k->name, &feats, &st, L.cfg.racecheck); break;
   }
   if (orc) { cli_error("out of memory writing output"); goto out; }
-  rc = st.partial ? KCAST_EXIT_USER : KCAST_EXIT_OK; /* stopped: said on stderr */
+  /* stopped, or a race found: said on stderr */
+  rc = st.partial || st.races ? KCAST_EXIT_USER : KCAST_EXIT_OK;
 
 out:
   feat_free(&feats);

@@ -28,8 +28,17 @@
  *     go to a new dataset next to DB (DB.pending-PID.db) for `kcast
  *     dataset merge`, and kcast says so and exits 1.
  * A summary (kernel, launches, CTAs emulated of the grids', thread-
- * instructions, emulation seconds; tolerated out-of-bounds accesses) goes
- * to stderr.  The exit status says whether a launch failed (exit_status).
+ * instructions, emulation seconds; tolerated out-of-bounds accesses; data
+ * races under --racecheck) goes to stderr.  The exit status says whether
+ * a launch failed (exit_status), else whether a race was found.
+ *
+ * --racecheck (KCAST_RUN_RACECHECK=1 to the library) turns on the
+ * emulator's race check in every launch.  A race does not fail the launch
+ * -- the program ran and gets the answer the emulator's order gave, as it
+ * would get one of the possible answers on a GPU -- but each racing
+ * launch is named on stderr by the library, recorded with emu.races and a
+ * `race` record, summarised here, and the run exits 5 so that scripts
+ * notice.
  *
  * The out-of-bounds policy defaults to warn: kcast run collects features
  * of programs that run on GPUs, and a GPU does not notice a read a few
@@ -84,8 +93,9 @@
 const char cmd_run_usage[] =
     "usage: kcast run [-o DB] [--app NAME] [--dataset LABEL] [--bench LABEL]\n"
     "                 [--sample CTAS] [--threads N] [--timeout SECONDS]\n"
-    "                 [--oob error|warn] [--keep-going] [--lock-wait SECS]\n"
-    "                 [--kernel REGEX | -k NAME] [--launch-skip N] [--launch-count N]\n"
+    "                 [--oob error|warn] [--racecheck] [--keep-going]\n"
+    "                 [--lock-wait SECS] [--kernel REGEX | -k NAME]\n"
+    "                 [--launch-skip N] [--launch-count N]\n"
     "                 [--summary FILE [--format csv|json]] -- PROGRAM [ARGS]\n"
     "\n"
     "Run a CUDA program on the CPU: kcast's libcudart.so.13 replaces the CUDA\n"
@@ -120,6 +130,16 @@ const char cmd_run_usage[] =
     "                   texture handle (zeros); the launch is recorded with\n"
     "                   emu.oob_accesses, the first one is named on stderr\n"
     "  --oob error      such an access fails the launch (cudaErrorIllegalAddress)\n"
+    "  --racecheck      look for data races in every launch: two CTAs of a launch\n"
+    "                   accessing the same global bytes, one writing, or two warps\n"
+    "                   of a CTA doing so in shared memory with no barrier between\n"
+    "                   (plain loads and stores; atomics and volatile accesses are\n"
+    "                   not races); a race does not fail the launch (the program\n"
+    "                   gets the answer the emulator's order gives), its launch is\n"
+    "                   recorded with emu.races, the first race is named on\n"
+    "                   stderr (kernel, CTA, thread, line, address, the other CTA\n"
+    "                   or warp) and the run exits 5; with --sample only the CTAs\n"
+    "                   run are checked against each other\n"
     "  --keep-going     a failed launch does not change the exit status\n"
     "  --lock-wait SECS wait up to SECS seconds for other writers of DB\n"
     "                   (default 600); if DB still cannot be written, the\n"
@@ -144,7 +164,8 @@ const char cmd_run_usage[] =
     "assertion, a trap, a refused configuration, a kernel kcast could not load:\n"
     "each kernel is named with why; the program saw the CUDA error a GPU\n"
     "returns) unless --keep-going, or when processes the program left running\n"
-    "had to be killed 5 s after it exited (the run is marked partial); else 0.\n"
+    "had to be killed 5 s after it exited (the run is marked partial); else 5\n"
+    "when --racecheck found a data race; else 0.\n"
     "A program killed by --timeout exits 137.  A program killed by a signal\n"
     "otherwise (a crash, kill) leaves the dataset as it was.  DB must be writable before the program starts.  Killing kcast run\n"
     "(SIGINT, SIGTERM, SIGHUP, SIGQUIT; SIGKILL too) ends the program with it\n"
@@ -855,6 +876,27 @@ static void oob_note(const rt_records *r) {
           acc == 1 ? "" : "es", first->lseq, first->warn ? first->warn : "?");
 }
 
+/* Data races (--racecheck): how many launches, how many racing words, the
+   first; 1 when there were any. */
+static int race_note(const rt_records *r) {
+  size_t nl = 0;
+  double words = 0;
+  const rt_launch_rec *first = NULL;
+  for (size_t i = 0; i < r->n; i++) {
+    double a = r->l[i].error ? 0 : feat_get(&r->l[i].feats, "emu.races", 0);
+    if (a <= 0) continue;
+    nl++;
+    words += a;
+    if (!first) first = &r->l[i];
+  }
+  if (!nl) return 0;
+  fprintf(stderr, "kcast run: data races (--racecheck) in %zu launch%s: %.0f racing word%s (the "
+          "program's answer depends on the order its CTAs or warps run in; each such launch has "
+          "emu.races); the first, launch %" PRId64 ": %s\n", nl, nl == 1 ? "" : "es", words,
+          words == 1 ? "" : "s", first->lseq, first->race ? first->race : "?");
+  return 1;
+}
+
 /* The launches that have no features (error records), by kernel, on
    stderr: how many and the first reason each, so a run that lost launches
    says which (a kernel that could not be loaded, a fault, a refusal). */
@@ -1032,10 +1074,10 @@ static void partial_reason(char *buf, size_t cap, long long timeout, const rt_re
 int cmd_run(int argc, char **argv) {
   const char *db_path = "kcast.db", *app = NULL, *dataset = NULL, *bench = NULL, *oob = "warn";
   long long sample = 0, threads = 0, timeout = 0, lock_wait = 600;
-  int keep_going = 0, summary_json = 0;
+  int keep_going = 0, summary_json = 0, racecheck = 0;
   const char *summary_csv = NULL;
   enum { R_APP = CLI_OPT_OWN, R_DATASET, R_BENCH, R_OOB, R_SAMPLE, R_THREADS, R_TIMEOUT,
-         R_LOCK_WAIT, R_KEEP_GOING, R_SUMMARY, R_FORMAT };
+         R_LOCK_WAIT, R_KEEP_GOING, R_SUMMARY, R_FORMAT, R_RACECHECK };
   static const struct option lo[] = {
     {"output", required_argument, NULL, 'o'},
     {"app", required_argument, NULL, R_APP},
@@ -1047,6 +1089,7 @@ int cmd_run(int argc, char **argv) {
     {"timeout", required_argument, NULL, R_TIMEOUT},
     {"lock-wait", required_argument, NULL, R_LOCK_WAIT},
     {"keep-going", no_argument, NULL, R_KEEP_GOING},
+    {"racecheck", no_argument, NULL, R_RACECHECK},
     {"summary", required_argument, NULL, R_SUMMARY},
     {"format", required_argument, NULL, R_FORMAT},
     {NULL, 0, NULL, 0},
@@ -1070,6 +1113,7 @@ int cmd_run(int argc, char **argv) {
       case R_BENCH: bench = o.arg; break;
       case R_OOB: oob = o.arg; break;
       case R_KEEP_GOING: keep_going = 1; break;
+      case R_RACECHECK: racecheck = 1; break;
       case R_SUMMARY: summary_csv = o.arg; break;
       case R_FORMAT:
         if (strcmp(o.arg, "csv") && strcmp(o.arg, "json"))
@@ -1121,6 +1165,8 @@ int cmd_run(int argc, char **argv) {
   }
   /* the program inherits this (run_child sets the rest) */
   setenv(RT_ENV_OOB, oob, 1);
+  if (racecheck) setenv(RT_ENV_RACECHECK, "1", 1);
+  else unsetenv(RT_ENV_RACECHECK);
   int sig, timed_out, killed, left, not_started;
   int status = run_child(prog, libdir, &sc, sample, threads, (double)timeout, &sig,
                          &timed_out, &killed, &left, &not_started);
@@ -1209,6 +1255,7 @@ int cmd_run(int argc, char **argv) {
   summary_run sj = {app, dataset, db_path, written, nsel, total, failed, sampled, status};
   int src = summary(&r, summary_csv, summary_json, &sj);
   oob_note(&r);
+  int raced = race_note(&r);
   if (timed_out)
     cli_error("%s timed out after %lld s and was killed; the run is marked partial in %s "
               "(%s)", prog[0], timeout, db_path, partial);
@@ -1229,6 +1276,10 @@ int cmd_run(int argc, char **argv) {
   rc = exit_status(status, failed, keep_going);
   if (left && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_LAUNCH; /* launches may be missing */
   if (src && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_USER;
+  if (raced && rc == KCAST_EXIT_OK) {
+    cli_error("a data race was found (--racecheck): exit status %d", KCAST_EXIT_RACE);
+    rc = KCAST_EXIT_RACE;
+  }
 out:
   if (total > r.n) r.n = total;
   progress_free(&pr);

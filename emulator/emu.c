@@ -132,10 +132,20 @@
  * Errors.  The first error (lowest CTA index when several CTAs fail) is
  * reported; a failing CTA stops every CTA with a higher index at their next
  * block entry; budget and time limit stop all.
+ *
+ * Race check (cfg->racecheck; emu_race.c has the design).  Off, mem_op
+ * tests one worker flag; on, its plain loads and stores go to race_mem
+ * (the fast paths that skip mem_op's lane list -- mem_shared32,
+ * x_shared_vec, mem_uniform_ld -- step aside), which updates the launch's
+ * global shadow by run index and the worker's shared shadow by warp; a
+ * released barrier and a new CTA start a new interval of the latter.
+ * Races are counted per worker and named like tolerated accesses: the
+ * first of the lowest CTA.
  */
 #include "emulator/emu.h"
 #include "emulator/emu_eng.h"
 #include "emulator/emu_int.h"
+#include "emulator/emu_race.h"
 #include "emulator/emu_trace.h"
 
 #include <errno.h>
@@ -267,6 +277,12 @@ typedef struct worker {
   int tracing;            /* ... when it is one the launch traces */
   emu_trace_res *tres;    /* results of this thread's traced CTAs */
   size_t ntres, ctres;
+  int racing;             /* L->racing: mem_op hands plain accesses to race_mem */
+  uint32_t race_id;       /* the running CTA's run index + 1 (global shadow id) */
+  emu_race_cache rc;      /* the global shadow chunk used last */
+  emu_race_sh rsh;        /* shared shadow of the running CTA */
+  uint64_t race_g, race_s; /* racing words found: global, shared */
+  uint64_t race_seen;     /* 1 + CTA whose first race was offered to L->race_msg */
 } worker;
 
 struct launch {
@@ -315,6 +331,18 @@ struct launch {
   uint32_t *boff;         /* per block b: its class entries [boff[b], boff[b+1]) */
   uint32_t *bkey;         /* an entry's opcode key ... */
   uint32_t *bn;           /* ... and its instructions in the block */
+  /* the race check (cfg->racecheck; emu_race.c) */
+  int racing;             /* the check runs (shared memory at least) */
+  emu_race *race;         /* the global shadow; NULL when global memory is
+                             not checked (race_note says why) */
+  uint8_t *race_skip;     /* per opcode key: a strong access (.volatile,
+                             .relaxed, .acquire, .release, .mmio): unchecked */
+  uint32_t *race_fbase;   /* per function: instruction ids before its first */
+  uint64_t *race_map;     /* sampled: the CTA of each run index */
+  uint64_t race_cta;      /* CTA of race_msg (UINT64_MAX: none yet) */
+  uint64_t race_g, race_s; /* racing words of the merged workers */
+  char race_msg[1024];    /* the first race (lowest CTA) */
+  char race_note[256];    /* what the check left out */
 };
 
 /* The per-CTA counts adaptive sampling measures (acv). */
@@ -982,6 +1010,7 @@ static inline int const_indexed(const warp *w, const eop *e) {
  * error to report there), -1 on failure.
  */
 static int mem_uniform_ld(worker *W, warp *w, uint64_t *r, const eop *e, uint64_t a, unsigned n) {
+  if (W->racing) return 1; /* the lanes go where race_mem sees them */
   lacc ac;
   ac.g = -1;
   if (resolve(W, w, 0, e->space, a, n, 0, &ac) != E_OK || ac.perlane || ac.rs == R_SHARED)
@@ -1113,6 +1142,7 @@ static int touch_lanes(worker *W, const uint64_t *addr, const long *gidx, long g
  * with the loads alone; the suite's 190,394 feature values the same.
  */
 static __attribute__((noinline)) int mem_shared32(worker *W, uint64_t *r, const eop *e, uint32_t m) {
+  if (W->racing) return 1; /* the lanes go where race_mem sees them */
   const uint64_t *base = r + (size_t)e->abase * EMU_LANES;
   uint64_t shs = W->L->shsize, bad = 0, wlo = UINT64_MAX, whi = 0;
   uint64_t off[EMU_LANES];
@@ -1179,6 +1209,177 @@ static __attribute__((noinline, cold)) int mem_refused(worker *W, warp *w, uint3
   if (!sp) return MR_DROP;
   *pl = sp;
   return MR_SLACK;
+}
+
+/* ------------------------------------------------------ race check -- */
+
+/* Instruction id of in, running in function fn (emu_race_sh_check): the
+   ids of the functions before it, then its index, from 1; 0 when in is
+   not fn's. */
+static uint32_t race_insn_id(const launch *L, const efunc *fn, const ptx_insn *in) {
+  const ptx_func *f = fn->f;
+  if (in < f->insns || in >= f->insns + f->ninsns) return 0;
+  return L->race_fbase[fn->idx] + (uint32_t)(in - f->insns) + 1;
+}
+
+/* The instruction of id (race_insn_id), or NULL. */
+static const ptx_insn *race_insn_of(const launch *L, uint32_t id) {
+  const ptx_module *m = L->em->m;
+  for (uint32_t fi = 0; id && fi < m->nfuncs; fi++)
+    if (id > L->race_fbase[fi] && id - L->race_fbase[fi] <= m->funcs[fi].ninsns)
+      return &m->funcs[fi].insns[id - L->race_fbase[fi] - 1];
+  return NULL;
+}
+
+/* "CTA (x,y,z)" of global shadow id (run index + 1). */
+static void race_cta_name(const launch *L, uint32_t id, char *buf, size_t cap) {
+  uint64_t c = L->race_map ? L->race_map[id - 1] : (uint64_t)id - 1;
+  snprintf(buf, cap, "CTA (%u,%u,%u)", (unsigned)(c % L->gdim[0]),
+           (unsigned)(c / L->gdim[0] % L->gdim[1]),
+           (unsigned)(c / ((uint64_t)L->gdim[0] * L->gdim[1])));
+}
+
+/*
+ * The `count` words that lane's access of n bytes at address a (global:
+ * in allocation gi; shared: gi < 0 and a the window offset) found racing,
+ * the first described by h: counted, and the first race of the lowest CTA
+ * described in L->race_msg (as note_tolerated keeps the first tolerated
+ * access).
+ */
+static __attribute__((noinline, cold)) void race_found(worker *W, const warp *w, uint32_t lane,
+                                                       const eop *e, long gi, uint64_t a,
+                                                       unsigned n, const emu_race_hit *h,
+                                                       unsigned count) {
+  launch *L = W->L;
+  int shared = gi < 0;
+  if (shared) W->race_s += count;
+  else W->race_g += count;
+  if (W->race_seen == W->cta + 1 || W->cta > __atomic_load_n(&L->race_cta, __ATOMIC_RELAXED))
+    return;
+  W->race_seen = W->cta + 1;
+  const char *kind = h->kind == EMU_RACE_WW ? "write-write" : "read-write";
+  const char *verb = h->kind == EMU_RACE_RW ? "reads" : "writes";
+  char where[64], other[768], body[1024], msg[1024];
+  if (shared) {
+    snprintf(where, sizeof where, "shared offset %llu", (unsigned long long)a);
+    const ptx_insn *oi = race_insn_of(L, h->oinsn);
+    char at[600] = "";
+    if (oi) {
+      char loc[512];
+      snprintf(at, sizeof at, " (%s: %s)", ptx_insn_where(L->em->m, oi, loc, sizeof loc),
+               L->em->m->keys[oi->key]);
+    }
+    if (h->other == EMU_RACE_MANY)
+      snprintf(other, sizeof other, "other warps read%s", at);
+    else
+      snprintf(other, sizeof other, "warp %u %s%s", h->other - 1,
+               h->kind == EMU_RACE_WR ? "read" : "wrote", at);
+    snprintf(body, sizeof body, "%s race between warps in shared memory: it %s %u bytes at %s "
+             "that %s, with no barrier between (the warps' order decides the result)", kind, verb,
+             n, where, other);
+  } else {
+    char near[160], oc[128] = "other CTAs read";
+    near_alloc(L->em->d, gi, a, near, sizeof near);
+    if (h->other != EMU_RACE_MANY) {
+      char c[64];
+      race_cta_name(L, h->other, c, sizeof c);
+      snprintf(oc, sizeof oc, "%s %s", c,
+               h->kind == EMU_RACE_WW ? "writes too" : h->kind == EMU_RACE_RW ? "writes" : "reads");
+    }
+    snprintf(body, sizeof body, "%s race between CTAs in global memory: it %s %u bytes at 0x%llx "
+             "(%s) that %s in the same launch (the CTAs' order decides the result)", kind, verb,
+             n, (unsigned long long)a, near, oc);
+  }
+  compose(W, w, (int)lane, e->o.insn, body, msg, sizeof msg);
+#pragma omp critical(emu_error)
+  {
+    if (W->cta < L->race_cta) {
+      L->race_cta = W->cta;
+      snprintf(L->race_msg, sizeof L->race_msg, "%s", msg);
+    }
+  }
+}
+
+/* The lane of lanes m whose n bytes at addr[l] hold byte x. */
+static uint32_t race_lane(uint32_t m, const uint64_t *addr, uint64_t x, unsigned n) {
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    uint32_t l = (uint32_t)__builtin_ctz(mm);
+    if (x - addr[l] < n) return l;
+  }
+  return m ? (uint32_t)__builtin_ctz(m) : 0;
+}
+
+/*
+ * The race check of one ld or st (mem_op; not an atomic): the global
+ * lanes gl at addr[] (in allocation g1, or gidx[l] each; unit: the block
+ * [lo, hi + n) in g1), the shared lanes sl at p[].  Out of line and cold:
+ * with the check off, mem_op pays one test.
+ */
+static __attribute__((noinline, cold)) void race_mem(worker *W, const warp *w, const eop *e,
+                                                     const uint64_t *addr, uint8_t *const *p,
+                                                     const long *gidx, long g1, uint32_t gl,
+                                                     uint32_t sl, int unit, uint64_t lo,
+                                                     uint64_t hi, unsigned n, int mono) {
+  launch *L = W->L;
+  if (L->race_skip[e->o.insn->key]) return;
+  int write = e->k == K_ST;
+  emu_race_hit h;
+  unsigned c;
+  if (gl && L->race) {
+    const emu_device *d = L->em->d;
+    if (unit || (mono && g1 >= 0)) {
+      /* runs of adjacent or overlapping lanes (a coalesced warp is one) */
+      uint64_t s = lo, t = hi + n;
+      int open = unit;
+      for (uint32_t mm = unit ? 0 : gl; mm; mm &= mm - 1) {
+        uint64_t a = addr[__builtin_ctz(mm)];
+        if (open && a <= t) {
+          if (a + n > t) t = a + n;
+          continue;
+        }
+        if (open && (c = emu_race_global(L->race, &W->rc, g1, s - d->a[g1].base, t - s,
+                                         W->race_id, write, &h))) {
+          uint64_t x = d->a[g1].base + h.off;
+          uint32_t l = race_lane(gl, addr, x, n);
+          race_found(W, w, l, e, g1, addr[l], n, &h, c);
+        }
+        s = a;
+        t = a + n;
+        open = 1;
+      }
+      if (open && (c = emu_race_global(L->race, &W->rc, g1, s - d->a[g1].base, t - s,
+                                       W->race_id, write, &h))) {
+        uint64_t x = d->a[g1].base + h.off;
+        uint32_t l = race_lane(gl, addr, x, n);
+        race_found(W, w, l, e, g1, addr[l], n, &h, c);
+      }
+    } else {
+      for (uint32_t mm = gl; mm; mm &= mm - 1) {
+        uint32_t l = (uint32_t)__builtin_ctz(mm);
+        long gi = gidx ? gidx[l] : g1;
+        if ((c = emu_race_global(L->race, &W->rc, gi, addr[l] - d->a[gi].base, n, W->race_id,
+                                 write, &h)))
+          race_found(W, w, l, e, gi, addr[l], n, &h, c);
+      }
+    }
+  }
+  if (sl) {
+    const efunc *fn = w->fr[w->nf - 1].fn;
+    uint32_t id = race_insn_id(L, fn, e->o.insn);
+    uint64_t prev = UINT64_MAX;
+    for (uint32_t mm = sl; mm; mm &= mm - 1) {
+      uint32_t l = (uint32_t)__builtin_ctz(mm);
+      uint64_t o = (uint64_t)(p[l] - W->sh);
+      /* a lane at the previous lane's bytes (a broadcast) changes nothing:
+         the same warp, the same access */
+      if (o == prev) continue;
+      prev = o;
+      /* past the window (tolerated under EMU_OOB_WARN): not shadowed */
+      if (o < W->rsh.size && n <= W->rsh.size - o &&
+          (c = emu_race_sh_check(&W->rsh, o, n, w->idx, id, write, &h)))
+        race_found(W, w, l, e, -1, o, n, &h, c);
+    }
+  }
 }
 
 /* ld / st / atom / red for the lanes in m. */
@@ -1343,6 +1544,9 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       if (!e->isred) r[(size_t)e->o.d[0] * EMU_LANES + l] = extend(old, e->size, 0, e->dw[0]);
     }
   }
+  if (__builtin_expect(W->racing, 0) && e->k != K_ATOM && (gl | sl))
+    race_mem(W, w, e, addr, p, g1 >= 0 ? NULL : gidx, g1, gl & ~drop & ~slack, sl, unit, lo, hi,
+             n, mono);
   /* statistics */
   if (gl) {
     unsigned cnt = emu_popc32(gl);
@@ -1486,6 +1690,7 @@ struct emu_xctx {
  * bench's ldmatrix + mma.sync loop spent 57 % of its time there.
  */
 static int x_shared_vec(worker *W, uint64_t *r, const emu_xacc *a, uint32_t m) {
+  if (W->racing) return 1; /* the lanes go where race_mem sees them */
   unsigned vec = a->vec, n = 4u * vec, sh = vec == 4 ? 4 : 3; /* n = 1 << sh */
   const uint64_t *base = r + (size_t)a->addr * EMU_LANES;
   uint64_t shs = W->L->shsize, bad = 0;
@@ -2392,6 +2597,7 @@ static int release_barriers(worker *W) {
     memset(bs, 0, sizeof *bs);
     any = 1;
   }
+  if (any && W->racing) emu_race_sh_next(&W->rsh); /* a new barrier interval */
   return any;
 }
 
@@ -2442,6 +2648,7 @@ static int run_cta(worker *W, uint64_t cta) {
   memset(W->bar, 0, sizeof W->bar);
   if (L->shsize) memset(W->sh, 0, L->shsize);
   W->shext = 0;
+  if (W->racing) emu_race_sh_next(&W->rsh); /* the CTA's first barrier interval */
   W->live_warps = L->nwarps;
   for (uint32_t i = 0; i < L->nwarps; i++) {
     warp *w = &W->w[i];
@@ -2572,6 +2779,11 @@ static int worker_init(worker *W, launch *L, int use_cache) {
     memset(W->loc, 0, locneed);
   }
   if (!W->tcnt || !W->wcnt) return -1;
+  if (L->racing) {
+    W->racing = 1;
+    W->rc.gi = -1;
+    if (emu_race_sh_init(&W->rsh, L->shsize)) return -1;
+  }
   if (L->adaptive && !(W->ac_t = malloc(nb * sizeof *W->ac_t))) return -1;
   if (L->cfg->partial &&
       (!(W->snap_t = malloc(nb * sizeof *W->snap_t)) || !(W->snap_w = malloc(nb * sizeof *W->snap_w))))
@@ -2595,6 +2807,7 @@ static void worker_free(worker *W) {
     wcache_clear(&held);
   }
   free(W->pf.p);
+  emu_race_sh_free(&W->rsh);
   free(W->snap_t);
   free(W->snap_w);
   free(W->ac_t);
@@ -2702,6 +2915,7 @@ static int run_ctas(worker *W, int probe) {
       memcpy(W->ac_t, W->tcnt, nb * sizeof *W->tcnt);
       memcpy(W->ac_st, W->st, sizeof W->st);
     }
+    W->race_id = (uint32_t)(L->abase + i + 1); /* < EMU_RACE_IDS where L->race is set */
     int crc = run_cta(W, cta);
     if (crc == 0) {
       W->done++;
@@ -2748,6 +2962,9 @@ static void merge_worker(launch *L, worker *W, uint64_t *tcnt, uint64_t *wcnt, u
   W->oob = 0;
   L->done += W->done;
   W->done = 0;
+  L->race_g += W->race_g;
+  L->race_s += W->race_s;
+  W->race_g = W->race_s = 0;
   if (W->oom) L->oom = 1;
   if (W->ntres) {
     emu_trace_res *t = realloc(L->tres, (L->ntres + W->ntres) * sizeof *t);
@@ -3056,6 +3273,8 @@ static void run_probes(launch *L, uint64_t *extra, size_t nextra) {
   P.stop_all = 0;
   P.oob_n = 0;
   P.oom = 0;
+  P.racing = 0; /* CTAs run a second time: not part of the launch */
+  P.race = NULL;
   worker Wp;
   if (worker_init(&Wp, &P, 1) == 0) {
     run_ctas(&Wp, 0);
@@ -3271,6 +3490,122 @@ static void merge_sorted(uint64_t *ran, uint64_t *nran, const uint64_t *add, uin
   *nran += nadd;
 }
 
+/* ---------------------------------------------------- race check -- */
+
+/* The first instruction of fn, or of a function it calls, that orders
+   CTAs among themselves: a fence or membar of gpu or system scope (a
+   __threadfence), an acquire or release access of that scope; NULL when
+   none.  seen: per function, zeroed. */
+static const ptx_insn *race_fence(const emu_module *em, const efunc *fn, uint8_t *seen) {
+  if (seen[fn->idx]) return NULL;
+  seen[fn->idx] = 1;
+  const ptx_func *f = fn->f;
+  for (uint32_t i = 0; i < f->ninsns; i++) {
+    const ptx_insn *in = &f->insns[i];
+    const char *key = em->m->keys[in->key];
+    if ((in->op == PTX_OP_MEMBAR || in->op == PTX_OP_FENCE) &&
+        (in->aux == PTX_AUX_GL || in->aux == PTX_AUX_GPU || in->aux == PTX_AUX_SYS))
+      return in;
+    if ((strstr(key, ".acquire") || strstr(key, ".release") || strstr(key, ".acq_rel")) &&
+        (strstr(key, ".gpu") || strstr(key, ".sys")))
+      return in;
+  }
+  for (uint32_t i = 0; i < f->ninsns; i++) {
+    const eop *e = &fn->ops[i];
+    if (e->k == K_CALL && e->call && e->call->callee) {
+      const ptx_insn *in = race_fence(em, e->call->callee, seen);
+      if (in) return in;
+    }
+  }
+  return NULL;
+}
+
+/*
+ * Set up the race check of L (cfg->racecheck): which opcode keys are
+ * strong accesses (not checked), the instruction ids, and the global
+ * shadow -- unless the kernel orders its CTAs with fences (a last-block
+ * reduction, a decoupled look-back: its accesses between CTAs are
+ * synchronised in a way the check does not follow, and it would report
+ * them) or runs more CTAs than the shadow tells apart; L->race_note then
+ * says so.  0, or -1 on ENOMEM.
+ */
+static int race_setup(launch *L) {
+  const emu_module *em = L->em;
+  const ptx_module *m = em->m;
+  const emu_device *d = em->d;
+  L->racing = 1;
+  L->race_cta = UINT64_MAX;
+  L->race_skip = calloc(m->nkeys ? m->nkeys : 1, 1);
+  L->race_fbase = calloc(m->nfuncs + 1, sizeof *L->race_fbase);
+  uint8_t *seen = calloc(m->nfuncs + 1, 1);
+  uint64_t *sizes = malloc((d->n + 1) * sizeof *sizes);
+  int rc = -1;
+  if (!L->race_skip || !L->race_fbase || !seen || !sizes) goto out;
+  for (uint32_t k = 0; k < m->nkeys; k++) {
+    const char *key = m->keys[k];
+    L->race_skip[k] = strstr(key, ".volatile") || strstr(key, ".relaxed") ||
+                      strstr(key, ".acquire") || strstr(key, ".release") || strstr(key, ".mmio");
+  }
+  uint32_t id = 0;
+  for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+    L->race_fbase[fi] = id;
+    id = m->funcs[fi].ninsns > UINT32_MAX / 2 - id ? UINT32_MAX / 2 : id + m->funcs[fi].ninsns;
+  }
+  const ptx_insn *fence = race_fence(em, L->k, seen);
+  uint64_t runs = L->list ? L->nrun : L->ntotal;
+  if (fence) {
+    char loc[512];
+    snprintf(L->race_note, sizeof L->race_note, "global memory between CTAs not checked: the "
+             "kernel orders its CTAs with fences (%s: %s), which the check does not follow",
+             ptx_insn_where(m, fence, loc, sizeof loc), m->keys[fence->key]);
+  } else if (runs > EMU_RACE_IDS) {
+    snprintf(L->race_note, sizeof L->race_note, "global memory between CTAs not checked: %llu "
+             "CTAs, the check tells %u apart", (unsigned long long)runs, EMU_RACE_IDS);
+  } else {
+    for (size_t i = 0; i < d->n; i++) sizes[i] = d->a[i].size;
+    if (!(L->race = emu_race_new(d->n, sizes))) goto out;
+  }
+  rc = 0;
+out:
+  free(seen);
+  free(sizes);
+  return rc;
+}
+
+/* Before a round of a sampled launch (L->list): the CTA of each new run
+   index, for the messages; a launch that would run more CTAs than the
+   shadow tells apart stops checking global memory.  0 or -1 (ENOMEM). */
+static int race_round(launch *L) {
+  if (!L->race || !L->list) return 0;
+  if (L->abase + L->nrun > EMU_RACE_IDS) {
+    emu_race_free(L->race);
+    L->race = NULL;
+    snprintf(L->race_note, sizeof L->race_note, "global memory between CTAs not checked: "
+             "more than %u CTAs run", EMU_RACE_IDS);
+    return 0;
+  }
+  uint64_t *mp = realloc(L->race_map, (L->abase + L->nrun) * sizeof *mp);
+  if (!mp) return -1;
+  L->race_map = mp;
+  memcpy(mp + L->abase, L->list, L->nrun * sizeof *mp);
+  return 0;
+}
+
+/* What the race check found, into st. */
+static void race_finish(launch *L, emu_stats *st) {
+  if (L->race && emu_race_incomplete(L->race) && !L->race_note[0])
+    snprintf(L->race_note, sizeof L->race_note, "some global accesses not checked: the shadow "
+             "memory reached its limit (%llu MiB)", (unsigned long long)(EMU_RACE_MAX_BYTES >> 20));
+  if (L->race && L->list && !L->race_note[0])
+    snprintf(L->race_note, sizeof L->race_note, "a sampled launch: global memory checked between "
+             "the %llu CTAs that ran only", (unsigned long long)(L->abase ? L->abase : L->nrun));
+  if (!st) return;
+  st->races = L->race_g + L->race_s;
+  st->races_shared = L->race_s;
+  snprintf(st->race_first, sizeof st->race_first, "%s", L->race_msg);
+  snprintf(st->race_note, sizeof st->race_note, "%s", L->race_note);
+}
+
 int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
                feat_vec *features, emu_stats *st, char *err, size_t cap) {
   if (!em || !kernel || !cfg) return emu_errf(err, cap, "emu_launch: null argument");
@@ -3399,6 +3734,10 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     emu_errf(err, cap, "out of memory");
     goto out;
   }
+  if (cfg->racecheck && race_setup(&L)) {
+    emu_errf(err, cap, "out of memory");
+    goto out;
+  }
   tcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *tcnt);
   wcnt = calloc(em->nblocks ? em->nblocks : 1, sizeof *wcnt);
   keyc = calloc(m->nkeys ? m->nkeys : 1, sizeof *keyc);
@@ -3426,6 +3765,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
       if (!a || !r || !rq) { oom = 1; break; }
       memcpy(rcta + L.abase, L.list, L.nrun * sizeof *rcta);
     }
+    if (race_round(&L)) { oom = 1; break; }
     L.next = 0;
     int edge_round = L.adaptive && L.list == edges;
     oom = run_round(&L, edge_round ? tcnte : tcnt, edge_round ? wcnte : wcnt, edge_round ? stte : stt);
@@ -3468,6 +3808,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     L.nrun = nn;
   }
   double secs = now_s() - L.t0;
+  if (L.racing) race_finish(&L, st);
   if (oom || L.oom) {
     if (st) st->fault = EMU_FAULT_OTHER;
     emu_errf(err, cap, "kernel %s: out of memory for the emulator's state", kernel);
@@ -3600,6 +3941,7 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     if (partial) bad |= feat_set(v, "emu.partial", 1);
     if (L.adaptive && scaled && !partial) bad |= feat_set(v, "emu.sample_rse", rse);
     if (L.oob_n) bad |= feat_set(v, "emu.oob_accesses", (double)L.oob_n);
+    if (L.race_g + L.race_s) bad |= feat_set(v, "emu.races", (double)(L.race_g + L.race_s));
     /* the ratios of the grid's estimated totals: with an edge stratum,
        the interior scaled and the edges once */
     double rt = (double)tinsn, rw = (double)winsn, rch = (double)wchain;
@@ -3647,6 +3989,10 @@ out:
   free(L.boff);
   free(L.bkey);
   free(L.bn);
+  emu_race_free(L.race);
+  free(L.race_skip);
+  free(L.race_fbase);
+  free(L.race_map);
   free(tcnt);
   free(wcnt);
   free(keyc);

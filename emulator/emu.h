@@ -23,7 +23,8 @@
  * exits, so a missing __syncthreads gives the same answer on every run,
  * one a GPU, whose warps advance together, rarely shows (Rodinia
  * heartwall's second cumulative sum reads the other warps' elements before
- * they subtract them, and every point moves by (-5, -5) a frame).
+ * they subtract them, and every point moves by (-5, -5) a frame).  The
+ * race check (cfg.racecheck, below) names such races.
  *
  * Addresses.  Device addresses are 64-bit values in the emulated space, not
  * host pointers.  Generic addressing works: global allocations, the CTA's
@@ -39,6 +40,23 @@
  * CTA, a bad texture or surface handle reads zeros; the launch completes
  * and counts them (emu_stats.oob_accesses, the first one in oob_first).
  * An unmapped access names the nearest allocation and the distance.
+ *
+ * Race check (cfg.racecheck; emu_race.c has the design).  A launch whose
+ * result depends on the order its CTAs or warps run in is named: in
+ * global memory, two CTAs of the launch that access the same byte, one of
+ * them writing (a write-write or a read-write race); in shared memory,
+ * two warps of a CTA that do so between two barriers.  Plain ld/st only:
+ * atomics and strong accesses (.volatile, .relaxed, .acquire, .release)
+ * are not data races; lanes of one warp, or one CTA with itself in global
+ * memory, never race.  Decided by byte (a store of one byte is its own
+ * location).  Each racing 4-byte word counts once, whatever the thread
+ * count (emu_stats.races, feature emu.races); the first race of the lowest
+ * CTA is described in emu_stats.race_first.  Not seen: global races
+ * between warps of one CTA; textures and surfaces; the CTAs a sampled
+ * launch does not run; accesses between CTAs of a kernel that orders them
+ * with gpu-scope fences or acquire/release accesses (a last-block
+ * reduction: such a kernel's global memory is not checked, race_note says
+ * so).  Off, it costs the memory path one test.
  *
  * Errors.  Functions return 0 on success and -1 on failure with one line in
  * the caller's err buffer.
@@ -260,6 +278,9 @@ typedef struct emu_launch_cfg {
   int partial;             /* 1: a launch stopped by its budget, time limit
                               or stop flag still gives the features of the
                               CTAs that finished (emu_launch) */
+  int racecheck;           /* 1: look for data races ("Race check" below);
+                              found ones are counted in emu_stats.races,
+                              the launch still succeeds */
 } emu_launch_cfg;
 
 /*
@@ -314,6 +335,19 @@ typedef struct emu_stats {
   int team;                /* threads the CTAs ran on (the most of any
                               round): 1 when the calling thread ran them all,
                               as it does while the work is small */
+  uint64_t races;          /* cfg.racecheck: 4-byte words found racing, in
+                              the CTAs emulated (not scaled): in global
+                              memory between CTAs, each word once a launch,
+                              and in shared memory between warps, once a
+                              CTA and barrier interval */
+  uint64_t races_shared;   /* of which in shared memory */
+  char race_first[1024];   /* the first race (lowest CTA): kernel, CTA,
+                              thread, PTX and source line, kind, space,
+                              address (allocation and offset), the other
+                              CTA or warp; "" when none */
+  char race_note[256];     /* what the check could not see in this launch
+                              (a kernel ordering its CTAs with fences, a
+                              sample, the shadow's limit); "" when nothing */
 } emu_stats;
 
 /*

@@ -83,6 +83,7 @@ long rt_lz4_block(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
 #define RT_ENV_SAMPLE "KCAST_RUN_SAMPLE"   /* CTAs to sample per launch */
 #define RT_ENV_THREADS "KCAST_RUN_THREADS" /* OpenMP threads per launch */
 #define RT_ENV_OOB "KCAST_RUN_OOB"         /* error or warn (emu.h, EMU_OOB_*) */
+#define RT_ENV_RACECHECK "KCAST_RUN_RACECHECK" /* 1: the race check (emu.h) */
 #define RT_ENV_STATUS "KCAST_RUN_STATUS"   /* status file (rt_status) to map */
 
 /*
@@ -127,6 +128,9 @@ typedef struct rt_status {
  *   warn LSEQ MESSAGE               the launch before it had tolerated
  *                                   out-of-bounds accesses (emu.oob_accesses);
  *                                   MESSAGE names the first
+ *   race LSEQ MESSAGE               the launch before it had data races
+ *                                   (KCAST_RUN_RACECHECK; emu.races);
+ *                                   MESSAGE names the first
  *
  * A line that does not end in a newline is the torn tail of a killed
  * process; the reader refuses the file then (the run did not finish).
@@ -147,6 +151,7 @@ typedef struct rt_launch_rec {
   feat_vec feats;        /* owned */
   char *error;           /* owned; non-NULL for a failed launch */
   char *warn;            /* owned; the first tolerated out-of-bounds access, or NULL */
+  char *race;            /* owned; the first data race (race check), or NULL */
 } rt_launch_rec;
 
 typedef struct rt_records {
@@ -162,6 +167,8 @@ char *rt_records_launch_line(const rt_launch_rec *r);
 char *rt_records_error_line(int64_t lseq, const char *kernel, const char *msg);
 /* Format one warn line (likewise). */
 char *rt_records_warn_line(int64_t lseq, const char *msg);
+/* Format one race line (likewise). */
+char *rt_records_race_line(int64_t lseq, const char *msg);
 
 /* Read path into *r (zeroed first); names file and line on failure. */
 int rt_records_read(const char *path, rt_records *r, char *err, size_t cap);

@@ -80,13 +80,18 @@ char *rt_records_launch_line(const rt_launch_rec *r) {
   return l.len == SIZE_MAX ? NULL : l.p;
 }
 
-char *rt_records_warn_line(int64_t lseq, const char *msg) {
+/* "TAG LSEQ MESSAGE\n", the message's newlines made spaces. */
+static char *note_line(const char *tag, int64_t lseq, const char *msg) {
   char *buf = NULL;
-  if (asprintf(&buf, "warn %" PRId64 " %s\n", lseq, msg) < 0) return NULL;
+  if (asprintf(&buf, "%s %" PRId64 " %s\n", tag, lseq, msg) < 0) return NULL;
   for (char *p = buf; p[1]; p++)
     if (*p == '\n' || *p == '\r') *p = ' ';
   return buf;
 }
+
+char *rt_records_warn_line(int64_t lseq, const char *msg) { return note_line("warn", lseq, msg); }
+
+char *rt_records_race_line(int64_t lseq, const char *msg) { return note_line("race", lseq, msg); }
 
 char *rt_records_error_line(int64_t lseq, const char *kernel, const char *msg) {
   char *buf = NULL;
@@ -100,6 +105,7 @@ static void rec_free(rt_launch_rec *l) {
   free(l->kernel);
   free(l->error);
   free(l->warn);
+  free(l->race);
   feat_free(&l->feats);
 }
 
@@ -217,12 +223,13 @@ int rt_records_read_file(FILE *f, const char *path, rt_records *r, unsigned flag
       continue;
     }
     int is_launch = !strcmp(tag, "launch"), is_error = !strcmp(tag, "error");
-    if (!strcmp(tag, "warn")) { /* belongs to the launch before it */
+    if (!strcmp(tag, "warn") || !strcmp(tag, "race")) { /* belongs to the launch before it */
       uint64_t lseq;
       rt_launch_rec *last = r->n ? &r->l[r->n - 1] : NULL;
+      char **note = last ? (tag[0] == 'w' ? &last->warn : &last->race) : NULL;
       if (num_u64(tok(&s), &lseq) || !last || last->lseq != (int64_t)lseq || last->error ||
-          last->warn || !(last->warn = strdup(s))) {
-        snprintf(err, cap, "%s:%lu: malformed warn record", path, no);
+          *note || !(*note = strdup(s))) {
+        snprintf(err, cap, "%s:%lu: malformed %s record", path, no, tag);
         rc = -1;
         break;
       }

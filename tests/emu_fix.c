@@ -110,6 +110,14 @@ void fix_get(kfix *f, void *host, uint64_t addr, size_t bytes) {
 
 /* for_each_compiler's 2-thread runs: emu__team_always is on */
 static int team_forced;
+/* fix_racecheck: FIX_RACE_* */
+static int race_mode;
+
+int fix_racecheck(int mode) {
+  int was = race_mode;
+  race_mode = mode;
+  return was;
+}
 
 /* Launch the selected kernel; features go to fv (may be NULL).  While
    for_each_compiler forces teams, a launch on more than one thread of two
@@ -128,12 +136,17 @@ int fix_launch_cfg(kfix *f, const dims *dm, int threads, uint64_t sample,
   cfg.threads = threads;
   cfg.sample_ctas = sample;
   cfg.printf_out = stderr;
+  cfg.racecheck = race_mode != FIX_RACE_OFF;
   emu_stats own;
   if (!st) st = &own;
   int rc = emu_launch(f->em, f->k->name, &cfg, fv, st, f->err, sizeof f->err);
   if (rc == 0 && team_forced && threads > 1 && st->ctas_run > 1)
     CHECK(st->team > 1, "%s.%s %s on %d threads ran on a team (%d threads), not on the calling "
           "thread alone", f->corpus, f->compiler, f->k->name, threads, st->team);
+  if (rc == 0 && race_mode == FIX_RACE_CLEAN)
+    CHECK(st->races == 0, "%s.%s %s (threads=%d), a correct kernel, has no data race under the "
+          "race check (found %llu racing words; the first: %s)", f->corpus, f->compiler,
+          f->k->name, threads, (unsigned long long)st->races, st->race_first);
   return rc;
 }
 

@@ -55,6 +55,12 @@ uint64_t fix_buf(kfix *f, int idx, const void *host, size_t bytes);
 void fix_get(kfix *f, void *host, uint64_t addr, size_t bytes);
 int fix_launch_cfg(kfix *f, const dims *dm, int threads, uint64_t sample,
                    feat_vec *fv, emu_stats *st);
+/* The race check of every later fixture launch (returns the previous
+   mode): FIX_RACE_OFF; FIX_RACE_ON, emu_launch_cfg.racecheck set;
+   FIX_RACE_CLEAN, set and the launch must find no race (the test bodies
+   of correct kernels run again under the check). */
+enum { FIX_RACE_OFF, FIX_RACE_ON, FIX_RACE_CLEAN };
+int fix_racecheck(int mode);
 int fix_launch(kfix *f, const dims *dm, int threads, feat_vec *fv);
 int fix_launch_tagged(kfix *f, const dims *dm, int threads, feat_vec *fv,
                       const char *tag, feat_vec *keep);

@@ -1,9 +1,9 @@
 /*
  * test_cli_emulate.c -- `kcast emulate` end to end: buffers filled from
  * --arg specs, the bytes --dump writes, the JSON/CSV/table contracts, kernel
- * selection by source name, sampling, and the exit codes and messages of
- * bad --arg text, a wrong argument count, an out-of-bounds launch and an
- * exhausted budget.
+ * selection by source name, sampling, the race check, and the exit codes
+ * and messages of bad --arg text, a wrong argument count, an out-of-bounds
+ * launch and an exhausted budget.
  *
  * Input is the corpus saxpy (nvcc, else clang) when the test build made it,
  * else the committed tests/ptx/saxpy_nvcc.ptx: both hold _Z5saxpyifPKfPf
@@ -470,6 +470,56 @@ static void test_cu_input(void) {
   free(err);
 }
 
+/* --racecheck on the corpus's racing kernels (tests/kernels/races.cu):
+   the first race on stderr, the count in the JSON and as emu.races, exit
+   status 1; a correct kernel under the check: exit 0, "races 0". */
+static void test_racecheck(void) {
+  char path[4200], args[8192];
+  char *out = NULL, *err = NULL;
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/corpus/races.nvcc.ptx", tests_build());
+  if (stat(path, &sb)) snprintf(path, sizeof path, "%s/corpus/races.clang.ptx", tests_build());
+  if (stat(path, &sb)) {
+    printf("\n    (note: no races corpus file, skipped) ");
+    return;
+  }
+  snprintf(args, sizeof args, "'%s' --kernel chunk_store --grid 8 --block 64 --arg buf:64k "
+           "--arg 256 --arg 200 --racecheck --threads 1 --format json", path);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 1); /* a race: exit status 1 */
+  ASSERT_MSG("the JSON counts the racing words and carries the first race and emu.races",
+             out && strstr(out, "\"races\":\t392") && strstr(out, "\"emu.races\":\t392") &&
+                 strstr(out, "\"race_first\":"));
+  ASSERT_MSG("stderr names the race: kind, space, both CTAs, the store, the allocation",
+             err && strstr(err, "kcast emulate: data race (--racecheck): 392 racing words") &&
+                 strstr(err, "CTA (1,0,0) thread (0,0,0)") &&
+                 strstr(err, "st.global.f32: write-write race between CTAs in global memory") &&
+                 strstr(err, "that CTA (0,0,0) writes too") && strstr(err, "(allocation 0x"));
+  free(out), free(err);
+  /* heartwall's pattern: shared memory, the other warp's store named */
+  snprintf(args, sizeof args, "'%s' --kernel scan_nosync --grid 2 --block 64 --arg buf:512:seqf "
+           "--arg buf:512 --racecheck", path);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 1);
+  ASSERT_MSG("the table has the count, stderr the race between warps 0 and 1",
+             out && strstr(out, "races") && strstr(out, "2 (2 in shared memory)") && err &&
+                 strstr(err, "thread (32,0,0)") &&
+                 strstr(err, "read-write race between warps in shared memory") &&
+                 strstr(err, "that warp 0 wrote ("));
+  free(out), free(err);
+  /* fixed: no race, exit 0 */
+  snprintf(args, sizeof args, "'%s' --kernel scan_sync --grid 2 --block 64 --arg buf:512:seqf "
+           "--arg buf:512 --racecheck", path);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 0);
+  ASSERT_MSG("the fixed kernel: races 0, nothing on stderr about races",
+             out && strstr(out, "0 (0 in shared memory)") && err && !strstr(err, "race"));
+  free(out), free(err);
+  /* without the option the racing kernel passes silently, as before */
+  snprintf(args, sizeof args, "'%s' --kernel scan_nosync --grid 2 --block 64 --arg buf:512:seqf "
+           "--arg buf:512", path);
+  CU_ASSERT_EQUAL(emulate(args, &out, &err), 0);
+  ASSERT_MSG("without --racecheck no race is looked for", out && !strstr(out, "races"));
+  free(out), free(err);
+}
+
 TEST_SUITES(register_cli_emulate) {
   CU_pSuite s = tests_suite("cli_emulate");
   TEST_ADD(s, test_dump_and_json);
@@ -478,6 +528,7 @@ TEST_SUITES(register_cli_emulate) {
   TEST_ADD(s, test_bad_args);
   TEST_ADD(s, test_launch_errors);
   TEST_ADD(s, test_oob_warn);
+  TEST_ADD(s, test_racecheck);
   TEST_ADD(s, test_sample_and_literals);
   TEST_ADD(s, test_negative_default_kernel_help);
   TEST_ADD(s, test_cu_input);

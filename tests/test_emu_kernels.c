@@ -1602,6 +1602,27 @@ static void test_sampling_adaptive(void) {
 
 /* ---------------------------------------------------------------------- */
 
+/* ------------------------------------------------------ race check -- */
+
+/* The correct kernels of the corpus again, under the race check: every
+   launch finds no race (emu_fix.c asserts it), and the outputs and counts
+   are what they are without the check -- barriers in reductions, tiles
+   and scans, warp-synchronous steps, shared and global atomics, byte and
+   16-bit stores whose neighbours other CTAs store, 2-D shared windows. */
+static void test_racecheck_correct_kernels(void) {
+  static const struct { const char *corpus; body_fn body; } k[] = {
+      {"reduce_shared", body_reduce_shared}, {"reduce_shuffle", body_reduce_shuffle},
+      {"histogram", body_histogram},         {"packed_histo", body_packed_histo},
+      {"matmul_tiled", body_matmul},         {"transpose", body_transpose},
+      {"scan", body_scan},                   {"branches", body_branches},
+      {"device_calls", body_calls},          {"shared_windows", body_shared_windows},
+      {"atomics", body_atomics},             {"vote_match", body_vote},
+      {"const_mem", body_const},             {"saxpy", body_saxpy}};
+  int was = fix_racecheck(FIX_RACE_CLEAN);
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) for_each_compiler(k[i].corpus, k[i].body);
+  fix_racecheck(was);
+}
+
 TEST_SUITES(register_emu_kernels) {
   CU_pSuite s = tests_suite("emu_kernels");
   TEST_ADD(s, test_saxpy);
@@ -1627,4 +1648,5 @@ TEST_SUITES(register_emu_kernels) {
   TEST_ADD(s, test_param_layout);
   TEST_ADD(s, test_sampling);
   TEST_ADD(s, test_sampling_adaptive);
+  TEST_ADD(s, test_racecheck_correct_kernels);
 }

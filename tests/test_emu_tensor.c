@@ -737,6 +737,19 @@ static void body_partial_warp(kfix *f, int threads, feat_vec *fv) {
 
 static void test_partial_warp(void) { for_each_compiler("tensor", body_partial_warp); }
 
+/* The tensor kernels again under the race check: ldmatrix, stmatrix,
+   cp.async and mma tiles in shared memory between barriers find no race
+   (emu_fix.c asserts it for every launch). */
+static void test_racecheck_tensor(void) {
+  int was = fix_racecheck(FIX_RACE_CLEAN);
+  for_each_compiler("tensor", body_mma);
+  for_each_compiler("tensor", body_wmma);
+  for_each_compiler("tensor", body_async);
+  for_each_compiler("tensor", body_collectives);
+  for_each_compiler("tensor", body_partial_warp);
+  fix_racecheck(was);
+}
+
 TEST_SUITES(register_emu_tensor_tests) {
   CU_pSuite s = tests_suite("emu_tensor");
   TEST_ADD(s, test_reference_rounding);
@@ -749,4 +762,5 @@ TEST_SUITES(register_emu_tensor_tests) {
   TEST_ADD(s, test_collectives);
   TEST_ADD(s, test_refused_families);
   TEST_ADD(s, test_partial_warp);
+  TEST_ADD(s, test_racecheck_tensor);
 }

@@ -6,7 +6,7 @@
  * leave the dataset unchanged, timed-out ones keep their finished launches
  * and are marked partial, unsupported entry points, managed and pinned
  * memory, copy directions from the pointers, the out-of-bounds policy, use
- * after free, device assert, launch limits, 32-bit shared addresses,
+ * after free, the race check, device assert, launch limits, 32-bit shared addresses,
  * textures and surfaces against CPU references, many small launches, the
  * progress line on a terminal, machine-code-only and zstd-compressed
  * binaries).
@@ -247,8 +247,8 @@ static void test_records_roundtrip(void) {
   free(b);
 }
 
-/* warn records attach to their launch; a torn tail is dropped on request
-   (a run killed by --timeout), refused otherwise. */
+/* warn and race records attach to their launch; a torn tail is dropped on
+   request (a run killed by --timeout), refused otherwise. */
 static void test_records_warn_and_torn(void) {
   char dir[512], path[600];
   CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rtrec2"));
@@ -275,6 +275,24 @@ static void test_records_warn_and_torn(void) {
   CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
   CU_ASSERT_EQUAL(rt_records_read(path, &r, err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, ":2: malformed warn record"));
+  /* race records attach to their launch beside a warn record, once each */
+  char *rl = rt_records_race_line(3, "kernel k: CTA (1,0,0)\nthread");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(rl);
+  n = snprintf(all, sizeof all, "kcast-run 1 7\nlaunch 3 1 1 1 32 1 1 0 0 96 0.5 k "
+               "emu.races=5\nwarn 3 oob\n%slaunch 4 1 1 1 32 1 1 0 0 96 0.5 k\n", rl);
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
+  CU_ASSERT_EQUAL_FATAL(rt_records_read(path, &r, err, sizeof err), 0);
+  CU_ASSERT_EQUAL_FATAL(r.n, 2);
+  CU_ASSERT(r.l[0].race && !strcmp(r.l[0].race, "kernel k: CTA (1,0,0) thread"));
+  CU_ASSERT(r.l[0].warn && !strcmp(r.l[0].warn, "oob"));
+  CU_ASSERT_PTR_NULL(r.l[1].race);
+  rt_records_free(&r);
+  n = snprintf(all, sizeof all, "kcast-run 1 7\nlaunch 3 1 1 1 32 1 1 0 0 96 0.5 k\n%s%s", rl,
+               rl);
+  free(rl);
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
+  CU_ASSERT_EQUAL(rt_records_read(path, &r, err, sizeof err), -1); /* twice: refused */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, ":4: malformed race record"));
 }
 
 /* ------------------------------------------------- end to end runs -- */
@@ -316,7 +334,7 @@ static int e2e(void) {
   static const char *const names[] = {"rt_vecadd", "rt_symbols", "rt_multi", "rt_fail",
                                       "rt_unsupported", "rt_managed", "rt_oob", "rt_wrap",
                                       "rt_assert", "rt_limits", "rt_host", "rt_tex",
-                                      "rt_steps"};
+                                      "rt_steps", "rt_race"};
   e2e_ok = 1;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (build_prog(names[i], names[i], "-O2", NULL)) e2e_ok = 0;
@@ -556,6 +574,45 @@ static void test_run_oob(void) {
   CU_ASSERT_EQUAL(tests_run(cmd, NULL, NULL), 2); /* a bad policy is a usage error */
 }
 
+/* --racecheck: a histo-like and a heartwall-like race, each launch named
+   on stderr, recorded with emu.races, the run summarised and exit 5; the
+   program still runs (its checks pass) and every launch is stored; the
+   races fixed, or the check off: exit 0. */
+static void test_run_racecheck(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtrace");
+  CU_ASSERT_EQUAL(krun(db, "--racecheck", "rt_race", "", &out, &err), 5);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS race")); /* a race does not fail the launch */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "launch 0 (_Z6chunksPfii): data race (--racecheck): 224 "
+                                     "racing words"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "write-write race between CTAs in global memory"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "rt_race.cu:")); /* the source line (kcast nvcc: -lineinfo) */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "launch 1 (_Z6cumsumPKfPfi): data race (--racecheck): 8 "
+                                     "racing words"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "read-write race between warps in shared memory"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "kcast run: data races (--racecheck) in 2 launches: 232 "
+                                     "racing words"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "exit status 5"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches"), 3); /* all recorded */
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT sum(value) FROM feature_values WHERE name='emu.races'"),
+                  232);
+  free(out), free(err);
+  /* the bugs fixed: no race, exit 0 */
+  fresh_db(db, sizeof db, "rtrace2");
+  CU_ASSERT_EQUAL(krun(db, "--racecheck", "rt_race", "fixed", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS race"));
+  CU_ASSERT_PTR_NULL(strstr(err, "data race"));
+  CU_ASSERT_PTR_NULL(strstr(err, "race check"));
+  free(out), free(err);
+  /* the check off: the racing run as before */
+  fresh_db(db, sizeof db, "rtrace3");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_race", "", &out, &err), 0);
+  CU_ASSERT_PTR_NULL(strstr(err, "data race"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM feature_values WHERE name='emu.races'"), 0);
+  free(out), free(err);
+}
+
 static void test_run_wrap32(void) {
   if (!e2e()) return;
   char db[600], *out = NULL, *err = NULL;
@@ -707,6 +764,7 @@ TEST_SUITES(register_run) {
   TEST_ADD(s, test_run_zstd_ptx);
   TEST_ADD(s, test_run_sample_and_usage);
   TEST_ADD(s, test_run_oob);
+  TEST_ADD(s, test_run_racecheck);
   TEST_ADD(s, test_run_wrap32);
   TEST_ADD(s, test_run_assert);
   TEST_ADD(s, test_run_limits);

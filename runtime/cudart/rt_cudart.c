@@ -95,6 +95,8 @@ static struct {
   int threads;
   int oob;               /* EMU_OOB_* (KCAST_RUN_OOB) */
   unsigned oob_notes;    /* out-of-bounds notes printed */
+  int racecheck;         /* the race check (KCAST_RUN_RACECHECK) */
+  unsigned race_notes;   /* race and race-check notes printed */
   rt_status *status;     /* progress for kcast run (KCAST_RUN_STATUS), or NULL */
   int out_failed;        /* a record could not be written: no more */
 } S = {PTHREAD_MUTEX_INITIALIZER, .out_fd = -1};
@@ -199,9 +201,11 @@ static void status_end(int failed, uint64_t insns) {
 __attribute__((constructor)) static void rt_init(void) {
   const char *out = getenv(RT_ENV_OUT), *s = getenv(RT_ENV_SAMPLE), *t = getenv(RT_ENV_THREADS);
   const char *oob = getenv(RT_ENV_OOB), *status = getenv(RT_ENV_STATUS);
+  const char *race = getenv(RT_ENV_RACECHECK);
   if (s) S.sample = !strcmp(s, "auto") ? EMU_SAMPLE_AUTO : strtoull(s, NULL, 10);
   if (t) S.threads = atoi(t);
   if (oob && !strcmp(oob, "warn")) S.oob = EMU_OOB_WARN;
+  if (race && !strcmp(race, "1")) S.racecheck = 1;
   if (status && *status) status_open(status);
   if (out && *out) {
     S.out_fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -855,6 +859,7 @@ static cudaError_t refuse(int64_t lseq, const rt_func *f, cudaError_t e, const c
 
 /* Warnings about tolerated out-of-bounds accesses printed so far. */
 #define OOB_NOTES 10
+#define RACE_NOTES 10 /* race notes a run prints on stderr (all are recorded) */
 
 /* Run one launch: takes the next lseq whatever happens.  Lock held. */
 static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem) {
@@ -916,6 +921,7 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
   cfg.sample_ctas = S.sample;
   cfg.threads = S.threads;
   cfg.oob = S.oob;
+  cfg.racecheck = S.racecheck;
   if (S.status) {
     status_begin(lseq, f->name);
     cfg.progress = &S.status->insns_now;
@@ -945,6 +951,15 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
               "access%s tolerated (as on a GPU); the first: %s%s\n",
               lseq, f->name, st.oob_accesses, st.oob_accesses == 1 ? "" : "es", st.oob_first,
               S.oob_notes == OOB_NOTES ? " (further such notes are not printed)" : "");
+    /* a race is not a failure: the program ran and gets cudaSuccess */
+    if (st.races && S.race_notes++ < RACE_NOTES)
+      fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s): data race (--racecheck): %" PRIu64
+              " racing word%s; the first: %s%s\n", lseq, f->name, st.races,
+              st.races == 1 ? "" : "s", st.race_first,
+              S.race_notes == RACE_NOTES ? " (further race notes are not printed)" : "");
+    if (st.race_note[0] && S.race_notes++ < RACE_NOTES)
+      fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s): race check: %s%s\n", lseq, f->name,
+              st.race_note, S.race_notes == RACE_NOTES ? " (further race notes are not printed)" : "");
     if (S.out_fd >= 0) {
       r.lseq = lseq;
       r.grid[0] = g.x, r.grid[1] = g.y, r.grid[2] = g.z;
@@ -956,6 +971,7 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
       r.kernel = f->name;
       record(rt_records_launch_line(&r));
       if (st.oob_accesses) record(rt_records_warn_line(lseq, st.oob_first));
+      if (st.races) record(rt_records_race_line(lseq, st.race_first));
     }
     if (st.partial) { /* stopped (--timeout): recorded from what finished, an error to the program */
       e = fault_error(st.fault);
