@@ -35,6 +35,26 @@ static int cmp_ranked(const void *a, const void *b) {
   return (x->j > y->j) - (x->j < y->j);
 }
 
+/* A table's shrinks per class of rows (file version 8), one line. */
+static void print_class_shrinks(const char *label, const char *key, unsigned n, const double *val,
+                                const double *sh, const int *to, double other, int other_to) {
+  if (!n) return;
+  static const char *const target[] = {"the estimate", "the median"};
+  char a[32], b[32];
+  printf("%-12s moved by %s (chosen on the held-out groups):", label, key);
+  for (unsigned k = 0; k < n; k++) {
+    if (sh[k] > 0)
+      printf(" %s %s toward %s;", cli_num(a, sizeof a, val[k], 6), cli_num(b, sizeof b, sh[k], 3),
+             target[to[k] != 0]);
+    else
+      printf(" %s none;", cli_num(a, sizeof a, val[k], 6));
+  }
+  if (other > 0)
+    printf(" others %s toward %s\n", cli_num(a, sizeof a, other, 3), target[other_to != 0]);
+  else
+    printf(" others none\n");
+}
+
 static void print_info(const char *path, const rf_info *in) {
   const rf_params *p = &in->params;
   const rf_summary *s = &in->summary;
@@ -84,9 +104,11 @@ static void print_info(const char *path, const rf_info *in) {
            cli_num(nb + 32, 32, in->cal_q[k], 4));
   putchar('\n');
   static const char *const toward[] = {"the analytic estimate", "the median correction"};
-  if (in->cal_shrink > 0)
+  if (in->cal_shrink > 0 && !in->cal_n_keyed)
     printf("answers      moved %s of the way toward %s (chosen on the held-out groups)\n",
            cli_num(nb, sizeof nb, in->cal_shrink, 3), toward[in->cal_toward != 0]);
+  print_class_shrinks("answers", in->cal_key, in->cal_n_keyed, in->cal_key_val,
+                      in->cal_key_shrink, in->cal_key_toward, in->cal_shrink, in->cal_toward);
   if (in->n_cal_unseen) {
     printf("unseen GPUs  calibrated on %llu rows held out by GPU in %u folds:",
            (unsigned long long)in->cal_unseen_rows, in->cal_unseen_folds);
@@ -94,10 +116,31 @@ static void print_info(const char *path, const rf_info *in) {
       printf(" %s %s%s", cli_num(nb, sizeof nb, in->cal_coverage[k], 3),
              in->cal_unseen_q[k] >= 0 ? "+" : "", cli_num(nb + 32, 32, in->cal_unseen_q[k], 4));
     putchar('\n');
-    if (in->cal_unseen_shrink > 0)
+    if (in->cal_unseen_shrink > 0 && !in->cal_unseen_n_keyed)
       printf("unseen GPUs  answers moved %s of the way toward %s\n",
              cli_num(nb, sizeof nb, in->cal_unseen_shrink, 3), toward[in->cal_unseen_toward != 0]);
+    print_class_shrinks("unseen GPUs", in->cal_unseen_key, in->cal_unseen_n_keyed,
+                        in->cal_unseen_key_val, in->cal_unseen_key_shrink,
+                        in->cal_unseen_key_toward, in->cal_unseen_shrink, in->cal_unseen_toward);
   }
+}
+
+/* A table's shrinks per class: {"column": NAME, "classes": [{"value", "shrink",
+   "toward"}...]}, or null when it has none. */
+static cJSON *class_shrinks(const char *key, unsigned n, const double *val, const double *sh,
+                            const int *to) {
+  if (!n) return cJSON_CreateNull();
+  static const char *const target[] = {"estimate", "median"};
+  cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "classes");
+  cJSON_AddStringToObject(o, "column", key);
+  for (unsigned k = 0; k < n; k++) {
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "value", val[k]);
+    cJSON_AddNumberToObject(c, "shrink", sh[k]);
+    cJSON_AddStringToObject(c, "toward", target[to[k] != 0]);
+    cJSON_AddItemToArray(a, c);
+  }
+  return o;
 }
 
 /* A number, or null for NaN. */
@@ -194,12 +237,19 @@ static int json_info(const char *path, const rf_info *in) {
   static const char *const target[] = {"estimate", "median"};
   cJSON_AddNumberToObject(iv, "shrink", in->cal_shrink);
   cJSON_AddStringToObject(iv, "shrink_toward", target[in->cal_toward != 0]);
+  cJSON_AddItemToObject(iv, "class_shrinks",
+                        class_shrinks(in->cal_key, in->cal_n_keyed, in->cal_key_val,
+                                      in->cal_key_shrink, in->cal_key_toward));
   if (in->n_cal_unseen) {
     cJSON *un = cJSON_AddObjectToObject(iv, "unseen_gpus");
     cJSON_AddNumberToObject(un, "rows", (double)in->cal_unseen_rows);
     cJSON_AddNumberToObject(un, "folds", in->cal_unseen_folds);
     cJSON_AddNumberToObject(un, "shrink", in->cal_unseen_shrink);
     cJSON_AddStringToObject(un, "shrink_toward", target[in->cal_unseen_toward != 0]);
+    cJSON_AddItemToObject(un, "class_shrinks",
+                          class_shrinks(in->cal_unseen_key, in->cal_unseen_n_keyed,
+                                        in->cal_unseen_key_val, in->cal_unseen_key_shrink,
+                                        in->cal_unseen_key_toward));
     cJSON_AddItemToObject(un, "table",
                           cal_table(in->cal_coverage, in->cal_unseen_q, in->n_cal_unseen));
   } else {

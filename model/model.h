@@ -35,11 +35,12 @@ extern "C" {
 #endif
 
 /* Newest version of the .kcm format this build reads and writes (it reads
-   1 to 7; 2 adds the calibration table, 3 the base feature and the
+   1 to 8; 2 adds the calibration table, 3 the base feature and the
    unseen-GPU table, 4 the features' training ranges, 5 the adapted GPUs, 6
    the extrapolation median of a model with a base, 7 the tables' shrinks
-   for unseen groups; a model with none of these is written as version 4). */
-#define RF_FORMAT_VERSION 7
+   for unseen groups, 8 their shrinks per class of rows; a model with none
+   of these is written as version 4). */
+#define RF_FORMAT_VERSION 8
 /* Largest number of histogram bins per feature. */
 #define RF_MAX_BINS 256
 
@@ -212,6 +213,10 @@ enum { RF_CALIB_NONE = 0, RF_CALIB_OOB = 1, RF_CALIB_KFOLD = 2, RF_CALIB_GROUPS 
 #define RF_CALIB_ROWS 2000
 /* Largest calibration table a model file may hold. */
 #define RF_CALIB_MAX 16
+/* A shrink per class of rows: the column whose values are the classes,
+   and the most classes a table keeps (model/rf_calib.c). */
+#define RF_SHRINK_KEY "opr.class"
+#define RF_SHRINK_CLASSES 8
 
 void rf_params_default(rf_params *p);
 
@@ -278,6 +283,13 @@ typedef struct rf_info {
                                 analytic base, 1: the training rows' median
                                 correction); 0: none (rf_calib.c) */
   int cal_toward, cal_unseen_toward;
+  /* each table's shrinks per class of rows (file version 8): the class
+     column's name (NULL: none), and per class its value, shrink and target,
+     which replace the one above for rows of that class */
+  const char *cal_key, *cal_unseen_key;
+  unsigned cal_n_keyed, cal_unseen_n_keyed;
+  const double *cal_key_val, *cal_key_shrink, *cal_unseen_key_val, *cal_unseen_key_shrink;
+  const int *cal_key_toward, *cal_unseen_key_toward;
   size_t n_adapt;            /* GPUs adapted with measured shots (rf_set_adapt) */
   const rf_adapt *adapt;
 } rf_info;

@@ -1003,8 +1003,76 @@ static int no_shrink(void) {
  * estimate that the other GPUs do not share is what it corrects, and a
  * gain on average that one group pays for is noise of a few groups (on
  * the tutorial's seven applications such a choice cost 12 points).  The
- * counted one with the lowest mean over the rows is kept.  1 when a
- * shrink was chosen (out->shrink, out->toward); -1 out of memory.
+ * counted one with the lowest mean over the rows is kept.
+ *
+ * pick() makes that choice over the rows whose column key holds kv (key <
+ * 0: every row), against the reference move *s_io toward *t_io (0: the
+ * forest's own answers): a move replaces it only when no worse in every
+ * group and better on the mean.  1 when one did, 0 when the reference
+ * stays, -1 when no row was scored.  gl, g0 and gc are scratch of ng + 1
+ * slots.
+ */
+static int pick(const rf_data *d, const double *ty, const unsigned char *ok, const double *pv,
+                const double *med, const size_t *gid, size_t ng, long key, double kv,
+                double *gl, double *g0, size_t *gc, double *s_io, int *t_io) {
+  size_t n = d->n_rows;
+  const double *kx = key >= 0 ? d->x + (size_t)key * n : NULL;
+  double best = HUGE_VAL, s_ref = *s_io;
+  int t_ref = *t_io, rc = 0;
+  memset(gc, 0, (ng + 1) * sizeof *gc);
+  /* the reference first (k = -1), then every move */
+  for (int c = -1; c < 17; c++) {
+    int t = c < 0 ? t_ref : c > 8;
+    double s = c < 0 ? s_ref : (c > 8 ? c - 8 : c) / 8.0;
+    if (c >= 0 && s == s_ref && (t == t_ref || s == 0)) continue;
+    double sum = 0;
+    size_t m = 0;
+    memset(gl, 0, (ng + 1) * sizeof *gl);
+    for (size_t i = 0; i < n; i++) {
+      double to = t ? med[i] : 0;
+      if (!ok[i] || !isfinite(pv[i]) || !isfinite(to) || (kx && kx[i] != kv)) continue;
+      double e = fabs(pv[i] + s * (to - pv[i]) - ty[i]);
+      sum += e;
+      gl[gid[i]] += e;
+      m++;
+      if (c < 0) gc[gid[i]]++;
+    }
+    if (!m) return -1;
+    if (c < 0) {
+      memcpy(g0, gl, (ng + 1) * sizeof *gl);
+      best = sum / (double)m;
+      continue;
+    }
+    int all = 1;
+    for (size_t g = 0; g < ng && all; g++)
+      if (gc[g] && gl[g] > g0[g]) all = 0;
+    if (all && sum / (double)m < best) {
+      best = sum / (double)m;
+      *s_io = s;
+      *t_io = t;
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+/* KCAST_GROUP_SHRINK=1 chooses one shrink for every row, as file version
+   7 did (to measure what the classes add). */
+static int one_shrink(void) {
+  const char *e = getenv("KCAST_GROUP_SHRINK");
+  return e && !strcmp(e, "1");
+}
+
+/*
+ * The table's shrinks: one over every row (out->shrink, out->toward), and
+ * where the data has an RF_SHRINK_KEY column whose scored rows hold 2 to
+ * RF_SHRINK_CLASSES distinct values, one per value, chosen on that class's
+ * rows alone (out->key_*).  Why per class: left out a GPU at a time, the
+ * NeuSight launches' GEMMs and softmax were answered better moved toward
+ * the estimate, the convolutions (whose estimate is the worst: cuDNN's
+ * algorithms) and layer norm worse; one move for all cost those two 5
+ * points (docs/accuracy.md).  1 when any shrink was chosen; -1 out of
+ * memory.
  */
 static int choose_shrink(const rf_data *d, const double *ty, const unsigned char *ok,
                          const double *pv, const double *med, rf_calib *out) {
@@ -1027,37 +1095,40 @@ static int choose_shrink(const rf_data *d, const double *ty, const unsigned char
     goto out;
   }
   rc = 0;
-  double best = HUGE_VAL;
-  for (int t = 0; t < 2; t++)
-    for (unsigned k = t ? 1 : 0; k <= 8; k++) {
-      double sum = 0, s = k / 8.0;
-      size_t m = 0;
-      memset(gl, 0, (ng + 1) * sizeof *gl);
-      for (size_t i = 0; i < n; i++) {
-        double to = t ? med[i] : 0;
-        if (!ok[i] || !isfinite(pv[i]) || !isfinite(to)) continue;
-        double e = fabs(pv[i] + s * (to - pv[i]) - ty[i]);
-        sum += e;
-        gl[gid[i]] += e;
-        m++;
-        if (!k) gc[gid[i]]++;
-      }
-      if (!m) goto out;
-      if (!k) { /* the forest's own answers */
-        memcpy(g0, gl, (ng + 1) * sizeof *gl);
-        best = sum / (double)m;
-        continue;
-      }
-      int all = 1;
-      for (size_t g = 0; g < ng && all; g++)
-        if (gc[g] && gl[g] > g0[g]) all = 0;
-      if (all && sum / (double)m < best) {
-        best = sum / (double)m;
-        out->shrink = s;
-        out->toward = t;
-        rc = 1;
-      }
-    }
+  out->shrink = 0;
+  out->toward = 0;
+  if (pick(d, ty, ok, pv, med, gid, ng, -1, 0, gl, g0, gc, &out->shrink, &out->toward) < 0)
+    goto out;
+  rc = out->shrink > 0;
+  /* the classes */
+  long key = -1;
+  for (size_t j = 0; d->names && j < d->n_cols && key < 0; j++)
+    if (d->names[j] && !strcmp(d->names[j], RF_SHRINK_KEY)) key = (long)j;
+  if (key < 0 || one_shrink()) goto out;
+  double vals[RF_SHRINK_CLASSES];
+  unsigned nv = 0;
+  const double *kx = d->x + (size_t)key * n;
+  for (size_t i = 0; i < n && nv <= RF_SHRINK_CLASSES; i++) {
+    if (!ok[i] || !isfinite(kx[i])) continue;
+    unsigned k = 0;
+    while (k < nv && vals[k] != kx[i]) k++;
+    if (k < nv) continue;
+    if (nv == RF_SHRINK_CLASSES) { nv++; break; } /* too many: no classes */
+    vals[nv++] = kx[i];
+  }
+  if (nv < 2 || nv > RF_SHRINK_CLASSES) goto out;
+  qsort(vals, nv, sizeof *vals, rf__cmp_double);
+  out->key = (int)key;
+  for (unsigned k = 0; k < nv; k++) {
+    double s = out->shrink; /* a class departs from the one move only where */
+    int t = out->toward;    /* that is no worse in every group of its rows */
+    if (pick(d, ty, ok, pv, med, gid, ng, key, vals[k], gl, g0, gc, &s, &t) < 0) continue;
+    out->key_val[out->n_keyed] = vals[k];
+    out->key_shrink[out->n_keyed] = s;
+    out->key_toward[out->n_keyed] = t;
+    out->n_keyed++;
+    if (s > 0) rc = 1;
+  }
 out:
   rf__free(gid);
   rf__free(names);
@@ -1069,12 +1140,16 @@ out:
 
 /* The scores of the rows as the shrink answers them: moving the answer
    and its band by delta is moving the target by -delta. */
-static void rescore(size_t n, const unsigned char *ok, const double *pv, const double *med,
-                    const rf_calib *c, const double *ab, double *sc) {
+static void rescore(const rf_data *d, const unsigned char *ok, const double *pv,
+                    const double *med, const rf_calib *c, const double *ab, double *sc) {
+  size_t n = d->n_rows;
   for (size_t i = 0; i < n; i++) {
     if (!ok[i]) continue;
-    double to = c->toward ? med[i] : 0;
-    double delta = c->shrink * (to - pv[i]);
+    double s = c->shrink;
+    int t = c->toward;
+    if (c->n_keyed) rf__class_shrink(c, d->x[(size_t)c->key * n + i], &s, &t);
+    double to = t ? med[i] : 0;
+    double delta = s * (to - pv[i]);
     for (size_t k = 0; k < NG; k++) {
       double a = ab[2 * k * n + i] + delta, b = ab[(2 * k + 1) * n + i] - delta;
       sc[k * n + i] = a > b ? a : b;
@@ -1145,7 +1220,7 @@ int rf__calibrate_into(rf_forest *f, const rf_data *d, const double *ty, const r
   if (ab) {
     int ch = choose_shrink(d, ty, ok, pv, med, out);
     if (ch < 0) goto out;
-    if (ch) rescore(d->n_rows, ok, pv, med, out, ab, sc);
+    if (ch) rescore(d, ok, pv, med, out, ab, sc);
   }
   size_t m = 0;
   for (size_t i = 0; i < n; i++) m += ok[i];
@@ -1222,4 +1297,14 @@ void rf__calib_info(rf_forest *f) {
   in->cal_toward = f->cal.toward;
   in->cal_unseen_shrink = f->cal_unseen.shrink;
   in->cal_unseen_toward = f->cal_unseen.toward;
+  in->cal_n_keyed = f->cal.n_keyed;
+  in->cal_key = f->cal.n_keyed ? f->features[f->cal.key] : NULL;
+  in->cal_key_val = f->cal.key_val;
+  in->cal_key_shrink = f->cal.key_shrink;
+  in->cal_key_toward = f->cal.key_toward;
+  in->cal_unseen_n_keyed = f->cal_unseen.n_keyed;
+  in->cal_unseen_key = f->cal_unseen.n_keyed ? f->features[f->cal_unseen.key] : NULL;
+  in->cal_unseen_key_val = f->cal_unseen.key_val;
+  in->cal_unseen_key_shrink = f->cal_unseen.key_shrink;
+  in->cal_unseen_key_toward = f->cal_unseen.key_toward;
 }

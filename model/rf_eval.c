@@ -614,10 +614,20 @@ int rf_cv(const rf_data *d, const rf_params *p, const rf_cv_opts *o, rf_cv_resul
       rf__calib_prior(&f->cal, ntg);
       r->groups_calibrated = ntg < r->groups_calibrated ? ntg : r->groups_calibrated;
     }
-    if (f->cal.shrink > 0) {
-      if (!r->shrunk_folds++) r->shrink_min = r->shrink_max = f->cal.shrink;
-      r->shrink_min = fmin(r->shrink_min, f->cal.shrink);
-      r->shrink_max = fmax(r->shrink_max, f->cal.shrink);
+    {
+      /* the fold's moves: its classes' where it has them (then every row
+         takes its class's), else its one shrink */
+      const rf_calib *c = &f->cal;
+      double lo = c->n_keyed ? c->key_shrink[0] : c->shrink, hi = lo;
+      for (unsigned ci = 1; ci < c->n_keyed; ci++) {
+        lo = fmin(lo, c->key_shrink[ci]);
+        hi = fmax(hi, c->key_shrink[ci]);
+      }
+      if (hi > 0) {
+        if (!r->shrunk_folds++) r->shrink_min = lo, r->shrink_max = hi;
+        r->shrink_min = fmin(r->shrink_min, lo);
+        r->shrink_max = fmax(r->shrink_max, hi);
+      }
     }
     r->fold_mf[k] = f->params.max_features;
     r->fold_leaf[k] = f->params.min_leaf;

@@ -96,6 +96,18 @@ typedef struct rf_calib {
      forest's answer.  File version 7. */
   double shrink;
   int toward;
+  /* The same chosen per class of rows (file version 8): where the rows'
+     column `key` holds key_val[k], key_shrink[k] toward key_toward[k]
+     replaces shrink and toward.  The classes are the values of the
+     column named RF_SHRINK_KEY (operator launches: GEMMs, convolutions,
+     elementwise, softmax and norm kernels are off against the estimate in
+     their own ways); rows of another value take shrink.  n_keyed = 0:
+     none (key is then unused). */
+  int key;
+  unsigned n_keyed;
+  double key_val[RF_SHRINK_CLASSES];
+  double key_shrink[RF_SHRINK_CLASSES];
+  int key_toward[RF_SHRINK_CLASSES];
 } rf_calib;
 
 struct rf_forest {
@@ -163,6 +175,9 @@ double rf__extrap_shift(const rf_forest *f, const double *row, double m);
    rf__extrap_shift, then cal's shrink of the result toward its target
    (rf_calib.shrink; rf_range.c). */
 double rf__shift(const rf_forest *f, const rf_calib *cal, const double *row, double m);
+/* The shrink and target of a row whose class column holds v: the class's
+   entry of cal where it has one, else *shrink and *toward unchanged. */
+void rf__class_shrink(const rf_calib *cal, double v, double *shrink, int *toward);
 
 /* Build the compact layout when the forest allows it (0; -1 out of
    memory).  Called by rf_train and rf_load. */

@@ -13,13 +13,17 @@
  *               unseen-GPU calibration table (version 3), the features'
  *               training ranges (version 4), adapted GPUs (version 5),
  *               the extrapolation median (version 6), the tables'
- *               shrinks (version 7)
+ *               shrinks (version 7), their class shrinks (version 8)
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * Numbers are in the writer's byte order; the marker lets a reader on the
  * other order refuse the file by name instead of misreading it.
  *
- * Versions: 7 appends, after base_med, per table (the calibration one,
+ * Versions: 8 appends, after them, per table (same order) u32 n_keyed
+ * <= RF_SHRINK_CLASSES, and when above 0 u32 the class column (an index
+ * of the features) and n_keyed x (f64 class value, f64 shrink in [0, 1],
+ * u32 target): a shrink per class of rows (rf_calib.c); written only when
+ * a table has one.  7 appends, after base_med, per table (the calibration one,
  * then the unseen-GPU one) f64 shrink in [0, 1] and u32 its target (0
  * the base, 1 base_med): how far a table made on held-out groups moves
  * the forest's answers (rf_calib.c); written only when one is above 0.
@@ -115,9 +119,11 @@ int rf_save(const rf_forest *f, const char *path) {
   /* version 6 only for a model with base_med, 5 for one with adapted GPUs:
      the others stay readable by builds that read version 4 */
   int v6 = isfinite(f->base_med);
-  /* version 7 only for a model whose tables shrink (rf_calib.shrink) */
-  int v7 = v6 && (f->cal.shrink > 0 || f->cal_unseen.shrink > 0);
-  put_u32(&b, v7 ? 7 : v6 ? 6 : f->n_adapt ? 5 : 4);
+  /* version 8 only for a model whose tables shrink by class
+     (rf_calib.n_keyed), 7 for one whose tables shrink (rf_calib.shrink) */
+  int v8 = v6 && (f->cal.n_keyed || f->cal_unseen.n_keyed);
+  int v7 = v8 || (v6 && (f->cal.shrink > 0 || f->cal_unseen.shrink > 0));
+  put_u32(&b, v8 ? 8 : v7 ? 7 : v6 ? 6 : f->n_adapt ? 5 : 4);
   put_u32(&b, KCM_ENDIAN);
   put_u64(&b, 0); /* payload length, patched below */
   put_str(&b, f->target);
@@ -190,6 +196,19 @@ int rf_save(const rf_forest *f, const char *path) {
     put_u32(&b, (uint32_t)f->cal.toward);
     put_f64(&b, f->cal_unseen.shrink);
     put_u32(&b, (uint32_t)f->cal_unseen.toward);
+  }
+  if (v8) { /* version 8: each table's class shrinks, in the same order */
+    const rf_calib *tab[2] = {&f->cal, &f->cal_unseen};
+    for (int k = 0; k < 2; k++) {
+      put_u32(&b, tab[k]->n_keyed);
+      if (!tab[k]->n_keyed) continue;
+      put_u32(&b, (uint32_t)tab[k]->key);
+      for (unsigned c = 0; c < tab[k]->n_keyed; c++) {
+        put_f64(&b, tab[k]->key_val[c]);
+        put_f64(&b, tab[k]->key_shrink[c]);
+        put_u32(&b, (uint32_t)tab[k]->key_toward[c]);
+      }
+    }
   }
   if (b.failed) {
     rf__free(b.p);
@@ -580,6 +599,38 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
                      "a table)", k ? "unseen-GPU" : "calibration", sh, to);
         tab[k]->shrink = sh;
         tab[k]->toward = (int)to;
+      }
+    }
+    if (version >= 8) {
+      rf_calib *tab[2] = {&f->cal, &f->cal_unseen};
+      for (int k = 0; k < 2; k++) {
+        const char *which = k ? "unseen-GPU" : "calibration";
+        uint32_t nk = get_u32(r, "class shrinks");
+        if (r->failed) return -1;
+        if (!nk) continue;
+        if (nk > RF_SHRINK_CLASSES || !tab[k]->n)
+          return bad(r, "%s table: %u class shrinks (at most %d, and only with a table)", which,
+                     nk, RF_SHRINK_CLASSES);
+        uint32_t key = get_u32(r, "class column");
+        if (r->failed) return -1;
+        if (key >= f->n_features)
+          return bad(r, "%s table: class column %u of %zu features", which, key, f->n_features);
+        tab[k]->key = (int)key;
+        for (uint32_t c = 0; c < nk; c++) {
+          double v = get_f64(r, "class shrink"), sh = get_f64(r, "class shrink");
+          uint32_t to = get_u32(r, "class shrink target");
+          if (r->failed) return -1;
+          if (!isfinite(v) || !(sh >= 0 && sh <= 1) || to > 1)
+            return bad(r, "%s table: class %g shrinks %g toward %u (a finite class, 0 to 1, "
+                       "toward 0 or 1)", which, v, sh, to);
+          for (uint32_t q = 0; q < c; q++)
+            if (tab[k]->key_val[q] == v)
+              return bad(r, "%s table: class %g given twice", which, v);
+          tab[k]->key_val[c] = v;
+          tab[k]->key_shrink[c] = sh;
+          tab[k]->key_toward[c] = (int)to;
+        }
+        tab[k]->n_keyed = nk;
       }
     }
     if (r->pos != r->len)

@@ -84,9 +84,21 @@ double rf__extrap_shift(const rf_forest *f, const double *row, double m) {
   return pow(w, RF_EXTRAP_POW) * (f->base_med - m);
 }
 
+void rf__class_shrink(const rf_calib *cal, double v, double *shrink, int *toward) {
+  for (unsigned k = 0; k < cal->n_keyed; k++)
+    if (cal->key_val[k] == v) {
+      *shrink = cal->key_shrink[k];
+      *toward = cal->key_toward[k];
+      return;
+    }
+}
+
 double rf__shift(const rf_forest *f, const rf_calib *cal, const double *row, double m) {
   double ex = rf__extrap_shift(f, row, m);
-  if (!(cal->shrink > 0) || !isfinite(f->base_med)) return ex;
-  double to = cal->toward ? f->base_med : 0;
-  return ex + cal->shrink * (to - (m + ex));
+  double s = cal->shrink;
+  int t = cal->toward;
+  if (cal->n_keyed) rf__class_shrink(cal, row[cal->key], &s, &t);
+  if (!(s > 0) || !isfinite(f->base_med)) return ex;
+  double to = t ? f->base_med : 0;
+  return ex + s * (to - (m + ex));
 }

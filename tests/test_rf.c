@@ -1142,6 +1142,145 @@ static void test_group_shrink(void) {
   rf_data_free(&d);
 }
 
+/* Five groups of 240 rows, half of each of class 1 and half of class 2
+   (column opr.class): class 1's correction of the base has a phase of its
+   own in every group, class 2's is the same in all of them. */
+static void make_classes(rf_data *d) {
+  size_t per = 240, n = 5 * per;
+  lcg_state = 17;
+  CU_ASSERT_FATAL(rf_data_alloc(d, n, 3, 1) == 0);
+  d->names[0] = strdup("x0");
+  d->names[1] = strdup("base");
+  d->names[2] = strdup(RF_SHRINK_KEY);
+  d->target = strdup("t");
+  d->groups = calloc(n, sizeof(char *));
+  CU_ASSERT_FATAL(d->groups != NULL);
+  for (size_t i = 0; i < n; i++) {
+    size_t g = i / per;
+    char nm[8];
+    snprintf(nm, sizeof nm, "g%zu", g);
+    d->groups[i] = strdup(nm);
+    int cls = 1 + (int)(i % 2);
+    d->x[i] = urand();
+    d->x[n + i] = exp(3 * urand());
+    d->x[2 * n + i] = cls;
+    double ph = cls == 1 ? (double)g / 5 : 0;
+    d->y[i] = d->x[n + i] * exp(0.8 * sin(2 * M_PI * (d->x[i] + ph)) + 0.01 * nrand());
+  }
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median APE of class cls's rows, leaving one group out. */
+static double logo_class_ape(rf_data *d, const rf_params *p, int cls) {
+  rf_cv_opts o = {.size = sizeof o, .by_group = 1, .coverage = 0.9};
+  rf_cv_result r;
+  if (rf_cv(d, p, &o, &r)) return -1;
+  size_t n = d->n_rows, m = 0;
+  double *e = malloc(n * sizeof *e);
+  for (size_t i = 0; e && i < n; i++)
+    if (d->x[2 * n + i] == cls) e[m++] = fabs(r.pred[i] - d->y[i]) / d->y[i];
+  qsort(e, m, sizeof *e, cmp_dbl);
+  double med = m ? 100 * (m % 2 ? e[m / 2] : (e[m / 2 - 1] + e[m / 2]) / 2) : -1;
+  free(e);
+  rf_cv_result_free(&r);
+  return med;
+}
+
+/*
+ * Shrinks per class (file version 8): where the rows carry an opr.class
+ * column, each class is moved toward the base as far as answers its own
+ * held-out rows best -- a class whose correction no other group tells
+ * (class 1 here) toward the base, one whose correction every group shares
+ * (class 2) not at all -- where one move for all rows must compromise.
+ * The classes survive save and load and a damaged class entry is refused
+ * by name.
+ */
+static void test_class_shrink(void) {
+  rf_params p = params(30);
+  p.extra_trees = 1;
+  p.max_features = 0;
+  p.min_leaf = 1;
+  p.transform = RF_TRANSFORM_LOG;
+  p.base_feature = 1;
+  p.calibrate = RF_CALIBRATE_ON;
+  p.calib_groups = 1;
+  rf_data d;
+  make_classes(&d);
+  rf_forest *f = NULL, *g = NULL;
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  const rf_info *in = rf_get_info(f);
+  CU_ASSERT_FATAL(in->cal_n_keyed == 2);
+  printf("\n  class 1 shrink %.3f, class 2 %.3f, one for all %.3f ", in->cal_key_shrink[0],
+         in->cal_key_shrink[1], in->cal_shrink);
+  CHECK_MSG("two classes, named by their column",
+            in->cal_key && !strcmp(in->cal_key, RF_SHRINK_KEY) && in->cal_key_val[0] == 1 &&
+                in->cal_key_val[1] == 2);
+  CHECK_MSG("the class no other group tells is moved toward the base (>= 0.5)",
+            in->cal_key_shrink[0] >= 0.5);
+  CHECK_MSG("the class every group shares keeps the forest's answers", in->cal_key_shrink[1] == 0);
+  char path[1200];
+  tmpfile_path(path, sizeof path, "classes.kcm");
+  CU_ASSERT_FATAL(rf_save(f, path) == 0);
+  CU_ASSERT_FATAL(rf_load(path, &g) == 0);
+  const rf_info *gi = rf_get_info(g);
+  CHECK_MSG("the class shrinks survive save and load",
+            gi->cal_n_keyed == 2 && gi->cal_key_shrink[0] == in->cal_key_shrink[0] &&
+                gi->cal_key_shrink[1] == in->cal_key_shrink[1] &&
+                gi->cal_key_toward[0] == in->cal_key_toward[0] && !strcmp(gi->cal_key, in->cal_key));
+  double r1[3] = {0.3, 5, 1}, r2[3] = {0.3, 5, 2}, r3[3] = {0.3, 5, 7};
+  CHECK_MSG("... and so do the answers of either class and of a class not listed",
+            rf_predict(g, r1) == rf_predict(f, r1) && rf_predict(g, r2) == rf_predict(f, r2) &&
+                rf_predict(g, r3) == rf_predict(f, r3));
+  size_t len;
+  unsigned char *img = (unsigned char *)tests_read_file(path, &len);
+  CU_ASSERT_FATAL(img != NULL && len > 80);
+  uint32_t ver;
+  memcpy(&ver, img + 8, 4);
+  CHECK_EQ(ver, 8, "a model with class shrinks is written as version 8");
+  /* the file ends ... (u32 2, u32 key, (f64 value, f64 shrink, u32
+     toward) x 2) for the calibration table, u32 0 for the unseen-GPU
+     one, CRC */
+  char bad[1300];
+  snprintf(bad, sizeof bad, "%s.bad", path);
+  double two = 2, one = 1;
+  memcpy(img + len - 20, &two, 8);
+  fix_crc(img, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, img, len), -1);
+  CHECK_MSG("a class shrink above 1 is refused by name", ERR_HAS("calibration table: class 2 shrinks 2"));
+  memcpy(img + len - 20, &in->cal_key_shrink[1], 8);
+  memcpy(img + len - 28, &one, 8);
+  fix_crc(img, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, img, len), -1);
+  CHECK_MSG("a class given twice is refused by name", ERR_HAS("class 1 given twice"));
+  memcpy(img + len - 28, &two, 8);
+  uint32_t key = 3;
+  memcpy(img + len - 52, &key, 4);
+  fix_crc(img, len);
+  CU_ASSERT_EQUAL(load_bytes(bad, img, len), -1);
+  CHECK_MSG("a class column past the features is refused by name", ERR_HAS("class column 3 of 3"));
+  free(img);
+  rf_free(g);
+  rf_free(f);
+  double with1 = logo_class_ape(&d, &p, 1), with2 = logo_class_ape(&d, &p, 2);
+  setenv("KCAST_GROUP_SHRINK", "1", 1);
+  double one1 = logo_class_ape(&d, &p, 1), one2 = logo_class_ape(&d, &p, 2);
+  CU_ASSERT_FATAL(rf_train(&d, &p, &f) == 0);
+  CHECK_MSG("KCAST_GROUP_SHRINK=1 makes one shrink for all", rf_get_info(f)->cal_n_keyed == 0);
+  rf_free(f);
+  unsetenv("KCAST_GROUP_SHRINK");
+  printf("leave one group out, median APE class 1 %.2f %%, class 2 %.2f %% (one move for all "
+         "%.2f %%, %.2f %%) ", with1, with2, one1, one2);
+  CHECK_MSG("leaving a group out, the class no other group tells is answered better than by one "
+            "move for all (which the other class holds back)",
+            with1 >= 0 && with1 < 0.9 * one1);
+  CHECK_MSG("... and the class every group shares no worse", with2 >= 0 && with2 <= one2 + 1e-9);
+  rf_data_free(&d);
+}
+
 /*
  * Calibration for unseen groups (rf_params.calib_groups): the inner folds
  * hold out whole groups, so leave-one-group-out intervals cover near their
@@ -2194,6 +2333,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_calibration_prior_for_few_groups);
   TEST_ADD(s, test_calibration_counts_groups);
   TEST_ADD(s, test_group_shrink);
+  TEST_ADD(s, test_class_shrink);
   TEST_ADD(s, test_cli_calibration);
   TEST_ADD(s, test_permutation_importance);
   TEST_ADD(s, test_metrics_known_values);
