@@ -21,19 +21,25 @@
  *              warps are resident (Winograd does 2.25x fewer products);
  *              elementwise and row operators: flops and transcendental
  *              operations over the SMs with work;
- *   memory     the minimum bytes over BW_EFF of the DRAM bandwidth; a GEMM's
- *              panels re-read per tile row and column come from L2 (L2_BW x
- *              the DRAM peak) while the operands fit in it, else from DRAM;
- *   latency    one dependent memory round trip per wave of resident CTAs;
- *   time     = max(HOST_US, GAP_US + max(compute, memory) + latency) +
+ *   memory     the minimum bytes over the operator's share (opr.mem_eff)
+ *              of the DRAM bandwidth; a GEMM's panels re-read per tile row
+ *              and column come from L2 (L2_BW x the DRAM peak) while the
+ *              operands fit in it, else from DRAM;
+ *   latency    per round of resident CTAs, a tile's prologue and epilogue
+ *              (TILE_CYC) for GEMMs and convolutions, else one dependent
+ *              memory round trip;
+ *   time     = max(host, gap + max(compute, memory) + latency) +
  *              KERNEL_US per further kernel of the operator.
  *
- * HOST_US and GAP_US are not GPU figures: an operator's time as PyTorch
- * measures it (the NeuSight data) cannot drop below the host's dispatch
- * time of one operator, and its kernel adds its launch and the events'
- * resolution.  On the five GPUs of that data the floor is 25-27 us on
- * three machines, 32 and 44 us on the other two: a property of the host
- * that `kcast calibrate` (a few launches measured there) learns.
+ * host and gap (opr.host_us, opr.gap_us: the operator table's, model/
+ * opr.c) are not GPU figures: an operator's time as PyTorch measures it
+ * (the NeuSight data) cannot drop below the host's dispatch of that
+ * operator (26.5 us for add, 47.5 for layer norm), and its kernel adds its
+ * launch and the events' resolution.  On three of that data's machines
+ * (A100, P4, T4) the floors agree to 1-2 us, on the V100's and P100's they
+ * are 1.2x and 1.6-1.7x those: a property of the host that `kcast
+ * calibrate` (a few launches measured there) learns.  A launch whose
+ * features predate the columns gets HOST_US, GAP_US and BW_EFF.
  */
 #include <math.h>
 #include <string.h>

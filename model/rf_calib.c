@@ -1129,6 +1129,12 @@ static int choose_shrink(const rf_data *d, const double *ty, const unsigned char
     out->n_keyed++;
     if (s > 0) rc = 1;
   }
+  /* classes that all keep the one move add nothing */
+  unsigned same = 0;
+  for (unsigned k = 0; k < out->n_keyed; k++)
+    same += out->key_shrink[k] == out->shrink &&
+            (out->key_toward[k] == out->toward || out->shrink == 0);
+  if (same == out->n_keyed) out->n_keyed = 0;
 out:
   rf__free(gid);
   rf__free(names);
