@@ -206,6 +206,9 @@ kcast_status kcast_features_from_ptx(const char *path, const char *kernel,
     return api_fail(KCAST_E_ARG, "%s: oob policy %d is neither KCAST_OOB_ERROR nor KCAST_OOB_WARN",
                     path, c.oob);
   ec.oob = c.oob == KCAST_OOB_WARN ? EMU_OOB_WARN : EMU_OOB_ERROR;
+  if (c.racecheck != 0 && c.racecheck != 1)
+    return api_fail(KCAST_E_ARG, "%s: racecheck %d is neither 0 nor 1", path, c.racecheck);
+  ec.racecheck = c.racecheck;
 
   ptx_job j;
   memset(&j, 0, sizeof j);

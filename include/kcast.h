@@ -56,8 +56,8 @@ extern "C" {
 
 #define KCAST_VERSION_MAJOR 0
 #define KCAST_VERSION_MINOR 4
-#define KCAST_VERSION_PATCH 0
-#define KCAST_VERSION_STRING "0.4.0"
+#define KCAST_VERSION_PATCH 1
+#define KCAST_VERSION_STRING "0.4.1"
 
 /* ------------------------------------------------------------ statuses -- */
 
@@ -88,7 +88,7 @@ const char *kcast_status_name(kcast_status s);
 
 /* ------------------------------------------------------------- version -- */
 
-/* The library's version string ("0.4.0").  Static storage. */
+/* The library's version string ("0.4.1").  Static storage. */
 const char *kcast_version(void);
 
 /*
@@ -322,6 +322,14 @@ typedef struct kcast_launch_config {
   int threads;              /* emulator threads; 0 = OpenMP's default */
   int oob;                  /* out-of-bounds policy: KCAST_OOB_ERROR (0) or
                                KCAST_OOB_WARN (1), see below */
+  int racecheck;            /* 1: look for data races between the launch's
+                               CTAs (global memory) and between a CTA's
+                               warps within a barrier interval (shared
+                               memory); the launch still succeeds, and its
+                               features carry emu.races, the 4-byte words
+                               found racing (absent: none).  `kcast emulate
+                               --racecheck` describes the first one.
+                               Since 0.4.1 */
 } kcast_launch_config;
 
 /*
@@ -335,7 +343,7 @@ enum { KCAST_OOB_ERROR = 0, KCAST_OOB_WARN = 1 };
 
 /* Initialiser: size set, 1x1x1 grid and block, everything else zero. */
 #define KCAST_LAUNCH_CONFIG_INIT \
-  {sizeof(kcast_launch_config), {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0}
+  {sizeof(kcast_launch_config), {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /*
  * Features of one launch of kernel in path (.ptx, .cu, .ll or .bc; a .cu is

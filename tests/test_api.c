@@ -629,6 +629,45 @@ static void test_from_ptx_oob(void) {
   CU_ASSERT_EQUAL(kcast_features_from_ptx("tests/ptx/saxpy_nvcc.ptx", NULL, &c, &fs), KCAST_E_ARG);
 }
 
+/* The race check through the public API (0.4.1): chunk_store, Parboil
+   histo's pattern, 4 CTAs storing 96 words each 64 apart (each CTA's
+   last 32 words on the next CTA's first: 3 x 32 racing words); 64 apart
+   and 64 words each, disjoint. */
+static void test_from_ptx_racecheck(void) {
+  kcast_arg args[3] = {{KCAST_ARG_BUFFER, 0, 4 * 96 * 4, KCAST_FILL_ZERO, 0},
+                       {KCAST_ARG_SCALAR, 96, 0, 0, 0},
+                       {KCAST_ARG_SCALAR, 64, 0, 0, 0}};
+  kcast_launch_config c = KCAST_LAUNCH_CONFIG_INIT;
+  c.grid[0] = 4;
+  c.block[0] = 64;
+  c.args = args;
+  c.nargs = 3;
+  c.racecheck = 1;
+  kcast_features *fs = NULL;
+  double v = -1;
+  CU_ASSERT_EQUAL_FATAL(kcast_features_from_ptx("tests/kernels/races.cu", "chunk_store", &c, &fs),
+                        KCAST_OK);
+  CHECK_MSG("overlapping stores of three CTA pairs: 96 racing words in emu.races",
+            kcast_features_get(fs, "emu.races", &v) == KCAST_OK && v == 96);
+  kcast_features_free(fs);
+  c.racecheck = 0;
+  CU_ASSERT_EQUAL_FATAL(kcast_features_from_ptx("tests/kernels/races.cu", "chunk_store", &c, &fs),
+                        KCAST_OK);
+  CHECK_MSG("... and without the check no emu.races",
+            kcast_features_get(fs, "emu.races", &v) != KCAST_OK);
+  kcast_features_free(fs);
+  args[1].bits = 64;
+  c.racecheck = 1;
+  CU_ASSERT_EQUAL_FATAL(kcast_features_from_ptx("tests/kernels/races.cu", "chunk_store", &c, &fs),
+                        KCAST_OK);
+  CHECK_MSG("disjoint stores: no emu.races", kcast_features_get(fs, "emu.races", &v) != KCAST_OK);
+  kcast_features_free(fs);
+  c.racecheck = 2;
+  CHECK_MSG("a racecheck other than 0 or 1 is an argument error",
+            kcast_features_from_ptx("tests/kernels/races.cu", "chunk_store", &c, &fs) ==
+                KCAST_E_ARG && strstr(kcast_last_error(), "racecheck 2"));
+}
+
 static void test_from_ptx(void) {
   kcast_arg args[4];
   memset(args, 0, sizeof args);
@@ -816,6 +855,7 @@ TEST_SUITES(register_api) {
   TEST_ADD(s, test_from_launch);
   TEST_ADD(s, test_from_ptx);
   TEST_ADD(s, test_from_ptx_oob);
+  TEST_ADD(s, test_from_ptx_racecheck);
   TEST_ADD(s, test_exports);
   TEST_ADD(s, test_header_languages);
 }

@@ -283,7 +283,7 @@ def _arg(a) -> tuple:
 def features_from_ptx(path: Union[str, os.PathLike], kernel: Optional[str] = None, *, grid,
                       block, args: Sequence[Any] = (), shared: int = 0, sample: int = 0,
                       oob: str = "error", budget: int = 0, time_limit: float = 0.0,
-                      threads: int = 0) -> Features:
+                      threads: int = 0, racecheck: bool = False) -> Features:
     """The features of one launch of ``kernel`` in ``path`` (.ptx, .cu, .ll,
     .bc), emulated on the CPU -- what ``kcast predict FILE`` computes.
 
@@ -292,14 +292,17 @@ def features_from_ptx(path: Union[str, os.PathLike], kernel: Optional[str] = Non
     buffer of the array's size with random contents).  ``sample`` CTAs are
     emulated (0: as many as a 0.5 % relative standard error of the counts
     needs, the feature emu.sample_rse), ``oob`` is "error" or "warn" (reads out of bounds
-    give 0).  The GIL is released while it runs.
+    give 0).  ``racecheck`` looks for data races between CTAs (global memory) and
+    between a CTA's warps (shared memory, between barriers): the launch still
+    succeeds and the feature emu.races counts the 4-byte words found racing.
+    The GIL is released while it runs.
     """
     if oob not in ("error", "warn"):
         raise ValueError("oob is 'error' or 'warn'")
     return _kcast.features_from_ptx(os.fspath(path), kernel, _dim3(grid), _dim3(block),
                                     int(shared), int(sample), [_arg(a) for a in args],
                                     1 if oob == "warn" else 0, int(budget), float(time_limit),
-                                    int(threads))
+                                    int(threads), bool(racecheck))
 
 
 def features_from_launch(dataset: Union[str, os.PathLike], launch_id: int) -> Features:

@@ -619,16 +619,16 @@ static int parse_arg(PyObject *t, kcast_arg *a) {
 }
 
 /* features_from_ptx(path, kernel, grid, block, shared, sample, args, oob,
-   budget, time_limit, threads) -> Features */
+   budget, time_limit, threads, racecheck) -> Features */
 static PyObject *py_features_from_ptx(PyObject *self, PyObject *args) {
   PyObject *path, *kernel, *arglist;
   unsigned g0, g1, g2, b0, b1, b2;
   unsigned long long shared, sample, budget;
-  int oob, threads;
+  int oob, threads, race;
   double tlim;
-  if (!PyArg_ParseTuple(args, "O&O(III)(III)KKOiKdi", PyUnicode_FSConverter, &path, &kernel, &g0,
+  if (!PyArg_ParseTuple(args, "O&O(III)(III)KKOiKdip", PyUnicode_FSConverter, &path, &kernel, &g0,
                         &g1, &g2, &b0, &b1, &b2, &shared, &sample, &arglist, &oob, &budget, &tlim,
-                        &threads))
+                        &threads, &race))
     return NULL;
   const char *kn = NULL;
   PyObject *res = NULL;
@@ -653,6 +653,7 @@ static PyObject *py_features_from_ptx(PyObject *self, PyObject *args) {
   c.time_limit_s = tlim;
   c.threads = threads;
   c.oob = oob;
+  c.racecheck = race;
   kcast_features *fs = NULL;
   kcast_status st;
   Py_BEGIN_ALLOW_THREADS

@@ -45,6 +45,18 @@ def test_launch_arguments_are_checked():
         kcast.buffer(0)
 
 
+def test_racecheck_counts_races():
+    races = os.path.join(ROOT, "tests", "kernels", "races.cu")
+    # Parboil histo's pattern: 4 CTAs store 96 words 64 apart (3 x 32 words
+    # overlap); 64 words 64 apart are disjoint
+    fs = kcast.features_from_ptx(races, "chunk_store", grid=4, block=64, racecheck=True,
+                                 args=[kcast.buffer(4 * 96 * 4), 96, 64])
+    assert fs["emu.races"] == 96
+    fs = kcast.features_from_ptx(races, "chunk_store", grid=4, block=64, racecheck=True,
+                                 args=[kcast.buffer(4 * 96 * 4), 64, 64])
+    assert "emu.races" not in fs.to_dict()
+
+
 def test_analytic_equals_kcast_predict():
     fs = saxpy_features()
     a = kcast.analytic(fs, "A100")
