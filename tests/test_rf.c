@@ -1055,6 +1055,20 @@ static void make_phases(rf_data *d, int same) {
   }
 }
 
+/* Extra trees of leaves of one on a log target with column 1 as the base,
+   calibrated for unseen groups: what the shrinks are chosen for. */
+static rf_params shrink_params(void) {
+  rf_params p = params(30);
+  p.extra_trees = 1;
+  p.max_features = 0;
+  p.min_leaf = 1;
+  p.transform = RF_TRANSFORM_LOG;
+  p.base_feature = 1;
+  p.calibrate = RF_CALIBRATE_ON;
+  p.calib_groups = 1;
+  return p;
+}
+
 static double logo_median_ape(rf_data *d, const rf_params *p, unsigned *shrunk) {
   rf_cv_opts o = {.size = sizeof o, .by_group = 1, .coverage = 0.9};
   rf_cv_result r;
@@ -1075,14 +1089,7 @@ static double logo_median_ape(rf_data *d, const rf_params *p, unsigned *shrunk) 
  * shrink survives save and load (file version 7).
  */
 static void test_group_shrink(void) {
-  rf_params p = params(30);
-  p.extra_trees = 1;
-  p.max_features = 0;
-  p.min_leaf = 1;
-  p.transform = RF_TRANSFORM_LOG;
-  p.base_feature = 1;
-  p.calibrate = RF_CALIBRATE_ON;
-  p.calib_groups = 1;
+  rf_params p = shrink_params();
   rf_data d;
   make_phases(&d, 0);
   rf_forest *f = NULL, *g = NULL;
@@ -1200,14 +1207,7 @@ static double logo_class_ape(rf_data *d, const rf_params *p, int cls) {
  * by name.
  */
 static void test_class_shrink(void) {
-  rf_params p = params(30);
-  p.extra_trees = 1;
-  p.max_features = 0;
-  p.min_leaf = 1;
-  p.transform = RF_TRANSFORM_LOG;
-  p.base_feature = 1;
-  p.calibrate = RF_CALIBRATE_ON;
-  p.calib_groups = 1;
+  rf_params p = shrink_params();
   rf_data d;
   make_classes(&d);
   rf_forest *f = NULL, *g = NULL;
