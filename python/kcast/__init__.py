@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -24,7 +24,8 @@ from ._kcast import Features, KcastError
 
 __all__ = [
     "KcastError", "Features", "Prediction", "Model", "FeatureModel", "Regressor", "buffer",
-    "features_from_ptx", "features_from_launch", "analytic", "gpus", "read_dataset", "cv_folds",
+    "features_from_ptx", "features_from_launch", "features_from_op", "analytic", "gpus",
+    "read_dataset", "cv_folds",
     "__version__",
 ]
 
@@ -308,6 +309,24 @@ def features_from_ptx(path: Union[str, os.PathLike], kernel: Optional[str] = Non
 def features_from_launch(dataset: Union[str, os.PathLike], launch_id: int) -> Features:
     """The stored features of launch ``launch_id`` of a kcast dataset."""
     return _kcast.features_from_launch(os.fspath(dataset), int(launch_id))
+
+
+def features_from_op(description: str) -> Tuple[Features, str]:
+    """The features of an operator launch -- a library kernel described by
+    its operator and shape, ``"bmm B=8 M=512 N=512 K=64"``, optionally with
+    ``kernel=``, ``grid=``, ``block=`` and ``kernels=`` (``kcast predict --op
+    list`` names the operators): the opr.* and launch.* features that
+    ``kcast predict --op`` computes (kcast_features_from_op).  Returns the
+    features and what was assumed where the description is silent (the
+    kernel, grid and block; "" when nothing was).  A model trained on
+    operator launches (``make models``' operators-time.kcm) predicts them::
+
+        fs, assumed = kcast.features_from_op("bmm B=8 M=512 N=512 K=64")
+        kcast.Model("operators-time.kcm").predict(fs, gpu="H100")
+    """
+    if not isinstance(description, str):
+        raise TypeError("features_from_op(description): a str such as 'bmm B=8 M=512 N=512 K=64'")
+    return _kcast.features_from_op(description)
 
 
 def analytic(features, gpu: str) -> dict:

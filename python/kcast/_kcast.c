@@ -681,6 +681,19 @@ static PyObject *py_features_from_launch(PyObject *self, PyObject *args) {
   return features_wrap(fs, NULL);
 }
 
+/* features_from_op(description) -> (Features, assumed) */
+static PyObject *py_features_from_op(PyObject *self, PyObject *args) {
+  const char *desc;
+  if (!PyArg_ParseTuple(args, "s", &desc)) return NULL;
+  char assumed[1024];
+  kcast_features *fs = NULL;
+  kcast_status st = kcast_features_from_op(desc, assumed, sizeof assumed, &fs);
+  if (st) return raise_status(st);
+  PyObject *f = features_wrap(fs, NULL);
+  if (!f) return NULL;
+  return Py_BuildValue("(Ns)", f, assumed);
+}
+
 /* analytic(features, gpu) -> (time_ns, lo, hi, power_w, lo, hi) */
 static PyObject *py_analytic(PyObject *self, PyObject *args) {
   PyObject *f;
@@ -1088,6 +1101,7 @@ static PyMethodDef module_methods[] = {
     {"cv_folds", py_cv_folds, METH_VARARGS, "kcast cv's k-fold assignment (kcast_cv_folds)."},
     {"features_from_ptx", py_features_from_ptx, METH_VARARGS, "Emulate one launch."},
     {"features_from_launch", py_features_from_launch, METH_VARARGS, "A dataset's launch."},
+    {"features_from_op", py_features_from_op, METH_VARARGS, "An operator launch's features."},
     {"analytic", py_analytic, METH_VARARGS, "The analytic estimate of a launch on a GPU."},
     {"gpus", py_gpus, METH_NOARGS, "The GPU table."},
     {"read_dataset", py_read_dataset, METH_VARARGS, "A dataset as columns."},

@@ -57,6 +57,25 @@ def test_racecheck_counts_races():
     assert "emu.races" not in fs.to_dict()
 
 
+def test_features_from_op_equal_kcast_predict_op():
+    desc = "bmm B=8 M=512 N=512 K=64"
+    fs, assumed = kcast.features_from_op(desc)
+    r = run_kcast("predict", "--op", desc, "--gpu", "T4", "--format", "json")
+    op = json.loads(r.stdout)["operators"][0]
+    assert assumed == op["assumed"] and "kernel sgemm_64x64_nn" in assumed
+    got = fs.to_dict()
+    for k, v in op["features"].items():
+        assert got[k] == v, k
+    # its analytic estimate is the CLI's (no model: --gpu alone answers with it)
+    fs2, note = kcast.features_from_op(desc + " kernel=volta_sgemm_64x64_nn grid=1,8,8 block=64")
+    assert note == "" and fs2["opr.tile_m"] == 64
+    with pytest.raises(kcast.KcastError) as e:
+        kcast.features_from_op("bmm B=8 M=512")
+    assert e.value.status == "KCAST_E_ARG" and "needs N=" in str(e.value)
+    with pytest.raises(TypeError):
+        kcast.features_from_op(8)
+
+
 def test_analytic_equals_kcast_predict():
     fs = saxpy_features()
     a = kcast.analytic(fs, "A100")
