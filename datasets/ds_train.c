@@ -77,10 +77,27 @@ static const char *const families[] = {"all",  "launch", "op",     "class", "mem
    export (METRIC@GPU: time_ns@T4, power_w@K80 -- the targets of other
    models, a perfect predictor of this one's) or a row key (id, lseq: the
    order rows were written in).  A forest trained on `dataset export`'s CSV
-   ranked exactly these first. */
+   ranked exactly these first.  Also a measurement of a tuning table: a
+   name without a family (no dot) that starts with time, power, energy,
+   latency, duration or runtime and is that word alone or spells a unit in
+   a later part (time_ms_mean beside the target time_ms_median, power_w):
+   another statistic of the target, or another quantity measured with it,
+   is what a prediction never has.  time_steps (no unit) stays a feature. */
+static int is_measurement(const char *name) {
+  static const char *const words[] = {"time", "times", "power", "energy", "latency",
+                                      "duration", "runtime"};
+  if (strchr(name, '.')) return 0;
+  size_t n = strcspn(name, "_@-");
+  for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+    if (strlen(words[k]) == n && !strncasecmp(name, words[k], n))
+      return !name[n] || rf_target_unit(name) != NULL;
+  return 0;
+}
+
 static int not_a_feature(const char *name) {
   const char *at = strchr(name, '@');
-  return !strcmp(name, "id") || !strcmp(name, "lseq") || (at && at > name && at[1]);
+  return !strcmp(name, "id") || !strcmp(name, "lseq") || (at && at > name && at[1]) ||
+         is_measurement(name);
 }
 
 /* Is name's family in the comma list?  Derived columns are never
