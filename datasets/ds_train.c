@@ -572,6 +572,21 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   }
   long gcol = gcolname ? rf_data_text_col(d, gcolname) : -1;
   in->gpu_col = gcol;
+  /* --gpu G says every row of a CSV is G: a gpu column of the file that
+     names another GPU contradicts it (the rows of three GPUs trained as
+     one would be a model of none of them) */
+  if (in->csv && in->gpu && !gcolname) {
+    long gc = rf_data_text_col(d, "gpu");
+    const an_gpu *want = an_gpu_find(in->gpu);
+    for (size_t i = 0; gc >= 0 && i < d->n_rows; i++) {
+      const char *g = d->text[gc][i];
+      if (!g || !*g || !strcasecmp(g, in->gpu) || (want && an_gpu_find(g) == want)) continue;
+      fail(err, cap, -1, "%s: row %zu: column gpu says '%s', but --gpu %s says every row is %s "
+           "(leave --gpu out to take each row's GPU from the column, or give only %s's rows)",
+           src, i + 1, g, in->gpu, in->gpu, in->gpu);
+      goto fail;
+    }
+  }
   if (rf_data_check_finite(d, src)) {
     fail(err, cap, -1, "%s", rf_last_error());
     goto fail;

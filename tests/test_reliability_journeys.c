@@ -93,9 +93,48 @@ static void test_a_tables_other_measurements_are_not_features(void) {
   rm_rf(dir);
 }
 
+/*
+ * `train --csv TABLE --gpu A100` on a table whose gpu column names A100,
+ * A4000 and A6000 trained one "A100" model on all three GPUs' rows.  --gpu
+ * that contradicts the file's gpu column is an error naming the row.
+ */
+static void test_gpu_and_the_files_gpu_column_agree(void) {
+  char dir[4096], csv[4200], one[4200], model[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "jr-gpucol"));
+  snprintf(csv, sizeof csv, "%s/t.csv", dir);
+  snprintf(one, sizeof one, "%s/one.csv", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  FILE *f = fopen(csv, "w"), *g = fopen(one, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+  fprintf(f, "gpu,a,y\n");
+  fprintf(g, "gpu,a,y\n");
+  for (int i = 0; i < 20; i++) {
+    fprintf(f, "%s,%d,%d\n", i < 10 ? "A100" : "A4000", i % 10, (i % 10 + 1) * (i < 10 ? 1 : 3));
+    if (i < 10) fprintf(g, "A100,%d,%d\n", i, i + 1);
+  }
+  CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+  CU_ASSERT_EQUAL_FATAL(fclose(g), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "train --csv '%s' --target y --gpu A100 --trees 5 -o '%s'", csv, model);
+  CHECK_MSG("--gpu A100 on rows the gpu column says are A4000: exit 1 naming row, value and --gpu",
+            rc == 1 && err && strstr(err, "row 11") && strstr(err, "'A4000'") &&
+                strstr(err, "--gpu A100"));
+  CHECK_MSG("...and no model is written", access(model, F_OK) != 0);
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "train --csv '%s' --target y --gpu a100 --trees 5 -o '%s'", one, model);
+  CHECK_MSG("a gpu column that agrees (any case, any alias) is fine", rc == 0);
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "train --csv '%s' --target y --trees 5 -o '%s'", csv, model);
+  CHECK_MSG("without --gpu the column names each row's GPU", rc == 0);
+  free(out), free(err), out = err = NULL;
+  rm_rf(dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_journeys) {
   CU_pSuite s = tests_suite("reliability_journeys");
   TEST_ADD(s, test_a_tables_other_measurements_are_not_features);
+  TEST_ADD(s, test_gpu_and_the_files_gpu_column_agree);
 }
