@@ -38,7 +38,7 @@ const char cmd_predict_usage[] =
     "usage: kcast predict --model MODEL --features CSV [--gpu G] [--coverage C]\n"
     "                     [--measured COLUMN] [--id COL,...] [--format csv|table|json]\n"
     "       kcast predict --gpu G|--gpu-column COL --features CSV [--measured COLUMN\n"
-    "                     [--measured-unit s|ms|us|ns]] [--id COL,...]\n"
+    "                     [--measured-unit U]] [--id COL,...]\n"
     "                     [--format csv|table|json]\n"
     "       kcast predict FILE.{cu,ptx,ll,bc} --kernel K --grid X[,Y,Z] --block X[,Y,Z]\n"
     "                     [--arg SPEC]... [--shared BYTES] [--sample CTAS]\n"
@@ -94,9 +94,17 @@ const char cmd_predict_usage[] =
     "                      measured of the five predicted lowest, over the lowest\n"
     "                      measured), the share within 2x and the interval\n"
     "                      coverage; then one line per GPU (--gpu-column) or\n"
-    "                      per value of --group's column\n"
+    "                      per value of --group's column.  COLUMN's values are\n"
+    "                      converted to the predictions' unit from the unit its\n"
+    "                      name spells (time_ms_median: ms; time_ns@T4: ns) or\n"
+    "                      --measured-unit, else taken to be in the predictions'\n"
+    "                      unit (us for the analytic estimate) with a note; a\n"
+    "                      column of another quantity (power_w against a time\n"
+    "                      model) or of another GPU (time_ns@K80 against\n"
+    "                      predictions for T4) is an error\n"
     "  --group COLUMN      with --measured: the figures per value of COLUMN too\n"
-    "  --measured-unit U   COLUMN's time unit for the analytic estimate (us)\n"
+    "  --measured-unit U   COLUMN's unit when its name spells none (ns, us, ms, s,\n"
+    "                      W, mW, J, mJ; one that contradicts the name is an error)\n"
     "  --id COL,...        print these CSV columns (shell patterns) before each\n"
     "                      prediction, so its row can be joined to the input\n"
     "                      (e.g. --id id,app,kernel for a dataset export)\n"
@@ -1150,13 +1158,48 @@ static int derive_rows(const char *path, const rf_info *info, const char *gpu, c
 
 /* ------------------------------------------------ measured summaries -- */
 
-/* Seconds per unit of --measured-unit (NAN when unknown). */
-static double unit_s(const char *u) {
-  static const struct { const char *name; double s; } units[] = {
-      {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
-  for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
-    if (!strcmp(u, units[k].name)) return units[k].s;
-  return NAN;
+/*
+ * The factor that brings --measured COLUMN's values into the predictions'
+ * unit pu (NULL: the model's target names none, nothing to convert), and
+ * the check that COLUMN measures what is predicted where it is predicted:
+ * its unit is --measured-unit (given), else the one its name spells
+ * (time_ns@T4: ns), else taken to be deflt, said in a note; a unit of
+ * another quantity (W against ns) is an error, and so is a METRIC@GPU
+ * column of a GPU other than one predicted for (gpus[0..ng), NULL entries
+ * skipped).  -1 after printing the error.
+ */
+static int measured_scale(const char *csv, const char *col, const char *given, const char *pu,
+                          const char *deflt, const char *const *gpus, size_t ng, double *scale) {
+  *scale = 1;
+  const char *mg = rf_column_gpu(col);
+  for (size_t k = 0; mg && k < ng; k++) {
+    if (!gpus[k] || !strcasecmp(gpus[k], mg) || an_gpu_in_list(gpus[k], mg)) continue;
+    cli_error("%s: --measured %s was measured on %s, but the predictions are for %s: the "
+              "figures would compare two GPUs (--measured METRIC@%s, or --gpu %s)", csv, col, mg,
+              gpus[k], gpus[k], mg);
+    return -1;
+  }
+  if (!pu) return 0;
+  /* a unit spelled in a part after the first (a bare "time" spells none) */
+  const char *named = strpbrk(col, "_@.-") ? rf_target_unit(col) : NULL;
+  const char *mu = given ? given : named;
+  double same;
+  if (given && named && (rf_unit_factor(given, named, &same) || same != 1)) {
+    cli_error("%s: --measured-unit %s contradicts the name of --measured %s, which says %s",
+              csv, given, col, named);
+    return -1;
+  }
+  if (!mu) {
+    mu = deflt;
+    fprintf(stderr, "kcast: note: %s: the name of --measured %s spells no unit: its values are "
+            "taken to be in %s (--measured-unit U says otherwise)\n", csv, col, mu);
+  }
+  if (rf_unit_factor(mu, pu, scale)) {
+    cli_error("%s: --measured %s holds values in %s, but the predictions are in %s: they "
+              "measure different things", csv, col, mu, pu);
+    return -1;
+  }
+  return 0;
 }
 
 /* One summary line of rows sel[0..k) (all rows when sel is NULL). */
@@ -1247,7 +1290,7 @@ out:
  */
 static int predict_csv_analytic(const char *csv, const char *gpu, const char *gpu_column,
                                 const char *ids, const char *measured, const char *group_col,
-                                double scale, int fmt) {
+                                const char *munit, int fmt) {
   if (gpu && gpu_column) return cli_usage_error("predict", "give --gpu or --gpu-column, not both");
   const an_gpu *gl[MAX_TARGETS];
   size_t ng = 1;
@@ -1287,6 +1330,20 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
   ids_find(&ic, &d, ids);
   long gc = gpu_column ? rf_data_text_col(&d, gpu_column) : -1;
   long group = group_col ? rf_data_text_col(&d, group_col) : -1;
+  /* the measured values in the estimate's unit (us), of the GPUs estimated */
+  double mscale = 1;
+  if (measured) {
+    const char *names[MAX_TARGETS];
+    for (size_t k = 0; k < ng && gl[k]; k++) names[k] = gl[k]->name;
+    int mrc = gc >= 0 ? measured_scale(csv, measured, munit, "us", "us",
+                                       (const char *const *)d.text[gc], d.n_rows, &mscale)
+                      : measured_scale(csv, measured, munit, "us", "us", names, gl[0] ? ng : 0,
+                                       &mscale);
+    if (mrc) {
+      rf_data_free(&d);
+      return KCAST_EXIT_USER;
+    }
+  }
   double *row = malloc((d.n_cols + 1) * sizeof *row);
   /* rows x GPUs estimates, for --measured (each row against each GPU's) */
   size_t nout = d.n_rows * ng;
@@ -1360,7 +1417,7 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     puts(txt);
     free(txt);
   }
-  /* the analytic time is in us; the measured unit is scale seconds */
+  /* the analytic time is in us; mscale brings the measured values there */
   if (measured) {
     /* each row's group: --group's column, else its GPU's (--gpu-column, or
        the GPU of the list it was estimated on) */
@@ -1369,7 +1426,7 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
       for (size_t gk = 0; gk < ng; gk++)
         gr[i * ng + gk] = group >= 0 ? d.text[group][i] : gc >= 0 ? d.text[gc][i]
                                                                   : (char *)gl[gk]->name;
-    int mrc = measured_summary(csv, measured, ym, scale * 1e6, tp, tp + nout, tp + 2 * nout,
+    int mrc = measured_summary(csv, measured, ym, mscale, tp, tp + nout, tp + 2 * nout,
                                nout, gr, group >= 0 ? group_col : gc >= 0 ? gpu_column
                                                   : gr ? "gpu" : NULL);
     free(gr);
@@ -1395,7 +1452,7 @@ static int usage_fail(cli_launch *L) {
 int cmd_predict(int argc, char **argv) {
   const char *model = NULL, *csv = NULL, *gpu = NULL, *gpu_column = NULL, *measured = NULL;
   const char *featmodel = NULL;
-  double mscale = NAN;
+  const char *munit = NULL;
   double coverage = 0.9;
   int fmt = CLI_FMT_CSV, have_fmt = 0, kernel_mode = 0;
   /* predict's own options, and the launch options of the kernel mode (an
@@ -1444,8 +1501,8 @@ int cmd_predict(int argc, char **argv) {
       case P_OP: opv[nop++] = (char *)v; break;
       case P_GROUP: group_col = v; break;
       case P_MEASURED_UNIT:
-        if (isnan(mscale = unit_s(v))) {
-          cli_usage_error("predict", "--measured-unit is s, ms, us or ns, not '%s'", v);
+        if (!(munit = rf_unit_canonical(v))) {
+          cli_usage_error("predict", "--measured-unit is one of " RF_UNITS ", not '%s'", v);
           { free(opv); return usage_fail(&L); }
         }
         break;
@@ -1504,10 +1561,10 @@ int cmd_predict(int argc, char **argv) {
   if (!model && gpu_column && !csv) return cli_usage_error("predict", "--gpu-column needs --features CSV");
   if (measured && !csv) return cli_usage_error("predict", "--measured needs --features CSV");
   if (group_col && !measured) return cli_usage_error("predict", "--group needs --measured");
-  if (!isnan(mscale) && !measured) return cli_usage_error("predict", "--measured-unit needs --measured");
+  if (munit && !measured) return cli_usage_error("predict", "--measured-unit needs --measured");
   if (!model && csv && (gpu || gpu_column))
     return predict_csv_analytic(csv, gpu, gpu_column, ids, measured, group_col,
-                                isnan(mscale) ? 1e-6 : mscale, fmt);
+                                munit, fmt);
   if (!model) return cli_usage_error("predict", "--model MODEL is required");
   if (gpu_column) return cli_usage_error("predict", "--gpu-column goes without --model (give --gpu G)");
   if (!csv) return cli_usage_error("predict", "give --features CSV or an input FILE");
@@ -1617,6 +1674,13 @@ int cmd_predict(int argc, char **argv) {
   id_cols ic;
   ids_find(&ic, &d, ids);
   long gcol = group_col ? rf_data_text_col(&d, group_col) : -1;
+  /* the measured values in the predictions' unit, of the GPUs predicted */
+  double mscale = 1;
+  if (measured && measured_scale(csv, measured, munit, tu, tu, tgpu, nt, &mscale)) {
+    rf_data_free(&d);
+    rf_free(f);
+    return rc;
+  }
   size_t n = d.n_rows, nout = n * nt;
   /* pred[g * n + i]: row i on target GPU g */
   pred = malloc((nout + 1) * sizeof *pred);
@@ -1744,15 +1808,15 @@ int cmd_predict(int argc, char **argv) {
         putchar('\n');
       }
   }
-  /* predictions are in the model's target unit: --measured-unit converts
-     only when both are times (the model's unit is the training file's) */
+  /* predictions are in the model's target unit: mscale converts the
+     measured values to it (measured_scale) */
   if (measured) {
     /* each row's group: --group's column, else with a GPU list its GPU */
     char **gr = (gcol >= 0 || nt > 1) ? malloc((nout + 1) * sizeof *gr) : NULL;
     for (size_t g = 0; gr && g < nt; g++)
       for (size_t i = 0; i < n; i++)
         gr[g * n + i] = gcol >= 0 ? d.text[gcol][i] : (char *)tgpu[g];
-    int mrc = measured_summary(csv, measured, ym, 1.0, pred, lo, hi, nout, gr,
+    int mrc = measured_summary(csv, measured, ym, mscale, pred, lo, hi, nout, gr,
                                gcol >= 0 ? group_col : gr ? "gpu" : NULL);
     free(gr);
     if (mrc) goto out;

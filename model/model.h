@@ -137,6 +137,13 @@ long rf_data_text_col(const rf_data *d, const char *name);
 const char *rf_target_unit(const char *target);
 /* u as one of RF_UNITS (case-insensitive, "sec" for s), or NULL. */
 const char *rf_unit_canonical(const char *u);
+/* The factor that turns a value in unit from into one in unit to (both of
+   RF_UNITS): 1000 for us -> ns, 1e-3 for mW -> W.  -1 (rf_last_error)
+   when they are not units of one quantity (ns and W) or not units. */
+int rf_unit_factor(const char *from, const char *to, double *factor);
+/* The GPU a measurement column names after its '@' (kcast's export:
+   time_ns@T4 -> "T4"), NULL when it names none. */
+const char *rf_column_gpu(const char *column);
 
 /* Check that every feature and target value is finite; src names the data
    in the message. */

@@ -47,6 +47,46 @@ static void rm_rf(const char *dir) {
   tests_run(cmd, NULL, NULL);
 }
 
+/* The MAPE of predict --measured's first summary line in err, NAN when none. */
+static double mape_of(const char *err) {
+  const char *p = err ? strstr(err, "MAPE ") : NULL;
+  return p ? strtod(p + 5, NULL) : NAN;
+}
+
+/* A dataset of n launches with features, times on T4 and K80 (K80 three
+   times slower) and powers; the T4 times under gpu name t4name. */
+static int write_dataset(const char *path, int n, const char *t4name) {
+  ds_db *db = NULL;
+  if (ds_open(path, DS_CREATE, &db, NULL, 0)) return -1;
+  int rc = ds_begin(db);
+  for (int i = 0; i < n && !rc; i++) {
+    ds_launch l = {NULL, i % 2 ? "appb" : "appa", "in", i, "_Z4kernPf",
+                   {(uint32_t)(8 + i), 1, 1}, {128, 1, 1}, 0, "test"};
+    feat_vec v;
+    feat_init(&v);
+    double ctas = 8 + i;
+    feat_set(&v, "launch.ctas", ctas);
+    feat_set(&v, "launch.grid_x", ctas);
+    feat_set(&v, "launch.block_x", 128);
+    feat_set(&v, "launch.block_y", 1);
+    feat_set(&v, "launch.block_z", 1);
+    feat_set(&v, "launch.threads", ctas * 128);
+    feat_set(&v, "class.fp32", ctas * 128 * (10 + i % 7));
+    feat_set(&v, "class.ld_global", ctas * 128 * 2);
+    feat_set(&v, "mem.global_bytes", ctas * 128 * 8);
+    int64_t id = 0;
+    rc = ds_insert_launch(db, &l, &v, &id);
+    feat_free(&v);
+    double t = 1000 + 50.0 * ctas * (10 + i % 7);
+    rc = rc || ds_insert_measurement(db, id, t4name, "time_ns", t, 0, "test") ||
+         ds_insert_measurement(db, id, t4name, "power_w", 40 + i % 5, 0, "test") ||
+         ds_insert_measurement(db, id, "K80", "time_ns", 3 * t, 0, "test");
+  }
+  rc = rc || ds_commit(db);
+  ds_close(db);
+  return rc ? -1 : 0;
+}
+
 /* -------------------------------------------------- tuning tables -- */
 
 /*
@@ -131,10 +171,81 @@ static void test_gpu_and_the_files_gpu_column_agree(void) {
   rm_rf(dir);
 }
 
+/* ------------------------------------------------- --measured -- */
+
+/*
+ * predict --measured compared whatever column it was given: a time model
+ * against power_w@T4 (MAPE in the millions of percent), a T4 model
+ * against time_ns@K80, the analytic estimate (us) against kcast's own
+ * export time_ns@T4 (read as us: MAPE 99.9 %), and --measured-unit was
+ * ignored with --model.  The column's unit comes from its name or
+ * --measured-unit and is converted; another quantity, another GPU or a
+ * unit that contradicts the name is an error.
+ */
+static void test_measured_is_what_is_predicted(void) {
+  char dir[4096], db[4200], csv[4200], csv2[4200], model[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "jr-meas"));
+  snprintf(db, sizeof db, "%s/d.db", dir);
+  snprintf(csv, sizeof csv, "%s/d.csv", dir);
+  snprintf(csv2, sizeof csv2, "%s/u.csv", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  CU_ASSERT_EQUAL_FATAL(write_dataset(db, 40, "T4"), 0);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "dataset export '%s' -o '%s'", db, csv), 0);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "train '%s' --gpu T4 --trees 10 -o '%s'", db, model), 0);
+  /* the export with one more column: the T4 time in us, its name no unit */
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "awk -F, 'NR==1{for(i=1;i<=NF;i++)if($i==\"time_ns@T4\")c=i; print $0\",t\"; "
+           "next}{print $0\",\"$c/1000}' '%s' > '%s'", csv, csv2);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "predict --model '%s' --features '%s' --measured power_w@T4", model, csv);
+  CHECK_MSG("a time model against power_w@T4: exit 1 naming both units, before any output",
+            rc == 1 && err && strstr(err, "in W") && strstr(err, "in ns") && out && !*out);
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --model '%s' --features '%s' --measured time_ns@K80", model, csv);
+  CHECK_MSG("a T4 model against time_ns@K80: exit 1 naming both GPUs",
+            rc == 1 && err && strstr(err, "K80") && strstr(err, "for T4"));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --model '%s' --features '%s' --measured time_ns@T4", model, csv);
+  double ref = mape_of(err);
+  CHECK_MSG("a T4 model against time_ns@T4 compares", rc == 0 && ref < 50);
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --model '%s' --features '%s' --measured t --measured-unit us", model,
+          csv2);
+  CHECK_MSG("--measured-unit us converts us to the model's ns (was ignored: 1000x)",
+            rc == 0 && fabs(mape_of(err) - ref) < 0.02);
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --model '%s' --features '%s' --measured t", model, csv2);
+  CHECK_MSG("a column whose name spells no unit: a note says which unit is assumed",
+            rc == 0 && err && strstr(err, "spells no unit") && strstr(err, "in ns"));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --model '%s' --features '%s' --measured time_ns@T4 "
+          "--measured-unit us", model, csv);
+  CHECK_MSG("--measured-unit that contradicts the column's name: exit 1", rc == 1 && err &&
+            strstr(err, "contradicts"));
+  free(out), free(err), out = err = NULL;
+  /* the analytic estimate is in us: time_ns@T4 and the same times in us
+     give the same figures */
+  rc = kc(&out, &err, "predict --gpu T4 --features '%s' --measured time_ns@T4", csv);
+  double a = mape_of(err);
+  free(out), free(err), out = err = NULL;
+  int rc2 = kc(&out, &err, "predict --gpu T4 --features '%s' --measured t --measured-unit us", csv2);
+  double b = mape_of(err);
+  CHECK_MSG("the analytic estimate against time_ns@T4 reads ns as ns (as the us column)",
+            rc == 0 && rc2 == 0 && isfinite(a) && fabs(a - b) < 0.02 && a < 99);
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --gpu T4,K80 --features '%s' --measured time_ns@T4", csv);
+  CHECK_MSG("the analytic estimate on K80 against T4's times: exit 1", rc == 1 && err &&
+            strstr(err, "for K80"));
+  free(out), free(err), out = err = NULL;
+  rm_rf(dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_journeys) {
   CU_pSuite s = tests_suite("reliability_journeys");
   TEST_ADD(s, test_a_tables_other_measurements_are_not_features);
   TEST_ADD(s, test_gpu_and_the_files_gpu_column_agree);
+  TEST_ADD(s, test_measured_is_what_is_predicted);
 }
