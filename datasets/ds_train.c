@@ -283,11 +283,42 @@ static int push_str(char ***v, size_t *n, const char *s) {
   return 0;
 }
 
+/* Another of the dataset's names have[0..nh) for the GPU of the GPU
+   table that g names ("Tesla T4" beside "T4": one GPU imported under two
+   names), NULL when none. */
+static const char *other_name(const char *g, const char *const *have, size_t nh) {
+  const an_gpu *t = an_gpu_find(g);
+  for (size_t k = 0; t && k < nh; k++)
+    if (strcmp(have[k], g) && an_gpu_find(have[k]) == t) return have[k];
+  return NULL;
+}
+
+int ds_train_gpu_key(ds_db *db, const char *src, const char *metric, const char *name,
+                     char *key, size_t cap, char *err, size_t errcap) {
+  ds_stats st;
+  if (ds_get_stats(db, &st)) return fail(err, errcap, -1, "%s", ds_errmsg(db));
+  const char *have[256];
+  size_t nh = 0;
+  for (size_t k = 0; k < st.nmeas && nh < 256; k++)
+    if (!strcmp(st.meas[k].metric, metric)) have[nh++] = st.meas[k].gpu;
+  const char *g = an_gpu_match(name, have, nh), *o = g ? other_name(g, have, nh) : NULL;
+  int rc = g ? 0 : 1;
+  if (o)
+    rc = fail(err, errcap, -1, "%s: GPU %s has %s measurements under two names, '%s' and '%s' "
+              "(imports named it differently): taking one would leave out the other's "
+              "(import both under one --gpu name)", src, name, metric, g, o);
+  else if (g)
+    snprintf(key, cap, "%s", g);
+  ds_stats_free(&st);
+  return rc;
+}
+
 /* The GPUs of in->gpu for a dataset: every GPU with measurements of
    metric ("all"), or a comma list, each name resolved against those GPUs
    (an_gpu_match: "t4" and "Tesla T4" find "T4").  -1 out of memory, -2
    the dataset cannot be read (ds_errmsg), -3 a name no GPU of the dataset
-   answers to (the message in err, with the GPUs that have metric). */
+   answers to, or one GPU of the GPU table the dataset has under two names
+   (the message in err, with the GPUs that have metric). */
 static int db_gpus(ds_db *db, const char *src, const char *spec, const char *metric, char ***out,
                    size_t *n, char *err, size_t cap) {
   *out = NULL;
@@ -300,8 +331,18 @@ static int db_gpus(ds_db *db, const char *src, const char *spec, const char *met
     if (!strcmp(st.meas[k].metric, metric)) have[nh++] = st.meas[k].gpu;
   int rc = 0;
   if (!strcasecmp(spec, "all")) {
-    for (size_t k = 0; k < nh && !rc; k++)
-      if (push_str(out, n, have[k])) rc = -1;
+    for (size_t k = 0; k < nh && !rc; k++) {
+      const char *o = other_name(have[k], have, nh);
+      if (o) {
+        fail(err, cap, -1, "%s: GPU %s has %s measurements under two names, '%s' and '%s' "
+             "(imports named it differently): as two GPUs, one GPU's rows would train and "
+             "test each other (import both under one --gpu name)", src, have[k], metric,
+             have[k], o);
+        rc = -3;
+      } else if (push_str(out, n, have[k])) {
+        rc = -1;
+      }
+    }
   } else {
     for (const char *t = spec; *t && !rc;) {
       const char *e = strchr(t, ',');
@@ -321,6 +362,12 @@ static int db_gpus(ds_db *db, const char *src, const char *spec, const char *met
         else
           fail(err, cap, -1, "%s: no %s measurements on GPU '%s' (the dataset has none on any GPU)",
                src, metric, name);
+        rc = -3;
+      } else if (g && other_name(g, have, nh)) {
+        const char *o = other_name(g, have, nh);
+        fail(err, cap, -1, "%s: GPU %s has %s measurements under two names, '%s' and '%s' "
+             "(imports named it differently): taking one would leave out the other's (import "
+             "both under one --gpu name)", src, name, metric, g, o);
         rc = -3;
       } else if (g) {
         int dup = 0;

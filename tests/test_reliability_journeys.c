@@ -241,6 +241,41 @@ static void test_measured_is_what_is_predicted(void) {
   rm_rf(dir);
 }
 
+/* ------------------------------------------------- GPU names -- */
+
+/*
+ * Measurements of one GPU imported under two names (`--gpu 'Tesla T4'`
+ * once, `--gpu T4` once): `cv --gpu t4` took the first and left the other
+ * out; `--gpu all` made two GPUs of it, whose rows then trained and tested
+ * each other.  Both are an error naming the two names.
+ */
+static void test_one_gpu_under_two_names_is_refused(void) {
+  char dir[4096], db[4200], db2[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "jr-names"));
+  snprintf(db, sizeof db, "%s/d.db", dir);
+  snprintf(db2, sizeof db2, "%s/e.db", dir);
+  CU_ASSERT_EQUAL_FATAL(write_dataset(db, 30, "T4"), 0);
+  CU_ASSERT_EQUAL_FATAL(write_dataset(db2, 30, "Tesla T4"), 0);
+  /* the second file's launches are other runs of the same inputs */
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "sqlite3 '%s' \"UPDATE launches SET dataset = 'again'\"", db2);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "dataset merge '%s' '%s'", db, db2), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "cv '%s' --gpu t4 --trees 5 --folds 3", db);
+  CHECK_MSG("cv --gpu t4 on T4 and 'Tesla T4': exit 1 naming both names",
+            rc == 1 && err && strstr(err, "'T4'") && strstr(err, "'Tesla T4'"));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "cv '%s' --gpu all --trees 5 --group gpu", db);
+  CHECK_MSG("cv --gpu all --group gpu: exit 1, not two GPUs of one",
+            rc == 1 && err && strstr(err, "two names"));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "cv '%s' --gpu K80 --trees 5 --folds 3", db);
+  CHECK_MSG("a GPU under one name still works", rc == 0);
+  free(out), free(err), out = err = NULL;
+  rm_rf(dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_journeys) {
@@ -248,4 +283,5 @@ TEST_SUITES(register_reliability_journeys) {
   TEST_ADD(s, test_a_tables_other_measurements_are_not_features);
   TEST_ADD(s, test_gpu_and_the_files_gpu_column_agree);
   TEST_ADD(s, test_measured_is_what_is_predicted);
+  TEST_ADD(s, test_one_gpu_under_two_names_is_refused);
 }
