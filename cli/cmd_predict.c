@@ -126,7 +126,10 @@ const char cmd_predict_usage[] =
     "  --model MODEL   the forest answers its target (time, power or energy)\n"
     "                  with its interval at coverage C; the other quantity comes\n"
     "                  from the analytic estimate on the model's GPU (or --gpu G)\n"
-    "                  and is labelled \"analytic\"\n"
+    "                  and is labelled \"analytic\"; an answer that rests on a\n"
+    "                  feature outside the model's training range says so in a\n"
+    "                  note naming it (json: \"outside\"), here and with --op\n"
+    "                  and --featmodel\n"
     "\n"
     "With --op: an operator launch -- a library kernel described by its operator\n"
     "and shape ('bmm B=8 M=512 N=512 K=64'; --op list lists the operators and\n"
@@ -167,7 +170,35 @@ typedef struct pred_row {
   double e;                  /* mJ; NaN when unknown */
   const char *t_model, *p_model;
   const char *bound;         /* analytic bound or "" */
+  const char *outside;       /* the forest's most important feature of the
+                                launch outside its training range (owned by
+                                the model), NULL when none or no forest */
 } pred_row;
+
+/*
+ * One note for the rows r[0..n) whose forest answer extrapolates: the
+ * feature (of the first such row) and the GPUs, so that a prediction
+ * resting on values the model never saw says so in every mode (predict
+ * --features marks such rows in its column outside).
+ */
+static void outside_note(const char *what, const pred_row *r, size_t n) {
+  size_t k = 0;
+  const char *feat = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (r[i].outside) {
+      if (!feat) feat = r[i].outside;
+      k++;
+    }
+  if (!feat) return;
+  fprintf(stderr, "kcast: note: %s: the forest's answer%s for", what, k == 1 ? "" : "s");
+  if (k == n && n > 2)
+    fprintf(stderr, " every GPU");
+  else
+    for (size_t i = 0, m = 0; i < n; i++)
+      if (r[i].outside) fprintf(stderr, "%s %s", m++ ? "," : "", r[i].gpu);
+  fprintf(stderr, " rest%s on %s outside the model's training range: an extrapolation (the "
+          "interval assumes the training rows' range)\n", k == 1 ? "s" : "", feat);
+}
 
 static void num_out(FILE *f, double x, const char *fmt) {
   if (isnan(x)) fputs("", f);
@@ -207,7 +238,8 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
                           : cJSON_AddNumberToObject(o, keys[k], v[k])) != NULL;
       ok = ok && cJSON_AddStringToObject(o, "time_model", r[i].t_model) &&
            cJSON_AddStringToObject(o, "power_model", r[i].p_model) &&
-           cJSON_AddStringToObject(o, "bound", r[i].bound);
+           cJSON_AddStringToObject(o, "bound", r[i].bound) &&
+           (!r[i].outside || cJSON_AddStringToObject(o, "outside", r[i].outside));
     }
     char *s = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
@@ -399,6 +431,8 @@ static int forest_row(const char *path, const rf_forest *f, const char *gpu, int
   if (missing) fputc('\n', stderr);
   double pr, lo, hi, adapt;
   int rc = rf_predict_interval_on(f, row, coverage, unseen, &pr, &lo, &hi);
+  long out = rc ? -1 : rf_outside(f, row, NULL);
+  r->outside = out >= 0 ? info->features[out] : NULL;
   free(row);
   if (rc) { cli_error("%s: %s", path, rf_last_error()); return -1; }
   /* a model adapted to this GPU with measured shots (kcast calibrate) */
@@ -505,6 +539,7 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
   double nct = ct >= 0 ? feats.vals[ct] : (double)ctas, nce = ce >= 0 ? feats.vals[ce] : nct;
   if (fmt == CLI_FMT_CSV && nce < nct)
     fprintf(stderr, "kcast: note: emulated %.0f of %.0f CTAs, counts scaled to the grid\n", nce, nct);
+  outside_note(L->k->name, rows, nrows);
   if (rows_out(fmt, L->k->name, L->cfg.grid, L->cfg.block, nct, nce,
                feat_get(&feats, "emu.sample_rse", NAN), rows, nrows)) { cli_error("out of memory writing output"); goto out; }
   rc = KCAST_EXIT_OK;
@@ -623,6 +658,7 @@ static void op_out(int fmt, const char *desc, const opr_launch *l, const char *a
       cJSON_AddStringToObject(x, "time_model", r[i].t_model);
       cJSON_AddStringToObject(x, "power_model", r[i].p_model);
       cJSON_AddStringToObject(x, "bound", r[i].bound);
+      if (r[i].outside) cJSON_AddStringToObject(x, "outside", r[i].outside);
       cJSON_AddItemToArray(pa, x);
     }
     cJSON_AddItemToArray(arr, o);
@@ -756,6 +792,7 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
       }
     }
     feat_free(&fv);
+    outside_note(ops[k], rows, ng);
     if (k && fmt == CLI_FMT_TABLE) putchar('\n');
     op_out(fmt, ops[k], l, assumed, v, rows, ng, arr);
   }
@@ -905,6 +942,7 @@ static int predict_featmodel(cli_launch *L, const char *fmpath, const char *mode
   double ctas = (double)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
   /* a template's rows name the instance asked for */
   const char *kname = fi.ntpl && L->kernel ? L->kernel : fi.kernel;
+  outside_note(kname, rows, nrows);
   if (rows_out(fmt, kname, L->cfg.grid, L->cfg.block, ctas, NAN, NAN, rows, nrows)) {
     cli_error("out of memory writing output");
     goto out;

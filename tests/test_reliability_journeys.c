@@ -276,6 +276,64 @@ static void test_one_gpu_under_two_names_is_refused(void) {
   rm_rf(dir);
 }
 
+/* ---------------------------------------------- extrapolation -- */
+
+/* A NeuSight-format file of relu launches on a T4. */
+static int write_relu(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "OPName,Latency,Device,Torch Version,Kernel Name,Warps per SM,Blocks per SM,"
+             "Grid x,Grid y,Grid z,Block x,Block y,Block z,CUDA Version,Kernels,B,H\n");
+  for (int i = 0; i < 40; i++) {
+    int b = 1 << (i % 8), h = 256 << (i % 5);
+    double el = (double)b * h;
+    fprintf(f, "relu,%.6f,Tesla T4,p2.1.0,vectorized_elementwise_kernel<4>,1,1,%.0f,1,1,128,1,1,"
+               "cu121,;vectorized_elementwise_kernel<4>,%d,%d\n",
+            0.01 + el * 2e-8, ceil(el / 512), b, h);
+  }
+  return fclose(f);
+}
+
+/*
+ * predict --features marked rows outside the model's training range; the
+ * same forest answering `predict FILE`, `predict --op` (a bmm to a model
+ * that saw only relu launches) or `predict --featmodel` said nothing.
+ * Now each says so in a note naming the feature (json: "outside").
+ */
+static void test_every_forest_answer_says_when_it_extrapolates(void) {
+  char dir[4096], db[4200], model[4200], ns[4200], ops[4200], omodel[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "jr-out"));
+  snprintf(db, sizeof db, "%s/d.db", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  snprintf(ns, sizeof ns, "%s/relu__Tesla_T4.csv", dir);
+  snprintf(ops, sizeof ops, "%s/ops.db", dir);
+  snprintf(omodel, sizeof omodel, "%s/ops.kcm", dir);
+  CU_ASSERT_EQUAL_FATAL(write_dataset(db, 40, "T4"), 0);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "train '%s' --gpu T4 --trees 10 -o '%s'", db, model), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "predict tests/ptx/saxpy_nvcc.ptx --kernel saxpy --grid 4096 --block 256 "
+              "--arg 1048576 --arg 2.0 --arg buf:4M --arg buf:4M --model '%s' --format json",
+              model);
+  CHECK_MSG("predict FILE beyond the training launches: a note naming the feature",
+            rc == 0 && err && strstr(err, "outside the model's training range") &&
+                strstr(err, "an extrapolation"));
+  CHECK_MSG("...and its JSON row says outside", out && strstr(out, "\"outside\""));
+  free(out), free(err), out = err = NULL;
+  CU_ASSERT_EQUAL_FATAL(write_relu(ns), 0);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "dataset import-neusight '%s' -o '%s'", ns, ops), 0);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "train '%s' --gpu T4 --trees 10 -o '%s'", ops, omodel), 0);
+  rc = kc(&out, &err, "predict --op 'bmm B=8 M=512 N=512 K=64' --model '%s' --gpu T4", omodel);
+  CHECK_MSG("a bmm to a model of relu launches: a note that it rests on opr.* outside the range",
+            rc == 0 && err && strstr(err, "outside the model's training range") &&
+                strstr(err, "opr."));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --op 'relu B=8 H=1024' --model '%s' --gpu T4", omodel);
+  CHECK_MSG("a relu inside the training launches: no such note",
+            rc == 0 && err && !strstr(err, "outside the model's training range"));
+  free(out), free(err), out = err = NULL;
+  rm_rf(dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_journeys) {
@@ -284,4 +342,5 @@ TEST_SUITES(register_reliability_journeys) {
   TEST_ADD(s, test_gpu_and_the_files_gpu_column_agree);
   TEST_ADD(s, test_measured_is_what_is_predicted);
   TEST_ADD(s, test_one_gpu_under_two_names_is_refused);
+  TEST_ADD(s, test_every_forest_answer_says_when_it_extrapolates);
 }
