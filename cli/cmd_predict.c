@@ -140,7 +140,12 @@ const char cmd_predict_usage[] =
     "GPU; json: {\"operators\": [...]}, each with its features).  The forest is\n"
     "--model, else the operator model `make models` trains (models/operators-\n"
     "time.kcm beside the kcast binary, or KCAST_OP_MODEL; KCAST_OP_MODEL= turns\n"
-    "it off), else none: the analytic estimate answers (docs/gpus.md).\n"
+    "it off), else none: the analytic estimate answers (docs/gpus.md).  A\n"
+    "description that is not one launch is refused: a grid beyond CUDA's limits\n"
+    "(given or assumed: x at most 2^31-1, y and z at most 65535), a kernel=\n"
+    "of another operator class (relu by an sgemm), a GEMM grid with fewer CTAs\n"
+    "than the tiles of its kernel; tensors larger than a GPU's memory are said\n"
+    "in a note.\n"
     "\n"
     "With --featmodel K.kcf (from 'kcast featmodel fit'): the same rows for a\n"
     "launch of K's kernel without emulating it: the feature model gives the\n"
@@ -793,6 +798,22 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
     }
     feat_free(&fv);
     outside_note(ops[k], rows, ng);
+    /* tensors larger than a GPU's memory: no such launch runs there */
+    {
+      char big[1024] = "";
+      size_t bl = 0;
+      double bytes = 0; /* opr.bytes: the tensors read and written */
+      for (size_t j = 0; j < OPR_NFEAT; j++)
+        if (!strcmp(opr_feature_names[j], "opr.bytes")) bytes = v[j];
+      for (size_t i = 0; i < ng; i++)
+        if (gl[i]->mem_gb > 0 && bytes > gl[i]->mem_gb * 1e9 && bl + 40 < sizeof big)
+          bl += (size_t)snprintf(big + bl, sizeof big - bl, "%s%s (%.0f GB)", bl ? ", " : "",
+                                 gl[i]->name, gl[i]->mem_gb);
+      if (bl)
+        fprintf(stderr, "kcast: note: %s: its tensors take %.3g GB, more than the memory of %s: "
+                "no such launch runs there, the answer is an extrapolation\n", ops[k],
+                bytes / 1e9, big);
+    }
     if (k && fmt == CLI_FMT_TABLE) putchar('\n');
     op_out(fmt, ops[k], l, assumed, v, rows, ng, arr);
   }

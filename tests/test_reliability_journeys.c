@@ -334,6 +334,59 @@ static void test_every_forest_answer_says_when_it_extrapolates(void) {
   rm_rf(dir);
 }
 
+/* ---------------------------------------------- operator shapes -- */
+
+/*
+ * `predict --op 'relu B=2147483647 H=2147483647'` printed grid 4286578688
+ * (2^53 CTAs cut to 32 bits), 'bmm B=100000 ...' a grid z of 100000 and
+ * 'conv B=2147483647 ...' "grid and block are needed"; relu run by an
+ * sgemm kernel and a bmm whose grid cannot hold its tiles were predicted
+ * as given; 201 GB of tensors on a 16 GB T4 without a word.  A description
+ * that is no launch is refused, naming why; tensors too large for a GPU
+ * are said in a note.
+ */
+static void test_operator_descriptions_that_are_no_launch(void) {
+  static const struct { const char *op, *want; } bad[] = {
+    {"relu B=2147483647 H=2147483647", "beyond CUDA's limits"},
+    {"relu B=1048576 H=1048576", "2147483648 x 1 x 1"},
+    {"bmm B=100000 M=64 N=64 K=64", "beyond CUDA's limits"},
+    {"conv B=2147483647 Cin=3 Cout=64 Kernel=3 Size=2147483647 Stride=1 Padding=1",
+     "beyond CUDA's limits"},
+    {"bmm B=8 M=512 N=512 K=64 grid=1,70000,1", "beyond CUDA's limits"},
+    {"relu B=4 H=4 kernel=volta_sgemm_128x64_nn", "another operator class (matrix product)"},
+    {"bmm B=8 M=512 N=512 K=64 kernel=softmax_warp_forward", "another operator class (softmax)"},
+    {"bmm B=8 M=512 N=512 K=64 kernel=volta_sgemm_128x128_nn grid=1,1,1", "fewer than the 32 tiles"},
+  };
+  char *out = NULL, *err = NULL, msg[300];
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    int rc = kc(&out, &err, "predict --op '%s' --gpu T4 --format csv", bad[i].op);
+    snprintf(msg, sizeof msg, "--op '%s': exit 1 saying %s", bad[i].op, bad[i].want);
+    CHECK_MSG(msg, rc == 1 && err && strstr(err, bad[i].want));
+    free(out), free(err), out = err = NULL;
+  }
+  static const char *const good[] = {
+    "bmm B=8 M=512 N=512 K=64 kernel=volta_sgemm_128x128_nn grid=1,4,8",
+    "conv B=8 Cin=64 Cout=64 Kernel=3 Size=56 Stride=1 Padding=1 kernel=volta_sgemm_128x64_nn",
+    "add B=2 H=3 kernel=k grid=5 block=64",
+    "relu B=1048576 H=1024",
+  };
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    int rc = kc(&out, &err, "predict --op '%s' --gpu T4 --format csv", good[i]);
+    snprintf(msg, sizeof msg, "--op '%s' is one launch: predicted", good[i]);
+    CHECK_MSG(msg, rc == 0);
+    free(out), free(err), out = err = NULL;
+  }
+  int rc = kc(&out, &err, "predict --op 'bmm B=1000 M=4096 N=4096 K=4096' --gpu T4");
+  CHECK_MSG("201 GB of tensors on a 16 GB T4: a note says no such launch runs there",
+            rc == 0 && err && strstr(err, "more than the memory of T4"));
+  free(out), free(err), out = err = NULL;
+  kcast_features *fs = NULL;
+  CHECK_MSG("kcast_features_from_op refuses a shape no launch covers",
+            kcast_features_from_op("relu B=1048576 H=1048576", NULL, 0, &fs) == KCAST_E_ARG &&
+                strstr(kcast_last_error(), "beyond CUDA's limits"));
+  kcast_features_free(fs);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_journeys) {
@@ -343,4 +396,5 @@ TEST_SUITES(register_reliability_journeys) {
   TEST_ADD(s, test_measured_is_what_is_predicted);
   TEST_ADD(s, test_one_gpu_under_two_names_is_refused);
   TEST_ADD(s, test_every_forest_answer_says_when_it_extrapolates);
+  TEST_ADD(s, test_operator_descriptions_that_are_no_launch);
 }
