@@ -792,7 +792,10 @@ int md_value(md_cache *c, const char *name, const char *gpu, const char *const *
 /* fm_eval flags. */
 enum {
   FM_EXTRAPOLATED = 1u << 0, /* a quantity the model uses lies outside the
-                                range of its training launches */
+                                range of its training launches, or an
+                                argument no form reads but whose value the
+                                configuration fixed in every training launch
+                                (its effect may hide in the configuration's) */
   FM_OTHER_BLOCK = 1u << 2,  /* a template's instances each ran with one
                                 block, and this launch's is another (the
                                 instance's own, or for an instance nobody

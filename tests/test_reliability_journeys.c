@@ -387,6 +387,35 @@ static void test_operator_descriptions_that_are_no_launch(void) {
   kcast_features_free(fs);
 }
 
+/* ---------------------------------------------- feature models -- */
+
+/*
+ * The suite ran triad at n = grid x block only, so its feature model's
+ * forms read threads and not n; `predict --featmodel` at n = 100 on 1024
+ * threads answered 1024 stores (the kernel makes 100) with no note.  An
+ * argument the sizes tied to the configuration is range-checked: outside
+ * its trained values the answer is marked extrapolated.
+ */
+static void test_featmodel_argument_tied_to_the_grid(void) {
+  char dir[4096], kcf[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "jr-fm"));
+  snprintf(kcf, sizeof kcf, "%s/t.kcf", dir);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "featmodel fit datasets/data/suite-features.db --kernel "
+                           "triad -o '%s'", kcf), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "predict --featmodel '%s' --grid 8 --block 128 --arg buf --arg buf "
+              "--arg buf --arg 2.0 --arg 100 --gpu T4", kcf);
+  CHECK_MSG("triad at n = 100 on 1024 threads: marked an extrapolation",
+            rc == 0 && err && strstr(err, "extrapolated"));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --featmodel '%s' --grid 8 --block 128 --arg buf --arg buf "
+          "--arg buf --arg 3.5 --arg 1024 --gpu T4", kcf);
+  CHECK_MSG("...at n = 1024 (as fitted), another scale factor: no note",
+            rc == 0 && err && !strstr(err, "extrapolated"));
+  free(out), free(err), out = err = NULL;
+  rm_rf(dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_journeys) {
@@ -397,4 +426,5 @@ TEST_SUITES(register_reliability_journeys) {
   TEST_ADD(s, test_one_gpu_under_two_names_is_refused);
   TEST_ADD(s, test_every_forest_answer_says_when_it_extrapolates);
   TEST_ADD(s, test_operator_descriptions_that_are_no_launch);
+  TEST_ADD(s, test_featmodel_argument_tied_to_the_grid);
 }
