@@ -416,6 +416,53 @@ static void test_featmodel_argument_tied_to_the_grid(void) {
   rm_rf(dir);
 }
 
+/* ------------------------------------------------------ the C API -- */
+
+/*
+ * `kcast predict --gpu K80` refuses a model trained on T4 alone; the C API
+ * (and so Python's Model.predict(df, gpu="K80")) answered with the T4
+ * forest's ratios on K80's estimate.  Now it refuses alike.
+ */
+static void test_a_one_gpu_model_answers_for_its_gpu_only(void) {
+  char dir[4096], db[4200], model[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "jr-api"));
+  snprintf(db, sizeof db, "%s/d.db", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  CU_ASSERT_EQUAL_FATAL(write_dataset(db, 30, "T4"), 0);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "train '%s' --gpu T4 --trees 5 -o '%s'", db, model), 0);
+  kcast_model *m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(model, &m), KCAST_OK);
+  const char *names[] = {"launch.ctas", "launch.grid_x", "launch.block_x", "launch.block_y",
+                         "launch.block_z", "launch.threads", "class.fp32", "class.ld_global",
+                         "mem.global_bytes"};
+  double vals[] = {16, 16, 128, 1, 1, 2048, 2048 * 12, 4096, 16384};
+  kcast_features *fs = NULL;
+  CU_ASSERT_EQUAL_FATAL(kcast_features_new(&fs), KCAST_OK);
+  for (size_t k = 0; k < sizeof vals / sizeof *vals; k++)
+    CU_ASSERT_EQUAL_FATAL(kcast_features_set(fs, names[k], vals[k]), KCAST_OK);
+  kcast_prediction p;
+  CHECK_MSG("kcast_predict_gpu for the model's own GPU (any spelling) answers",
+            kcast_predict_gpu(m, "Tesla T4", fs, 0.9, &p) == KCAST_OK && p.value > 0);
+  CHECK_MSG("...for another GPU it is KCAST_E_ARG naming both",
+            kcast_predict_gpu(m, "K80", fs, 0.9, &p) == KCAST_E_ARG &&
+                strstr(kcast_last_error(), "T4 only") && strstr(kcast_last_error(), "K80"));
+  unsigned flags = 0;
+  CHECK_MSG("...and so is kcast_predict_check's question for it",
+            kcast_predict_check(m, "K80", fs, &flags, NULL) == KCAST_E_ARG);
+  kcast_model_free(m);
+  m = NULL;
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "train '%s' --gpu T4,K80 --trees 5 -o '%s'", db, model),
+                        0);
+  CU_ASSERT_EQUAL_FATAL(kcast_model_load(model, &m), KCAST_OK);
+  CHECK_MSG("a model of two GPUs answers for a third, flagged unseen",
+            kcast_predict_gpu(m, "H100", fs, 0.9, &p) == KCAST_OK && p.value > 0 &&
+                kcast_predict_check(m, "H100", fs, &flags, NULL) == KCAST_OK &&
+                (flags & KCAST_CHECK_UNSEEN_GPU));
+  kcast_features_free(fs);
+  kcast_model_free(m);
+  rm_rf(dir);
+}
+
 /* --------------------------------------------------------------- suites -- */
 
 TEST_SUITES(register_reliability_journeys) {
@@ -427,4 +474,5 @@ TEST_SUITES(register_reliability_journeys) {
   TEST_ADD(s, test_every_forest_answer_says_when_it_extrapolates);
   TEST_ADD(s, test_operator_descriptions_that_are_no_launch);
   TEST_ADD(s, test_featmodel_argument_tied_to_the_grid);
+  TEST_ADD(s, test_a_one_gpu_model_answers_for_its_gpu_only);
 }
