@@ -798,8 +798,27 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   p->base_feature = -1;
   if (base) {
     if (p->transform != RF_TRANSFORM_LOG) {
-      fail(err, cap, -1, "%s: --base %s needs a log target (every target > 0, without --no-log-target)", src,
-                base);
+      size_t bad = 0;
+      while (bad < d->n_rows && d->y[bad] > 0) bad++;
+      if (bad < d->n_rows && in->log_target != 0) {
+        /* a dataset's row by its keys, a CSV's by its number */
+        char where[600];
+        long ka = rf_data_text_col(d, "app"), kd = rf_data_text_col(d, "dataset");
+        long kl = rf_data_text_col(d, "lseq"), kg = rf_data_text_col(d, "gpu");
+        if (in->db && ka >= 0 && kd >= 0 && kl >= 0)
+          snprintf(where, sizeof where, "launch (app '%.100s', dataset '%.200s', lseq %.20s)%s%.100s",
+                   d->text[ka][bad], d->text[kd][bad], d->text[kl][bad], kg >= 0 ? " on " : "",
+                   kg >= 0 ? d->text[kg][bad] : "");
+        else
+          snprintf(where, sizeof where, "row %zu", bad + 1);
+        fail(err, cap, -1, "%s: %s: target %s is %g; the %s base %s needs a log target, so "
+             "every target > 0 (leave it out, or --base none --no-log-target)", src, where,
+             in->target, d->y[bad], in->base && strcmp(in->base, "auto") ? "given" : "default",
+             base);
+      } else {
+        fail(err, cap, -1, "%s: --base %s needs a log target (every target > 0, without "
+             "--no-log-target)", src, base);
+      }
       goto fail;
     }
     p->base_feature = (int)col_index(d, base);

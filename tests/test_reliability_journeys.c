@@ -241,6 +241,34 @@ static void test_measured_is_what_is_predicted(void) {
   rm_rf(dir);
 }
 
+/*
+ * One launch measured at 0 ns (a timer's floor, a broken import) made `kcast
+ * train DB` fail with "--base an.time_us needs a log target (every target >
+ * 0, without --no-log-target)": an option the user never gave, and no word
+ * of which launch.  The message names the launch and the way out.
+ */
+static void test_a_zero_time_names_its_launch(void) {
+  char dir[4096], db[4200], model[4200], cmd[9000];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "jr-zero"));
+  snprintf(db, sizeof db, "%s/d.db", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  CU_ASSERT_EQUAL_FATAL(write_dataset(db, 30, "T4"), 0);
+  snprintf(cmd, sizeof cmd, "sqlite3 '%s' \"UPDATE measurements SET value = 0 WHERE gpu = 'T4' "
+           "AND metric = 'time_ns' AND launch_id = (SELECT id FROM launches WHERE lseq = 7)\"", db);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "train '%s' --gpu T4 --trees 5 -o '%s'", db, model);
+  CHECK_MSG("a launch timed at 0: exit 1 naming its keys, the default base and the way out",
+            rc == 1 && err && strstr(err, "lseq 7") && strstr(err, "default base") &&
+                strstr(err, "--base none --no-log-target") && access(model, F_OK) != 0);
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "train '%s' --gpu T4 --trees 5 --base none --no-log-target -o '%s'", db,
+          model);
+  CHECK_MSG("...which trains", rc == 0);
+  free(out), free(err), out = err = NULL;
+  rm_rf(dir);
+}
+
 /* ------------------------------------------------- GPU names -- */
 
 /*
@@ -470,6 +498,7 @@ TEST_SUITES(register_reliability_journeys) {
   TEST_ADD(s, test_a_tables_other_measurements_are_not_features);
   TEST_ADD(s, test_gpu_and_the_files_gpu_column_agree);
   TEST_ADD(s, test_measured_is_what_is_predicted);
+  TEST_ADD(s, test_a_zero_time_names_its_launch);
   TEST_ADD(s, test_one_gpu_under_two_names_is_refused);
   TEST_ADD(s, test_every_forest_answer_says_when_it_extrapolates);
   TEST_ADD(s, test_operator_descriptions_that_are_no_launch);
