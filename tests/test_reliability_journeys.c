@@ -362,6 +362,35 @@ static void test_every_forest_answer_says_when_it_extrapolates(void) {
   rm_rf(dir);
 }
 
+/*
+ * tune-space --model ranked a tuning space with a model whose training
+ * launches were nothing like the kernel's (a model of operator launches
+ * reads every opr.* of a PTX kernel as 0), without a word.  A note counts
+ * the predictions resting on a feature outside the model's range.
+ */
+static void test_tune_space_says_when_it_extrapolates(void) {
+  char dir[4096], db[4200], model[4200];
+  if (tests_run("command -v nvcc >/dev/null 2>&1", NULL, NULL) != 0) {
+    fprintf(stderr, "(nvcc missing: skipped) ");
+    return;
+  }
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "jr-tune-space"));
+  snprintf(db, sizeof db, "%s/d.db", dir);
+  snprintf(model, sizeof model, "%s/m.kcm", dir);
+  CU_ASSERT_EQUAL_FATAL(write_dataset(db, 30, "T4"), 0);
+  CU_ASSERT_EQUAL_FATAL(kc(NULL, NULL, "train '%s' --gpu T4 --trees 5 -o '%s'", db, model), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "tune-space --source tests/tuning/scale_add.cu --kernel scale_add "
+              "--param block_size_x=32,64 --param tile_size_x=1 --param use_bias=0 "
+              "--problem-size 100000 --grid-div-x block_size_x,tile_size_x --arg buf:400k "
+              "--arg buf:400k:randf --arg 100000 --const scale=randf:3 -j 1 --model '%s' "
+              "--csv -", model);
+  CHECK_MSG("tune-space with a model of other launches: a note counts the extrapolations",
+            rc == 0 && err && strstr(err, "2 of 2 predictions rest on a feature outside"));
+  free(out), free(err), out = err = NULL;
+  rm_rf(dir);
+}
+
 /* ---------------------------------------------- operator shapes -- */
 
 /*
@@ -501,6 +530,7 @@ TEST_SUITES(register_reliability_journeys) {
   TEST_ADD(s, test_a_zero_time_names_its_launch);
   TEST_ADD(s, test_one_gpu_under_two_names_is_refused);
   TEST_ADD(s, test_every_forest_answer_says_when_it_extrapolates);
+  TEST_ADD(s, test_tune_space_says_when_it_extrapolates);
   TEST_ADD(s, test_operator_descriptions_that_are_no_launch);
   TEST_ADD(s, test_featmodel_argument_tied_to_the_grid);
   TEST_ADD(s, test_a_one_gpu_model_answers_for_its_gpu_only);
