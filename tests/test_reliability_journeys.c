@@ -304,6 +304,35 @@ static void test_one_gpu_under_two_names_is_refused(void) {
   rm_rf(dir);
 }
 
+/*
+ * `import-mangrove --gpu Z80` (K80 mistyped) stored the times under Z80
+ * without a word; every model of them then lacked the analytic base.  A
+ * GPU key the table does not know gets a note, with the nearest name.
+ */
+static void test_an_unknown_gpu_key_is_noted(void) {
+  char dir[4096], cf[4200], db[4200];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "jr-key"));
+  snprintf(cf, sizeof cf, "%s/c.json", dir);
+  snprintf(db, sizeof db, "%s/k.db", dir);
+  static const char cache[] =
+      "{\"device_name\": \"NVIDIA A100-PCIE-40GB\", \"kernel_name\": \"scale_add\", "
+      "\"problem_size\": [100000], \"tune_params_keys\": [\"block_size_x\"], \"tune_params\": "
+      "{\"block_size_x\": [32]}, \"objective\": \"time\", \"cache\": {\"32\": "
+      "{\"block_size_x\": 32, \"time\": 0.5, \"times\": [0.5, 0.5]}}}\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(cf, cache, sizeof cache - 1), 0);
+  char *out = NULL, *err = NULL;
+  int rc = kc(&out, &err, "dataset import-kerneltuner '%s' -o '%s' --gpu Z80", cf, db);
+  CHECK_MSG("--gpu Z80: imported, with a note that the table lacks it and K80 is near",
+            rc == 0 && err && strstr(err, "'Z80' is not in the GPU table") &&
+                strstr(err, "did you mean K80"));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "dataset import-kerneltuner '%s' -o '%s.2' --gpu 'Tesla T4'", cf, db);
+  CHECK_MSG("--gpu 'Tesla T4' (an alias of the table): no note",
+            rc == 0 && err && !strstr(err, "not in the GPU table"));
+  free(out), free(err), out = err = NULL;
+  rm_rf(dir);
+}
+
 /* ---------------------------------------------- extrapolation -- */
 
 /* A NeuSight-format file of relu launches on a T4. */
@@ -529,6 +558,7 @@ TEST_SUITES(register_reliability_journeys) {
   TEST_ADD(s, test_measured_is_what_is_predicted);
   TEST_ADD(s, test_a_zero_time_names_its_launch);
   TEST_ADD(s, test_one_gpu_under_two_names_is_refused);
+  TEST_ADD(s, test_an_unknown_gpu_key_is_noted);
   TEST_ADD(s, test_every_forest_answer_says_when_it_extrapolates);
   TEST_ADD(s, test_tune_space_says_when_it_extrapolates);
   TEST_ADD(s, test_operator_descriptions_that_are_no_launch);
