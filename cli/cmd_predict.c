@@ -45,7 +45,7 @@ const char cmd_predict_usage[] =
     "                     [--oob error|warn] [--tool-timeout SECS]\n"
     "                     (--gpu G[,G...]|all | --model MODEL [--gpu G[,G...]])\n"
     "                     [--coverage C] [--format table|csv|json]\n"
-    "       kcast predict --op 'OPERATOR NAME=VALUE...' [--op ...] [--gpu G|all]\n"
+    "       kcast predict --op 'OPERATOR NAME=VALUE...' [--op ...] [--gpu G[,G...]|all]\n"
     "                     [--model MODEL] [--coverage C] [--format table|csv|json]\n"
     "       kcast predict --op list\n"
     "       kcast predict --featmodel K.kcf [--kernel INSTANCE] --grid X[,Y,Z]\n"
@@ -135,17 +135,17 @@ const char cmd_predict_usage[] =
     "and shape ('bmm B=8 M=512 N=512 K=64'; --op list lists the operators and\n"
     "their parameters), optionally kernel=NAME, grid=X,Y,Z, block=X,Y,Z and\n"
     "kernels=N as a profiler records them; what is not given is assumed as the\n"
-    "libraries choose it and said in a note -- predicted on GPU G, or on every\n"
-    "GPU (default), one block of rows per --op (csv: one row per operator and\n"
-    "GPU; json: {\"operators\": [...]}, each with its features).  The forest is\n"
-    "--model, else the operator model `make models` trains (models/operators-\n"
-    "time.kcm beside the kcast binary, or KCAST_OP_MODEL; KCAST_OP_MODEL= turns\n"
-    "it off), else none: the analytic estimate answers (docs/gpus.md).  A\n"
-    "description that is not one launch is refused: a grid beyond CUDA's limits\n"
-    "(given or assumed: x at most 2^31-1, y and z at most 65535), a kernel=\n"
-    "of another operator class (relu by an sgemm), a GEMM grid with fewer CTAs\n"
-    "than the tiles of its kernel; tensors larger than a GPU's memory are said\n"
-    "in a note.\n"
+    "libraries choose it and said in a note -- predicted on the GPUs of --gpu (a\n"
+    "list too), or on every GPU (default), one block of rows per --op (csv: one\n"
+    "row per operator and GPU; json: {\"operators\": [...]}, each with its\n"
+    "features).  The forest is --model, else the operator model `make models`\n"
+    "trains (models/operators-time.kcm beside the kcast binary, or\n"
+    "KCAST_OP_MODEL; KCAST_OP_MODEL= turns it off), else none: the analytic\n"
+    "estimate answers (docs/gpus.md).  A description that is not one launch is\n"
+    "refused: a grid beyond CUDA's limits (given or assumed: x at most 2^31-1,\n"
+    "y and z at most 65535), a kernel= of another operator class (relu by an\n"
+    "sgemm), a GEMM grid with fewer CTAs than the tiles of its kernel; tensors\n"
+    "larger than a GPU's memory are said in a note.\n"
     "\n"
     "With --featmodel K.kcf (from 'kcast featmodel fit'): the same rows for a\n"
     "launch of K's kernel without emulating it: the feature model gives the\n"
@@ -737,23 +737,24 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
     snprintf(label, ll, "forest:%s", model);
   }
   int all = !gpu || !strcasecmp(gpu, "all");
-  const an_gpu *g = NULL;
-  if (!all && !(g = an_gpu_find(gpu))) {
-    cli_unknown_gpu(NULL, gpu, 1);
-    goto out;
-  }
   int one_gpu_model = mg && *mg && !strchr(mg, ',');
-  if (g && one_gpu_model && !an_gpu_in_list(mg, g->name)) {
-    cli_error("%s was trained on %s only, not on %s: it cannot predict for another GPU", model,
-              mg, g->name);
-    goto out;
-  }
-  /* the GPUs answered for */
+  /* the GPUs answered for: --gpu's (a list too), else every GPU the model
+     answers for */
   const an_gpu *gl[256];
   size_t ng = 0;
-  for (size_t i = 0; i < an_gpu_count() && ng < 256; i++) {
-    const an_gpu *gi = an_gpu_at(i);
-    if (g ? gi == g : !one_gpu_model || an_gpu_in_list(mg, gi->name)) gl[ng++] = gi;
+  if (!all) {
+    if (cli_gpu_list(gpu, gl, 256, &ng)) goto out;
+    for (size_t i = 0; i < ng; i++)
+      if (one_gpu_model && !an_gpu_in_list(mg, gl[i]->name)) {
+        cli_error("%s was trained on %s only, not on %s: it cannot predict for another GPU",
+                  model, mg, gl[i]->name);
+        goto out;
+      }
+  } else {
+    for (size_t i = 0; i < an_gpu_count() && ng < 256; i++) {
+      const an_gpu *gi = an_gpu_at(i);
+      if (!one_gpu_model || an_gpu_in_list(mg, gi->name)) gl[ng++] = gi;
+    }
   }
   if (f && mg && *mg && !one_gpu_model) {
     char unseen[1024] = "";

@@ -462,7 +462,11 @@ static void test_operator_descriptions_that_are_no_launch(void) {
     CHECK_MSG(msg, rc == 0);
     free(out), free(err), out = err = NULL;
   }
-  int rc = kc(&out, &err, "predict --op 'bmm B=1000 M=4096 N=4096 K=4096' --gpu T4");
+  int rc = kc(&out, &err, "predict --op 'relu B=64 H=1024' --gpu t4,A100 --format csv");
+  CHECK_MSG("--op --gpu t4,A100: a row for each (the list was 'unknown GPU')",
+            rc == 0 && out && strstr(out, ",T4,") && strstr(out, ",A100,"));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --op 'bmm B=1000 M=4096 N=4096 K=4096' --gpu T4");
   CHECK_MSG("201 GB of tensors on a 16 GB T4: a note says no such launch runs there",
             rc == 0 && err && strstr(err, "more than the memory of T4"));
   free(out), free(err), out = err = NULL;
