@@ -101,7 +101,9 @@ const char cmd_predict_usage[] =
     "                      unit (us for the analytic estimate) with a note; a\n"
     "                      column of another quantity (power_w against a time\n"
     "                      model) or of another GPU (time_ns@K80 against\n"
-    "                      predictions for T4) is an error\n"
+    "                      predictions for T4), and a row whose gpu column\n"
+    "                      names another GPU than the one predicted for, are\n"
+    "                      errors\n"
     "  --group COLUMN      with --measured: the figures per value of COLUMN too\n"
     "  --measured-unit U   COLUMN's unit when its name spells none (ns, us, ms, s,\n"
     "                      W, mW, J, mJ; one that contradicts the name is an error)\n"
@@ -1374,6 +1376,15 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
           !in_names(keep, n_keep, h.names[j]))
         keep[n_keep++] = h.names[j];
   }
+  /* with --measured on one GPU, the file's gpu column (each row's GPU, where
+     its measured value comes from) is read to check it */
+  int check_gpu = measured && gpu && ng == 1 && !gpu_column && have_head &&
+                  in_names((const char *const *)h.names, h.n, "gpu") &&
+                  !(ids && strstr(ids, "gpu")) && !(group_col && !strcmp(group_col, "gpu"));
+  if (check_gpu) {
+    size_t tl = strlen(text);
+    snprintf(text + tl, sizeof text - tl, "%sgpu", tl ? "," : "");
+  }
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .text = text[0] ? text : NULL, .text_auto = 1,
                    .keep = n_keep ? keep : NULL, .n_keep = n_keep,
@@ -1403,6 +1414,16 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
       rf_data_free(&d);
       return KCAST_EXIT_USER;
     }
+  }
+  long fgc = check_gpu ? rf_data_text_col(&d, "gpu") : -1;
+  for (size_t i = 0; fgc >= 0 && i < d.n_rows; i++) {
+    const char *g = d.text[fgc][i];
+    if (!g || !*g || an_gpu_find(g) == gl[0] || !strcasecmp(g, gl[0]->name)) continue;
+    cli_error("%s: row %zu: column gpu says '%s', but the estimates are for %s: --measured %s "
+              "would compare two GPUs (--gpu-column gpu estimates each row on its own GPU)",
+              csv, i + 1, g, gl[0]->name, measured);
+    rf_data_free(&d);
+    return KCAST_EXIT_USER;
   }
   double *row = malloc((d.n_cols + 1) * sizeof *row);
   /* rows x GPUs estimates, for --measured (each row against each GPU's) */
@@ -1699,8 +1720,9 @@ int cmd_predict(int argc, char **argv) {
   csv_head h;
   const char **keep = NULL;
   size_t n_keep = info->n_features;
-  int derive = 0;
+  int derive = 0, file_gpu = 0;
   if (!head_read(csv, &h)) {
+    file_gpu = in_names((const char *const *)h.names, h.n, "gpu");
     if (load_list(info, &h, &keep, &n_keep, &derive)) {
       head_free(&h);
       rf_free(f);
@@ -1708,9 +1730,14 @@ int cmd_predict(int argc, char **argv) {
       return KCAST_EXIT_USER;
     }
   }
+  /* with --measured and one GPU, the file's gpu column (each row's GPU,
+     where its measured value comes from) is read to check it */
+  int check_gpu = measured && nt == 1 && file_gpu && tgpu[0] &&
+                  !(ids && strstr(ids, "gpu")) && !(group_col && !strcmp(group_col, "gpu"));
   char text[1024];
-  snprintf(text, sizeof text, "%s%s%s", ids ? ids : "", ids && group_col ? "," : "",
-           group_col ? group_col : "");
+  snprintf(text, sizeof text, "%s%s%s%s%s", ids ? ids : "", ids && group_col ? "," : "",
+           group_col ? group_col : "", check_gpu && (ids || group_col) ? "," : "",
+           check_gpu ? "gpu" : "");
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .keep = keep ? keep : (const char *const *)info->features, .n_keep = n_keep,
                    .text = text[0] ? text : NULL, .empty_value = ds_feature_default,
@@ -1737,6 +1764,17 @@ int cmd_predict(int argc, char **argv) {
   /* the measured values in the predictions' unit, of the GPUs predicted */
   double mscale = 1;
   if (measured && measured_scale(csv, measured, munit, tu, tu, tgpu, nt, &mscale)) {
+    rf_data_free(&d);
+    rf_free(f);
+    return rc;
+  }
+  long fgc = measured && nt == 1 && file_gpu && tgpu[0] ? rf_data_text_col(&d, "gpu") : -1;
+  for (size_t i = 0; fgc >= 0 && i < d.n_rows; i++) {
+    const char *g = d.text[fgc][i];
+    if (!g || !*g || !strcasecmp(g, tgpu[0]) || an_gpu_in_list(tgpu[0], g)) continue;
+    cli_error("%s: row %zu: column gpu says '%s', but the predictions are for %s: --measured "
+              "%s would compare two GPUs (give only %s's rows)", csv, i + 1, g, tgpu[0], measured,
+              tgpu[0]);
     rf_data_free(&d);
     rf_free(f);
     return rc;

@@ -238,6 +238,23 @@ static void test_measured_is_what_is_predicted(void) {
   CHECK_MSG("the analytic estimate on K80 against T4's times: exit 1", rc == 1 && err &&
             strstr(err, "for K80"));
   free(out), free(err), out = err = NULL;
+  /* a gpu column naming each row's GPU: rows of another GPU than the one
+     predicted for carry another GPU's measurement */
+  snprintf(cmd, sizeof cmd, "awk -F, 'NR==1{print $0\",gpu\"; next}{print $0\",\"(NR>30?\"K80\":\"T4\")}' "
+           "'%s' > '%s.g'", csv2, csv2);
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, NULL, NULL), 0);
+  rc = kc(&out, &err, "predict --model '%s' --features '%s.g' --measured t --measured-unit us",
+          model, csv2);
+  CHECK_MSG("a T4 model against rows the gpu column says are K80's: exit 1 naming the row",
+            rc == 1 && err && strstr(err, "row 30") && strstr(err, "'K80'"));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --gpu T4 --features '%s.g' --measured t --measured-unit us", csv2);
+  CHECK_MSG("...and the analytic estimate on T4 alike", rc == 1 && err && strstr(err, "'K80'"));
+  free(out), free(err), out = err = NULL;
+  rc = kc(&out, &err, "predict --gpu-column gpu --features '%s.g' --measured t --measured-unit us",
+          csv2);
+  CHECK_MSG("--gpu-column gpu estimates each row on its own GPU", rc == 0);
+  free(out), free(err), out = err = NULL;
   rm_rf(dir);
 }
 
