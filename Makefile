@@ -365,13 +365,14 @@ TEST_ENV  := KCAST_BIN=$(abspath $(BUILD)/kcast) KCAST_BUILD=$(abspath $(BUILD))
 test: $(TEST_DEPS)
 	$(TEST_ENV) $(BUILD)/kcast-tests
 
-# The reliability cases alone (tests/test_reliability.c and
-# tests/test_reliability_answers.c; make test runs them too): hostile
-# names, full disks, kills, concurrent writers, bad models, CSV and PTX;
-# answers that must not be silently wrong.
+# The reliability cases alone (tests/test_reliability.c,
+# tests/test_reliability_answers.c and tests/test_reliability_journeys.c;
+# make test runs them too): hostile names, full disks, kills, concurrent
+# writers, bad models, CSV and PTX; answers that must not be silently
+# wrong, and a new user's journeys.
 .PHONY: reliability
 reliability: $(TEST_DEPS)
-	$(TEST_ENV) $(BUILD)/kcast-tests reliability reliability_answers
+	$(TEST_ENV) $(BUILD)/kcast-tests reliability reliability_answers reliability_journeys
 
 # Sanitizers: a separate build folder, same tests.  OpenMP's runtime is not
 # instrumented; leak checking stays on.

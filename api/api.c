@@ -323,6 +323,13 @@ static kcast_status resolve_gpu(const kcast_model *m, const char *fn, const char
   if (!g) return api_fail(KCAST_E_NOTFOUND, "%s: unknown GPU '%s'", fn, gpu);
   *use = g->name;
   if (!mg || !*mg) return KCAST_OK;
+  /* a model of one GPU knows nothing of another: its answer labelled with
+     the other GPU would be the first GPU's ratios on the other's estimate
+     (kcast predict refuses it alike) */
+  if (!strchr(mg, ',') && !an_gpu_in_list(mg, g->name))
+    return api_fail(KCAST_E_ARG, "%s: %s was trained on %s only, not on %s: a model of one GPU "
+                    "cannot predict for another (train on several GPUs)", fn, m->path, mg,
+                    g->name);
   *unseen = 1;
   for (size_t k = 0; k < m->ngpus; k++) *unseen &= m->gpus[k] != g;
   return KCAST_OK;

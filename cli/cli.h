@@ -86,6 +86,10 @@ extern const struct option cli_tool_longopts[];
    NULL), the name, the table's GPUs (", or all" with or_all) and how to
    add one (--gpus FILE). */
 void cli_unknown_gpu(const char *where, const char *name, int or_all);
+/* A note on stderr when name, a GPU key measurements are stored under
+   (import --gpu, profile --gpu), is not in the GPU table: a typo ("Z80",
+   did you mean K80?) or a GPU to add with --gpus FILE. */
+void cli_note_gpu_key(const char *name);
 /* The table's GPUs a --gpu value names: "all", or a comma list resolved
    by an_gpu_find (case-insensitive, aliases; duplicates once), at most
    cap into out.  -1 after the message naming an unknown one. */

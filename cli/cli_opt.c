@@ -53,6 +53,18 @@ void cli_unknown_gpu(const char *where, const char *name, int or_all) {
             where ? where : "", where ? ": " : "", name, names, or_all ? ", or all" : "");
 }
 
+void cli_note_gpu_key(const char *name) {
+  if (!name || !*name || an_gpu_find(name)) return;
+  const char *names[256];
+  size_t n = 0;
+  for (size_t i = 0; i < an_gpu_count() && n < 256; i++) names[n++] = an_gpu_at(i)->name;
+  const char *near = cli_suggest(name, strlen(name), names, n);
+  fprintf(stderr, "kcast: note: GPU '%s' is not in the GPU table%s%s%s: its measurements are "
+          "stored under that name, and models of it get no analytic estimate (--gpus FILE adds "
+          "a GPU; 'kcast gpus' lists them)\n", name, near ? " (did you mean " : "",
+          near ? near : "", near ? "?)" : "");
+}
+
 int cli_gpu_list(const char *spec, const an_gpu **out, size_t cap, size_t *n) {
   *n = 0;
   if (!strcasecmp(spec, "all")) {

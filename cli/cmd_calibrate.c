@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "datasets/ds.h"
+#include "datasets/ds_train.h"
 #include "model/model.h"
 
 const char cmd_calibrate_usage[] =
@@ -39,25 +40,6 @@ const char cmd_calibrate_usage[] =
     "  --gpus FILE   GPUs to add to or replace in the GPU table\n"
     "\n"
     "Exit status: 0 ok, 1 bad model, dataset or GPU, 2 bad command line.\n";
-
-/* The measurement key of DB that names GPU g (its table row, or the same
-   name), into key; 0 found, 1 none, -1 error printed. */
-static int db_gpu_key(ds_db *db, const char *metric, const an_gpu *g, char *key, size_t cap) {
-  ds_stats st;
-  if (ds_get_stats(db, &st)) {
-    cli_error("%s", ds_errmsg(db));
-    return -1;
-  }
-  int rc = 1;
-  for (size_t k = 0; k < st.nmeas && rc; k++)
-    if (!strcmp(st.meas[k].metric, metric) &&
-        (an_gpu_find(st.meas[k].gpu) == g || !strcasecmp(st.meas[k].gpu, g->name))) {
-      snprintf(key, cap, "%s", st.meas[k].gpu);
-      rc = 0;
-    }
-  ds_stats_free(&st);
-  return rc;
-}
 
 int cmd_calibrate(int argc, char **argv) {
   const char *gpu = NULL, *out = NULL, *apps = NULL;
@@ -130,8 +112,12 @@ int cmd_calibrate(int argc, char **argv) {
     cli_error("%s", err);
     goto out;
   }
-  int k = db_gpu_key(db, metric, g, key, sizeof key);
-  if (k < 0) goto out;
+  char kerr[1024];
+  int k = ds_train_gpu_key(db, dpath, metric, g->name, key, sizeof key, kerr, sizeof kerr);
+  if (k < 0) {
+    cli_error("%s", kerr);
+    goto out;
+  }
   if (k) {
     cli_error("%s: no launch has %s measured on %s", dpath, metric, g->name);
     goto out;

@@ -67,7 +67,9 @@ const char cmd_dataset_usage[] =
     "           add GPU Mangrove databases to DB (created if missing): the\n"
     "           launches and opcode counts of FLUX.db (table fluxmetrics) and\n"
     "           the times (kerneltime, us) and powers (kernelpower, W) that\n"
-    "           T.db/P.db recorded on GPU NAME (--gpu is needed with them)\n"
+    "           T.db/P.db recorded on GPU NAME (--gpu is needed with them;\n"
+    "           a NAME the GPU table does not know, here and in the other\n"
+    "           imports, gets a note naming the nearest one)\n"
     "  import-kerneltuner\n"
     "           Kernel Tuner cachefiles (.json or .json.gz) into DB (created if\n"
     "           missing): one launch per configuration (app = --app or the\n"
@@ -579,6 +581,7 @@ static int sub_import_mangrove(int argc, char **argv) {
   else
     rc = KCAST_EXIT_OK;
   if (rc) { free(cmdline); return rc; }
+  cli_note_gpu_key(mo.gpu);
   /* A file this command creates is removed again when the import fails:
      the output is then exactly as it was (absent). */
   struct stat sb;

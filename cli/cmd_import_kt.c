@@ -266,6 +266,7 @@ int cmd_import_kerneltuner(int argc, char **argv) {
   io.out = o.out;
   io.app = o.app;
   io.gpu = o.gpu;
+  cli_note_gpu_key(o.gpu);
   io.kernel = L.kernel;
   io.grid.bnames = o.bnames;
   for (int d = 0; d < 3; d++) io.grid.div[d] = o.div[d];

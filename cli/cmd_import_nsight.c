@@ -87,7 +87,7 @@ int cmd_import_nsight(int argc, char **argv) {
   }
   int rc = KCAST_EXIT_USER;
   char key[128];
-  if (gpu) snprintf(key, sizeof key, "%s", gpu);
+  if (gpu) snprintf(key, sizeof key, "%s", gpu), cli_note_gpu_key(gpu);
   else if (r.gpu.name[0]) prof_gpu_key(r.gpu.name, key, sizeof key);
   else {
     prof_records_free(&r);

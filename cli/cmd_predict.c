@@ -38,14 +38,14 @@ const char cmd_predict_usage[] =
     "usage: kcast predict --model MODEL --features CSV [--gpu G] [--coverage C]\n"
     "                     [--measured COLUMN] [--id COL,...] [--format csv|table|json]\n"
     "       kcast predict --gpu G|--gpu-column COL --features CSV [--measured COLUMN\n"
-    "                     [--measured-unit s|ms|us|ns]] [--id COL,...]\n"
+    "                     [--measured-unit U]] [--id COL,...]\n"
     "                     [--format csv|table|json]\n"
     "       kcast predict FILE.{cu,ptx,ll,bc} --kernel K --grid X[,Y,Z] --block X[,Y,Z]\n"
     "                     [--arg SPEC]... [--shared BYTES] [--sample CTAS]\n"
     "                     [--oob error|warn] [--tool-timeout SECS]\n"
     "                     (--gpu G[,G...]|all | --model MODEL [--gpu G[,G...]])\n"
     "                     [--coverage C] [--format table|csv|json]\n"
-    "       kcast predict --op 'OPERATOR NAME=VALUE...' [--op ...] [--gpu G|all]\n"
+    "       kcast predict --op 'OPERATOR NAME=VALUE...' [--op ...] [--gpu G[,G...]|all]\n"
     "                     [--model MODEL] [--coverage C] [--format table|csv|json]\n"
     "       kcast predict --op list\n"
     "       kcast predict --featmodel K.kcf [--kernel INSTANCE] --grid X[,Y,Z]\n"
@@ -94,9 +94,19 @@ const char cmd_predict_usage[] =
     "                      measured of the five predicted lowest, over the lowest\n"
     "                      measured), the share within 2x and the interval\n"
     "                      coverage; then one line per GPU (--gpu-column) or\n"
-    "                      per value of --group's column\n"
+    "                      per value of --group's column.  COLUMN's values are\n"
+    "                      converted to the predictions' unit from the unit its\n"
+    "                      name spells (time_ms_median: ms; time_ns@T4: ns) or\n"
+    "                      --measured-unit, else taken to be in the predictions'\n"
+    "                      unit (us for the analytic estimate) with a note; a\n"
+    "                      column of another quantity (power_w against a time\n"
+    "                      model) or of another GPU (time_ns@K80 against\n"
+    "                      predictions for T4), and a row whose gpu column\n"
+    "                      names another GPU than the one predicted for, are\n"
+    "                      errors\n"
     "  --group COLUMN      with --measured: the figures per value of COLUMN too\n"
-    "  --measured-unit U   COLUMN's time unit for the analytic estimate (us)\n"
+    "  --measured-unit U   COLUMN's unit when its name spells none (ns, us, ms, s,\n"
+    "                      W, mW, J, mJ; one that contradicts the name is an error)\n"
     "  --id COL,...        print these CSV columns (shell patterns) before each\n"
     "                      prediction, so its row can be joined to the input\n"
     "                      (e.g. --id id,app,kernel for a dataset export)\n"
@@ -118,18 +128,26 @@ const char cmd_predict_usage[] =
     "  --model MODEL   the forest answers its target (time, power or energy)\n"
     "                  with its interval at coverage C; the other quantity comes\n"
     "                  from the analytic estimate on the model's GPU (or --gpu G)\n"
-    "                  and is labelled \"analytic\"\n"
+    "                  and is labelled \"analytic\"; an answer that rests on a\n"
+    "                  feature outside the model's training range says so in a\n"
+    "                  note naming it (json: \"outside\"), here and with --op\n"
+    "                  and --featmodel\n"
     "\n"
     "With --op: an operator launch -- a library kernel described by its operator\n"
     "and shape ('bmm B=8 M=512 N=512 K=64'; --op list lists the operators and\n"
     "their parameters), optionally kernel=NAME, grid=X,Y,Z, block=X,Y,Z and\n"
     "kernels=N as a profiler records them; what is not given is assumed as the\n"
-    "libraries choose it and said in a note -- predicted on GPU G, or on every\n"
-    "GPU (default), one block of rows per --op (csv: one row per operator and\n"
-    "GPU; json: {\"operators\": [...]}, each with its features).  The forest is\n"
-    "--model, else the operator model `make models` trains (models/operators-\n"
-    "time.kcm beside the kcast binary, or KCAST_OP_MODEL; KCAST_OP_MODEL= turns\n"
-    "it off), else none: the analytic estimate answers (docs/gpus.md).\n"
+    "libraries choose it and said in a note -- predicted on the GPUs of --gpu (a\n"
+    "list too), or on every GPU (default), one block of rows per --op (csv: one\n"
+    "row per operator and GPU; json: {\"operators\": [...]}, each with its\n"
+    "features).  The forest is --model, else the operator model `make models`\n"
+    "trains (models/operators-time.kcm beside the kcast binary, or\n"
+    "KCAST_OP_MODEL; KCAST_OP_MODEL= turns it off), else none: the analytic\n"
+    "estimate answers (docs/gpus.md).  A description that is not one launch is\n"
+    "refused: a grid beyond CUDA's limits (given or assumed: x at most 2^31-1,\n"
+    "y and z at most 65535), a kernel= of another operator class (relu by an\n"
+    "sgemm), a GEMM grid with fewer CTAs than the tiles of its kernel; tensors\n"
+    "larger than a GPU's memory are said in a note.\n"
     "\n"
     "With --featmodel K.kcf (from 'kcast featmodel fit'): the same rows for a\n"
     "launch of K's kernel without emulating it: the feature model gives the\n"
@@ -159,7 +177,35 @@ typedef struct pred_row {
   double e;                  /* mJ; NaN when unknown */
   const char *t_model, *p_model;
   const char *bound;         /* analytic bound or "" */
+  const char *outside;       /* the forest's most important feature of the
+                                launch outside its training range (owned by
+                                the model), NULL when none or no forest */
 } pred_row;
+
+/*
+ * One note for the rows r[0..n) whose forest answer extrapolates: the
+ * feature (of the first such row) and the GPUs, so that a prediction
+ * resting on values the model never saw says so in every mode (predict
+ * --features marks such rows in its column outside).
+ */
+static void outside_note(const char *what, const pred_row *r, size_t n) {
+  size_t k = 0;
+  const char *feat = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (r[i].outside) {
+      if (!feat) feat = r[i].outside;
+      k++;
+    }
+  if (!feat) return;
+  fprintf(stderr, "kcast: note: %s: the forest's answer%s for", what, k == 1 ? "" : "s");
+  if (k == n && n > 2)
+    fprintf(stderr, " every GPU");
+  else
+    for (size_t i = 0, m = 0; i < n; i++)
+      if (r[i].outside) fprintf(stderr, "%s %s", m++ ? "," : "", r[i].gpu);
+  fprintf(stderr, " rest%s on %s outside the model's training range: an extrapolation (the "
+          "interval assumes the training rows' range)\n", k == 1 ? "s" : "", feat);
+}
 
 static void num_out(FILE *f, double x, const char *fmt) {
   if (isnan(x)) fputs("", f);
@@ -199,7 +245,8 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
                           : cJSON_AddNumberToObject(o, keys[k], v[k])) != NULL;
       ok = ok && cJSON_AddStringToObject(o, "time_model", r[i].t_model) &&
            cJSON_AddStringToObject(o, "power_model", r[i].p_model) &&
-           cJSON_AddStringToObject(o, "bound", r[i].bound);
+           cJSON_AddStringToObject(o, "bound", r[i].bound) &&
+           (!r[i].outside || cJSON_AddStringToObject(o, "outside", r[i].outside));
     }
     char *s = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
@@ -391,6 +438,8 @@ static int forest_row(const char *path, const rf_forest *f, const char *gpu, int
   if (missing) fputc('\n', stderr);
   double pr, lo, hi, adapt;
   int rc = rf_predict_interval_on(f, row, coverage, unseen, &pr, &lo, &hi);
+  long out = rc ? -1 : rf_outside(f, row, NULL);
+  r->outside = out >= 0 ? info->features[out] : NULL;
   free(row);
   if (rc) { cli_error("%s: %s", path, rf_last_error()); return -1; }
   /* a model adapted to this GPU with measured shots (kcast calibrate) */
@@ -497,6 +546,7 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
   double nct = ct >= 0 ? feats.vals[ct] : (double)ctas, nce = ce >= 0 ? feats.vals[ce] : nct;
   if (fmt == CLI_FMT_CSV && nce < nct)
     fprintf(stderr, "kcast: note: emulated %.0f of %.0f CTAs, counts scaled to the grid\n", nce, nct);
+  outside_note(L->k->name, rows, nrows);
   if (rows_out(fmt, L->k->name, L->cfg.grid, L->cfg.block, nct, nce,
                feat_get(&feats, "emu.sample_rse", NAN), rows, nrows)) { cli_error("out of memory writing output"); goto out; }
   rc = KCAST_EXIT_OK;
@@ -615,6 +665,7 @@ static void op_out(int fmt, const char *desc, const opr_launch *l, const char *a
       cJSON_AddStringToObject(x, "time_model", r[i].t_model);
       cJSON_AddStringToObject(x, "power_model", r[i].p_model);
       cJSON_AddStringToObject(x, "bound", r[i].bound);
+      if (r[i].outside) cJSON_AddStringToObject(x, "outside", r[i].outside);
       cJSON_AddItemToArray(pa, x);
     }
     cJSON_AddItemToArray(arr, o);
@@ -688,23 +739,24 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
     snprintf(label, ll, "forest:%s", model);
   }
   int all = !gpu || !strcasecmp(gpu, "all");
-  const an_gpu *g = NULL;
-  if (!all && !(g = an_gpu_find(gpu))) {
-    cli_unknown_gpu(NULL, gpu, 1);
-    goto out;
-  }
   int one_gpu_model = mg && *mg && !strchr(mg, ',');
-  if (g && one_gpu_model && !an_gpu_in_list(mg, g->name)) {
-    cli_error("%s was trained on %s only, not on %s: it cannot predict for another GPU", model,
-              mg, g->name);
-    goto out;
-  }
-  /* the GPUs answered for */
+  /* the GPUs answered for: --gpu's (a list too), else every GPU the model
+     answers for */
   const an_gpu *gl[256];
   size_t ng = 0;
-  for (size_t i = 0; i < an_gpu_count() && ng < 256; i++) {
-    const an_gpu *gi = an_gpu_at(i);
-    if (g ? gi == g : !one_gpu_model || an_gpu_in_list(mg, gi->name)) gl[ng++] = gi;
+  if (!all) {
+    if (cli_gpu_list(gpu, gl, 256, &ng)) goto out;
+    for (size_t i = 0; i < ng; i++)
+      if (one_gpu_model && !an_gpu_in_list(mg, gl[i]->name)) {
+        cli_error("%s was trained on %s only, not on %s: it cannot predict for another GPU",
+                  model, mg, gl[i]->name);
+        goto out;
+      }
+  } else {
+    for (size_t i = 0; i < an_gpu_count() && ng < 256; i++) {
+      const an_gpu *gi = an_gpu_at(i);
+      if (!one_gpu_model || an_gpu_in_list(mg, gi->name)) gl[ng++] = gi;
+    }
   }
   if (f && mg && *mg && !one_gpu_model) {
     char unseen[1024] = "";
@@ -748,6 +800,23 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
       }
     }
     feat_free(&fv);
+    outside_note(ops[k], rows, ng);
+    /* tensors larger than a GPU's memory: no such launch runs there */
+    {
+      char big[1024] = "";
+      size_t bl = 0;
+      double bytes = 0; /* opr.bytes: the tensors read and written */
+      for (size_t j = 0; j < OPR_NFEAT; j++)
+        if (!strcmp(opr_feature_names[j], "opr.bytes")) bytes = v[j];
+      for (size_t i = 0; i < ng; i++)
+        if (gl[i]->mem_gb > 0 && bytes > gl[i]->mem_gb * 1e9 && bl + 40 < sizeof big)
+          bl += (size_t)snprintf(big + bl, sizeof big - bl, "%s%s (%.0f GB)", bl ? ", " : "",
+                                 gl[i]->name, gl[i]->mem_gb);
+      if (bl)
+        fprintf(stderr, "kcast: note: %s: its tensors take %.3g GB, more than the memory of %s: "
+                "no such launch runs there, the answer is an extrapolation\n", ops[k],
+                bytes / 1e9, big);
+    }
     if (k && fmt == CLI_FMT_TABLE) putchar('\n');
     op_out(fmt, ops[k], l, assumed, v, rows, ng, arr);
   }
@@ -897,6 +966,7 @@ static int predict_featmodel(cli_launch *L, const char *fmpath, const char *mode
   double ctas = (double)L->cfg.grid[0] * L->cfg.grid[1] * L->cfg.grid[2];
   /* a template's rows name the instance asked for */
   const char *kname = fi.ntpl && L->kernel ? L->kernel : fi.kernel;
+  outside_note(kname, rows, nrows);
   if (rows_out(fmt, kname, L->cfg.grid, L->cfg.block, ctas, NAN, NAN, rows, nrows)) {
     cli_error("out of memory writing output");
     goto out;
@@ -1150,13 +1220,48 @@ static int derive_rows(const char *path, const rf_info *info, const char *gpu, c
 
 /* ------------------------------------------------ measured summaries -- */
 
-/* Seconds per unit of --measured-unit (NAN when unknown). */
-static double unit_s(const char *u) {
-  static const struct { const char *name; double s; } units[] = {
-      {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
-  for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
-    if (!strcmp(u, units[k].name)) return units[k].s;
-  return NAN;
+/*
+ * The factor that brings --measured COLUMN's values into the predictions'
+ * unit pu (NULL: the model's target names none, nothing to convert), and
+ * the check that COLUMN measures what is predicted where it is predicted:
+ * its unit is --measured-unit (given), else the one its name spells
+ * (time_ns@T4: ns), else taken to be deflt, said in a note; a unit of
+ * another quantity (W against ns) is an error, and so is a METRIC@GPU
+ * column of a GPU other than one predicted for (gpus[0..ng), NULL entries
+ * skipped).  -1 after printing the error.
+ */
+static int measured_scale(const char *csv, const char *col, const char *given, const char *pu,
+                          const char *deflt, const char *const *gpus, size_t ng, double *scale) {
+  *scale = 1;
+  const char *mg = rf_column_gpu(col);
+  for (size_t k = 0; mg && k < ng; k++) {
+    if (!gpus[k] || !strcasecmp(gpus[k], mg) || an_gpu_in_list(gpus[k], mg)) continue;
+    cli_error("%s: --measured %s was measured on %s, but the predictions are for %s: the "
+              "figures would compare two GPUs (--measured METRIC@%s, or --gpu %s)", csv, col, mg,
+              gpus[k], gpus[k], mg);
+    return -1;
+  }
+  if (!pu) return 0;
+  /* a unit spelled in a part after the first (a bare "time" spells none) */
+  const char *named = strpbrk(col, "_@.-") ? rf_target_unit(col) : NULL;
+  const char *mu = given ? given : named;
+  double same;
+  if (given && named && (rf_unit_factor(given, named, &same) || same != 1)) {
+    cli_error("%s: --measured-unit %s contradicts the name of --measured %s, which says %s",
+              csv, given, col, named);
+    return -1;
+  }
+  if (!mu) {
+    mu = deflt;
+    fprintf(stderr, "kcast: note: %s: the name of --measured %s spells no unit: its values are "
+            "taken to be in %s (--measured-unit U says otherwise)\n", csv, col, mu);
+  }
+  if (rf_unit_factor(mu, pu, scale)) {
+    cli_error("%s: --measured %s holds values in %s, but the predictions are in %s: they "
+              "measure different things", csv, col, mu, pu);
+    return -1;
+  }
+  return 0;
 }
 
 /* One summary line of rows sel[0..k) (all rows when sel is NULL). */
@@ -1247,7 +1352,7 @@ out:
  */
 static int predict_csv_analytic(const char *csv, const char *gpu, const char *gpu_column,
                                 const char *ids, const char *measured, const char *group_col,
-                                double scale, int fmt) {
+                                const char *munit, int fmt) {
   if (gpu && gpu_column) return cli_usage_error("predict", "give --gpu or --gpu-column, not both");
   const an_gpu *gl[MAX_TARGETS];
   size_t ng = 1;
@@ -1271,6 +1376,15 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
           !in_names(keep, n_keep, h.names[j]))
         keep[n_keep++] = h.names[j];
   }
+  /* with --measured on one GPU, the file's gpu column (each row's GPU, where
+     its measured value comes from) is read to check it */
+  int check_gpu = measured && gpu && ng == 1 && !gpu_column && have_head &&
+                  in_names((const char *const *)h.names, h.n, "gpu") &&
+                  !(ids && strstr(ids, "gpu")) && !(group_col && !strcmp(group_col, "gpu"));
+  if (check_gpu) {
+    size_t tl = strlen(text);
+    snprintf(text + tl, sizeof text - tl, "%sgpu", tl ? "," : "");
+  }
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .text = text[0] ? text : NULL, .text_auto = 1,
                    .keep = n_keep ? keep : NULL, .n_keep = n_keep,
@@ -1287,6 +1401,30 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
   ids_find(&ic, &d, ids);
   long gc = gpu_column ? rf_data_text_col(&d, gpu_column) : -1;
   long group = group_col ? rf_data_text_col(&d, group_col) : -1;
+  /* the measured values in the estimate's unit (us), of the GPUs estimated */
+  double mscale = 1;
+  if (measured) {
+    const char *names[MAX_TARGETS];
+    for (size_t k = 0; k < ng && gl[k]; k++) names[k] = gl[k]->name;
+    int mrc = gc >= 0 ? measured_scale(csv, measured, munit, "us", "us",
+                                       (const char *const *)d.text[gc], d.n_rows, &mscale)
+                      : measured_scale(csv, measured, munit, "us", "us", names, gl[0] ? ng : 0,
+                                       &mscale);
+    if (mrc) {
+      rf_data_free(&d);
+      return KCAST_EXIT_USER;
+    }
+  }
+  long fgc = check_gpu ? rf_data_text_col(&d, "gpu") : -1;
+  for (size_t i = 0; fgc >= 0 && i < d.n_rows; i++) {
+    const char *g = d.text[fgc][i];
+    if (!g || !*g || an_gpu_find(g) == gl[0] || !strcasecmp(g, gl[0]->name)) continue;
+    cli_error("%s: row %zu: column gpu says '%s', but the estimates are for %s: --measured %s "
+              "would compare two GPUs (--gpu-column gpu estimates each row on its own GPU)",
+              csv, i + 1, g, gl[0]->name, measured);
+    rf_data_free(&d);
+    return KCAST_EXIT_USER;
+  }
   double *row = malloc((d.n_cols + 1) * sizeof *row);
   /* rows x GPUs estimates, for --measured (each row against each GPU's) */
   size_t nout = d.n_rows * ng;
@@ -1360,7 +1498,7 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
     puts(txt);
     free(txt);
   }
-  /* the analytic time is in us; the measured unit is scale seconds */
+  /* the analytic time is in us; mscale brings the measured values there */
   if (measured) {
     /* each row's group: --group's column, else its GPU's (--gpu-column, or
        the GPU of the list it was estimated on) */
@@ -1369,7 +1507,7 @@ static int predict_csv_analytic(const char *csv, const char *gpu, const char *gp
       for (size_t gk = 0; gk < ng; gk++)
         gr[i * ng + gk] = group >= 0 ? d.text[group][i] : gc >= 0 ? d.text[gc][i]
                                                                   : (char *)gl[gk]->name;
-    int mrc = measured_summary(csv, measured, ym, scale * 1e6, tp, tp + nout, tp + 2 * nout,
+    int mrc = measured_summary(csv, measured, ym, mscale, tp, tp + nout, tp + 2 * nout,
                                nout, gr, group >= 0 ? group_col : gc >= 0 ? gpu_column
                                                   : gr ? "gpu" : NULL);
     free(gr);
@@ -1395,7 +1533,7 @@ static int usage_fail(cli_launch *L) {
 int cmd_predict(int argc, char **argv) {
   const char *model = NULL, *csv = NULL, *gpu = NULL, *gpu_column = NULL, *measured = NULL;
   const char *featmodel = NULL;
-  double mscale = NAN;
+  const char *munit = NULL;
   double coverage = 0.9;
   int fmt = CLI_FMT_CSV, have_fmt = 0, kernel_mode = 0;
   /* predict's own options, and the launch options of the kernel mode (an
@@ -1444,8 +1582,8 @@ int cmd_predict(int argc, char **argv) {
       case P_OP: opv[nop++] = (char *)v; break;
       case P_GROUP: group_col = v; break;
       case P_MEASURED_UNIT:
-        if (isnan(mscale = unit_s(v))) {
-          cli_usage_error("predict", "--measured-unit is s, ms, us or ns, not '%s'", v);
+        if (!(munit = rf_unit_canonical(v))) {
+          cli_usage_error("predict", "--measured-unit is one of " RF_UNITS ", not '%s'", v);
           { free(opv); return usage_fail(&L); }
         }
         break;
@@ -1504,10 +1642,10 @@ int cmd_predict(int argc, char **argv) {
   if (!model && gpu_column && !csv) return cli_usage_error("predict", "--gpu-column needs --features CSV");
   if (measured && !csv) return cli_usage_error("predict", "--measured needs --features CSV");
   if (group_col && !measured) return cli_usage_error("predict", "--group needs --measured");
-  if (!isnan(mscale) && !measured) return cli_usage_error("predict", "--measured-unit needs --measured");
+  if (munit && !measured) return cli_usage_error("predict", "--measured-unit needs --measured");
   if (!model && csv && (gpu || gpu_column))
     return predict_csv_analytic(csv, gpu, gpu_column, ids, measured, group_col,
-                                isnan(mscale) ? 1e-6 : mscale, fmt);
+                                munit, fmt);
   if (!model) return cli_usage_error("predict", "--model MODEL is required");
   if (gpu_column) return cli_usage_error("predict", "--gpu-column goes without --model (give --gpu G)");
   if (!csv) return cli_usage_error("predict", "give --features CSV or an input FILE");
@@ -1582,8 +1720,9 @@ int cmd_predict(int argc, char **argv) {
   csv_head h;
   const char **keep = NULL;
   size_t n_keep = info->n_features;
-  int derive = 0;
+  int derive = 0, file_gpu = 0;
   if (!head_read(csv, &h)) {
+    file_gpu = in_names((const char *const *)h.names, h.n, "gpu");
     if (load_list(info, &h, &keep, &n_keep, &derive)) {
       head_free(&h);
       rf_free(f);
@@ -1591,9 +1730,14 @@ int cmd_predict(int argc, char **argv) {
       return KCAST_EXIT_USER;
     }
   }
+  /* with --measured and one GPU, the file's gpu column (each row's GPU,
+     where its measured value comes from) is read to check it */
+  int check_gpu = measured && nt == 1 && file_gpu && tgpu[0] &&
+                  !(ids && strstr(ids, "gpu")) && !(group_col && !strcmp(group_col, "gpu"));
   char text[1024];
-  snprintf(text, sizeof text, "%s%s%s", ids ? ids : "", ids && group_col ? "," : "",
-           group_col ? group_col : "");
+  snprintf(text, sizeof text, "%s%s%s%s%s", ids ? ids : "", ids && group_col ? "," : "",
+           group_col ? group_col : "", check_gpu && (ids || group_col) ? "," : "",
+           check_gpu ? "gpu" : "");
   rf_csv_opts o = {.size = sizeof o, .no_target = !measured, .target = measured,
                    .keep = keep ? keep : (const char *const *)info->features, .n_keep = n_keep,
                    .text = text[0] ? text : NULL, .empty_value = ds_feature_default,
@@ -1617,6 +1761,24 @@ int cmd_predict(int argc, char **argv) {
   id_cols ic;
   ids_find(&ic, &d, ids);
   long gcol = group_col ? rf_data_text_col(&d, group_col) : -1;
+  /* the measured values in the predictions' unit, of the GPUs predicted */
+  double mscale = 1;
+  if (measured && measured_scale(csv, measured, munit, tu, tu, tgpu, nt, &mscale)) {
+    rf_data_free(&d);
+    rf_free(f);
+    return rc;
+  }
+  long fgc = measured && nt == 1 && file_gpu && tgpu[0] ? rf_data_text_col(&d, "gpu") : -1;
+  for (size_t i = 0; fgc >= 0 && i < d.n_rows; i++) {
+    const char *g = d.text[fgc][i];
+    if (!g || !*g || !strcasecmp(g, tgpu[0]) || an_gpu_in_list(tgpu[0], g)) continue;
+    cli_error("%s: row %zu: column gpu says '%s', but the predictions are for %s: --measured "
+              "%s would compare two GPUs (give only %s's rows)", csv, i + 1, g, tgpu[0], measured,
+              tgpu[0]);
+    rf_data_free(&d);
+    rf_free(f);
+    return rc;
+  }
   size_t n = d.n_rows, nout = n * nt;
   /* pred[g * n + i]: row i on target GPU g */
   pred = malloc((nout + 1) * sizeof *pred);
@@ -1744,15 +1906,15 @@ int cmd_predict(int argc, char **argv) {
         putchar('\n');
       }
   }
-  /* predictions are in the model's target unit: --measured-unit converts
-     only when both are times (the model's unit is the training file's) */
+  /* predictions are in the model's target unit: mscale converts the
+     measured values to it (measured_scale) */
   if (measured) {
     /* each row's group: --group's column, else with a GPU list its GPU */
     char **gr = (gcol >= 0 || nt > 1) ? malloc((nout + 1) * sizeof *gr) : NULL;
     for (size_t g = 0; gr && g < nt; g++)
       for (size_t i = 0; i < n; i++)
         gr[g * n + i] = gcol >= 0 ? d.text[gcol][i] : (char *)tgpu[g];
-    int mrc = measured_summary(csv, measured, ym, 1.0, pred, lo, hi, nout, gr,
+    int mrc = measured_summary(csv, measured, ym, mscale, pred, lo, hi, nout, gr,
                                gcol >= 0 ? group_col : gr ? "gpu" : NULL);
     free(gr);
     if (mrc) goto out;

@@ -54,7 +54,10 @@ const char cmd_tune_space_usage[] =
     "  --problem-size, --grid-div-x/y/z, --block-size-names, --arg, --const,\n"
     "  --copt, --arch, --shared, --sample, -j   as for dataset import-kerneltuner\n"
     "  --gpu G               the GPU (the analytic estimate's without --model)\n"
-    "  --model MODEL         a time model (.kcm); --gpu G for another GPU than its own\n"
+    "  --model MODEL         a time model (.kcm); --gpu G for one of several GPUs (a\n"
+    "                        model of one GPU answers for that one only); a note\n"
+    "                        counts the predictions that rest on a feature outside\n"
+    "                        the model's training range\n"
     "  -o CACHEFILE.json     the Kernel Tuner cachefile (times in ms)\n"
     "  --csv FILE|-          every configuration ranked: rank, key, the parameters,\n"
     "                        time_ns, lo_ns, hi_ns (the interval), error\n"
@@ -351,7 +354,8 @@ int cmd_tune_space(int argc, char **argv) {
     cli_error("%s", kcast_last_error());
     goto out;
   }
-  size_t n = kcast_tunespace_count(ts), nok = 0;
+  size_t n = kcast_tunespace_count(ts), nok = 0, nout = 0;
+  const char *out_feat = NULL; /* the first answer's feature outside the model's range */
   tn = malloc((n + 1) * sizeof *tn);
   tlo = malloc((n + 1) * sizeof *tlo);
   thi = malloc((n + 1) * sizeof *thi);
@@ -365,6 +369,14 @@ int cmd_tune_space(int argc, char **argv) {
       kcast_status st = model ? kcast_predict_gpu(model, o.gpu, fs, 0.9, &p)
                               : kcast_predict_analytic(gpu, fs, &p, NULL);
       if (st) { cli_error("configuration %s: %s", kcast_tunespace_key(ts, i), kcast_last_error()); goto out; }
+      /* what the forest's answer rests on: a feature outside its training
+         range (an operator model on a PTX kernel has every opr.* at 0) */
+      unsigned fl = 0;
+      const char *feat = NULL;
+      if (model && !kcast_predict_check(model, o.gpu, fs, &fl, &feat) &&
+          (fl & KCAST_CHECK_OUT_OF_RANGE)) {
+        if (!nout++) out_feat = feat;
+      }
       tn[i] = p.value;
       tlo[i] = p.lo;
       thi[i] = p.hi;
@@ -402,6 +414,10 @@ int cmd_tune_space(int argc, char **argv) {
   fprintf(stderr, "kcast: %zu configurations of %s, %zu predicted on %s (%s)%s%s\n", n, s.kernel,
           nok, gpu ? gpu : "?", model ? o.model : "the analytic estimate", o.out ? "; cachefile " : "",
           o.out ? o.out : "");
+  if (nout)
+    fprintf(stderr, "kcast: note: %zu of %zu predictions rest on a feature outside the training "
+            "range of %s (the first: %s): extrapolations, whose ranking may not hold\n", nout,
+            nok, o.model, out_feat ? out_feat : "?");
   if (nok < n)
     fprintf(stderr, "kcast: %zu configurations failed (their error is in the ranked list; the "
             "cachefile holds RuntimeFailedConfig)\n", n - nok);

@@ -77,10 +77,27 @@ static const char *const families[] = {"all",  "launch", "op",     "class", "mem
    export (METRIC@GPU: time_ns@T4, power_w@K80 -- the targets of other
    models, a perfect predictor of this one's) or a row key (id, lseq: the
    order rows were written in).  A forest trained on `dataset export`'s CSV
-   ranked exactly these first. */
+   ranked exactly these first.  Also a measurement of a tuning table: a
+   name without a family (no dot) that starts with time, power, energy,
+   latency, duration or runtime and is that word alone or spells a unit in
+   a later part (time_ms_mean beside the target time_ms_median, power_w):
+   another statistic of the target, or another quantity measured with it,
+   is what a prediction never has.  time_steps (no unit) stays a feature. */
+static int is_measurement(const char *name) {
+  static const char *const words[] = {"time", "times", "power", "energy", "latency",
+                                      "duration", "runtime"};
+  if (strchr(name, '.')) return 0;
+  size_t n = strcspn(name, "_@-");
+  for (size_t k = 0; k < sizeof words / sizeof *words; k++)
+    if (strlen(words[k]) == n && !strncasecmp(name, words[k], n))
+      return !name[n] || rf_target_unit(name) != NULL;
+  return 0;
+}
+
 static int not_a_feature(const char *name) {
   const char *at = strchr(name, '@');
-  return !strcmp(name, "id") || !strcmp(name, "lseq") || (at && at > name && at[1]);
+  return !strcmp(name, "id") || !strcmp(name, "lseq") || (at && at > name && at[1]) ||
+         is_measurement(name);
 }
 
 /* Is name's family in the comma list?  Derived columns are never
@@ -266,11 +283,42 @@ static int push_str(char ***v, size_t *n, const char *s) {
   return 0;
 }
 
+/* Another of the dataset's names have[0..nh) for the GPU of the GPU
+   table that g names ("Tesla T4" beside "T4": one GPU imported under two
+   names), NULL when none. */
+static const char *other_name(const char *g, const char *const *have, size_t nh) {
+  const an_gpu *t = an_gpu_find(g);
+  for (size_t k = 0; t && k < nh; k++)
+    if (strcmp(have[k], g) && an_gpu_find(have[k]) == t) return have[k];
+  return NULL;
+}
+
+int ds_train_gpu_key(ds_db *db, const char *src, const char *metric, const char *name,
+                     char *key, size_t cap, char *err, size_t errcap) {
+  ds_stats st;
+  if (ds_get_stats(db, &st)) return fail(err, errcap, -1, "%s", ds_errmsg(db));
+  const char *have[256];
+  size_t nh = 0;
+  for (size_t k = 0; k < st.nmeas && nh < 256; k++)
+    if (!strcmp(st.meas[k].metric, metric)) have[nh++] = st.meas[k].gpu;
+  const char *g = an_gpu_match(name, have, nh), *o = g ? other_name(g, have, nh) : NULL;
+  int rc = g ? 0 : 1;
+  if (o)
+    rc = fail(err, errcap, -1, "%s: GPU %s has %s measurements under two names, '%s' and '%s' "
+              "(imports named it differently): taking one would leave out the other's "
+              "(import both under one --gpu name)", src, name, metric, g, o);
+  else if (g)
+    snprintf(key, cap, "%s", g);
+  ds_stats_free(&st);
+  return rc;
+}
+
 /* The GPUs of in->gpu for a dataset: every GPU with measurements of
    metric ("all"), or a comma list, each name resolved against those GPUs
    (an_gpu_match: "t4" and "Tesla T4" find "T4").  -1 out of memory, -2
    the dataset cannot be read (ds_errmsg), -3 a name no GPU of the dataset
-   answers to (the message in err, with the GPUs that have metric). */
+   answers to, or one GPU of the GPU table the dataset has under two names
+   (the message in err, with the GPUs that have metric). */
 static int db_gpus(ds_db *db, const char *src, const char *spec, const char *metric, char ***out,
                    size_t *n, char *err, size_t cap) {
   *out = NULL;
@@ -283,8 +331,18 @@ static int db_gpus(ds_db *db, const char *src, const char *spec, const char *met
     if (!strcmp(st.meas[k].metric, metric)) have[nh++] = st.meas[k].gpu;
   int rc = 0;
   if (!strcasecmp(spec, "all")) {
-    for (size_t k = 0; k < nh && !rc; k++)
-      if (push_str(out, n, have[k])) rc = -1;
+    for (size_t k = 0; k < nh && !rc; k++) {
+      const char *o = other_name(have[k], have, nh);
+      if (o) {
+        fail(err, cap, -1, "%s: GPU %s has %s measurements under two names, '%s' and '%s' "
+             "(imports named it differently): as two GPUs, one GPU's rows would train and "
+             "test each other (import both under one --gpu name)", src, have[k], metric,
+             have[k], o);
+        rc = -3;
+      } else if (push_str(out, n, have[k])) {
+        rc = -1;
+      }
+    }
   } else {
     for (const char *t = spec; *t && !rc;) {
       const char *e = strchr(t, ',');
@@ -304,6 +362,12 @@ static int db_gpus(ds_db *db, const char *src, const char *spec, const char *met
         else
           fail(err, cap, -1, "%s: no %s measurements on GPU '%s' (the dataset has none on any GPU)",
                src, metric, name);
+        rc = -3;
+      } else if (g && other_name(g, have, nh)) {
+        const char *o = other_name(g, have, nh);
+        fail(err, cap, -1, "%s: GPU %s has %s measurements under two names, '%s' and '%s' "
+             "(imports named it differently): taking one would leave out the other's (import "
+             "both under one --gpu name)", src, name, metric, g, o);
         rc = -3;
       } else if (g) {
         int dup = 0;
@@ -555,6 +619,21 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   }
   long gcol = gcolname ? rf_data_text_col(d, gcolname) : -1;
   in->gpu_col = gcol;
+  /* --gpu G says every row of a CSV is G: a gpu column of the file that
+     names another GPU contradicts it (the rows of three GPUs trained as
+     one would be a model of none of them) */
+  if (in->csv && in->gpu && !gcolname) {
+    long gc = rf_data_text_col(d, "gpu");
+    const an_gpu *want = an_gpu_find(in->gpu);
+    for (size_t i = 0; gc >= 0 && i < d->n_rows; i++) {
+      const char *g = d->text[gc][i];
+      if (!g || !*g || !strcasecmp(g, in->gpu) || (want && an_gpu_find(g) == want)) continue;
+      fail(err, cap, -1, "%s: row %zu: column gpu says '%s', but --gpu %s says every row is %s "
+           "(leave --gpu out to take each row's GPU from the column, or give only %s's rows)",
+           src, i + 1, g, in->gpu, in->gpu, in->gpu);
+      goto fail;
+    }
+  }
   if (rf_data_check_finite(d, src)) {
     fail(err, cap, -1, "%s", rf_last_error());
     goto fail;
@@ -719,8 +798,27 @@ int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_
   p->base_feature = -1;
   if (base) {
     if (p->transform != RF_TRANSFORM_LOG) {
-      fail(err, cap, -1, "%s: --base %s needs a log target (every target > 0, without --no-log-target)", src,
-                base);
+      size_t bad = 0;
+      while (bad < d->n_rows && d->y[bad] > 0) bad++;
+      if (bad < d->n_rows && in->log_target != 0) {
+        /* a dataset's row by its keys, a CSV's by its number */
+        char where[600];
+        long ka = rf_data_text_col(d, "app"), kd = rf_data_text_col(d, "dataset");
+        long kl = rf_data_text_col(d, "lseq"), kg = rf_data_text_col(d, "gpu");
+        if (in->db && ka >= 0 && kd >= 0 && kl >= 0)
+          snprintf(where, sizeof where, "launch (app '%.100s', dataset '%.200s', lseq %.20s)%s%.100s",
+                   d->text[ka][bad], d->text[kd][bad], d->text[kl][bad], kg >= 0 ? " on " : "",
+                   kg >= 0 ? d->text[kg][bad] : "");
+        else
+          snprintf(where, sizeof where, "row %zu", bad + 1);
+        fail(err, cap, -1, "%s: %s: target %s is %g; the %s base %s needs a log target, so "
+             "every target > 0 (leave it out, or --base none --no-log-target)", src, where,
+             in->target, d->y[bad], in->base && strcmp(in->base, "auto") ? "given" : "default",
+             base);
+      } else {
+        fail(err, cap, -1, "%s: --base %s needs a log target (every target > 0, without "
+             "--no-log-target)", src, base);
+      }
       goto fail;
     }
     p->base_feature = (int)col_index(d, base);

@@ -82,6 +82,17 @@ int ds_train_valid_families(const char *list);
  * the base column into *p.  0; -1 or -2 with the message in err[0..cap).
  */
 int ds_train_load(ds_train_input *in, rf_data *d, rf_params *p, char *err, size_t cap);
+/*
+ * The name under which dataset db (src names it in messages) holds metric's
+ * measurements of GPU name (the same name in any case, or one the GPU table
+ * resolves to the same GPU: "Tesla T4" finds "T4") into key[0..cap).  0
+ * found; 1 none; -1 the dataset cannot be read, or holds that GPU's
+ * measurements under two names (one would be left out), the message in
+ * err[0..errcap).
+ */
+struct ds_db;
+int ds_train_gpu_key(struct ds_db *db, const char *src, const char *metric, const char *name,
+                     char *key, size_t cap, char *err, size_t errcap);
 
 #ifdef __cplusplus
 }

@@ -417,9 +417,11 @@ kcast_status kcast_predict(const kcast_model *model, const kcast_features *fs,
  * per-GPU features (docs/features.md: occ.*, gpu.*, an.*) are computed for
  * that GPU.  A model trained on several GPUs (kcast_model_gpu lists them,
  * comma-separated) needs it (KCAST_E_ARG with NULL); for one trained on a
- * single GPU, NULL means that GPU.  For a GPU the model was not trained on,
- * the interval comes from the model's calibration for unseen GPUs when it
- * has one (`kcast train` on several GPUs makes it).  KCAST_E_NOTFOUND for a
+ * single GPU, NULL means that GPU and another GPU is KCAST_E_ARG (its answer
+ * would be that GPU's; `kcast predict` refuses it too).  For a GPU a model
+ * of several GPUs was not trained on, the interval comes from the model's
+ * calibration for unseen GPUs when it has one (`kcast train` on several
+ * GPUs makes it).  KCAST_E_NOTFOUND for a
  * GPU the table does not know.  Thread-safe on one model.
  */
 kcast_status kcast_predict_gpu(const kcast_model *model, const char *gpu_name,

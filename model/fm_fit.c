@@ -1185,6 +1185,28 @@ int fm_fit(const fm_rows *r, const uint8_t *use, const char *kernel, const char 
   /* an instance beyond the fitted ones is an extrapolation whatever the
      forms read: its code is another instantiation */
   for (size_t t = 0; t < M->ntpl; t++) M->q[FM_NQ_LAUNCH + M->nargs + t].used = 1;
+  /* an argument the kernel reads and no form does, whose value the launch
+     configuration fixed in every training launch (n = grid x block for a
+     bounds-checked kernel the sizes ran at n = threads): the forms may
+     carry its effect through the configuration, so a launch with a value
+     of it outside the trained ones is an extrapolation too (triad with n
+     = 100 at 1024 threads stores 100 floats, not 1024) */
+  for (size_t a = 0; a < M->nargs; a++) {
+    size_t qi = FM_NQ_LAUNCH + a;
+    if (M->q[qi].used) continue;
+    int fixed = 1;
+    for (size_t p = 0; p < w.nd && fixed; p++)
+      for (size_t p2 = p + 1; p2 < w.nd && fixed; p2++) {
+        int same = 1;
+        for (size_t k = 0; k < FM_NQ_LAUNCH && same; k++)
+          same = qv_at(&w, p, (int)k) == qv_at(&w, p2, (int)k);
+        for (size_t t = 0; t < M->ntpl && same; t++)
+          same = qv_at(&w, p, (int)(FM_NQ_LAUNCH + M->nargs + t)) ==
+                 qv_at(&w, p2, (int)(FM_NQ_LAUNCH + M->nargs + t));
+        if (same && qv_at(&w, p, (int)qi) != qv_at(&w, p2, (int)qi)) fixed = 0;
+      }
+    if (fixed) M->q[qi].used = 1;
+  }
   if (M->ntpl && instances(M, r, use, argcol + M->nargs)) goto out;
   fm__index(M);
   rc = 0;

@@ -137,6 +137,13 @@ long rf_data_text_col(const rf_data *d, const char *name);
 const char *rf_target_unit(const char *target);
 /* u as one of RF_UNITS (case-insensitive, "sec" for s), or NULL. */
 const char *rf_unit_canonical(const char *u);
+/* The factor that turns a value in unit from into one in unit to (both of
+   RF_UNITS): 1000 for us -> ns, 1e-3 for mW -> W.  -1 (rf_last_error)
+   when they are not units of one quantity (ns and W) or not units. */
+int rf_unit_factor(const char *from, const char *to, double *factor);
+/* The GPU a measurement column names after its '@' (kcast's export:
+   time_ns@T4 -> "T4"), NULL when it names none. */
+const char *rf_column_gpu(const char *column);
 
 /* Check that every feature and target value is finite; src names the data
    in the message. */
@@ -785,7 +792,10 @@ int md_value(md_cache *c, const char *name, const char *gpu, const char *const *
 /* fm_eval flags. */
 enum {
   FM_EXTRAPOLATED = 1u << 0, /* a quantity the model uses lies outside the
-                                range of its training launches */
+                                range of its training launches, or an
+                                argument no form reads but whose value the
+                                configuration fixed in every training launch
+                                (its effect may hide in the configuration's) */
   FM_OTHER_BLOCK = 1u << 2,  /* a template's instances each ran with one
                                 block, and this launch's is another (the
                                 instance's own, or for an instance nobody

@@ -242,6 +242,36 @@ static int next_word(const char **p, char *w, size_t cap) {
   return 1;
 }
 
+/* Names of the operator classes, for messages. */
+static const char *class_word(int cls) {
+  switch (cls) {
+    case OPR_GEMM: return "matrix product";
+    case OPR_CONV: return "convolution";
+    case OPR_ELEMENTWISE: return "elementwise";
+    case OPR_SOFTMAX: return "softmax";
+    case OPR_NORM: return "normalisation";
+  }
+  return "unknown";
+}
+
+int opr_kernel_class(const char *kernel) {
+  char low[OPR_KERNEL_MAX];
+  size_t n = 0;
+  for (; kernel && kernel[n] && n + 1 < sizeof low; n++)
+    low[n] = (char)tolower((unsigned char)kernel[n]);
+  low[n] = 0;
+  /* the most specific words first: cuDNN runs SGEMMs (implicit_convolve_
+     sgemm), PyTorch's names carry the operator */
+  if (strstr(low, "softmax")) return OPR_SOFTMAX;
+  if (strstr(low, "layer_norm") || strstr(low, "norm_kernel")) return OPR_NORM;
+  if (strstr(low, "elementwise")) return OPR_ELEMENTWISE;
+  if (strstr(low, "convolv") || strstr(low, "conv_") || strstr(low, "dconv") ||
+      strstr(low, "cudnn") || strstr(low, "winograd"))
+    return OPR_CONV;
+  if (strstr(low, "gemm")) return OPR_GEMM;
+  return 0;
+}
+
 /* A whole number in [lo, hi] from s; -1 naming what after the error. */
 static int whole(const char *what, const char *s, double lo, double hi, double *out) {
   char *e;
@@ -308,6 +338,10 @@ int opr_parse(const char *text, opr_launch *out) {
     } else if (!strcmp(key, "grid")) {
       flag = &have_grid;
       if (dims3("grid", val, out->grid)) return -1;
+      if (out->grid[0] > OPR_GRID_X_MAX || out->grid[1] > OPR_GRID_YZ_MAX ||
+          out->grid[2] > OPR_GRID_YZ_MAX)
+        return rf__err("grid %s is beyond CUDA's limits (x at most %.0f, y and z at most %.0f)",
+                       val, (double)OPR_GRID_X_MAX, (double)OPR_GRID_YZ_MAX);
     } else if (!strcmp(key, "block")) {
       flag = &have_block;
       if (dims3("block", val, out->block)) return -1;
@@ -341,6 +375,16 @@ int opr_parse(const char *text, opr_launch *out) {
       return rf__err("%s needs %s=N (its parameters: %s)", out->op->name,
                      opr_dim_name(out->op, i, dn, sizeof dn), out->op->dims);
     }
+  if (out->kernel[0]) {
+    /* a library kernel of another operator (relu run by an SGEMM) describes
+       another launch: its features would be the wrong operator's */
+    int kc = opr_kernel_class(out->kernel);
+    int fits = !kc || kc == out->op->cls || (out->op->cls == OPR_CONV && kc == OPR_GEMM);
+    if (!fits)
+      return rf__err("%s: kernel %.200s belongs to another operator class (%s), not to %s's "
+                     "(%s)", out->op->name, out->kernel, class_word(kc), out->op->name,
+                     class_word(out->op->cls));
+  }
   if (out->op->cls == OPR_CONV) {
     /* Kernel <= Size + 2 Padding, or the output is empty */
     if (out->dim[3] > out->dim[4] + 2 * out->dim[6])
@@ -431,11 +475,25 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
   work w;
   work_of(l, &w);
   int have_grid = l->grid[0] > 0, have_block = l->block[0] > 0, have_kernel = l->kernel[0] != 0;
+  /* a GEMM's grid that cannot cover its output with the kernel's tile
+     (cuBLAS's grids never have fewer CTAs than output tiles; more split K) */
+  unsigned ktm, ktn;
+  if (have_grid && l->op->cls == OPR_GEMM && have_kernel &&
+      opr_kernel_tile(l->kernel, &ktm, &ktn, NULL)) {
+    double tiles = cdiv(w.m, ktm) * cdiv(w.n, ktn) * w.batch;
+    double ctas = (double)l->grid[0] * l->grid[1] * l->grid[2];
+    if (ctas < tiles)
+      return rf__err("%s: grid %u,%u,%u has %.0f CTAs, fewer than the %.0f tiles of %ux%u that "
+                     "kernel %.200s needs for this shape: the grid, the kernel or the shape is "
+                     "not this launch's", l->op->name, l->grid[0], l->grid[1], l->grid[2], ctas,
+                     tiles, ktn, ktm, l->kernel);
+  }
   if (have_grid && have_block && (have_kernel || (l->op->cls != OPR_GEMM && l->op->cls != OPR_CONV)))
     return 0;
   char kname[160];
   kname[0] = 0;
-  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  double grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
   switch (l->op->cls) {
     case OPR_GEMM:
     case OPR_CONV: {
@@ -460,9 +518,9 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
         else
           snprintf(kname, sizeof kname, "implicit_convolve_sgemm_%ux%u", tn, tm);
       }
-      grid[0] = (uint32_t)cdiv(w.n, tn);
-      grid[1] = (uint32_t)cdiv(w.m, tm);
-      grid[2] = (uint32_t)w.batch;
+      grid[0] = cdiv(w.n, tn);
+      grid[1] = cdiv(w.m, tm);
+      grid[2] = w.batch;
       block[0] = th;
       break;
     }
@@ -470,7 +528,7 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
       /* PyTorch's vectorized_elementwise_kernel<4>: 128 threads, 4
          elements each */
       block[0] = 128;
-      grid[0] = (uint32_t)cdiv(w.elements, 512);
+      grid[0] = cdiv(w.elements, 512);
       snprintf(kname, sizeof kname, "vectorized_elementwise_kernel<4, %s>", l->op->name);
       break;
     case OPR_SOFTMAX:
@@ -484,7 +542,7 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
         unsigned batch = log2 <= 7 ? 2 : 1;
         block[0] = warp;
         block[1] = 128 / warp;
-        grid[0] = (uint32_t)cdiv(w.m, (128 / warp) * batch);
+        grid[0] = cdiv(w.m, (128 / warp) * batch);
         snprintf(kname, sizeof kname, "softmax_warp_forward<float, float, float, %d, false, false>",
                  log2);
       } else {
@@ -494,7 +552,7 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
         unsigned b = 1;
         while (b < want) b *= 2;
         block[0] = b < 32 ? 32 : b;
-        grid[0] = (uint32_t)w.m;
+        grid[0] = w.m;
         snprintf(kname, sizeof kname, "cunn_SoftMaxForward<4, float, float, float>");
       }
       break;
@@ -502,10 +560,18 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
       /* vectorized_layer_norm_kernel: a CTA of 32 x 4 threads per row */
       block[0] = 32;
       block[1] = 4;
-      grid[0] = (uint32_t)w.m;
+      grid[0] = w.m;
       snprintf(kname, sizeof kname, "vectorized_layer_norm_kernel<float, float>");
       break;
   }
+  /* a grid CUDA cannot launch: the libraries split such work over several
+     launches, which one launch's features do not describe */
+  if (!have_grid && (grid[0] > OPR_GRID_X_MAX || grid[1] > OPR_GRID_YZ_MAX ||
+                     grid[2] > OPR_GRID_YZ_MAX))
+    return rf__err("%s: the shape needs a grid of %.0f x %.0f x %.0f CTAs, beyond CUDA's "
+                   "limits (x at most %.0f, y and z at most %.0f): no one launch covers it",
+                   l->op->name, grid[0], grid[1], grid[2], (double)OPR_GRID_X_MAX,
+                   (double)OPR_GRID_YZ_MAX);
   char text[200];
   if (!have_kernel && kname[0]) {
     snprintf(l->kernel, sizeof l->kernel, "%s", kname);
@@ -513,8 +579,8 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
     add_note(note, cap, text);
   }
   if (!have_grid) {
-    memcpy(l->grid, grid, sizeof grid);
-    snprintf(text, sizeof text, "grid %u,%u,%u", grid[0], grid[1], grid[2]);
+    for (int k = 0; k < 3; k++) l->grid[k] = (uint32_t)grid[k];
+    snprintf(text, sizeof text, "grid %u,%u,%u", l->grid[0], l->grid[1], l->grid[2]);
     add_note(note, cap, text);
   }
   if (!have_block) {

@@ -48,6 +48,10 @@ enum {
 enum { OPR_ALGO_UNKNOWN = 0, OPR_ALGO_IMPLICIT = 1, OPR_ALGO_WINOGRAD = 2,
        OPR_ALGO_GEMM = 3, OPR_ALGO_FFT = 4, OPR_ALGO_DIRECT = 5 };
 
+/* CUDA's largest grid: x, and y and z. */
+#define OPR_GRID_X_MAX 2147483647u
+#define OPR_GRID_YZ_MAX 65535u
+
 /* Most shape parameters of an operator. */
 #define OPR_MAX_DIMS 8
 /* Longest kernel name kept (longer ones are cut: only the tile and the
@@ -138,6 +142,11 @@ int opr_features(const opr_launch *l, double out[OPR_NFEAT]);
    "_32x32x32_"), and the K slicing of "sliced1x4" (4); 0 when the name
    has no tile.  slices may be NULL. */
 int opr_kernel_tile(const char *kernel, unsigned *tile_m, unsigned *tile_n, unsigned *slices);
+/* The operator class (OPR_*) whose library kernels a kernel name belongs
+   to by its words (softmax, layer_norm or norm_kernel, elementwise;
+   convolv, conv_, dconv, cudnn or winograd; gemm: any case), 0 when it
+   says none (a kernel of one's own: "convert_relu" is none). */
+int opr_kernel_class(const char *kernel);
 /* The convolution algorithm (OPR_ALGO_*) that a kernel name, or a list of
    them, names. */
 int opr_kernel_algo(const char *names);

@@ -69,6 +69,35 @@ const char *rf_target_unit(const char *target) {
   return NULL;
 }
 
+/* What a unit measures and its size in the dimension's base unit. */
+static int unit_dim(const char *u, double *size) {
+  static const struct { const char *u; int dim; double size; } units[] = {
+      {"ns", 0, 1e-9}, {"us", 0, 1e-6}, {"ms", 0, 1e-3}, {"s", 0, 1},
+      {"W", 1, 1},     {"mW", 1, 1e-3}, {"J", 2, 1},     {"mJ", 2, 1e-3}};
+  const char *c = rf_unit_canonical(u);
+  for (size_t k = 0; c && k < sizeof units / sizeof *units; k++)
+    if (!strcmp(c, units[k].u)) {
+      *size = units[k].size;
+      return units[k].dim;
+    }
+  return -1;
+}
+
+int rf_unit_factor(const char *from, const char *to, double *factor) {
+  double a, b;
+  int da = unit_dim(from, &a), db = unit_dim(to, &b);
+  if (da < 0 || db < 0 || da != db)
+    return rf__err("'%s' and '%s' are not units of one quantity", from ? from : "",
+                   to ? to : "");
+  *factor = a / b;
+  return 0;
+}
+
+const char *rf_column_gpu(const char *column) {
+  const char *at = column ? strchr(column, '@') : NULL;
+  return at && at > column && at[1] ? at + 1 : NULL;
+}
+
 int rf_data_alloc(rf_data *d, size_t n_rows, size_t n_cols, int with_y) {
   memset(d, 0, sizeof *d);
   d->n_rows = n_rows;

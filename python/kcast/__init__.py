@@ -55,13 +55,33 @@ def _check_coverage(coverage: float) -> float:
     return coverage
 
 
-def _as_matrix(X, feature_names):
+def _as_matrix(X, feature_names, reads=None):
     """(C-contiguous float64 2-D array, names list) of X, copying only when
-    the layout or the type asks for it."""
+    the layout or the type asks for it.  A DataFrame is read as ``kcast
+    predict --features`` reads a CSV: its text columns (app, kernel, ...: a
+    :func:`read_dataset` frame has them) are not features unless the model
+    reads them (``reads``: its feature names; then an error naming the
+    column), and a missing count (NaN in an op.*, class.*, mem.*, static.*,
+    tensor.* or opr.* column) is 0."""
     pd = _pandas()
     if pd is not None and isinstance(X, pd.DataFrame):
-        names = [str(c) for c in X.columns]
-        arr = X.to_numpy(dtype=np.float64)
+        keep = []
+        for c in X.columns:
+            col = X[c]
+            if pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+                keep.append(c)
+            elif reads is not None and str(c) in reads:
+                raise ValueError(f"column {c!r} holds text, not numbers: the model reads it "
+                                 f"as a feature")
+        names = [str(c) for c in keep]
+        arr = X[keep].to_numpy(dtype=np.float64) if len(keep) != X.shape[1] \
+            else X.to_numpy(dtype=np.float64)
+        counts = [j for j, n in enumerate(names) if n.startswith(COUNT_FAMILIES)]
+        if counts and np.isnan(arr[:, counts]).any():
+            arr = np.array(arr, dtype=np.float64, copy=True)
+            sub = arr[:, counts]
+            sub[np.isnan(sub)] = 0.0
+            arr[:, counts] = sub
     else:
         arr = np.asarray(X, dtype=np.float64)
         if feature_names is None:
@@ -155,7 +175,7 @@ class Model:
             return self._m.predict_features(X, gpu, coverage)
         pd = _pandas()
         frame = pd is not None and isinstance(X, pd.DataFrame)
-        arr, names = _as_matrix(X, feature_names)
+        arr, names = _as_matrix(X, feature_names, set(self._m.feature_names))
         n = arr.shape[0]
         pred = np.empty(n)
         lo = np.empty(n)
@@ -181,7 +201,7 @@ class Model:
             return one(X)
         if isinstance(X, Mapping):
             return one(Features(dict(X)))
-        arr, names = _as_matrix(X, feature_names)
+        arr, names = _as_matrix(X, feature_names, set(self._m.feature_names))
         rows = [one(Features(dict(zip(names, r)))) for r in arr]
         pd = _pandas()
         if pd is None:
@@ -350,7 +370,7 @@ def gpus():
 
 # Families whose missing value is 0 (a kernel without a barrier has no
 # op.bar.sync), as kcast's matrices and its CSV reader take them.
-COUNT_FAMILIES = ("op.", "class.", "mem.", "static.")
+COUNT_FAMILIES = ("op.", "class.", "mem.", "static.", "tensor.", "opr.")
 
 
 def read_dataset(path: Union[str, os.PathLike], counts_as_zero: bool = False):
@@ -359,7 +379,7 @@ def read_dataset(path: Union[str, os.PathLike], counts_as_zero: bool = False):
     one per GPU and metric measured, ``METRIC@GPU`` (the median), as
     ``kcast dataset export`` writes it -- a table ``kcast train --csv``
     reads back (its empty cells are these NaNs).  With ``counts_as_zero``
-    a missing count (op.*, class.*, mem.*, static.*) is 0, as kcast's own
+    a missing count (op.*, class.*, mem.*, static.*, tensor.*, opr.*) is 0, as kcast's own
     training matrices have it.  Without pandas: a dict of column name to
     array or list."""
     names, cols, n = _kcast.read_dataset(os.fspath(path))

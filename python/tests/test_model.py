@@ -51,6 +51,37 @@ def test_every_input_form_agrees_with_the_cli(synth_model, synth_csv):
     assert m.predict(row, coverage=0.5).upper <= one.upper
 
 
+def test_a_dataset_frame_predicts_as_the_cli(root, tmp_path):
+    """docs/python.md's m.predict(kcast.read_dataset(db)) raised pandas'
+    "could not convert string to float: 'atax'" (the app, kernel ... text
+    columns) and, past that, "feature op.* is NaN" (a count the launch
+    lacks), where `kcast predict --features` on the export of the same
+    dataset answers: text columns the model does not read are no
+    features, a missing count is 0."""
+    db = os.path.join(root, "datasets", "data", "suite-features.db")
+    exp = tmp_path / "export.csv"
+    run_kcast("dataset", "export", db, "-o", exp)
+    table = pd.read_csv(exp)
+    table["y"] = 2.0 * table["launch.threads"] + table["launch.ctas"] + 1.0
+    train = tmp_path / "train.csv"
+    table.to_csv(train, index=False)
+    model = tmp_path / "m.kcm"
+    # (the export's launch columns grid_x .. shmem repeat launch.*, and a
+    # read_dataset frame has only the latter)
+    run_kcast("train", "--csv", train, "--target", "y", "--trees", 5, "--no-calibrate",
+              "--ignore", "grid_*,block_*,shmem", "-o", model)
+    m = kcast.Model(model)
+    frame = kcast.read_dataset(db)
+    assert frame["app"].dtype == object and frame.isna().to_numpy().any()
+    got = m.predict(frame)["prediction"].to_numpy()
+    want, _ = cli_predictions(str(model), str(exp))
+    np.testing.assert_allclose(got, want, rtol=1e-8)
+    # a column the model reads that holds text is an error naming it
+    bad = frame.assign(**{"launch.ctas": frame["launch.ctas"].astype(str)})
+    with pytest.raises(ValueError, match="launch.ctas"):
+        m.predict(bad)
+
+
 def test_batch_on_threads_equals_one_thread(synth_model, synth_csv):
     m = kcast.Model(synth_model)
     df = pd.read_csv(synth_csv).drop(columns="y")
