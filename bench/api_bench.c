@@ -462,7 +462,7 @@ static void bench_op(const char *build) {
     "bmm B=8 M=512 N=512 K=64", "linear B=1 M=128 N=1024 K=4096", "softmax B=4096 H=1024",
     "ln B=2048 H=768", "gelu B=1024 H=4096", "add B=64 H=65536",
     "conv B=32 Cin=64 Cout=128 Kernel=3 Size=56 Stride=1 Padding=1",
-    "bmm B=16 M=1024 N=64 K=1024 kernel=ampere_sgemm_128x64_nn grid=8,8,16 block=128"};
+    "bmm B=16 M=1024 N=64 K=1024 kernel=ampere_sgemm_128x64_nn grid=8,16,16 block=128"};
   const size_t nd = sizeof desc / sizeof *desc;
   char path[4200];
   snprintf(path, sizeof path, "%s/models/operators-time.kcm", build);
