@@ -143,7 +143,9 @@ kcast_status api_model_init(kcast_model *m) {
   size_t nf = info->n_features ? info->n_features : 1;
   m->fhash = malloc(nf * sizeof *m->fhash);
   m->fhint = malloc(nf * sizeof *m->fhint);
-  if (!m->fhash || !m->fhint) {
+  m->dfam = malloc(nf * sizeof *m->dfam);
+  m->didx = malloc(nf * sizeof *m->didx);
+  if (!m->fhash || !m->fhint || !m->dfam || !m->didx) {
     const char *path = m->path;
     kcast_status st = api_fail(KCAST_E_NOMEM, "%s: out of memory", path);
     kcast_model_free(m);
@@ -152,6 +154,14 @@ kcast_status api_model_init(kcast_model *m) {
   for (size_t j = 0; j < info->n_features; j++) {
     m->fhash[j] = feat_name_hash(info->features[j]);
     m->fhint[j] = (uint32_t)j; /* a set built in the model's order */
+    int fam;
+    size_t k;
+    m->dfam[j] = -1;
+    m->didx[j] = 0;
+    if (md_locate(info->features[j], &fam, &k)) {
+      m->dfam[j] = (int16_t)fam;
+      m->didx[j] = (uint16_t)k;
+    }
   }
   return KCAST_OK;
 }
@@ -162,6 +172,8 @@ void kcast_model_free(kcast_model *model) {
   free(model->path);
   free(model->fhash);
   free(model->fhint);
+  free(model->dfam);
+  free(model->didx);
   free(model);
 }
 
@@ -281,8 +293,10 @@ static kcast_status fill_row(const kcast_model *m, const char *gpu, const kcast_
     if (at >= 0) { row[j] = fs->v.vals[at]; continue; }
     /* Derived columns (model/derived.c) come from the raw features, as at
        training time; an.* on the model's GPU. */
-    int got = md_value(&dc, name, gpu, (const char *const *)fs->v.names, fs->v.vals,
-                       fs->v.n, &row[j]);
+    int got = m->dfam[j] < 0 ? 0
+                              : md_value_at(&dc, m->dfam[j], m->didx[j], gpu,
+                                            (const char *const *)fs->v.names, fs->v.vals,
+                                            fs->v.n, &row[j]);
     if (got < 0) {
       char where[48];
       return api_fail(KCAST_E_FEATURE, "%s: %sfeature %s: %s", m->path, set_label(where, idx),

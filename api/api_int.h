@@ -32,6 +32,9 @@ struct kcast_model {
   size_t *fhash;       /* feat_name_hash of each feature name (fill_row) */
   uint32_t *fhint;     /* where fill_row last found each feature in a set
                           (relaxed atomics: threads share the model) */
+  int16_t *dfam;       /* each feature's derived family (MD_FAM_*), -1 for
+                          a raw one, and its index in the family (md_locate) */
+  uint16_t *didx;
 };
 
 /* Fill the rest of m from m->f (its target, GPUs, name hashes); m->path is

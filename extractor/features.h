@@ -18,10 +18,14 @@
 typedef struct feat_vec {
   size_t n;        /* number of features */
   size_t cap;      /* allocated slots */
-  char **names;    /* owned, NUL-terminated, unique */
+  char **names;    /* NUL-terminated, unique; stored in the vector's arena
+                      (never freed one by one: feat_free frees them all) */
   double *vals;
   size_t *hash;    /* open-addressing index over names (cap*2 slots), private */
   size_t hcap;
+  char *arena;     /* private: the newest block of names (its first word
+                      links the block before), and the bytes left in it */
+  size_t arena_left;
 } feat_vec;
 
 void feat_init(feat_vec *v);

@@ -768,6 +768,13 @@ typedef struct md_cache {
 } md_cache;
 int md_value(md_cache *c, const char *name, const char *gpu, const char *const *names,
              const double *vals, size_t n, double *v);
+/* Where derived column name is: its family (*fam) and its index in the
+   family (*k); 0 when name is not a derived column.  md_value_at then
+   answers as md_value without looking the name up again (a model's
+   columns, located once at load). */
+int md_locate(const char *name, int *fam, size_t *k);
+int md_value_at(md_cache *c, int fam, size_t k, const char *gpu, const char *const *names,
+                const double *vals, size_t n, double *v);
 
 /* ------------------------------------------------ feature models (fm_) -- */
 
