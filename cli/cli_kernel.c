@@ -2,11 +2,13 @@
  * cli_kernel.c -- which kernel does the user mean?  The one rule that
  * `kcast extract --kernel K` and `kcast emulate --kernel K` share.
  *
- * K matches a mangled .entry name exactly, else a name read from the
- * toolchain's demangling (fe_demangle): the whole signature or the source
- * name with its template arguments ("gemm_tiled_kernel<16>", spaces not
- * counted), else the source name without them ("ns::k", "gemm_tiled_kernel"),
- * else its last component ("k").  A closer match takes precedence; more
+ * K matches a mangled .entry name exactly, else a mangled name of the
+ * same function (fe_same_function: a static kernel's _ZL name), else a
+ * name read from the toolchain's demangling (fe_demangle): the whole
+ * signature or the source name with its template arguments
+ * ("gemm_tiled_kernel<16>", spaces not counted), else the source name
+ * without them ("ns::k", "gemm_tiled_kernel"), else its last component
+ * ("k").  A closer match takes precedence; more
  * than one match at the same level is an error that lists the candidates
  * (mangled and demangled), so a user never gets a kernel they did not mean.
  */
@@ -60,6 +62,16 @@ long cli_select_kernels(const ptx_module *m, const char *want,
       sel[0] = f;
       return 1;
     }
+  }
+  /* A mangled name that no .entry spells but that names the same function:
+     libclang's _ZL3fooPf (a static kernel, as `kcast extract --list` may
+     have printed it) is nvcc's .entry _Z3fooPf. */
+  if (!strncmp(want, "_Z", 2)) {
+    n = 0;
+    for (uint32_t i = 0; i < m->nfuncs && n < 2; i++)
+      if (is_kernel(&m->funcs[i]) && fe_same_function(m->funcs[i].name, want))
+        sel[n++] = &m->funcs[i];
+    if (n == 1) return 1;
   }
   for (int level = 3; level >= 1; level--) {
     n = 0;

@@ -169,7 +169,7 @@ static const char *src_param(cli_launch *L, const ptx_func *k, uint32_t i) {
   }
   for (size_t j = 0; j < L->nsrc_kernels; j++) {
     const fe_kernel *sk = &L->src_kernels[j];
-    if (sk->mangled && !strcmp(sk->mangled, k->name) && i < sk->nparams &&
+    if (fe_same_function(sk->mangled, k->name) && i < sk->nparams &&
         sk->params[i].name && sk->params[i].name[0])
       return sk->params[i].name;
   }

@@ -39,7 +39,8 @@ const char cmd_extract_usage[] =
     "                  instance ('gemm_tiled_kernel<16>')\n"
     "  --format F      table (default), csv (one row per kernel) or json\n"
     "  --list          list the kernels with their parameters instead (a .cu\n"
-    "                  file's template instances from its compiled PTX)\n"
+    "                  file's template instances from its compiled PTX; all its\n"
+    "                  kernels, with a note, when libclang cannot read it)\n"
     "  --compiler C    compiler for .cu input: nvcc (default) or clang\n"
     "  --arch sm_XX    target architecture for .cu/.ll/.bc (default " FE_DEFAULT_ARCH ")\n"
     "  -I DIR, -D NAME[=VALUE], -std VERSION\n"
@@ -158,22 +159,17 @@ static void list_ptx(const ptx_module *m) {
 
 /* --list for .cu input: the kernels libclang sees (source names, parameter
    names, lines), then the template instances, which exist only in the
-   compiled PTX (demangled signature and mangled name). */
+   compiled PTX (demangled signature and mangled name).  Each kernel is
+   printed with the name of its .entry in the PTX, which is what --kernel
+   takes: libclang mangles a static kernel _ZL3fooPf where nvcc's entry is
+   _Z3fooPf (fe_same_function).  libclang is stricter than nvcc (C++17
+   rejects `register`, which nvcc accepts): when it cannot read a file that
+   compiles, the kernels are listed from the PTX alone, with a note. */
 static int list_cu(const char *path, const fe_options *o) {
   fe_kernel *ks = NULL;
   size_t n = 0;
-  char err[1024] = "";
-  if (fe_list_kernels(path, o, &ks, &n, err, sizeof err)) {
-    cli_error("%s", err[0] ? err : "cannot list kernels");
-    return KCAST_EXIT_USER;
-  }
-  for (size_t i = 0; i < n; i++) {
-    printf("%s(", ks[i].name);
-    for (size_t p = 0; p < ks[i].nparams; p++)
-      printf("%s%s%s%s", p ? ", " : "", ks[i].params[p].type,
-             ks[i].params[p].name[0] ? " " : "", ks[i].params[p].name);
-    printf(")  %s  line %u\n", ks[i].mangled ? ks[i].mangled : "", ks[i].line);
-  }
+  char err[1024] = "", lerr[1024] = "";
+  int listed = fe_list_kernels(path, o, &ks, &n, lerr, sizeof lerr) == 0;
   char *text = NULL;
   size_t len = 0;
   ptx_error perr;
@@ -181,20 +177,53 @@ static int list_cu(const char *path, const fe_options *o) {
   ptx_module *m = NULL;
   int rc = KCAST_EXIT_OK;
   if (fe_to_ptx(path, o, &text, &len, err, sizeof err)) {
-    cli_error("%s (template instances are listed from the compiled PTX)", err[0] ? err : path);
+    if (!listed) {
+      cli_error("%s", lerr[0] ? lerr : "cannot list kernels");
+      free(text);
+      return KCAST_EXIT_USER;
+    }
     rc = KCAST_EXIT_USER;
   } else if (!(m = ptx_parse(text, len, path, &perr))) {
-    cli_error("%s", perr.msg[0] ? perr.msg : "cannot parse PTX");
+    if (!listed) {
+      cli_error("%s", lerr[0] ? lerr : "cannot list kernels");
+      free(text);
+      return KCAST_EXIT_USER;
+    }
     rc = KCAST_EXIT_USER;
+  }
+  if (!listed)
+    fprintf(stderr, "kcast: note: libclang cannot read it (%s); the kernels are listed from "
+            "the compiled PTX, without source names or lines\n",
+            lerr[0] ? lerr : path);
+  for (size_t i = 0; i < n; i++) {
+    const char *entry = ks[i].mangled ? ks[i].mangled : "";
+    for (uint32_t j = 0; m && j < m->nfuncs; j++) {
+      const ptx_func *f = &m->funcs[j];
+      if (f->is_entry && f->has_body && fe_same_function(f->name, ks[i].mangled)) {
+        entry = f->name;
+        break;
+      }
+    }
+    printf("%s(", ks[i].name);
+    for (size_t p = 0; p < ks[i].nparams; p++)
+      printf("%s%s%s%s", p ? ", " : "", ks[i].params[p].type,
+             ks[i].params[p].name[0] ? " " : "", ks[i].params[p].name);
+    printf(")  %s  line %u\n", entry, ks[i].line);
+  }
+  if (rc != KCAST_EXIT_OK) {
+    if (!m && text)
+      cli_error("%s", perr.msg[0] ? perr.msg : "cannot parse PTX");
+    else
+      cli_error("%s (template instances are listed from the compiled PTX)", err[0] ? err : path);
   } else {
     for (uint32_t i = 0; i < m->nfuncs; i++) {
       const ptx_func *f = &m->funcs[i];
       if (!f->is_entry || !f->has_body) continue;
       size_t k = 0;
-      while (k < n && !(ks[k].mangled && !strcmp(ks[k].mangled, f->name))) k++;
+      while (k < n && !fe_same_function(ks[k].mangled, f->name)) k++;
       if (k < n) continue;
       char *d = fe_demangle(f->name);
-      printf("%s  %s  template instance\n", d ? d : f->name, f->name);
+      printf("%s  %s  %s\n", d ? d : f->name, f->name, listed ? "template instance" : "from PTX");
       free(d);
     }
   }

@@ -97,6 +97,11 @@ size_t fe_demangled_name(const char *d, char *buf, size_t cap);
    counted), 2 the source name without them ("ns::k"), 1 its last
    component ("k"); 0 no match (an exact mangled name is the caller's). */
 int fe_name_match(const char *mangled, const char *want);
+/* Do mangled names a and b name the same function?  Equal, or both
+   demangle to the same signature: libclang mangles a static kernel with
+   the internal-linkage marker (_ZL3fooPf) that nvcc's .entry drops
+   (_Z3fooPf).  0 for NULL. */
+int fe_same_function(const char *a, const char *b);
 
 /* Kernel templates (a feature model covers every instance of one).  The
    template key of an instance: its demangled signature with each integer

@@ -6,7 +6,7 @@
  *
  * The file is parsed as the device side of a CUDA compile:
  *   -x cuda --cuda-device-only --cuda-gpu-arch=ARCH --cuda-path=ROOT
- *   -Wno-unknown-cuda-version EXTRA...
+ *   -Wno-unknown-cuda-version -Wno-register EXTRA...
  * --cuda-path gives clang the CUDA headers (__global__, the builtin
  * variables, cuda_fp16.h) and the installation's version.  No -nocudalib:
  * with it clang does not detect the version and falls back to the pre-9.2
@@ -176,7 +176,7 @@ int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
   snprintf(archopt, sizeof archopt, "--cuda-gpu-arch=%s", arch);
   snprintf(cudaopt, sizeof cudaopt, "--cuda-path=%s", fe__cuda_root(root, sizeof root));
   size_t nextra = (o && o->extra) ? o->nextra : 0;
-  const char **args = calloc(8 + nextra, sizeof *args);
+  const char **args = calloc(9 + nextra, sizeof *args);
   if (!args) return fe__fail(err, errcap, "%s: out of memory", cu_path);
   int na = 0;
   args[na++] = "-x";
@@ -185,6 +185,7 @@ int fe_list_kernels(const char *cu_path, const fe_options *o, fe_kernel **out,
   args[na++] = archopt;
   args[na++] = cudaopt;
   args[na++] = "-Wno-unknown-cuda-version";
+  args[na++] = "-Wno-register"; /* C++17 rejects `register`; nvcc accepts it */
   for (size_t i = 0; i < nextra; i++)
     if (o->extra[i]) args[na++] = o->extra[i];
 

@@ -81,6 +81,16 @@ static void strip_templates(const char *name, char *buf, size_t cap) {
   buf[n] = 0;
 }
 
+int fe_same_function(const char *a, const char *b) {
+  if (!a || !b) return 0;
+  if (!strcmp(a, b)) return 1;
+  char *da = fe_demangle(a), *db = da ? fe_demangle(b) : NULL;
+  int same = da && db && !strcmp(da, db);
+  free(da);
+  free(db);
+  return same;
+}
+
 int fe_name_match(const char *mangled, const char *want) {
   char *d = fe_demangle(mangled);
   if (!d) return 0;

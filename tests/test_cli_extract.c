@@ -164,6 +164,49 @@ static void test_cu_input(void) {
   free(out); free(err);
 }
 
+/* .cu files nvcc compiles and libclang reads differently: a static kernel
+   (libclang mangles it _ZL5twicePf, nvcc's .entry is _Z5twicePf), the
+   `register` C++17 rejects, and a file libclang cannot read at all (an
+   #error only clang sees stands for any construct nvcc accepts and clang
+   does not). */
+static void test_cu_nvcc_vs_libclang(void) {
+  char dir[4096], path[4200], args[4400];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "extract_cu"));
+  snprintf(path, sizeof path, "%s/st.cu", dir);
+  const char *src = "__global__ static void twice(float *a) { register float x = a[threadIdx.x]; "
+                    "a[threadIdx.x] = 2.0f * x; }\n"
+                    "__global__ void plain(float *a) { a[threadIdx.x] += 1.0f; }\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(path, src, strlen(src)), 0);
+  char *out = NULL, *err = NULL;
+  snprintf(args, sizeof args, "'%s' --list", path);
+  int rc = extract(args, &out, &err);
+  ASSERT_MSG("a static kernel using `register` is listed with its source line and its .entry name",
+             rc == 0 && out && strstr(out, "twice(float * a)  _Z5twicePf  line 1"));
+  ASSERT_MSG("the listing holds no second, 'template instance' line for the static kernel",
+             out && !strstr(out, "template instance"));
+  free(out); free(err);
+  snprintf(args, sizeof args, "'%s' --kernel _ZL5twicePf --format csv", path);
+  rc = extract(args, &out, &err);
+  ASSERT_MSG("--kernel with libclang's _ZL name of a static kernel selects nvcc's _Z5twicePf",
+             rc == 0 && out && strstr(out, "_Z5twicePf") && !strstr(out, "_Z5plainPf"));
+  free(out); free(err);
+
+  snprintf(path, sizeof path, "%s/clangonly.cu", dir);
+  src = "#ifdef __clang__\n#error this file is for nvcc\n#endif\n"
+        "__global__ void k(int *a) { a[threadIdx.x] = 1; }\n";
+  CU_ASSERT_EQUAL_FATAL(tests_write_file(path, src, strlen(src)), 0);
+  snprintf(args, sizeof args, "'%s' --list", path);
+  rc = extract(args, &out, &err);
+  ASSERT_MSG("a file libclang cannot read but nvcc compiles is listed from the PTX (exit 0)",
+             rc == 0 && out && strstr(out, "_Z1kPi") && strstr(out, "from PTX"));
+  ASSERT_MSG("... with a note naming libclang's error",
+             err && strstr(err, "note: libclang cannot read it") && strstr(err, "this file is for nvcc"));
+  free(out); free(err);
+  remove(path);
+  snprintf(path, sizeof path, "%s/st.cu", dir);
+  remove(path);
+}
+
 /* "kcast: PATH:LINE:COL: error: ..." with numeric LINE and COL. */
 static int has_located_error(const char *err, const char *path) {
   const char *p = err ? strstr(err, path) : NULL;
@@ -289,5 +332,6 @@ TEST_SUITES(cli_extract_suites) {
   TEST_ADD(s, test_ambiguous_and_two_kernels);
   TEST_ADD(s, test_errors);
   TEST_ADD(s, test_cu_input);
+  TEST_ADD(s, test_cu_nvcc_vs_libclang);
   TEST_ADD(s, test_ptxas);
 }
