@@ -299,6 +299,35 @@ static void test_records_warn_and_torn(void) {
 
 static char progdir[1024];
 static int e2e_ok = -1; /* -1 unknown, 0 skipped, 1 available */
+/* unsupported records: one entry per name (several processes may each
+   write one), in order, none a launch. */
+static void test_records_unsupported(void) {
+  char dir[512], path[600];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rtrec3"));
+  snprintf(path, sizeof path, "%s/rec.txt", dir);
+  char *u1 = rt_records_unsupported_line("cudaGraphLaunch", "CUDA graphs\nand capture");
+  char *u2 = rt_records_unsupported_line("cudaIpcGetMemHandle", "IPC");
+  CU_ASSERT_PTR_NULL(rt_records_unsupported_line("two words", "x")); /* a name has no space */
+  CU_ASSERT_FATAL(u1 && u2);
+  char all[1024];
+  int n = snprintf(all, sizeof all, "kcast-run 1 7\n%slaunch 3 1 1 1 32 1 1 0 0 96 0.5 k\n"
+                   "kcast-run 1 8\n%s%s", u1, u2, u1);
+  free(u1), free(u2);
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
+  rt_records r;
+  char err[512];
+  CU_ASSERT_EQUAL_FATAL(rt_records_read(path, &r, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(r.n, 1); /* not launches */
+  CU_ASSERT_EQUAL_FATAL(r.nunsup, 2); /* cudaGraphLaunch once, from two processes */
+  CU_ASSERT_STRING_EQUAL(r.unsup[0], "cudaGraphLaunch (CUDA graphs and capture)");
+  CU_ASSERT_STRING_EQUAL(r.unsup[1], "cudaIpcGetMemHandle (IPC)");
+  rt_records_free(&r);
+  n = snprintf(all, sizeof all, "kcast-run 1 7\nunsupported cudaGraphLaunch\n");
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
+  CU_ASSERT_EQUAL(rt_records_read(path, &r, err, sizeof err), -1); /* no message */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, ":2: malformed unsupported record"));
+}
+
 
 /* Build tests/programs/NAME.cu with `kcast nvcc EXTRA` into progdir/OUT. */
 static int build_prog(const char *name, const char *out, const char *extra, const char *nvcc) {
@@ -773,3 +802,4 @@ TEST_SUITES(register_run) {
   TEST_ADD(s, test_run_timeout_partial_progress);
   TEST_ADD(s, test_run_small_launches);
 }
+  TEST_ADD(s, test_records_unsupported);
