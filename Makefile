@@ -175,9 +175,11 @@ all: $(CUDART_LIB)
 $(BUILD)/cudart/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -fopenmp -pthread -I. -isystem $(CUDA_INC) -MMD -MP -c $< -o $@
-$(BUILD)/cudart/libcudart.so.13: $(CUDART_OBJ) runtime/cudart/libcudart.map
+$(BUILD)/cudart/libcudart.so.13: $(CUDART_OBJ) runtime/cudart/libcudart.map \
+                                 runtime/cudart/rt_ptds.ld
 	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--version-script=runtime/cudart/libcudart.map \
-	  -Wl,--no-undefined -o $@.tmp $(CUDART_OBJ) -llz4 -lm -ldl -fopenmp -pthread && mv $@.tmp $@
+	  -Wl,--no-undefined -o $@.tmp $(CUDART_OBJ) runtime/cudart/rt_ptds.ld -llz4 -lm -ldl \
+	  -fopenmp -pthread && mv $@.tmp $@
 
 # GPU architectures of the programs built for GPUs (the suite, the test
 # programs; `kcast nvcc` makes the same, extractor/frontend.h

@@ -18,7 +18,9 @@
 
 enum { KCAST_EXIT_OK = 0, KCAST_EXIT_USER = 1, KCAST_EXIT_USAGE = 2,
        KCAST_EXIT_LAUNCH = 4 /* kcast run: a launch failed in the emulator */,
-       KCAST_EXIT_RACE = 5 /* kcast run --racecheck: a data race was found */ };
+       KCAST_EXIT_RACE = 5 /* kcast run --racecheck: a data race was found */,
+       KCAST_EXIT_UNSUPPORTED = 6 /* kcast run: the program called a CUDA runtime
+                                     function kcast does not implement */ };
 
 /* A subcommand: argv[0] is the command name. */
 typedef int (*cmd_fn)(int argc, char **argv);

@@ -140,7 +140,8 @@ const char cmd_run_usage[] =
     "                   stderr (kernel, CTA, thread, line, address, the other CTA\n"
     "                   or warp) and the run exits 5; with --sample only the CTAs\n"
     "                   run are checked against each other\n"
-    "  --keep-going     a failed launch does not change the exit status\n"
+    "  --keep-going     a failed launch or an unsupported call does not change\n"
+    "                   the exit status\n"
     "  --lock-wait SECS wait up to SECS seconds for other writers of DB\n"
     "                   (default 600); if DB still cannot be written, the\n"
     "                   launches go to DB.pending-PID.db beside it, for\n"
@@ -155,8 +156,8 @@ const char cmd_run_usage[] =
     "                   runs: the program needs its results)\n"
     "  --summary FILE   also write the per-kernel summary to FILE (- for standard\n"
     "                   output): CSV, or with --format json one object that also\n"
-    "                   holds the run's keys, its counts and the launches not\n"
-    "                   recorded (kernel, lseq, why)\n"
+    "                   holds the run's keys, its counts, the launches not\n"
+    "                   recorded (kernel, lseq, why) and the unsupported calls\n"
     "\n"
     "Every process of the program is recorded: a child it forks and a program it\n"
     "execs continue its launch sequence.  Exit status: the program's when it is\n"
@@ -164,8 +165,12 @@ const char cmd_run_usage[] =
     "assertion, a trap, a refused configuration, a kernel kcast could not load:\n"
     "each kernel is named with why; the program saw the CUDA error a GPU\n"
     "returns) unless --keep-going, or when processes the program left running\n"
-    "had to be killed 5 s after it exited (the run is marked partial); else 5\n"
-    "when --racecheck found a data race; else 0.\n"
+    "had to be killed 5 s after it exited (the run is marked partial); else 6\n"
+    "when the program called a CUDA runtime function kcast does not implement\n"
+    "(CUDA graphs, IPC, interop, the driver API, ...: each named on stderr as\n"
+    "'unsupported: NAME'; it returned cudaErrorNotSupported) unless\n"
+    "--keep-going; else 5 when --racecheck found a data race; else 0.\n"
+    "docs/runtime.md lists what the CUDA runtime replacement supports.\n"
     "A program killed by --timeout exits 137.  A program killed by a signal\n"
     "otherwise (a crash, kill) leaves the dataset as it was.  DB must be writable before the program starts.  Killing kcast run\n"
     "(SIGINT, SIGTERM, SIGHUP, SIGQUIT; SIGKILL too) ends the program with it\n"
@@ -800,6 +805,9 @@ static int summary(const rt_records *r, const char *csv_path, int json, const su
     cJSON_AddNumberToObject(root, "launches_sampled", (double)sj->sampled);
     cJSON_AddNumberToObject(root, "program_status", sj->status);
     ka = cJSON_AddArrayToObject(root, "kernels");
+    cJSON *ua = cJSON_AddArrayToObject(root, "unsupported");
+    for (size_t i = 0; ua && i < r->nunsup; i++)
+      cJSON_AddItemToArray(ua, cJSON_CreateString(r->unsup[i]));
     cJSON *na = cJSON_AddArrayToObject(root, "not_recorded");
     for (size_t i = 0; na && i < r->n; i++) {
       const rt_launch_rec *l = &r->l[i];
@@ -922,6 +930,17 @@ static void failed_note(const rt_records *r) {
     shown++;
   }
   if (nk > shown) fprintf(stderr, "kcast run: ... and launches of %zu more kernels\n", nk - shown);
+}
+
+/* CUDA runtime calls the program made that kcast does not implement
+   (unsupported records): named on stderr; 1 when there were any. */
+static int unsupported_note(const rt_records *r) {
+  if (!r->nunsup) return 0;
+  fprintf(stderr, "kcast run: the program called %zu CUDA runtime function%s that kcast does "
+          "not support (each returned cudaErrorNotSupported: the program did not run as on a "
+          "GPU):\n", r->nunsup, r->nunsup == 1 ? "" : "s");
+  for (size_t i = 0; i < r->nunsup; i++) fprintf(stderr, "  unsupported: %s\n", r->unsup[i]);
+  return 1;
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -1273,9 +1292,15 @@ int cmd_run(int argc, char **argv) {
   if (status) fprintf(stderr, "; the program exited with status %d", status);
   fputc('\n', stderr);
   if (failed) failed_note(&r);
+  int unsup = unsupported_note(&r);
   rc = exit_status(status, failed, keep_going);
   if (left && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_LAUNCH; /* launches may be missing */
   if (src && rc == KCAST_EXIT_OK) rc = KCAST_EXIT_USER;
+  if (unsup && !keep_going && rc == KCAST_EXIT_OK) {
+    cli_error("the program called CUDA runtime functions kcast does not support: exit status %d",
+              KCAST_EXIT_UNSUPPORTED);
+    rc = KCAST_EXIT_UNSUPPORTED;
+  }
   if (raced && rc == KCAST_EXIT_OK) {
     cli_error("a data race was found (--racecheck): exit status %d", KCAST_EXIT_RACE);
     rc = KCAST_EXIT_RACE;

@@ -30,7 +30,11 @@
  *                                emu_map_external at the caller's address;
  *                                the cudart replacement maps managed memory
  *                                here at host address == device address,
- *                                from 0x0000_5000_0000_0000 up
+ *                                from 0x0000_5000_0000_0000 up; host memory
+ *                                above the window (up to EMU_HOST_END) or
+ *                                below the global allocations may be
+ *                                registered at its own address too
+ *                                (cudaHostRegister)
  *
  * Global allocations and external mappings share one table sorted by base;
  * an address outside the shared/local/param windows is looked up there, so
@@ -2926,7 +2930,9 @@ static int run_ctas(worker *W, int probe) {
       memcpy(W->st, W->snap_st, sizeof W->st);
       W->oob = W->snap_oob;
     }
-    if (crc == 0 && W->pf.len) {
+    /* a failed CTA's text too: what its threads printed before the fault
+       or the failed assert (a GPU prints it as well) */
+    if (W->pf.len) {
       if (W->npo == W->cpo) {
         size_t nc = W->cpo ? 2 * W->cpo : 8;
         pfout *np = realloc(W->po, nc * sizeof *np);
@@ -3617,6 +3623,11 @@ int emu_launch(emu_module *em, const char *kernel, const emu_launch_cfg *cfg,
     return emu_errf(err, cap, "no kernel named '%s' in %s", kernel,
                 m->filename ? m->filename : "the module");
   if (st) memset(st, 0, sizeof *st);
+  const char *unsup = emu_kernel_unsupported(em, kernel);
+  if (unsup) {
+    if (st) st->fault = EMU_FAULT_UNSUPPORTED;
+    return emu_errf(err, cap, "kernel %s cannot run: %s", kernel, unsup);
+  }
   uint64_t nthreads = 1, ntotal = 1;
   for (int i = 0; i < 3; i++) {
     nthreads *= cfg->block[i];

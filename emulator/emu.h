@@ -153,14 +153,19 @@ int emu_is_device_addr(const emu_device *d, uint64_t addr);
    see emu.c). */
 #define EMU_EXT_BASE 0x0000500000000000ull
 #define EMU_EXT_SIZE 0x0000010000000000ull
+/* The end of x86-64 user space: no host address lies at or above it. */
+#define EMU_HOST_END 0x0000800000000000ull
 /*
  * Register n bytes of caller-owned host memory as a global allocation at
- * device address addr (256-byte aligned, the whole range inside
- * [EMU_EXT_BASE, EMU_EXT_BASE + EMU_EXT_SIZE), overlapping no allocation).
- * Kernels, copies, access checks and the footprint treat it like emu_malloc
- * memory.  The engine never frees host: emu_free(d, addr) unregisters it and
- * emu_device_free forgets it; the caller releases the memory afterwards.
- * Used for managed memory, where the host pointer equals addr.
+ * device address addr (256-byte aligned, overlapping no allocation, the
+ * whole range in the external window or above it below EMU_HOST_END, or
+ * below the engine's global allocations: host addresses, never the
+ * engine's own ranges).  Kernels, copies, access checks and the footprint
+ * treat it like emu_malloc memory.  The engine never frees host:
+ * emu_free(d, addr) unregisters it and emu_device_free forgets it; the
+ * caller releases the memory afterwards.  Used for managed and pinned
+ * memory (mapped in the window, host pointer == addr) and for registered
+ * host memory (cudaHostRegister: mapped where it is).
  */
 int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *err,
                      size_t cap);
@@ -211,6 +216,20 @@ int emu_texture_free(emu_device *d, uint64_t handle, char *err, size_t cap);
  */
 int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
                     size_t cap);
+/*
+ * The same with flags.  EMU_LOAD_PARTIAL: a function using an unsupported
+ * instruction does not fail the load; the kernels that reach it cannot run
+ * (emu_kernel_unsupported says why, emu_launch refuses them with
+ * EMU_FAULT_UNSUPPORTED), the module's other kernels run.  For a program's
+ * whole module, where one kernel kcast cannot run must not take the
+ * others with it.
+ */
+#define EMU_LOAD_PARTIAL 1u
+int emu_module_load_ex(emu_device *d, ptx_module *m, unsigned flags, emu_module **out,
+                       char *err, size_t cap);
+/* Why kernel cannot run (its or a callee's first unsupported instruction,
+   owned by em), or NULL when it can or is not in em. */
+const char *emu_kernel_unsupported(const emu_module *em, const char *kernel);
 /* Unload (frees its globals).  NULL ok. */
 void emu_module_free(emu_module *em);
 /* Device address and size of a module-scope .global/.const variable. */
@@ -245,6 +264,7 @@ typedef enum emu_fault {
   EMU_FAULT_TRAP,        /* trap / __trap() */
   EMU_FAULT_LIMIT,       /* instruction budget or time limit */
   EMU_FAULT_CONFIG,      /* a launch configuration no GPU accepts */
+  EMU_FAULT_UNSUPPORTED, /* the kernel uses what the emulator lacks (EMU_LOAD_PARTIAL) */
   EMU_FAULT_OTHER        /* deadlock, bad index, out of memory, internal */
 } emu_fault;
 

@@ -113,6 +113,8 @@ typedef struct efunc {
   uint32_t *zr;        /* nzr (first slot, count) runs that a new frame
                           zeroes: see zero_plan */
   uint8_t visiting, done, recursive;
+  char *bad;           /* owned; EMU_LOAD_PARTIAL: why it cannot run (its first
+                          unsupported instruction), NULL when it can */
 } efunc;
 
 struct emu_module {
@@ -129,6 +131,7 @@ struct emu_module {
   double *kflops;           /* per opcode key: tensor.flops per thread-level
                               execution (emu_key_tensor_flops); NULL when the
                               module has no matrix instruction */
+  uint32_t nbad;            /* functions that cannot run (efunc.bad) */
   uint8_t resv;             /* an instruction reads %reserved_smem_offset_*:
                               each CTA gets EMU_RESERVED_SMEM more bytes */
   struct wcache *cache;    /* the calling thread's worker buffers between

@@ -29,6 +29,9 @@ typedef struct prep {
   size_t cap;
   unsigned nbad;
   char first_bad[512];
+  unsigned fn_nbad;      /* unsupported instructions of the function being prepared */
+  char fn_bad[512];      /* its first */
+  char whybuf[200];      /* a why that names something (prep_call) */
 } prep;
 
 static int add_cs(prep *P, uint8_t kind, uint64_t v, uint32_t *slot) {
@@ -54,11 +57,10 @@ static int add_cs(prep *P, uint8_t kind, uint64_t v, uint32_t *slot) {
 
 static void bad(prep *P, const ptx_insn *in, const char *why) {
   char where[4200];
-  if (P->nbad++ == 0)
-    snprintf(P->first_bad, sizeof P->first_bad,
-             "%s: unsupported instruction '%s' (%s)",
-             ptx_insn_where(P->em->m, in, where, sizeof where),
-             P->em->m->keys[in->key], why);
+  if (P->fn_nbad++ == 0)
+    snprintf(P->fn_bad, sizeof P->fn_bad, "%s: unsupported instruction '%s' (%s)",
+             ptx_insn_where(P->em->m, in, where, sizeof where), P->em->m->keys[in->key], why);
+  if (P->nbad++ == 0) memcpy(P->first_bad, P->fn_bad, sizeof P->first_bad);
 }
 
 /* Value of a symbol (module var, function var or function) as a slot. */
@@ -291,7 +293,17 @@ static int prep_call(prep *P, const ptx_insn *in, eop *e, const char **why) {
         } else if (strcmp(cf->name, "__assertfail") == 0) {
           e->k = K_ASSERT; /* device assert(): reached only when it failed */
         } else {
-          *why = "call to an external function without a body";
+          const char *n = cf->name;
+          snprintf(P->whybuf, sizeof P->whybuf, "a call of %s, %s", n,
+                   !strcmp(n, "malloc") || !strcmp(n, "free")
+                       ? "device-side malloc/free, which the emulator does not provide"
+                   : strstr(n, "cudaLaunchDevice") || strstr(n, "cudaGetParameterBuffer") ||
+                           strstr(n, "cudaCDP")
+                       ? "dynamic parallelism (a kernel launching kernels), which the emulator "
+                         "does not provide"
+                       : "a function defined in no file of this module (relocatable device "
+                         "code, or a device library the emulator does not provide)");
+          *why = P->whybuf;
           return 1;
         }
       } else {
@@ -836,6 +848,7 @@ static void efunc_free(efunc *fn) {
     }
   }
   free(fn->ops);
+  free(fn->bad);
   free(fn->cs);
   free(fn->clock_cs);
   free(fn->bstart);
@@ -1109,6 +1122,40 @@ static int feature_names(emu_module *em) {
 
 int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
                     size_t cap) {
+  return emu_module_load_ex(d, m, 0, out, err, cap);
+}
+
+/* The first reason fn, or a function it calls, cannot run; NULL when it
+   can.  seen: per function, zeroed. */
+static const char *unrunnable(const emu_module *em, const efunc *fn, uint8_t *seen) {
+  if (fn->bad) return fn->bad;
+  if (seen[fn->idx] || !fn->ops) return NULL;
+  seen[fn->idx] = 1;
+  for (uint32_t i = 0; i < fn->f->ninsns; i++) {
+    const eop *e = &fn->ops[i];
+    if (e->k == K_CALL && e->call && e->call->callee) {
+      const char *why = unrunnable(em, e->call->callee, seen);
+      if (why) return why;
+    }
+  }
+  return NULL;
+}
+
+const char *emu_kernel_unsupported(const emu_module *em, const char *kernel) {
+  if (!em || !kernel || !em->nbad) return NULL;
+  for (uint32_t i = 0; i < em->m->nfuncs; i++) {
+    if (!em->m->funcs[i].is_entry || strcmp(em->m->funcs[i].name, kernel)) continue;
+    uint8_t *seen = calloc(em->m->nfuncs, 1);
+    if (!seen) return "out of memory";
+    const char *why = unrunnable(em, &em->fn[i], seen);
+    free(seen);
+    return why;
+  }
+  return NULL;
+}
+
+int emu_module_load_ex(emu_device *d, ptx_module *m, unsigned flags, emu_module **out,
+                       char *err, size_t cap) {
   if (!d || !m || !out) return emu_errf(err, cap, "emu_module_load: null argument");
   *out = NULL;
   ptx_error pe;
@@ -1165,14 +1212,25 @@ int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
     for (unsigned s = 0; s < PTX_SR_COUNT; s++) P.sreg_slot[s] = NONE;
     fn->cc_slot = P.nextslot++;
     fn->sink_slot = P.nextslot++;
+    P.fn_nbad = 0;
     for (uint32_t i = 0; i < f->ninsns; i++)
       if (prep_insn(&P, i) != 0) goto nomem;
+    if (P.fn_nbad && (flags & EMU_LOAD_PARTIAL)) {
+      char more[64] = "";
+      if (P.fn_nbad > 1)
+        snprintf(more, sizeof more, " (and %u more unsupported instruction%s)", P.fn_nbad - 1,
+                 P.fn_nbad > 2 ? "s" : "");
+      size_t len = strlen(P.fn_bad) + strlen(more) + 1;
+      if (!(fn->bad = malloc(len))) goto nomem;
+      em->nbad++;
+      snprintf(fn->bad, len, "%s%s", P.fn_bad, more);
+    }
     fn->nslots = P.nextslot;
     fn->cs = P.cs;
     fn->ncs = P.ncs;
     P.cs = NULL;
     P.capcs = 0;
-    if (!P.nbad && zero_plan(fn) != 0) goto nomem;
+    if (!P.fn_nbad && (!P.nbad || (flags & EMU_LOAD_PARTIAL)) && zero_plan(fn) != 0) goto nomem;
     for (uint32_t c = 0; c < fn->ncs; c++)
       if (fn->cs[c].kind == CS_SREG && is_clock_sreg((uint32_t)fn->cs[c].v)) fn->nclock++;
     if (fn->nclock) {
@@ -1185,7 +1243,7 @@ int emu_module_load(emu_device *d, ptx_module *m, emu_module **out, char *err,
     }
   }
   free(P.cs);
-  if (P.nbad) {
+  if (P.nbad && !(flags & EMU_LOAD_PARTIAL)) {
     if (P.nbad > 1)
       emu_errf(err, cap, "%s (and %u more unsupported instruction%s)", P.first_bad,
            P.nbad - 1, P.nbad > 2 ? "s" : "");

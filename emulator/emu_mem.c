@@ -276,12 +276,16 @@ int emu_map_external(emu_device *d, uint64_t addr, void *host, size_t n, char *e
   if (addr % 256)
     return emu_errf(err, cap, "emu_map_external: 0x%llx is not 256-byte aligned",
                 (unsigned long long)addr);
-  if (addr < EMU_EXT_BASE || n > EMU_EXT_SIZE || addr - EMU_EXT_BASE > EMU_EXT_SIZE - n)
+  /* the external window and host addresses above it, or below the global
+     allocations (a program's heap without PIE); never the engine's own
+     ranges in between, nor past user space */
+  if (n > EMU_HOST_END || addr > EMU_HOST_END - n ||
+      (addr < EMU_EXT_BASE && addr + n > EMU_GLOBAL_BASE))
     return emu_errf(err, cap,
-                "emu_map_external: [0x%llx, +%zu) is outside the external window "
-                "[0x%llx, 0x%llx)", (unsigned long long)addr, n,
-                (unsigned long long)EMU_EXT_BASE,
-                (unsigned long long)(EMU_EXT_BASE + EMU_EXT_SIZE));
+                "emu_map_external: [0x%llx, +%zu) overlaps the engine's address ranges "
+                "[0x%llx, 0x%llx) or lies past 0x%llx", (unsigned long long)addr, n,
+                (unsigned long long)EMU_GLOBAL_BASE, (unsigned long long)EMU_EXT_BASE,
+                (unsigned long long)EMU_HOST_END);
   long b = emu_galloc_below(d, addr + n - 1); /* last allocation starting in or before the range */
   if (b >= 0 && d->a[b].base + d->a[b].size > addr)
     return emu_errf(err, cap,

@@ -376,6 +376,7 @@ typedef struct ptx_func {
   ptx_label *labels;
   /* performance directives; 0 when absent */
   uint32_t maxntid[3], reqntid[3], minnctapersm, maxnreg, maxclusterrank;
+  uint32_t reqnctapercluster[3]; /* __cluster_dims__: CTAs per cluster */
   uint32_t line;          /* line of the .entry/.func directive */
   ptx_cfg *cfg;           /* NULL until ptx_cfg_build() */
 } ptx_func;

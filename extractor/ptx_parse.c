@@ -1763,7 +1763,8 @@ static void parse_perf(parser *P, ptx_func *f) {
     else if (tok_is(P, ".minnctapersm")) { dst = &f->minnctapersm; maxn = 1; }
     else if (tok_is(P, ".maxnreg")) { dst = &f->maxnreg; maxn = 1; }
     else if (tok_is(P, ".maxclusterrank")) { dst = &f->maxclusterrank; maxn = 1; }
-    else if (tok_is(P, ".reqnctapercluster") || tok_is(P, ".maxnctapersm") ||
+    else if (tok_is(P, ".reqnctapercluster")) { dst = f->reqnctapercluster; maxn = 3; }
+    else if (tok_is(P, ".maxnctapersm") ||
              tok_is(P, ".explicitcluster") || tok_is(P, ".noreturn") ||
              tok_is(P, ".abi_preserve") || tok_is(P, ".abi_preserve_control") ||
              tok_is(P, ".blocksareclusters")) {

@@ -131,6 +131,13 @@ typedef struct rt_status {
  *   race LSEQ MESSAGE               the launch before it had data races
  *                                   (KCAST_RUN_RACECHECK; emu.races);
  *                                   MESSAGE names the first
+ *   unsupported NAME MESSAGE        the program called NAME, a CUDA runtime
+ *                                   entry point (or a use of one) kcast does
+ *                                   not implement: it returned
+ *                                   cudaErrorNotSupported; MESSAGE says
+ *                                   what it belongs to ("CUDA graphs and
+ *                                   stream capture"); one line per NAME and
+ *                                   process
  *
  * A line that does not end in a newline is the torn tail of a killed
  * process; the reader refuses the file then (the run did not finish).
@@ -159,6 +166,9 @@ typedef struct rt_records {
   int torn;              /* a torn last line was dropped (RT_READ_TORN_OK) */
   size_t n;
   rt_launch_rec *l;      /* in file order */
+  size_t nunsup;
+  char **unsup;          /* owned; "NAME (MESSAGE)" of each distinct NAME of
+                            the `unsupported` lines, in file order */
 } rt_records;
 
 /* Format one launch line (with its newline) into a malloc'd string. */
@@ -169,6 +179,8 @@ char *rt_records_error_line(int64_t lseq, const char *kernel, const char *msg);
 char *rt_records_warn_line(int64_t lseq, const char *msg);
 /* Format one race line (likewise). */
 char *rt_records_race_line(int64_t lseq, const char *msg);
+/* Format one unsupported line (name: no spaces; message likewise). */
+char *rt_records_unsupported_line(const char *name, const char *msg);
 
 /* Read path into *r (zeroed first); names file and line on failure. */
 int rt_records_read(const char *path, rt_records *r, char *err, size_t cap);

@@ -93,6 +93,14 @@ char *rt_records_warn_line(int64_t lseq, const char *msg) { return note_line("wa
 
 char *rt_records_race_line(int64_t lseq, const char *msg) { return note_line("race", lseq, msg); }
 
+char *rt_records_unsupported_line(const char *name, const char *msg) {
+  char *buf = NULL;
+  if (strpbrk(name, " \n\r") || asprintf(&buf, "unsupported %s %s\n", name, msg) < 0) return NULL;
+  for (char *p = buf; p[1]; p++)
+    if (*p == '\n' || *p == '\r') *p = ' ';
+  return buf;
+}
+
 char *rt_records_error_line(int64_t lseq, const char *kernel, const char *msg) {
   char *buf = NULL;
   if (asprintf(&buf, "error %" PRId64 " %s %s\n", lseq, kernel, msg) < 0) return NULL;
@@ -113,6 +121,8 @@ void rt_records_free(rt_records *r) {
   if (!r) return;
   for (size_t i = 0; i < r->n; i++) rec_free(&r->l[i]);
   free(r->l);
+  for (size_t i = 0; i < r->nunsup; i++) free(r->unsup[i]);
+  free(r->unsup);
   memset(r, 0, sizeof *r);
 }
 
@@ -173,6 +183,23 @@ static int parse_launch(char *s, rt_launch_rec *l) {
   return 0;
 }
 
+/* "NAME MESSAGE" of an unsupported line into r->unsup as "NAME (MESSAGE)",
+   unless NAME is there already (another process).  -1 when malformed or
+   out of memory. */
+static int add_unsupported(rt_records *r, char *s) {
+  char *name = tok(&s);
+  if (!name || !*s) return -1;
+  size_t n = strlen(name);
+  for (size_t i = 0; i < r->nunsup; i++)
+    if (!strncmp(r->unsup[i], name, n) && r->unsup[i][n] == ' ') return 0;
+  char **v = realloc(r->unsup, (r->nunsup + 1) * sizeof *v), *e = NULL;
+  if (!v) return -1;
+  r->unsup = v;
+  if (asprintf(&e, "%s (%s)", name, s) < 0) return -1;
+  r->unsup[r->nunsup++] = e;
+  return 0;
+}
+
 int rt_records_read(const char *path, rt_records *r, char *err, size_t cap) {
   return rt_records_read_ex(path, r, 0, err, cap);
 }
@@ -220,6 +247,14 @@ int rt_records_read_file(FILE *f, const char *path, rt_records *r, unsigned flag
         break;
       }
       r->loaded++;
+      continue;
+    }
+    if (!strcmp(tag, "unsupported")) { /* not a launch: a call kcast refused */
+      if (add_unsupported(r, s) < 0) {
+        snprintf(err, cap, "%s:%lu: malformed unsupported record", path, no);
+        rc = -1;
+        break;
+      }
       continue;
     }
     int is_launch = !strcmp(tag, "launch"), is_error = !strcmp(tag, "error");

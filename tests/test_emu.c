@@ -1616,6 +1616,71 @@ static void test_unsupported(void) {
   env_free(&E);
 }
 
+/* EMU_LOAD_PARTIAL (a program's module under kcast run): a kernel using an
+   unsupported instruction, directly or through a function it calls, cannot
+   run and says why; the module's other kernels run. */
+static const char *partial_ptx = HDR
+    ".extern .func (.param .b64 r) malloc(.param .b64 n);\n"
+    ".func (.param .b64 r) grab(.param .b64 n)\n"
+    "{\n"
+    "  .reg .b64 %rd<3>;\n"
+    "  ld.param.u64 %rd1, [n];\n"
+    "  { .param .b64 a; st.param.b64 [a], %rd1; .param .b64 b;\n"
+    "    call.uni (b), malloc, (a); ld.param.b64 %rd2, [b]; }\n"
+    "  st.param.b64 [r], %rd2;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry heap(.param .u64 out)\n"
+    "{\n"
+    "  .reg .b64 %rd<3>;\n"
+    "  mov.u64 %rd1, 16;\n"
+    "  { .param .b64 a; st.param.b64 [a], %rd1; .param .b64 b;\n"
+    "    call.uni (b), grab, (a); ld.param.b64 %rd2, [b]; }\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry wg(.param .u64 out)\n"
+    "{\n"
+    "  wgmma.fence.sync.aligned;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry k(.param .u64 out)\n"
+    "{\n"
+    "  .reg .b32 %r<2>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mov.u32 %r1, 7;\n"
+    "  st.global.u32 [%rd1], %r1;\n"
+    "  ret;\n"
+    "}\n";
+
+static void test_unsupported_partial(void) {
+  env E;
+  CU_ASSERT_EQUAL(env_load(&E, partial_ptx), -1); /* strict: the module fails */
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "a call of malloc, device-side malloc/free"));
+  emu_module_free(E.em);
+  E.em = NULL;
+  CU_ASSERT_EQUAL_FATAL(emu_module_load_ex(E.d, E.m, EMU_LOAD_PARTIAL, &E.em, E.err,
+                                           sizeof E.err), 0);
+  CU_ASSERT_PTR_NULL(emu_kernel_unsupported(E.em, "k")); /* k can run */
+  const char *why = emu_kernel_unsupported(E.em, "heap");
+  CU_ASSERT(why && strstr(why, "malloc")); /* through the function it calls */
+  why = emu_kernel_unsupported(E.em, "wg");
+  CU_ASSERT(why && strstr(why, "'wgmma.fence.sync.aligned'"));
+  uint64_t a;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64, &a, E.err, sizeof E.err), 0);
+  emu_launch_cfg cfg;
+  emu_launch_cfg_init(&cfg);
+  emu_stats st;
+  CU_ASSERT_EQUAL(run1s(&E, "k", 1, 1, a, &cfg, NULL, &st), 0); /* the others run */
+  uint32_t v = 0;
+  CU_ASSERT_EQUAL(emu_memcpy_dtoh(E.d, &v, a, 4, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(v, 7);
+  CU_ASSERT_EQUAL(run1s(&E, "heap", 1, 1, a, &cfg, NULL, &st), -1); /* refused, named */
+  CU_ASSERT_EQUAL(st.fault, EMU_FAULT_UNSUPPORTED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "kernel heap cannot run"));
+  env_free(&E);
+}
+
 /* Parameter layout: natural alignment, total rounded up. */
 static void test_param_layout(void) {
   static const char *ptx = HDR
@@ -1908,13 +1973,24 @@ static void test_map_external(void) {
   CU_ASSERT_FATAL(host && small);
   uint64_t a = EMU_EXT_BASE + 4096, b = EMU_EXT_BASE + 8192, g0, g1;
   CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64, &g0, E.err, sizeof E.err), 0);
-  /* refused: outside the window (global range, just below, running past its
-     end), misaligned, or overlapping a mapping from either side */
+  /* refused: in the engine's own ranges (global allocations, just below the
+     window, reaching into it from below), past user space, misaligned, or
+     overlapping a mapping from either side */
   CU_ASSERT_EQUAL(emu_map_external(E.d, g0 + 4096, host, 256, E.err, sizeof E.err), -1);
-  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "outside the external window"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "overlaps the engine's address ranges"));
   CU_ASSERT_EQUAL(emu_map_external(E.d, EMU_EXT_BASE - 256, host, 256, E.err, sizeof E.err), -1);
+  CU_ASSERT_EQUAL(emu_map_external(E.d, EMU_EXT_BASE - 128, host, 256, E.err, sizeof E.err), -1);
+  CU_ASSERT_EQUAL(emu_map_external(E.d, EMU_HOST_END - 128, host, 256, E.err, sizeof E.err), -1);
+  CU_ASSERT_EQUAL(emu_map_external(E.d, EMU_GLOBAL_BASE - 128, host, 256, E.err, sizeof E.err),
+                  -1);
+  /* host addresses above the window and below the global range are taken
+     (registered host memory lives where the program's heap is) */
   CU_ASSERT_EQUAL(emu_map_external(E.d, EMU_EXT_BASE + EMU_EXT_SIZE - 128, host, 256, E.err,
-                                   sizeof E.err), -1);
+                                   sizeof E.err), -1); /* misaligned */
+  CU_ASSERT_EQUAL(emu_map_external(E.d, 0x0000555500000000ull, host, 256, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(emu_free(E.d, 0x0000555500000000ull, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(emu_map_external(E.d, 0x00400000ull, host, 256, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL(emu_free(E.d, 0x00400000ull, E.err, sizeof E.err), 0);
   CU_ASSERT_EQUAL(emu_map_external(E.d, a + 16, host, 256, E.err, sizeof E.err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(E.err, "not 256-byte aligned"));
   CU_ASSERT_EQUAL_FATAL(emu_map_external(E.d, a, host, 256, E.err, sizeof E.err), 0);
@@ -2344,6 +2420,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_warp_collectives);
   TEST_ADD(s, test_threads_and_sampling);
   TEST_ADD(s, test_unsupported);
+  TEST_ADD(s, test_unsupported_partial);
   TEST_ADD(s, test_param_layout);
   TEST_ADD(s, test_unwritten_registers);
   TEST_ADD(s, test_lazy_fill);

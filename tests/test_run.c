@@ -9,7 +9,11 @@
  * after free, the race check, device assert, launch limits, 32-bit shared addresses,
  * textures and surfaces against CPU references, many small launches, the
  * progress line on a terminal, machine-code-only and zstd-compressed
- * binaries).
+ * binaries; the runtime API as programs use it -- memory, launches,
+ * streams and events, device queries, each self-checked against the CPU
+ * (rt_api_*.cu) -- the launches kcast refuses by name (grid
+ * synchronisation, clusters, device malloc; rt_coop.cu), relocatable device
+ * code, and every entry point of cuda_runtime_api.h exported).
  *
  * The end-to-end tests need nvcc and $KCAST_BUILD/cudart/libcudart.so.13;
  * without them they pass with a note on stderr (a CPU-only checkout without
@@ -295,6 +299,35 @@ static void test_records_warn_and_torn(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(err, ":4: malformed race record"));
 }
 
+/* unsupported records: one entry per name (several processes may each
+   write one), in order, none a launch. */
+static void test_records_unsupported(void) {
+  char dir[512], path[600];
+  CU_ASSERT_PTR_NOT_NULL_FATAL(tests_tmpdir(dir, sizeof dir, "rtrec3"));
+  snprintf(path, sizeof path, "%s/rec.txt", dir);
+  char *u1 = rt_records_unsupported_line("cudaGraphLaunch", "CUDA graphs\nand capture");
+  char *u2 = rt_records_unsupported_line("cudaIpcGetMemHandle", "IPC");
+  CU_ASSERT_PTR_NULL(rt_records_unsupported_line("two words", "x")); /* a name has no space */
+  CU_ASSERT_FATAL(u1 && u2);
+  char all[1024];
+  int n = snprintf(all, sizeof all, "kcast-run 1 7\n%slaunch 3 1 1 1 32 1 1 0 0 96 0.5 k\n"
+                   "kcast-run 1 8\n%s%s", u1, u2, u1);
+  free(u1), free(u2);
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
+  rt_records r;
+  char err[512];
+  CU_ASSERT_EQUAL_FATAL(rt_records_read(path, &r, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(r.n, 1); /* not launches */
+  CU_ASSERT_EQUAL_FATAL(r.nunsup, 2); /* cudaGraphLaunch once, from two processes */
+  CU_ASSERT_STRING_EQUAL(r.unsup[0], "cudaGraphLaunch (CUDA graphs and capture)");
+  CU_ASSERT_STRING_EQUAL(r.unsup[1], "cudaIpcGetMemHandle (IPC)");
+  rt_records_free(&r);
+  n = snprintf(all, sizeof all, "kcast-run 1 7\nunsupported cudaGraphLaunch\n");
+  CU_ASSERT_EQUAL(tests_write_file(path, all, (size_t)n), 0);
+  CU_ASSERT_EQUAL(rt_records_read(path, &r, err, sizeof err), -1); /* no message */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, ":2: malformed unsupported record"));
+}
+
 /* ------------------------------------------------- end to end runs -- */
 
 static char progdir[1024];
@@ -334,10 +367,16 @@ static int e2e(void) {
   static const char *const names[] = {"rt_vecadd", "rt_symbols", "rt_multi", "rt_fail",
                                       "rt_unsupported", "rt_managed", "rt_oob", "rt_wrap",
                                       "rt_assert", "rt_limits", "rt_host", "rt_tex",
-                                      "rt_steps", "rt_race"};
+                                      "rt_steps", "rt_race", "rt_api_mem", "rt_api_exec",
+                                      "rt_api_stream", "rt_api_device", "rt_coop"};
   e2e_ok = 1;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (build_prog(names[i], names[i], "-O2", NULL)) e2e_ok = 0;
+  /* the per-thread default stream (the _ptds/_ptsz entry points), and two
+     files with relocatable device code */
+  if (build_prog("rt_api_stream", "rt_api_stream_pt", "-O2 --default-stream per-thread", NULL) ||
+      build_prog("rt_rdc", "rt_rdc", "-O2 -rdc=true tests/programs/rt_rdc_dev.cu", NULL))
+    e2e_ok = 0;
   /* plain nvcc: machine code only, and the default (zstd-compressed PTX) */
   if (build_prog("rt_vecadd", "vecadd_sass", "-cudart shared -gencode arch=compute_90,code=sm_90",
                  "nvcc") ||
@@ -462,12 +501,182 @@ static void test_run_killed_leaves_db(void) {
 
 static void test_run_unsupported(void) {
   if (!e2e()) return;
-  char db[600], *out = NULL, *err = NULL;
+  char db[600], *out = NULL, *err = NULL, sum[700];
   fresh_db(db, sizeof db, "rtunsup");
-  CU_ASSERT_EQUAL(krun(db, "", "rt_unsupported", "", &out, &err), 0);
+  snprintf(sum, sizeof sum, "--summary %s.json --format json", db);
+  /* the program falls back and computes the right answer, but called what
+     kcast does not implement: the run says so and exits 6 */
+  CU_ASSERT_EQUAL(krun(db, sum, "rt_unsupported", "", &out, &err), 6);
   CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS unsupported")); /* cudaErrorNotSupported, no crash */
-  CU_ASSERT_EQUAL(count_of(err, "cudaGraphCreate is not supported"), 1); /* named once */
-  CU_ASSERT_EQUAL(count_of(err, "cudaIpcGetMemHandle is not supported"), 1);
+  CU_ASSERT_PTR_NULL(strstr(out, "FAIL"));
+  /* the library names each call once, however often the program calls it */
+  CU_ASSERT_EQUAL(count_of(err, "kcast-cudart: unsupported: cudaGraphCreate"), 1);
+  CU_ASSERT_EQUAL(count_of(err, "kcast-cudart: unsupported: cudaIpcGetMemHandle"), 1);
+  /* kcast run lists them, with what they belong to, and the exit status */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "called 5 CUDA runtime functions that kcast does not "
+                                     "support"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "  unsupported: cudaStreamBeginCapture (CUDA graphs"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "  unsupported: cudaGetDriverEntryPointByVersion (the "
+                                     "driver API"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "exit status 6"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE app='rt_unsupported'"), 1);
+  size_t n = 0;
+  char json[700];
+  snprintf(json, sizeof json, "%s.json", db);
+  char *js = tests_read_file(json, &n);
+  CU_ASSERT(js && strstr(js, "\"unsupported\"") && strstr(js, "cudaGraphInstantiate (CUDA"));
+  free(js);
+  free(out), free(err);
+  /* --keep-going: the run's exit status ignores them */
+  CU_ASSERT_EQUAL(krun(db, "--keep-going", "rt_unsupported", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "  unsupported: cudaGraphCreate (")); /* still named */
+  CU_ASSERT_PTR_NULL(strstr(err, "exit status 6"));
+  free(out), free(err);
+}
+
+/* Every function cuda_runtime_api.h declares, and the per-thread default
+   stream names it maps them to, are exported by the replacement: a program
+   calling any of them starts and gets an answer, never the dynamic
+   linker's "symbol lookup error" (exit 127) in the middle of its run. */
+static void test_run_exports_whole_api(void) {
+  if (!e2e()) return;
+  char *hdr = NULL, *syms = NULL, cmd[2048];
+  CU_ASSERT_EQUAL_FATAL(tests_run("cat \"$(dirname \"$(command -v nvcc)\")/../include/"
+                                  "cuda_runtime_api.h\"", &hdr, NULL), 0);
+  snprintf(cmd, sizeof cmd, "nm -D --defined-only %s/cudart/libcudart.so.13", tests_build());
+  CU_ASSERT_EQUAL_FATAL(tests_run(cmd, &syms, NULL), 0);
+  size_t declared = 0, missing = 0;
+  for (const char *p = hdr; (p = strstr(p, "CUDARTAPI ")); ) {
+    p += 10;
+    char name[128], ptds[160];
+    size_t k = 0;
+    while ((p[k] == '_' || (p[k] >= 'a' && p[k] <= 'z') || (p[k] >= 'A' && p[k] <= 'Z') ||
+            (p[k] >= '0' && p[k] <= '9')) && k < sizeof name - 1)
+      k++;
+    if (!k || p[k] != '(' || k >= sizeof name - 1) continue;
+    memcpy(name, p, k);
+    name[k] = 0;
+    declared++;
+    snprintf(ptds, sizeof ptds, " %s@@libcudart.so.13\n", name);
+    if (!strstr(syms, ptds)) {
+      if (missing++ < 5) fprintf(stderr, "\n  not exported: %s", name);
+    }
+  }
+  for (const char *p = hdr; (p = strstr(p, "__CUDART_API_PT")); ) {
+    const char *q = p + 15; /* "DS(" or "SZ(" */
+    p = q;
+    if ((q[0] != 'D' || q[1] != 'S') && (q[0] != 'S' || q[1] != 'Z')) continue;
+    if (q[2] != '(' || q[3] == 'a') continue; /* the macro's own definition */
+    char name[160];
+    size_t k = 0;
+    while (q[3 + k] && q[3 + k] != ')' && k < 120) k++;
+    snprintf(name, sizeof name, " %.*s_pt%c%c@@libcudart.so.13\n", (int)k, q + 3,
+             q[0] == 'D' ? 'd' : 's', q[0] == 'D' ? 's' : 'z');
+    declared++;
+    if (!strstr(syms, name) && missing++ < 5) fprintf(stderr, "\n  not exported:%s", name);
+  }
+  CU_ASSERT(declared > 350); /* the header's ~310 functions and ~70 per-thread names */
+  CU_ASSERT_EQUAL(missing, 0);
+  free(hdr), free(syms);
+}
+
+/* The memory paths (rt_api_mem.cu): device, pinned, managed, registered,
+   pitched, 3-D, symbols, pools, peers, pointer attributes -- every result
+   the CPU's. */
+static void test_run_api_memory(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtapimem");
+  CU_ASSERT_EQUAL(krun(db, "--oob error", "rt_api_mem", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS mem"));
+  CU_ASSERT_PTR_NULL(strstr(out, "FAIL"));
+  CU_ASSERT_PTR_NULL(strstr(err, "unsupported"));
+  /* the stray pointer is named, not a crash */
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "the source 0x1234 is neither device memory nor host"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE app='rt_api_mem'"), 10);
+  free(out), free(err);
+}
+
+/* The launch paths (rt_api_exec.cu); its refused launches (the errors a GPU
+   returns) are counted, named and, with --keep-going, do not fail the run. */
+static void test_run_api_launches(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtapiexec");
+  CU_ASSERT_EQUAL(krun(db, "--keep-going", "rt_api_exec", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS exec"));
+  CU_ASSERT_PTR_NULL(strstr(out, "FAIL"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "device printf 42 from thread 1"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "cudaErrorCooperativeLaunchTooLarge"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "5 launches failed"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE app='rt_api_exec'"), 9);
+  /* cudaLaunchKernelEx's launch is recorded like any other */
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE kernel="
+                              "'_Z4axpyIfLi3EEvPT_PKS0_S0_i' AND block_x=256"), 1);
+  free(out), free(err);
+}
+
+/* Streams, events, callbacks (rt_api_stream.cu), also built for the
+   per-thread default stream, whose entry points are other names. */
+static void test_run_api_streams(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtapistream");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_api_stream", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS stream"));
+  CU_ASSERT_PTR_NULL(strstr(out, "FAIL"));
+  free(out), free(err);
+  CU_ASSERT_EQUAL(krun(db, "", "rt_api_stream_pt", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS stream")); /* not "symbol lookup error" */
+  CU_ASSERT_PTR_NULL(strstr(err, "symbol lookup error"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE app='rt_api_stream_pt'"), 7);
+  free(out), free(err);
+}
+
+/* Device queries (rt_api_device.cu): every attribute agrees with the
+   properties, limits read back, one device's peer and PCI answers. */
+static void test_run_api_device(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtapidev");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_api_device", "", &out, &err), 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS device"));
+  CU_ASSERT_PTR_NULL(strstr(out, "FAIL"));
+  free(out), free(err);
+}
+
+/* Launches the emulator cannot run as a GPU does (rt_coop.cu) are refused
+   with cudaErrorNotSupported, each named; the module's other kernels run
+   and the program's fallback is right.  Exit status 4: launches were not
+   recorded. */
+static void test_run_refused_by_name(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtcoop");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_coop", "", &out, &err), 4);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "PASS coop"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "unsupported: a cooperative launch of a kernel that "
+                                     "synchronises the grid"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "unsupported: thread block clusters of (2,1,1) CTAs"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "a call of malloc, device-side malloc/free"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "5 launches failed"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE app='rt_coop'"), 3);
+  free(out), free(err);
+}
+
+/* Relocatable device code (two files, -rdc=true): kcast cannot link it;
+   the run names it, no launch runs unresolved code. */
+static void test_run_rdc(void) {
+  if (!e2e()) return;
+  char db[600], *out = NULL, *err = NULL;
+  fresh_db(db, sizeof db, "rtrdc");
+  CU_ASSERT_EQUAL(krun(db, "", "rt_rdc", "", &out, &err), 1); /* the program's own check */
+  CU_ASSERT_PTR_NULL(strstr(out, "PASS rdc"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "unsupported: relocatable device code"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "rebuild without -rdc"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "  unsupported: __cudaRegisterLinkedBinary"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "2 launches failed"));
+  CU_ASSERT_EQUAL(sql_num(db, "SELECT count(*) FROM launches WHERE app='rt_rdc'"), 0);
   free(out), free(err);
 }
 
@@ -753,12 +962,20 @@ TEST_SUITES(register_run) {
   TEST_ADD(s, test_fatbin_lz4_ptx);
   TEST_ADD(s, test_records_roundtrip);
   TEST_ADD(s, test_records_warn_and_torn);
+  TEST_ADD(s, test_records_unsupported);
   TEST_ADD(s, test_run_vecadd);
   TEST_ADD(s, test_run_symbols);
   TEST_ADD(s, test_run_multi);
   TEST_ADD(s, test_run_exit_status);
   TEST_ADD(s, test_run_killed_leaves_db);
   TEST_ADD(s, test_run_unsupported);
+  TEST_ADD(s, test_run_exports_whole_api);
+  TEST_ADD(s, test_run_api_memory);
+  TEST_ADD(s, test_run_api_launches);
+  TEST_ADD(s, test_run_api_streams);
+  TEST_ADD(s, test_run_api_device);
+  TEST_ADD(s, test_run_refused_by_name);
+  TEST_ADD(s, test_run_rdc);
   TEST_ADD(s, test_run_managed);
   TEST_ADD(s, test_run_machine_code_only);
   TEST_ADD(s, test_run_zstd_ptx);

@@ -10,7 +10,11 @@
  * (__cudaRegisterVar: host shadow address -> module symbol).  Each
  * fatbinary's PTX (runtime/rt_fatbin.c) is parsed and loaded onto one
  * emulated device at registration; a module that cannot load is reported
- * once, with how to rebuild, and its launches fail.
+ * once, with how to rebuild, and its launches fail.  A kernel using what
+ * the emulator lacks (device malloc, an instruction it does not know) is
+ * loaded as unrunnable (EMU_LOAD_PARTIAL): its launches are refused with
+ * cudaErrorNotSupported, naming why, and the module's other kernels run.
+ * Relocatable device code (-rdc, wrapper version 2) is refused by name.
  *
  * Addresses: cudaMalloc returns the emulator's device addresses
  * (0x1_0000_0000 and up), which are not host pointers.  Programs may pass
@@ -18,7 +22,8 @@
  * unified addressing on a GPU, every copy decides its direction per
  * pointer, by whether it falls inside an emulated allocation, whatever
  * cudaMemcpyKind the program passed.  Pinned host memory (cudaMallocHost)
- * is whole pages mapped like managed memory, below.
+ * is whole pages mapped like managed memory, below; registered host
+ * memory (cudaHostRegister) is mapped where it lies.
  *
  * Managed and pinned memory: cudaMallocManaged maps anonymous host memory at exactly
  * the next free address of the emulator's external window (EMU_EXT_BASE
@@ -35,7 +40,10 @@
  * Launches (<<<>>> = __cudaPushCallConfiguration, __cudaGetKernel,
  * __cudaPopCallConfiguration, __cudaLaunchKernel; or cudaLaunchKernel) run
  * synchronously: every stream is in order and already complete when the
- * launch returns.  Each launch call takes the next lseq (docs/formats.md,
+ * launch returns.  cudaLaunchKernelEx's attributes are hints but for a
+ * cooperative launch and clusters: a cooperative launch of a kernel that
+ * synchronises the grid, and clusters of more than one CTA, are refused
+ * (cudaErrorNotSupported, named).  Each launch call takes the next lseq (docs/formats.md,
  * "Launch keying"), also when it fails, from the status page's counter that
  * every process of a `kcast run` shares (a forked child and an exec'd
  * program continue the parent's sequence), and every launch call writes a
@@ -65,7 +73,7 @@
 
 #define ERRCAP 1024
 #define CONFIG_DEPTH 16
-enum { RT_MAP_MANAGED, RT_MAP_PINNED };
+enum { RT_MAP_MANAGED, RT_MAP_PINNED, RT_MAP_REGISTERED };
 
 static struct {
   pthread_mutex_t mu;
@@ -81,10 +89,14 @@ static struct {
   } *vars;
   size_t nvars, capvars;
   struct rt_managed {
-    uint64_t addr;       /* host address == device address */
-    size_t len;          /* bytes mapped (whole pages) */
-    int kind;            /* RT_MAP_MANAGED or RT_MAP_PINNED */
-  } *managed;            /* mappings in the emulator's external window */
+    uint64_t addr;       /* host address == device address of the mapping */
+    size_t len;          /* bytes mapped (whole pages; registered: 256-byte units) */
+    int kind;            /* RT_MAP_MANAGED, RT_MAP_PINNED or RT_MAP_REGISTERED */
+    uint64_t user;       /* the pointer the program got or registered (addr but
+                            for registered memory, which starts inside) */
+    unsigned flags;      /* cudaHostAlloc / cudaHostRegister flags */
+  } *managed;            /* managed and pinned mappings in the emulator's external
+                            window, registered host memory where it lies */
   size_t nmanaged, capmanaged;
   uint64_t mnext;        /* next managed address, 0 before the first */
   int64_t lseq;          /* next launch sequence number */
@@ -102,6 +114,8 @@ static struct {
 } S = {PTHREAD_MUTEX_INITIALIZER, .out_fd = -1};
 
 static _Thread_local cudaError_t last_error = cudaSuccess;
+
+static void record(char *line);
 
 void rt_lock(void) { pthread_mutex_lock(&S.mu); }
 void rt_unlock(void) { pthread_mutex_unlock(&S.mu); }
@@ -123,10 +137,18 @@ cudaError_t CUDARTAPI cudaGetLastError(void) {
   return e;
 }
 
-cudaError_t rt_unsupported(const char *name, int *once) {
-  if (!__atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
-    fprintf(stderr, "kcast-cudart: %s is not supported by the CPU emulation "
-                    "(returns cudaErrorNotSupported)\n", name);
+/* rt_unsupported with the lock held. */
+static void unsupported_locked(const char *name, const char *what, int *once) {
+  if (__atomic_exchange_n(once, 1, __ATOMIC_RELAXED)) return;
+  fprintf(stderr, "kcast-cudart: unsupported: %s (%s) is not implemented by kcast's CPU "
+                  "emulation; it returned cudaErrorNotSupported\n", name, what);
+  if (S.out_fd >= 0) record(rt_records_unsupported_line(name, what));
+}
+
+cudaError_t rt_unsupported(const char *name, const char *what, int *once) {
+  rt_lock();
+  unsupported_locked(name, what, once);
+  rt_unlock();
   return rt_err(cudaErrorNotSupported);
 }
 
@@ -245,9 +267,14 @@ void **__cudaRegisterFatBinary(void *fatCubin) {
     snprintf(err, sizeof err, "fatbinary wrapper has magic 0x%08x, not 0x%08x", w ? w[0] : 0,
              RT_FATBIN_WRAPPER_MAGIC);
   } else if (w[1] != 1) {
+    static int rdc_once;
+    unsupported_locked("__cudaRegisterLinkedBinary",
+                       "relocatable device code, nvcc -rdc=true with device linking", &rdc_once);
     snprintf(err, sizeof err,
-             "fatbinary wrapper version %u (relocatable device code, -rdc) is not supported; "
-             "build without -rdc", w[1]);
+             "unsupported: relocatable device code (fatbinary wrapper version %u: nvcc -rdc=true "
+             "or -dc with device linking); kcast runs a program's device code as one PTX module "
+             "and does not link PTX across files: rebuild without -rdc (device functions and "
+             "variables used by kernels of another file must then move into that file)", w[1]);
   } else {
     memcpy(&fb, (const char *)fatCubin + 8, sizeof fb);
   }
@@ -263,7 +290,7 @@ void **__cudaRegisterFatBinary(void *fatCubin) {
     if (!m->pm) {
       snprintf(err, sizeof err, "%s", pe.msg);
     } else if (!rt_device() ||
-               emu_module_load(S.dev, m->pm, &m->em, err, sizeof err) < 0) {
+               emu_module_load_ex(S.dev, m->pm, EMU_LOAD_PARTIAL, &m->em, err, sizeof err) < 0) {
       if (!err[0]) snprintf(err, sizeof err, "out of memory");
       ptx_module_free(m->pm);
       m->pm = NULL;
@@ -309,6 +336,7 @@ void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun,
     f->name = strdup(deviceName ? deviceName : deviceFun);
     f->mod = (rt_mod *)handle;
     f->max_dyn_shared = -1;
+    f->cluster[0] = f->cluster[1] = f->cluster[2] = 0;
     if (f->name) S.nfuncs++;
   }
   rt_unlock();
@@ -426,8 +454,11 @@ cudaError_t CUDARTAPI cudaMallocPitch(void **devPtr, size_t *pitch, size_t width
   return e;
 }
 
+static cudaError_t pool_malloc(void **devPtr, size_t size, cudaMemPool_t pool);
+static void pool_forget(uint64_t addr);
+
 cudaError_t CUDARTAPI cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream) {
-  return cudaMalloc(devPtr, size);
+  return pool_malloc(devPtr, size, NULL);
 }
 
 /*
@@ -466,16 +497,25 @@ static cudaError_t map_window(size_t size, int kind, void **out, const char *wha
     munmap(p, len);
     return cudaErrorMemoryAllocation;
   }
-  S.managed[S.nmanaged++] = (struct rt_managed){S.mnext, len, kind};
+  S.managed[S.nmanaged++] = (struct rt_managed){S.mnext, len, kind, S.mnext, 0};
   S.mnext += len + page; /* an unmapped page after each: overruns fault */
   *out = p;
   return cudaSuccess;
 }
 
-/* Index in S.managed of the mapping based at p, or S.nmanaged. */
+/* Index in S.managed of the mapping the program knows as p (what
+   cudaMallocManaged or cudaMallocHost returned, what it registered), or
+   S.nmanaged. */
 static size_t find_mapping(const void *p) {
   size_t i = 0;
-  while (i < S.nmanaged && S.managed[i].addr != dev_addr(p)) i++;
+  while (i < S.nmanaged && S.managed[i].user != dev_addr(p)) i++;
+  return i;
+}
+
+/* Index of the mapping that holds p, or S.nmanaged. */
+static size_t mapping_of(const void *p) {
+  size_t i = 0;
+  while (i < S.nmanaged && dev_addr(p) - S.managed[i].addr >= S.managed[i].len) i++;
   return i;
 }
 
@@ -496,8 +536,8 @@ cudaError_t CUDARTAPI cudaFree(void *devPtr) {
   cudaError_t e = S.sticky;
   uint64_t a = dev_addr(devPtr);
   size_t mi = find_mapping(devPtr);
-  if (!e && mi < S.nmanaged && S.managed[mi].kind == RT_MAP_PINNED)
-    e = cudaErrorInvalidValue; /* pinned host memory: cudaFreeHost */
+  if (!e && mi < S.nmanaged && S.managed[mi].kind != RT_MAP_MANAGED)
+    e = cudaErrorInvalidValue; /* host memory: cudaFreeHost, cudaHostUnregister */
   if (!e && (!S.dev || emu_free(S.dev, a, err, sizeof err) < 0)) {
     fprintf(stderr, "kcast-cudart: cudaFree(%p): %s\n", devPtr, err);
     e = cudaErrorInvalidValue;
@@ -506,6 +546,7 @@ cudaError_t CUDARTAPI cudaFree(void *devPtr) {
     munmap(devPtr, S.managed[mi].len);
     S.managed[mi] = S.managed[--S.nmanaged];
   }
+  if (!e) pool_forget(a);
   rt_unlock();
   return rt_err(e);
 }
@@ -526,6 +567,267 @@ cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
   return cudaFree(devPtr);
 }
 
+/* ----------------------------------------------------- memory pools -- */
+
+/*
+ * Stream-ordered allocation (cudaMallocAsync, cudaMallocFromPoolAsync)
+ * from memory pools: every operation is complete when its call returns, so
+ * a pool allocates with cudaMalloc and frees at once; what a pool adds is
+ * its attributes.  The reuse policies and the release threshold are kept
+ * and read back (they change when memory returns to the system, never what
+ * a program computes); the used and reserved bytes are counted per pool
+ * (reserved = used: nothing is held back) with their high-water marks.
+ * Pools on the device (pinned, no export handles) are supported, the
+ * device's default pool included; host-located and exportable ones are
+ * not (unsupported).
+ */
+struct CUmemPoolHandle_st {
+  int reuse[3];          /* cudaMemPoolReuse* (attributes 1-3), 1 by default */
+  uint64_t threshold;    /* cudaMemPoolAttrReleaseThreshold */
+  uint64_t used, used_high, reserved_high; /* bytes of live allocations, high marks */
+  struct CUmemPoolHandle_st *next; /* created pools */
+};
+
+static struct CUmemPoolHandle_st default_pool = {{1, 1, 1}, 0, 0, 0, 0, NULL};
+static struct CUmemPoolHandle_st *pools;       /* cudaMemPoolCreate'd, guarded by rt_lock */
+static cudaMemPool_t current_pool = &default_pool;
+
+static struct pool_alloc {
+  uint64_t addr;
+  size_t size;
+  cudaMemPool_t pool;
+} *pallocs;                                    /* live allocations from pools */
+static size_t npallocs, cappallocs;
+
+/* The pool p (NULL: none), if it is one.  Lock held. */
+static int is_pool(cudaMemPool_t p) {
+  if (p == &default_pool) return 1;
+  for (cudaMemPool_t q = pools; q; q = q->next)
+    if (q == p) return 1;
+  return 0;
+}
+
+static cudaError_t pool_malloc(void **devPtr, size_t size, cudaMemPool_t pool) {
+  rt_lock();
+  if (!pool) pool = current_pool;
+  int ok = is_pool(pool);
+  rt_unlock();
+  if (!ok || !devPtr) return rt_err(cudaErrorInvalidValue);
+  cudaError_t e = cudaMalloc(devPtr, size);
+  if (e) return e;
+  rt_lock();
+  struct pool_alloc *pa = grow(pallocs, &cappallocs, npallocs, sizeof *pa);
+  if (pa) {
+    pallocs = pa;
+    pallocs[npallocs++] = (struct pool_alloc){dev_addr(*devPtr), size, pool};
+    pool->used += size;
+    if (pool->used > pool->used_high) pool->used_high = pool->used;
+    if (pool->used > pool->reserved_high) pool->reserved_high = pool->used;
+  }
+  rt_unlock();
+  if (!pa) {
+    cudaFree(*devPtr);
+    return rt_err(cudaErrorMemoryAllocation);
+  }
+  return cudaSuccess;
+}
+
+/* cudaFree of addr: its pool's bytes go down.  Lock held. */
+static void pool_forget(uint64_t addr) {
+  for (size_t i = 0; i < npallocs; i++)
+    if (pallocs[i].addr == addr) {
+      pallocs[i].pool->used -= pallocs[i].size;
+      pallocs[i] = pallocs[--npallocs];
+      return;
+    }
+}
+
+cudaError_t CUDARTAPI cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
+                                              cudaStream_t stream) {
+  if (!memPool) return rt_err(cudaErrorInvalidValue);
+  return pool_malloc(ptr, size, memPool);
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device) {
+  if (!memPool) return rt_err(cudaErrorInvalidValue);
+  if (device != 0) return rt_err(cudaErrorInvalidDevice);
+  *memPool = &default_pool;
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device) {
+  if (!memPool) return rt_err(cudaErrorInvalidValue);
+  if (device != 0) return rt_err(cudaErrorInvalidDevice);
+  rt_lock();
+  *memPool = current_pool;
+  rt_unlock();
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
+  if (device != 0) return rt_err(cudaErrorInvalidDevice);
+  rt_lock();
+  int ok = is_pool(memPool);
+  if (ok) current_pool = memPool;
+  rt_unlock();
+  return ok ? cudaSuccess : rt_err(cudaErrorInvalidValue);
+}
+
+/* The device's pool of location and type (CUDA 13's cudaMemGetMemPool and
+   friends); the host's, and managed pools, are not supported. */
+static cudaError_t pool_place(const char *fn, const struct cudaMemLocation *loc,
+                              enum cudaMemAllocationType type) {
+  static int once;
+  if (!loc) return rt_err(cudaErrorInvalidValue);
+  if (loc->type == cudaMemLocationTypeDevice && loc->id != 0) return rt_err(cudaErrorInvalidDevice);
+  if (loc->type != cudaMemLocationTypeDevice || type != cudaMemAllocationTypePinned)
+    return rt_unsupported(fn, "memory pools other than the device's", &once);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemGetDefaultMemPool(cudaMemPool_t *memPool,
+                                               struct cudaMemLocation *location,
+                                               enum cudaMemAllocationType type) {
+  cudaError_t e = memPool ? pool_place("cudaMemGetDefaultMemPool", location, type)
+                          : rt_err(cudaErrorInvalidValue);
+  if (!e) *memPool = &default_pool;
+  return e;
+}
+
+cudaError_t CUDARTAPI cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
+                                        enum cudaMemAllocationType type) {
+  cudaError_t e = memPool ? pool_place("cudaMemGetMemPool", location, type)
+                          : rt_err(cudaErrorInvalidValue);
+  return e ? e : cudaDeviceGetMemPool(memPool, 0);
+}
+
+cudaError_t CUDARTAPI cudaMemSetMemPool(struct cudaMemLocation *location,
+                                        enum cudaMemAllocationType type, cudaMemPool_t memPool) {
+  cudaError_t e = pool_place("cudaMemSetMemPool", location, type);
+  return e ? e : cudaDeviceSetMemPool(0, memPool);
+}
+
+cudaError_t CUDARTAPI cudaMemPoolCreate(cudaMemPool_t *memPool,
+                                        const struct cudaMemPoolProps *poolProps) {
+  static int once;
+  if (!memPool || !poolProps) return rt_err(cudaErrorInvalidValue);
+  cudaError_t e = pool_place("cudaMemPoolCreate", &poolProps->location, poolProps->allocType);
+  if (e) return e;
+  if (poolProps->handleTypes != cudaMemHandleTypeNone)
+    return rt_unsupported("cudaMemPoolCreate", "exportable memory pools (IPC handles)", &once);
+  struct CUmemPoolHandle_st *p = calloc(1, sizeof *p);
+  if (!p) return rt_err(cudaErrorMemoryAllocation);
+  p->reuse[0] = p->reuse[1] = p->reuse[2] = 1;
+  rt_lock();
+  p->next = pools;
+  pools = p;
+  rt_unlock();
+  *memPool = p;
+  return cudaSuccess;
+}
+
+/* As on a GPU, a pool's live allocations keep it until they are freed;
+   here they simply lose their pool's accounting. */
+cudaError_t CUDARTAPI cudaMemPoolDestroy(cudaMemPool_t memPool) {
+  rt_lock();
+  cudaMemPool_t *pp = &pools;
+  while (*pp && *pp != memPool) pp = &(*pp)->next;
+  cudaMemPool_t p = *pp;
+  if (p) {
+    *pp = p->next;
+    for (size_t i = 0; i < npallocs;)
+      if (pallocs[i].pool == p) pallocs[i] = pallocs[--npallocs];
+      else i++;
+    if (current_pool == p) current_pool = &default_pool;
+  }
+  rt_unlock();
+  if (!p) return rt_err(cudaErrorInvalidValue); /* the default pool, or none */
+  free(p);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
+                                              void *value) {
+  if (!value) return rt_err(cudaErrorInvalidValue);
+  rt_lock();
+  cudaError_t e = is_pool(memPool) ? cudaSuccess : cudaErrorInvalidValue;
+  uint64_t v64 = 0;
+  if (attr >= cudaMemPoolAttrReleaseThreshold) memcpy(&v64, value, sizeof v64);
+  if (!e) switch (attr) {
+    case cudaMemPoolReuseFollowEventDependencies: case cudaMemPoolReuseAllowOpportunistic:
+    case cudaMemPoolReuseAllowInternalDependencies:
+      memPool->reuse[attr - 1] = *(const int *)value != 0;
+      break;
+    case cudaMemPoolAttrReleaseThreshold: memPool->threshold = v64; break;
+    case cudaMemPoolAttrReservedMemHigh: case cudaMemPoolAttrUsedMemHigh:
+      if (v64) e = cudaErrorInvalidValue; /* only resets (to the current value) */
+      else if (attr == cudaMemPoolAttrUsedMemHigh) memPool->used_high = memPool->used;
+      else memPool->reserved_high = memPool->used;
+      break;
+    default: e = cudaErrorInvalidValue; break; /* read-only or unknown */
+    }
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr,
+                                              void *value) {
+  if (!value) return rt_err(cudaErrorInvalidValue);
+  rt_lock();
+  cudaError_t e = is_pool(memPool) ? cudaSuccess : cudaErrorInvalidValue;
+  uint64_t v64 = 0;
+  if (!e) switch (attr) {
+    case cudaMemPoolReuseFollowEventDependencies: case cudaMemPoolReuseAllowOpportunistic:
+    case cudaMemPoolReuseAllowInternalDependencies:
+      *(int *)value = memPool->reuse[attr - 1];
+      break;
+    case cudaMemPoolAttrReleaseThreshold: v64 = memPool->threshold; break;
+    case cudaMemPoolAttrReservedMemCurrent: case cudaMemPoolAttrUsedMemCurrent:
+      v64 = memPool->used;
+      break;
+    case cudaMemPoolAttrReservedMemHigh: v64 = memPool->reserved_high; break;
+    case cudaMemPoolAttrUsedMemHigh: v64 = memPool->used_high; break;
+    default: e = cudaErrorInvalidValue; break;
+    }
+  if (!e && attr >= cudaMemPoolAttrReleaseThreshold) memcpy(value, &v64, sizeof v64);
+  rt_unlock();
+  return rt_err(e);
+}
+
+/* Nothing is held back: trimming frees nothing. */
+cudaError_t CUDARTAPI cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
+  rt_lock();
+  int ok = is_pool(memPool);
+  rt_unlock();
+  return ok ? cudaSuccess : rt_err(cudaErrorInvalidValue);
+}
+
+/* One device: it has read-write access to its pools, no other can. */
+cudaError_t CUDARTAPI cudaMemPoolSetAccess(cudaMemPool_t memPool,
+                                           const struct cudaMemAccessDesc *descList,
+                                           size_t count) {
+  rt_lock();
+  int ok = is_pool(memPool);
+  rt_unlock();
+  if (!ok || (count && !descList)) return rt_err(cudaErrorInvalidValue);
+  for (size_t i = 0; i < count; i++)
+    if (descList[i].location.type != cudaMemLocationTypeDevice || descList[i].location.id != 0)
+      return rt_err(cudaErrorInvalidDevice);
+  return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool,
+                                           struct cudaMemLocation *location) {
+  if (!flags || !location) return rt_err(cudaErrorInvalidValue);
+  rt_lock();
+  int ok = is_pool(memPool);
+  rt_unlock();
+  if (!ok) return rt_err(cudaErrorInvalidValue);
+  *flags = location->type == cudaMemLocationTypeDevice && location->id == 0
+               ? cudaMemAccessFlagsProtReadWrite : cudaMemAccessFlagsProtNone;
+  return cudaSuccess;
+}
+
 /*
  * Pinned host memory: whole pages, as the real runtime hands out (a program
  * that writes past a small cudaMallocHost buffer survives there), mapped
@@ -533,16 +835,23 @@ cudaError_t CUDARTAPI cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
  * addressing: a kernel may use it, cudaHostGetDevicePointer returns it,
  * copies find its side from the pointer).
  */
-cudaError_t CUDARTAPI cudaMallocHost(void **ptr, size_t size) {
-  if (!ptr) return rt_err(cudaErrorInvalidValue);
+static cudaError_t host_alloc(void **ptr, size_t size, unsigned flags, const char *what) {
+  if (!ptr || (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped |
+                                   cudaHostAllocWriteCombined)))
+    return rt_err(cudaErrorInvalidValue);
   rt_lock();
-  cudaError_t e = map_window(size, RT_MAP_PINNED, ptr, "cudaMallocHost");
+  cudaError_t e = map_window(size, RT_MAP_PINNED, ptr, what);
+  if (!e) S.managed[S.nmanaged - 1].flags = flags;
   rt_unlock();
   return rt_err(e);
 }
 
+cudaError_t CUDARTAPI cudaMallocHost(void **ptr, size_t size) {
+  return host_alloc(ptr, size, cudaHostAllocDefault, "cudaMallocHost");
+}
+
 cudaError_t CUDARTAPI cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
-  return cudaMallocHost(pHost, size);
+  return host_alloc(pHost, size, flags, "cudaHostAlloc");
 }
 
 cudaError_t CUDARTAPI cudaFreeHost(void *ptr) {
@@ -574,16 +883,24 @@ cudaError_t CUDARTAPI cudaHostGetDevicePointer(void **pDevice, void *pHost, unsi
   return cudaSuccess;
 }
 
+cudaError_t CUDARTAPI cudaHostGetFlags(unsigned int *pFlags, void *pHost) {
+  if (!pFlags) return rt_err(cudaErrorInvalidValue);
+  rt_lock();
+  size_t mi = mapping_of(pHost);
+  int ok = mi < S.nmanaged && S.managed[mi].kind != RT_MAP_MANAGED;
+  if (ok) *pFlags = S.managed[mi].flags;
+  rt_unlock();
+  return ok ? cudaSuccess : rt_err(cudaErrorInvalidValue);
+}
+
 cudaError_t CUDARTAPI cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
                                                const void *ptr) {
   if (!attr) return rt_err(cudaErrorInvalidValue);
   rt_lock();
   memset(attr, 0, sizeof *attr);
-  size_t mi = S.nmanaged;
-  for (size_t i = 0; i < S.nmanaged; i++)
-    if (dev_addr(ptr) - S.managed[i].addr < S.managed[i].len) mi = i;
+  size_t mi = mapping_of(ptr);
   if (mi < S.nmanaged) {
-    attr->type = S.managed[mi].kind == RT_MAP_PINNED ? cudaMemoryTypeHost : cudaMemoryTypeManaged;
+    attr->type = S.managed[mi].kind == RT_MAP_MANAGED ? cudaMemoryTypeManaged : cudaMemoryTypeHost;
     attr->devicePointer = (void *)(uintptr_t)ptr;
     attr->hostPointer = (void *)(uintptr_t)ptr;
   } else if (is_device(ptr)) {
@@ -598,11 +915,70 @@ cudaError_t CUDARTAPI cudaPointerGetAttributes(struct cudaPointerAttributes *att
   return cudaSuccess;
 }
 
+/*
+ * Registered host memory: the range (widened to 256-byte units, which stay
+ * inside its pages) is mapped into the device's address space where it
+ * lies, so kernels may use the host pointer (unified addressing; the
+ * device pointer cudaHostGetDevicePointer returns is the same) and copies
+ * see it as pinned.  The memory stays the program's.
+ */
 cudaError_t CUDARTAPI cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
-  return cudaSuccess;
+  static int io_once;
+  if (!ptr || !size || (flags & ~(unsigned)(cudaHostRegisterPortable | cudaHostRegisterMapped |
+                                            cudaHostRegisterIoMemory | cudaHostRegisterReadOnly)))
+    return rt_err(cudaErrorInvalidValue);
+  if (flags & cudaHostRegisterIoMemory)
+    return rt_unsupported("cudaHostRegister", "I/O memory (cudaHostRegisterIoMemory)", &io_once);
+  uint64_t user = dev_addr(ptr), base = user & ~(uint64_t)255;
+  if (size > EMU_HOST_END || user > EMU_HOST_END - size) return rt_err(cudaErrorInvalidValue);
+  uint64_t end = (user + size + 255) & ~(uint64_t)255;
+  rt_lock();
+  cudaError_t e = S.sticky;
+  char err[ERRCAP];
+  struct rt_managed *mm = NULL;
+  for (size_t i = 0; !e && i < S.nmanaged; i++)
+    if (S.managed[i].addr < end && base < S.managed[i].addr + S.managed[i].len)
+      e = cudaErrorHostMemoryAlreadyRegistered;
+  if (!e && !rt_device()) e = cudaErrorMemoryAllocation;
+  if (!e && !(mm = grow(S.managed, &S.capmanaged, S.nmanaged, sizeof *mm)))
+    e = cudaErrorMemoryAllocation;
+  if (!e) S.managed = mm;
+  if (!e && emu_map_external(S.dev, base, (void *)(uintptr_t)base, end - base, err,
+                             sizeof err) < 0) {
+    fprintf(stderr, "kcast-cudart: cudaHostRegister(%p, %zu): %s\n", ptr, size, err);
+    e = strstr(err, "overlaps the allocation") ? cudaErrorHostMemoryAlreadyRegistered
+                                               : cudaErrorInvalidValue;
+  }
+  if (!e) S.managed[S.nmanaged++] = (struct rt_managed){base, end - base, RT_MAP_REGISTERED,
+                                                        user, flags};
+  rt_unlock();
+  return rt_err(e);
 }
 
-cudaError_t CUDARTAPI cudaHostUnregister(void *ptr) { return cudaSuccess; }
+cudaError_t CUDARTAPI cudaHostUnregister(void *ptr) {
+  rt_lock();
+  size_t mi = find_mapping(ptr);
+  char err[ERRCAP];
+  cudaError_t e = cudaSuccess;
+  if (mi == S.nmanaged || S.managed[mi].kind != RT_MAP_REGISTERED) {
+    e = cudaErrorHostMemoryNotRegistered;
+  } else if (emu_free(S.dev, S.managed[mi].addr, err, sizeof err) < 0) {
+    fprintf(stderr, "kcast-cudart: cudaHostUnregister(%p): %s\n", ptr, err);
+    e = cudaErrorInvalidValue;
+  } else {
+    S.managed[mi] = S.managed[--S.nmanaged];
+  }
+  rt_unlock();
+  return rt_err(e);
+}
+
+/* 1 when the first and last pages of [p, p+n) are mapped host memory. */
+static int host_mapped(const void *p, size_t n) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p & ~(page - 1);
+  uintptr_t b = ((uintptr_t)p + (n ? n - 1 : 0)) & ~(page - 1);
+  unsigned char v;
+  return mincore((void *)a, page, &v) == 0 && mincore((void *)b, page, &v) == 0;
+}
 
 /* One copy of n bytes; the caller holds the lock. */
 cudaError_t rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind) {
@@ -615,6 +991,17 @@ cudaError_t rt_copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind ki
      the program passed (a device source with cudaMemcpyHostToDevice works
      on a GPU) */
   int dd = emu_is_device_addr(S.dev, dev_addr(dst)), sd = emu_is_device_addr(S.dev, dev_addr(src));
+  /* a side the kind calls device memory that is neither device memory nor
+     mapped host memory (a stray pointer): an error, as on a GPU, not a
+     fault in the program */
+  int kd = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice,
+      ks = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  if ((kd && !dd && !host_mapped(dst, n)) || (ks && !sd && !host_mapped(src, n))) {
+    fprintf(stderr, "kcast-cudart: cudaMemcpy: the %s %p is neither device memory nor host "
+                    "memory (cudaErrorInvalidValue)\n", kd && !dd ? "destination" : "source",
+            kd && !dd ? dst : src);
+    return cudaErrorInvalidValue;
+  }
   kind = dd ? (sd ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
             : (sd ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
   char err[ERRCAP];
@@ -654,6 +1041,11 @@ cudaError_t CUDARTAPI cudaMemcpyPeer(void *dst, int dstDevice, const void *src, 
                                      size_t count) {
   if (dstDevice || srcDevice) return rt_err(cudaErrorInvalidDevice);
   return cudaMemcpy(dst, src, count, cudaMemcpyDeviceToDevice);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
+                                          int srcDevice, size_t count, cudaStream_t stream) {
+  return cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count);
 }
 
 cudaError_t CUDARTAPI cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -702,6 +1094,30 @@ cudaError_t CUDARTAPI cudaMemset2D(void *devPtr, size_t pitch, int value, size_t
   for (size_t r = 0; r < height && !e; r++) e = fill((char *)devPtr + r * pitch, value, width);
   rt_unlock();
   return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width,
+                                        size_t height, cudaStream_t stream) {
+  return cudaMemset2D(devPtr, pitch, value, width, height);
+}
+
+/* extent.width bytes of each of extent.height rows of each of extent.depth
+   slices (a slice is p.ysize rows of p.pitch bytes). */
+cudaError_t CUDARTAPI cudaMemset3D(struct cudaPitchedPtr p, int value, struct cudaExtent extent) {
+  if (extent.width > p.pitch || (extent.depth > 1 && extent.height > p.ysize))
+    return rt_err(cudaErrorInvalidValue);
+  rt_lock();
+  cudaError_t e = cudaSuccess;
+  for (size_t z = 0; z < extent.depth && !e; z++)
+    for (size_t y = 0; y < extent.height && !e; y++)
+      e = fill((char *)p.ptr + (z * p.ysize + y) * p.pitch, value, extent.width);
+  rt_unlock();
+  return rt_err(e);
+}
+
+cudaError_t CUDARTAPI cudaMemset3DAsync(struct cudaPitchedPtr p, int value,
+                                        struct cudaExtent extent, cudaStream_t stream) {
+  return cudaMemset3D(p, value, extent);
 }
 
 cudaError_t CUDARTAPI cudaMemGetInfo(size_t *free_bytes, size_t *total) {
@@ -822,6 +1238,7 @@ static cudaError_t fault_error(emu_fault f) {
   case EMU_FAULT_ASSERT: return cudaErrorAssert;
   case EMU_FAULT_LIMIT: return cudaErrorLaunchTimeout;
   case EMU_FAULT_CONFIG: return cudaErrorInvalidConfiguration;
+  case EMU_FAULT_UNSUPPORTED: return cudaErrorNotSupported;
   default: return cudaErrorLaunchFailure;
   }
 }
@@ -861,8 +1278,41 @@ static cudaError_t refuse(int64_t lseq, const rt_func *f, cudaError_t e, const c
 #define OOB_NOTES 10
 #define RACE_NOTES 10 /* race notes a run prints on stderr (all are recorded) */
 
+/* 1 when k, or a function it calls, reads the grid workspace that a
+   cooperative launch provides (%envreg1/%envreg2: cooperative groups'
+   grid_group, whose sync() waits for every CTA of the grid).  seen: one
+   flag per function of the module, zeroed. */
+static int reads_grid_workspace(const ptx_module *m, const ptx_func *k, uint8_t *seen) {
+  size_t fi = (size_t)(k - m->funcs);
+  if (fi < m->nfuncs) {
+    if (seen[fi]) return 0;
+    seen[fi] = 1;
+  }
+  for (uint32_t i = 0; i < k->ninsns; i++) {
+    const ptx_insn *in = &k->insns[i];
+    for (unsigned j = 0; j < in->nopnd; j++) {
+      const ptx_operand *o = ptx_insn_opnd(k, in, j);
+      if (!o) continue;
+      if (o->kind == PTX_OPND_SREG &&
+          (o->u.sreg == PTX_SR_ENVREG0 + 1 || o->u.sreg == PTX_SR_ENVREG0 + 2))
+        return 1;
+      if (o->kind == PTX_OPND_FUNC && o->u.func < m->nfuncs && m->funcs[o->u.func].has_body &&
+          reads_grid_workspace(m, &m->funcs[o->u.func], seen))
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* How a launch was asked for beyond grid, block and shared memory. */
+typedef struct launch_opts {
+  int cooperative;       /* cudaLaunchCooperativeKernel, cudaLaunchAttributeCooperative */
+  unsigned cluster[3];   /* cudaLaunchAttributeClusterDimension; 0 = none */
+} launch_opts;
+
 /* Run one launch: takes the next lseq whatever happens.  Lock held. */
-static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem) {
+static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem,
+                          const launch_opts *o) {
   int64_t lseq = next_lseq();
   if (!f) return not_run(lseq, "?", cudaErrorInvalidDeviceFunction,
                          "not a registered kernel (cudaErrorInvalidDeviceFunction)");
@@ -881,6 +1331,9 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
                                      : "module not loaded");
     return not_run(lseq, f->name, cudaErrorNoKernelImageForDevice, why);
   }
+  const char *unsup = emu_kernel_unsupported(f->mod->em, f->name);
+  if (unsup)
+    return refuse(lseq, f, cudaErrorNotSupported, "unsupported: the kernel cannot run: %s", unsup);
   uint64_t threads = (uint64_t)b.x * b.y * b.z;
   if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z)
     return refuse(lseq, f, cudaErrorInvalidConfiguration, "a zero grid or block dimension");
@@ -890,6 +1343,32 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
   if (b.x > 1024 || b.y > 1024 || b.z > 64 || threads > 1024)
     return refuse(lseq, f, cudaErrorInvalidConfiguration,
                   "block (%u,%u,%u) exceeds 1024 threads or (1024,1024,64)", b.x, b.y, b.z);
+  /* thread block clusters: a kernel's __cluster_dims__ or the launch's */
+  unsigned cl[3];
+  for (int i = 0; i < 3; i++)
+    cl[i] = o && o->cluster[i] ? o->cluster[i] : f->cluster[i] ? f->cluster[i]
+                                                                : k->reqnctapercluster[i];
+  unsigned cx = cl[0], cy = cl[1], cz = cl[2];
+  if ((cx ? cx : 1) * (cy ? cy : 1) * (cz ? cz : 1) > 1)
+    return refuse(lseq, f, cudaErrorNotSupported,
+                  "unsupported: thread block clusters of (%u,%u,%u) CTAs (the emulator runs "
+                  "every CTA as a cluster of one)", cx ? cx : 1, cy ? cy : 1, cz ? cz : 1);
+  if (o && o->cooperative) {
+    uint8_t *seen = calloc(f->mod->pm->nfuncs + 1, 1);
+    int sync = seen && reads_grid_workspace(f->mod->pm, k, seen);
+    free(seen);
+    if (sync)
+      return refuse(lseq, f, cudaErrorNotSupported,
+                    "unsupported: a cooperative launch of a kernel that synchronises the grid "
+                    "(cooperative groups' grid_group: this_grid().sync()); the emulator does not "
+                    "run all CTAs of a grid at once");
+    int per_sm = rt_occupancy(k, (int)threads, shmem);
+    uint64_t ctas = (uint64_t)g.x * g.y * g.z;
+    if ((uint64_t)per_sm * RT_SMS < ctas)
+      return refuse(lseq, f, cudaErrorCooperativeLaunchTooLarge,
+                    "a cooperative launch of %" PRIu64 " CTAs, more than can be resident at "
+                    "once (%d per SM, %d SMs)", ctas, per_sm, RT_SMS);
+  }
   if (shmem > rt_max_dynamic_shared(f, k))
     return refuse(lseq, f, cudaErrorInvalidValue,
                   "%zu bytes of dynamic shared memory, the kernel may use %zu (more needs "
@@ -943,7 +1422,7 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
     fprintf(stderr, "kcast-cudart: launch %" PRId64 " (%s) failed: %s (%s)\n", lseq, f->name,
             err, cudaGetErrorName(e));
     if (S.out_fd >= 0) record(rt_records_error_line(lseq, f->name, err));
-    if (e != cudaErrorInvalidConfiguration) S.sticky = e;
+    if (e != cudaErrorInvalidConfiguration && e != cudaErrorNotSupported) S.sticky = e;
   } else {
     S.clock += st.seconds;
     if (st.oob_accesses && S.oob_notes++ < OOB_NOTES)
@@ -989,7 +1468,7 @@ static cudaError_t launch(rt_func *f, dim3 g, dim3 b, void **args, size_t shmem)
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
                                size_t sharedMem, cudaStream_t stream) {
   rt_lock();
-  cudaError_t e = launch(rt_find_func(kernel), gridDim, blockDim, args, sharedMem);
+  cudaError_t e = launch(rt_find_func(kernel), gridDim, blockDim, args, sharedMem, NULL);
   rt_unlock();
   return rt_err(e);
 }
@@ -1011,10 +1490,67 @@ cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3
   return cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream);
 }
 
+/* A cooperative launch runs like any other unless the kernel synchronises
+   the grid, which the emulator cannot do (refused, naming it); the device
+   says so too (cudaDevAttrCooperativeLaunch 0). */
 cudaError_t CUDARTAPI cudaLaunchCooperativeKernel(const void *func, dim3 gridDim,
                                                   dim3 blockDim, void **args,
                                                   size_t sharedMem, cudaStream_t stream) {
-  return cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream);
+  launch_opts o = {.cooperative = 1};
+  rt_lock();
+  cudaError_t e = launch(rt_find_func(func), gridDim, blockDim, args, sharedMem, &o);
+  rt_unlock();
+  return rt_err(e);
+}
+
+/*
+ * cudaLaunchKernelEx (cuda_runtime.h) and cudaLaunchKernelExC: a launch
+ * with attributes.  Scheduling and cache hints (access policy window,
+ * priority, memory sync domains, carveout, programmatic serialization --
+ * every launch completes before the next starts anyway) are accepted;
+ * programmatic and launch-completion events are recorded at the launch;
+ * cooperative launches as cudaLaunchCooperativeKernel; clusters of more
+ * than one CTA are refused (unsupported).
+ */
+cudaError_t CUDARTAPI cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
+                                          void **args) {
+  if (!config || (config->numAttrs && !config->attrs)) return rt_err(cudaErrorInvalidValue);
+  launch_opts o = {0};
+  for (unsigned i = 0; i < config->numAttrs; i++) {
+    const cudaLaunchAttribute *a = &config->attrs[i];
+    switch (a->id) {
+    case cudaLaunchAttributeCooperative: o.cooperative = a->val.cooperative != 0; break;
+    case cudaLaunchAttributeClusterDimension:
+      o.cluster[0] = a->val.clusterDim.x, o.cluster[1] = a->val.clusterDim.y;
+      o.cluster[2] = a->val.clusterDim.z;
+      break;
+    case cudaLaunchAttributeProgrammaticEvent:
+      if (cudaEventRecord(a->val.programmaticEvent.event, config->stream))
+        return cudaErrorInvalidResourceHandle;
+      break;
+    case cudaLaunchAttributeLaunchCompletionEvent:
+      if (cudaEventRecord(a->val.launchCompletionEvent.event, config->stream))
+        return cudaErrorInvalidResourceHandle;
+      break;
+    case cudaLaunchAttributeDeviceUpdatableKernelNode:
+      return rt_err(cudaErrorInvalidValue); /* graphs only */
+    case cudaLaunchAttributeIgnore: case cudaLaunchAttributeAccessPolicyWindow:
+    case cudaLaunchAttributeSynchronizationPolicy:
+    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
+    case cudaLaunchAttributeProgrammaticStreamSerialization: case cudaLaunchAttributePriority:
+    case cudaLaunchAttributeMemSyncDomainMap: case cudaLaunchAttributeMemSyncDomain:
+    case cudaLaunchAttributePreferredClusterDimension:
+    case cudaLaunchAttributePreferredSharedMemoryCarveout:
+    case cudaLaunchAttributeNvlinkUtilCentricScheduling:
+      break;
+    default: return rt_err(cudaErrorInvalidValue);
+    }
+  }
+  rt_lock();
+  cudaError_t e = launch(rt_find_func(func), config->gridDim, config->blockDim, args,
+                         config->dynamicSmemBytes, &o);
+  rt_unlock();
+  return rt_err(e);
 }
 
 cudaError_t rt_sticky_locked(void) { return S.sticky; }

@@ -60,6 +60,7 @@ typedef struct rt_func {
   char *name;            /* owned mangled name */
   rt_mod *mod;
   int max_dyn_shared;    /* cudaFuncAttributeMaxDynamicSharedMemorySize; -1: unset */
+  unsigned cluster[3];   /* cudaFuncAttributeRequiredCluster{Width,Height,Depth}; 0: unset */
 } rt_func;
 
 void rt_lock(void);
@@ -74,9 +75,12 @@ rt_func *rt_find_func(const void *p);
 const ptx_func *rt_func_ptx(rt_func *f);
 /* Seconds of emulated kernel time so far (what events measure). */
 double rt_clock(void);
-/* An entry point the replacement does not implement: named on stderr the
-   first time (once[0] is its flag); returns cudaErrorNotSupported. */
-cudaError_t rt_unsupported(const char *name, int *once);
+/* An entry point (or a use of one) the replacement does not implement,
+   `what` saying what it belongs to ("CUDA graphs"): the first time (once[0]
+   is its flag) named on stderr as "unsupported: NAME" and in an
+   `unsupported` record, so that kcast run fails the run (runtime/rt.h);
+   returns cudaErrorNotSupported, also as the last error.  Lock not held. */
+cudaError_t rt_unsupported(const char *name, const char *what, int *once);
 
 /* Copy n bytes between host and emulated device memory, the direction from
    the pointers (unified addressing; kind is only checked).  Lock held. */
@@ -94,6 +98,12 @@ cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3
 
 /* Device properties of the emulated GPU (rt_api.c). */
 void rt_fill_props(struct cudaDeviceProp *p);
+/* Multiprocessors and shared memory per multiprocessor of the emulated device. */
+#define RT_SMS 132
+#define RT_SHARED_PER_SM (228u * 1024u)
+/* Blocks of `block` threads with dyn bytes of dynamic shared memory that
+   can be resident on one SM at once (cudaOccupancy*); 0 when none. */
+int rt_occupancy(const ptx_func *k, int block, size_t dyn);
 /* Opt-in shared memory per block (cudaDevAttrMaxSharedMemoryPerBlockOptin). */
 #define RT_SHARED_OPTIN (227u * 1024u)
 /* Static shared bytes of kernel k (its .shared variables, not extern). */

@@ -48,9 +48,14 @@ struct cudaChannelFormatDesc CUDARTAPI cudaCreateChannelDesc(int x, int y, int z
   return d;
 }
 
-/* Channels, bits and kind of a format; 0 or -1 when not supported. */
+/* Channels, bits and kind of a format; 0, -1 when invalid, -2 for the
+   kinds a GPU has and the emulation lacks (normalized-integer and
+   compressed formats, NV12). */
 static int format_of(const struct cudaChannelFormatDesc *d, unsigned *channels, unsigned *bits,
                      int *kind) {
+  if (d->f != cudaChannelFormatKindSigned && d->f != cudaChannelFormatKindUnsigned &&
+      d->f != cudaChannelFormatKindFloat && d->f != cudaChannelFormatKindNone)
+    return -2;
   int b[4] = {d->x, d->y, d->z, d->w}, n = 0;
   while (n < 4 && b[n]) n++;
   for (int i = 1; i < n; i++)
@@ -73,14 +78,19 @@ static int format_of(const struct cudaChannelFormatDesc *d, unsigned *channels, 
 }
 
 /* Allocate an array of w x h x d elements (h, d 0 = unused). */
-static cudaError_t new_array(cudaArray_t *out, const struct cudaChannelFormatDesc *desc, size_t w,
-                             size_t h, size_t d, unsigned flags) {
+static cudaError_t new_array(const char *fn, cudaArray_t *out,
+                             const struct cudaChannelFormatDesc *desc, size_t w, size_t h,
+                             size_t d, unsigned flags) {
   unsigned ch, bits;
-  int kind;
+  int kind, fr;
+  static int fmt_once, flags_once;
   if (!out || !desc || !w) return rt_err(cudaErrorInvalidValue);
-  if (format_of(desc, &ch, &bits, &kind)) return rt_err(cudaErrorInvalidChannelDescriptor);
+  if ((fr = format_of(desc, &ch, &bits, &kind)) == -2)
+    return rt_unsupported(fn, "normalized-integer, compressed and NV12 channel formats",
+                          &fmt_once);
+  if (fr) return rt_err(cudaErrorInvalidChannelDescriptor);
   if (flags & ~(unsigned)(cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayTextureGather))
-    return rt_err(cudaErrorNotSupported);
+    return rt_unsupported(fn, "cubemap, sparse and deferred-mapping arrays", &flags_once);
   size_t elem = ch * bits / 8, hh = h ? h : 1, dd = d ? d : 1;
   if (w > ((size_t)1 << 32) || hh > ((size_t)1 << 32) || dd > ((size_t)1 << 16) ||
       w * elem > (((size_t)1 << 40) / hh / dd))
@@ -110,14 +120,15 @@ static cudaError_t new_array(cudaArray_t *out, const struct cudaChannelFormatDes
 
 cudaError_t CUDARTAPI cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
                                       size_t width, size_t height, unsigned int flags) {
-  return new_array(array, desc, width, height, 0, flags);
+  return new_array("cudaMallocArray", array, desc, width, height, 0, flags);
 }
 
 cudaError_t CUDARTAPI cudaMalloc3DArray(cudaArray_t *array,
                                         const struct cudaChannelFormatDesc *desc,
                                         struct cudaExtent extent, unsigned int flags) {
   if ((flags & cudaArrayLayered) && !extent.depth) return rt_err(cudaErrorInvalidValue);
-  return new_array(array, desc, extent.width, extent.height, extent.depth, flags);
+  return new_array("cudaMalloc3DArray", array, desc, extent.width, extent.height, extent.depth,
+                   flags);
 }
 
 cudaError_t CUDARTAPI cudaFreeArray(cudaArray_t array) {
@@ -235,23 +246,76 @@ static cudaError_t linear_array_copy(struct cudaArray *a, size_t wOffset, size_t
   return to_array ? rt_copy(p, mem, count, kind) : rt_copy(mem, p, count, kind);
 }
 
-cudaError_t CUDARTAPI cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
-                                        const void *src, size_t count, enum cudaMemcpyKind kind) {
+static cudaError_t array_linear(const void *arr, size_t wOffset, size_t hOffset, void *mem,
+                                size_t count, int to_array, enum cudaMemcpyKind kind) {
   rt_lock();
-  struct cudaArray *a = find_array(dst);
+  struct cudaArray *a = find_array(arr);
   cudaError_t e = !a ? cudaErrorInvalidResourceHandle
-                     : linear_array_copy(a, wOffset, hOffset, (void *)(uintptr_t)src, count, 1,
-                                         kind);
+                     : linear_array_copy(a, wOffset, hOffset, mem, count, to_array, kind);
   rt_unlock();
   return rt_err(e);
 }
 
+cudaError_t CUDARTAPI cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset,
+                                        const void *src, size_t count, enum cudaMemcpyKind kind) {
+  return array_linear(dst, wOffset, hOffset, (void *)(uintptr_t)src, count, 1, kind);
+}
+
 cudaError_t CUDARTAPI cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset,
                                           size_t hOffset, size_t count, enum cudaMemcpyKind kind) {
+  return array_linear(src, wOffset, hOffset, dst, count, 0, kind);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset,
+                                             const void *src, size_t count,
+                                             enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return array_linear(dst, wOffset, hOffset, (void *)(uintptr_t)src, count, 1, kind);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyFromArrayAsync(void *dst, cudaArray_const_t src, size_t wOffset,
+                                               size_t hOffset, size_t count,
+                                               enum cudaMemcpyKind kind, cudaStream_t stream) {
+  return array_linear(src, wOffset, hOffset, dst, count, 0, kind);
+}
+
+/* height rows of width bytes from array src at byte (ws, hs) to array dst
+   at byte (wd, hd): device to device, row by row (the two may differ in
+   width). */
+cudaError_t CUDARTAPI cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst,
+                                               size_t hOffsetDst, cudaArray_const_t src,
+                                               size_t wOffsetSrc, size_t hOffsetSrc,
+                                               size_t width, size_t height,
+                                               enum cudaMemcpyKind kind) {
   rt_lock();
-  struct cudaArray *a = find_array(src);
-  cudaError_t e = !a ? cudaErrorInvalidResourceHandle
-                     : linear_array_copy(a, wOffset, hOffset, dst, count, 0, kind);
+  struct cudaArray *d = find_array(dst), *a = find_array(src);
+  cudaError_t e = !d || !a ? cudaErrorInvalidResourceHandle : cudaSuccess;
+  if (!e && (wOffsetDst + width > d->pitch || wOffsetSrc + width > a->pitch ||
+             hOffsetDst + height > (d->height ? d->height : 1) ||
+             hOffsetSrc + height > (a->height ? a->height : 1)))
+    e = cudaErrorInvalidValue;
+  for (size_t r = 0; r < height && !e; r++)
+    e = rt_copy(array_at(d, wOffsetDst, hOffsetDst + r, 0),
+                array_at(a, wOffsetSrc, hOffsetSrc + r, 0), width, kind);
+  rt_unlock();
+  return rt_err(e);
+}
+
+/* count bytes from array src at byte (ws, hs) on to array dst at (wd, hd),
+   row after row as cudaMemcpyToArray reads them. */
+cudaError_t CUDARTAPI cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst,
+                                             size_t hOffsetDst, cudaArray_const_t src,
+                                             size_t wOffsetSrc, size_t hOffsetSrc, size_t count,
+                                             enum cudaMemcpyKind kind) {
+  rt_lock();
+  struct cudaArray *d = find_array(dst), *a = find_array(src);
+  cudaError_t e = !d || !a ? cudaErrorInvalidResourceHandle : cudaSuccess;
+  size_t dt = d ? d->slice * (d->depth ? d->depth : 1) : 0;
+  size_t at = a ? a->slice * (a->depth ? a->depth : 1) : 0;
+  size_t doff = d ? hOffsetDst * d->pitch + wOffsetDst : 0;
+  size_t aoff = a ? hOffsetSrc * a->pitch + wOffsetSrc : 0;
+  if (!e && (doff > dt || count > dt - doff || aoff > at || count > at - aoff))
+    e = cudaErrorInvalidValue;
+  if (!e) e = rt_copy(array_at(d, doff, 0, 0), array_at(a, aoff, 0, 0), count, kind);
   rt_unlock();
   return rt_err(e);
 }
@@ -315,6 +379,24 @@ cudaError_t CUDARTAPI cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaS
   return cudaMemcpy3D(p);
 }
 
+/* One device: a peer copy is a copy on it. */
+cudaError_t CUDARTAPI cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p) {
+  if (!p) return rt_err(cudaErrorInvalidValue);
+  if (p->srcDevice != 0 || p->dstDevice != 0) return rt_err(cudaErrorInvalidDevice);
+  struct cudaMemcpy3DParms q;
+  memset(&q, 0, sizeof q);
+  q.srcArray = p->srcArray, q.srcPos = p->srcPos, q.srcPtr = p->srcPtr;
+  q.dstArray = p->dstArray, q.dstPos = p->dstPos, q.dstPtr = p->dstPtr;
+  q.extent = p->extent;
+  q.kind = cudaMemcpyDefault;
+  return cudaMemcpy3D(&q);
+}
+
+cudaError_t CUDARTAPI cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p,
+                                            cudaStream_t stream) {
+  return cudaMemcpy3DPeer(p);
+}
+
 /* ------------------------------------------------ texture, surface objects -- */
 
 /* The emulator texture a resource describes; an error for what is not
@@ -362,14 +444,62 @@ static cudaError_t describe(const struct cudaResourceDesc *r, emu_texture *t) {
   return cudaSuccess;
 }
 
+/* The descriptors each live texture or surface object was made from, for
+   cudaGetTextureObjectResourceDesc and friends.  Guarded by rt_lock. */
+static struct tex_desc {
+  uint64_t handle;
+  int surface;
+  struct cudaResourceDesc res;
+  struct cudaTextureDesc tex;
+  struct tex_desc *next;
+} *tex_descs;
+
+static void keep_desc(uint64_t h, int surface, const struct cudaResourceDesc *r,
+                      const struct cudaTextureDesc *t) {
+  struct tex_desc *d = calloc(1, sizeof *d);
+  if (!d) return; /* its getters then say cudaErrorInvalidValue */
+  d->handle = h, d->surface = surface, d->res = *r;
+  if (t) d->tex = *t;
+  d->next = tex_descs;
+  tex_descs = d;
+}
+
+static struct tex_desc *find_desc(uint64_t h, int surface) {
+  for (struct tex_desc *d = tex_descs; d; d = d->next)
+    if (d->handle == h && d->surface == surface) return d;
+  return NULL;
+}
+
+static void drop_desc(uint64_t h) {
+  for (struct tex_desc **pp = &tex_descs; *pp; pp = &(*pp)->next)
+    if ((*pp)->handle == h) {
+      struct tex_desc *d = *pp;
+      *pp = d->next;
+      free(d);
+      return;
+    }
+}
+
 cudaError_t CUDARTAPI cudaCreateTextureObject(cudaTextureObject_t *pTexObject,
                                               const struct cudaResourceDesc *pResDesc,
                                               const struct cudaTextureDesc *pTexDesc,
                                               const struct cudaResourceViewDesc *pResViewDesc) {
   if (!pTexObject || !pResDesc || !pTexDesc) return rt_err(cudaErrorInvalidValue);
-  static int view_once;
-  if (pResViewDesc) return rt_unsupported("cudaCreateTextureObject with a resource view",
-                                          &view_once);
+  static int view_once, mip_once;
+  if (pResViewDesc)
+    return rt_unsupported("cudaCreateTextureObject", "resource views (pResViewDesc)", &view_once);
+  if (pResDesc->resType == cudaResourceTypeMipmappedArray)
+    return rt_unsupported("cudaCreateTextureObject", "mipmapped arrays", &mip_once);
+  const struct cudaChannelFormatDesc *fd =
+      pResDesc->resType == cudaResourceTypeLinear    ? &pResDesc->res.linear.desc
+      : pResDesc->resType == cudaResourceTypePitch2D ? &pResDesc->res.pitch2D.desc
+                                                     : NULL;
+  unsigned ch, bits;
+  int kind;
+  static int fmt_once;
+  if (fd && format_of(fd, &ch, &bits, &kind) == -2)
+    return rt_unsupported("cudaCreateTextureObject",
+                          "normalized-integer, compressed and NV12 channel formats", &fmt_once);
   rt_lock();
   emu_texture t;
   cudaError_t e = describe(pResDesc, &t);
@@ -392,7 +522,10 @@ cudaError_t CUDARTAPI cudaCreateTextureObject(cudaTextureObject_t *pTexObject,
     fprintf(stderr, "kcast-cudart: cudaCreateTextureObject: %s\n", dev ? err : "out of memory");
     e = cudaErrorInvalidValue;
   }
-  if (!e) *pTexObject = h;
+  if (!e) {
+    *pTexObject = h;
+    keep_desc(h, 0, pResDesc, pTexDesc);
+  }
   rt_unlock();
   return rt_err(e);
 }
@@ -403,6 +536,7 @@ cudaError_t CUDARTAPI cudaDestroyTextureObject(cudaTextureObject_t texObject) {
   emu_device *dev = rt_device();
   cudaError_t e = dev && emu_texture_free(dev, texObject, NULL, 0) == 0
                       ? cudaSuccess : cudaErrorInvalidValue;
+  if (!e) drop_desc(texObject);
   rt_unlock();
   return rt_err(e);
 }
@@ -420,11 +554,43 @@ cudaError_t CUDARTAPI cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject,
   uint64_t h = 0;
   emu_device *dev = rt_device();
   if (!e && (!dev || emu_texture_new(dev, &t, &h, err, sizeof err) < 0)) e = cudaErrorInvalidValue;
-  if (!e) *pSurfObject = h;
+  if (!e) {
+    *pSurfObject = h;
+    keep_desc(h, 1, pResDesc, NULL);
+  }
   rt_unlock();
   return rt_err(e);
 }
 
 cudaError_t CUDARTAPI cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) {
   return cudaDestroyTextureObject(surfObject);
+}
+
+/* What an object was made from (as given). */
+static cudaError_t get_desc(uint64_t h, int surface, struct cudaResourceDesc *res,
+                            struct cudaTextureDesc *tex) {
+  rt_lock();
+  struct tex_desc *d = find_desc(h, surface);
+  if (d && res) *res = d->res;
+  if (d && tex) *tex = d->tex;
+  rt_unlock();
+  return d ? cudaSuccess : rt_err(cudaErrorInvalidValue);
+}
+
+cudaError_t CUDARTAPI cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc,
+                                                       cudaTextureObject_t texObject) {
+  if (!pResDesc) return rt_err(cudaErrorInvalidValue);
+  return get_desc(texObject, 0, pResDesc, NULL);
+}
+
+cudaError_t CUDARTAPI cudaGetTextureObjectTextureDesc(struct cudaTextureDesc *pTexDesc,
+                                                      cudaTextureObject_t texObject) {
+  if (!pTexDesc) return rt_err(cudaErrorInvalidValue);
+  return get_desc(texObject, 0, NULL, pTexDesc);
+}
+
+cudaError_t CUDARTAPI cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc,
+                                                       cudaSurfaceObject_t surfObject) {
+  if (!pResDesc) return rt_err(cudaErrorInvalidValue);
+  return get_desc(surfObject, 1, pResDesc, NULL);
 }
