@@ -198,12 +198,18 @@ SUITE_GENCODE := $(foreach a,$(filter-out $(SUITE_LAST),$(SUITE_ARCHS)),-gencode
 # machine code and PTX.  `make gpu-check` builds and runs them
 # (docs/gpu-check.md).
 GPU_GENCODE  ?= $(SUITE_GENCODE)
-PROGRAMS     := $(patsubst tests/programs/%.cu,$(BUILD)/programs/%,$(wildcard tests/programs/*.cu))
+# rt_rdc is relocatable device code in two files: rt_rdc_dev.cu is its
+# partner, not a program.
+PROGRAMS     := $(patsubst tests/programs/%.cu,$(BUILD)/programs/%,\
+                  $(filter-out tests/programs/rt_rdc_dev.cu,$(wildcard tests/programs/*.cu)))
 .PHONY: programs gpu-check
 programs: $(PROGRAMS)
 $(BUILD)/programs/%: tests/programs/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 $(GPU_GENCODE) -o $@.tmp $< && mv $@.tmp $@
+$(BUILD)/programs/rt_rdc: tests/programs/rt_rdc.cu tests/programs/rt_rdc_dev.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -rdc=true $(GPU_GENCODE) -o $@.tmp $^ && mv $@.tmp $@
 gpu-check:
 	BUILD=$(BUILD) profiler/gpu_check.sh
 
