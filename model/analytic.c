@@ -367,6 +367,49 @@ typedef struct lanes {
   int fp_int_shared;
 } lanes;
 
+/*
+ * The power limit.  Boost clocks are set for the card's power limit only
+ * where that card's FP32 work fits it: a low-power card of an architecture
+ * (T4, P4, L4: 70-75 W) runs a long FP32-bound kernel at a fraction of its
+ * boost clock.  The dynamic power of that work at the boost clock is the
+ * architecture's energy per FP32 flop (pj_per_flop: its full-power cards'
+ * board power over idle divided by their FP32 peak, the cards that run SGEMM
+ * at their limit, rounded down so that those fit theirs) times the peak and
+ * the busy share; over tdp_w - idle_w the clock, and with it the FP32 rate,
+ * drops by that ratio (power taken
+ * proportional to the clock, as near the lowest voltages).  The limiter
+ * averages power over AN_POWER_TAU_US: a shorter kernel runs near the boost
+ * clock, a longer one approaches the reduced clock.  Measured on NeuSight's
+ * GEMMs (docs/gpus.md): longer than 10 ms, the T4 runs 2.1-2.5x and the P4
+ * 1.8-2.8x the estimate at boost, 1.3x and 1.1x at 300 us; the P100, V100
+ * and A100 within 1.1x at every length.
+ */
+#define AN_POWER_TAU_US 600.0
+
+static double pj_per_flop(const an_gpu *g) {
+  int cc = g->cc_major * 10 + g->cc_minor;
+  if (cc < 60) return 28.0;  /* Kepler, Maxwell (28 nm): K80 */
+  if (cc < 70) return 24.0;  /* Pascal (16 nm): P100 PCIe */
+  if (cc < 80) return 15.5;  /* Volta, Turing (12 nm): V100 PCIe */
+  if (cc == 80) return 11.0; /* A100 (7 nm): A100 PCIe */
+  if (cc < 89) return 6.6;   /* GA10x (8 nm): RTX A4000 */
+  return 5.1;                /* Ada, Hopper, Blackwell (4 nm): RTX 4090 */
+}
+
+double an__power_slowdown(const an_gpu *g, double busy) {
+  double avail = g->tdp_w - g->idle_w;
+  if (!(avail > 0) || !(busy > 0)) return 1.0;
+  double need = pj_per_flop(g) * 1e-12 * g->fp32_gflops * 1e9 * fmin(busy, 1.0);
+  return fmax(1.0, need / avail);
+}
+
+double an__power_limited_us(double t0_us, double s) {
+  if (!(s > 1) || !(t0_us > 0)) return t0_us;
+  /* the clock falls from boost to boost / s as 1 - exp(-t / tau): the work
+     of t0 at boost takes s t0 - (s - 1) tau (1 - exp(-t0 / tau)) */
+  return s * t0_us - (s - 1) * AN_POWER_TAU_US * (1 - exp(-t0_us / AN_POWER_TAU_US));
+}
+
 static lanes lanes_of(const an_gpu *g) {
   int cc = g->cc_major * 10 + g->cc_minor;
   double clock = g->boost_mhz * 1e6;
@@ -526,6 +569,16 @@ int an_estimate_launch(const an_gpu *g, const char *const *names, const double *
   o->l1_hit_rate = loads > 0 ? mem.l1_hits / loads : 0;
   o->l2_hit_rate = mem.l2_requests > 0 ? mem.l2_hits / mem.l2_requests : 0;
   o->dram_bytes = mem.dram_read + mem.dram_write;
+  /* the power limit: the SMs' and the L2's work slow as a low-power
+     card's clock drops under its pipes' load */
+  {
+    double parts0[3] = {t_sm, t_l2, t_dram};
+    double b0 = norm_p(parts0, 3);
+    double busy = b0 > 0 ? fmin(1.0, c_pipe * load / clock / b0) * fmin(1.0, ctas / sms) : 0;
+    double s = an__power_slowdown(g, busy);
+    t_sm = an__power_limited_us(t_sm * 1e6, s) / 1e6;
+    t_l2 = an__power_limited_us(t_l2 * 1e6, s) / 1e6;
+  }
   double parts[3] = {t_sm, t_l2, t_dram};
   double body = norm_p(parts, 3);
   /* the bound: the largest term */

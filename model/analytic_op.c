@@ -142,7 +142,7 @@ int an__estimate_op(const an_gpu *g, const char *const *names, const double *val
   double meff = v[F_MEFF] > 0 ? v[F_MEFF] : BW_EFF;
   double bw = g->mem_bw_gbs * 1e9 * meff, l2bw = g->mem_bw_gbs * 1e9 * L2_BW;
   double sm_rate = g->fp32_gflops * 1e9 / sms; /* flop/s of one SM */
-  double t_comp = 0, t_mem = 0, t_lat = 0, bytes = v[F_BYTES];
+  double t_comp = 0, t_mem = 0, t_l2 = 0, t_lat = 0, bytes = v[F_BYTES];
   if (cls == OPR_GEMM || cls == OPR_CONV) {
     double flops = v[F_FLOPS];
     if (cls == OPR_CONV && v[F_ALGO] == OPR_ALGO_WINOGRAD && v[F_FILTER] == 3)
@@ -163,7 +163,8 @@ int an__estimate_op(const an_gpu *g, const char *const *names, const double *val
     double split = v[F_SPLIT] > 1 ? v[F_SPLIT] : 1;
     double traffic = a * cols + b * rows + cbytes * split;
     double dram = (a + b) <= g->l2_mb * 1048576.0 ? bytes + cbytes * (split - 1) * 2 : traffic;
-    t_mem = fmax(dram / bw, traffic / l2bw);
+    t_mem = dram / bw;
+    t_l2 = traffic / l2bw;
   } else {
     /* a block-per-row softmax reads its row twice more (maximum, sum),
        layer norm once more (statistics, then the normalisation) */
@@ -177,7 +178,14 @@ int an__estimate_op(const an_gpu *g, const char *const *names, const double *val
   t_lat = rounds * (cls == OPR_GEMM || cls == OPR_CONV ? TILE_CYC : MEM_LAT_CYC) / clock;
   t_comp *= 1e6;
   t_mem *= 1e6;
+  t_l2 *= 1e6;
   t_lat *= 1e6;
+  /* the power limit (analytic.c): the FP32 pipes' work of a low-power card,
+     and the L2's, which runs on the same clock, slow as the clock drops */
+  double slow = an__power_slowdown(g, t_comp / fmax(fmax(t_comp, fmax(t_mem, t_l2)), 1e-12));
+  t_comp = an__power_limited_us(t_comp, slow);
+  t_l2 = an__power_limited_us(t_l2, slow);
+  t_mem = fmax(t_mem, t_l2);
   double body = fmax(t_comp, t_mem) + t_lat;
   double extra = (v[F_KERNELS] > 1 ? v[F_KERNELS] - 1 : 0) * KERNEL_US;
   double gpu = gap + body + extra;

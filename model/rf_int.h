@@ -207,6 +207,13 @@ int rf__nomem(void);
 double an__op_class(const char *const *names, const double *vals, size_t n);
 int an__estimate_op(const an_gpu *g, const char *const *names, const double *vals, size_t n,
                     an_estimate *out);
+/* The power limit (analytic.c): the clock's slowdown, >= 1, that keeps
+   GPU g within its board power when its FP32 pipes are busy a share
+   busy (0-1) of the time at the boost clock; and the time of t0_us of
+   such work at the boost clock once the limiter, which acts over
+   AN_POWER_TAU_US, has brought the clock down by that slowdown. */
+double an__power_slowdown(const an_gpu *g, double busy);
+double an__power_limited_us(double t0_us, double slowdown);
 
 /* Copy the rows sel[0..k) of d into out (features, y, names, target;
    groups not copied).  0, or -1 out of memory. */

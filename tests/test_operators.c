@@ -293,6 +293,36 @@ static void test_estimate(void) {
   CHECK_MSG("an unknown GPU is an error", md_operator("NOPE", opr_feature_names, v, OPR_NFEAT, out) == -1);
 }
 
+/* A low-power card's FP32-bound GEMM runs under its power limit: the T4
+   (70 W) and the L4 (72 W) slow, the A100 and the H100 do not, and a
+   kernel shorter than the limiter's window keeps most of its boost. */
+static void test_power_limit(void) {
+  const an_gpu *t4 = an_gpu_find("T4"), *a100 = an_gpu_find("A100-PCIE"), *h100 = an_gpu_find("H100"),
+               *l4 = an_gpu_find("L4");
+  CU_ASSERT_FATAL(t4 && a100 && h100 && l4);
+  double st4 = an__power_slowdown(t4, 1), sl4 = an__power_slowdown(l4, 1);
+  CHECK_MSG("the T4's FP32 pipes need 2-2.5x its board power at boost",
+            st4 > 2.0 && st4 < 2.5);
+  CHECK_MSG("... the L4's more than 2x, the A100's and H100's fit theirs",
+            sl4 > 2.0 && an__power_slowdown(a100, 1) == 1 && an__power_slowdown(h100, 1) == 1);
+  CHECK_MSG("... and an idle pipe draws nothing to limit",
+            an__power_slowdown(t4, 0) == 1 && an__power_slowdown(t4, 0.3) < st4);
+  CHECK_MSG("a 10 ms kernel's time approaches the slowdown, a 10 us one keeps its own",
+            an__power_limited_us(10000, st4) > 0.9 * st4 * 10000 &&
+                an__power_limited_us(10, st4) < 10.2 && an__power_limited_us(10, 1) == 10);
+  an_estimate a, b;
+  const char *big = "bmm B=16 M=2048 N=2048 K=2048";
+  double flops = 2.0 * 16 * 2048 * 2048 * 2048;
+  CHECK_MSG("a large GEMM on the T4 takes about twice its time at the boost clock's peak",
+            estimate(big, "T4", &a) == 0 && a.time_us > 1.8 * flops / (t4->fp32_gflops * 1e3) &&
+                a.time_us < 2.8 * flops / (t4->fp32_gflops * 1e3));
+  CHECK_MSG("... the A100 runs it near its peak",
+            estimate(big, "A100-PCIE", &b) == 0 && b.time_us < 1.3 * flops / (a100->fp32_gflops * 1e3));
+  CHECK_MSG("a memory-bound launch on the T4 is not slowed by the limit",
+            estimate("add B=4096 H=16384", "T4", &a) == 0 && !strcmp(a.bound, "memory") &&
+                a.time_us < 1.3 * 12.0 * 4096 * 16384 / (320e3 * 0.85));
+}
+
 /* ------------------------------------------------------------ the import -- */
 
 static const char *HDR =
@@ -756,6 +786,7 @@ TEST_SUITES(register_operators) {
   TEST_ADD(s, test_assumptions);
   TEST_ADD(s, test_assumptions_real);
   TEST_ADD(s, test_estimate);
+  TEST_ADD(s, test_power_limit);
   TEST_ADD(s, test_import);
   TEST_ADD(s, test_import_real);
   TEST_ADD(s, test_adapt_fit);
