@@ -1258,7 +1258,8 @@ static int64_t next_lseq(void) {
 }
 
 /* A launch the runtime refuses before it runs (as the real one does): named
-   on stderr, no record, the error returned (not sticky). */
+   on stderr, an error record (kcast run counts it as a launch not
+   recorded), the error returned (not sticky). */
 static cudaError_t refuse(int64_t lseq, const rt_func *f, cudaError_t e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static cudaError_t refuse(int64_t lseq, const rt_func *f, cudaError_t e, const char *fmt, ...) {
