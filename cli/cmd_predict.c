@@ -137,7 +137,10 @@ const char cmd_predict_usage[] =
     "and shape ('bmm B=8 M=512 N=512 K=64'; --op list lists the operators and\n"
     "their parameters), optionally kernel=NAME, grid=X,Y,Z, block=X,Y,Z and\n"
     "kernels=N as a profiler records them; what is not given is assumed as the\n"
-    "libraries choose it and said in a note -- predicted on the GPUs of --gpu (a\n"
+    "libraries choose it and said in a note (a GEMM without kernel, grid and\n"
+    "block: on each GPU the one of cuBLAS's SGEMM tiles predicted fastest there,\n"
+    "as cuBLAS's heuristics choose; csv and json give it per GPU) -- predicted\n"
+    "on the GPUs of --gpu (a\n"
     "list too), or on every GPU (default), one block of rows per --op (csv: one\n"
     "row per operator and GPU; json: {\"operators\": [...]}, each with its\n"
     "features).  The forest is --model, else the operator model `make models`\n"
@@ -632,8 +635,26 @@ static int list_ops(int fmt) {
 
 /* One operator's rows on every GPU asked for, as table, CSV rows or a
    JSON object added to arr. */
+/* The row of an operator launch's features v on GPU g: the analytic
+   estimate, then the forest f (of model, trained on the GPUs mg) when
+   there is one.  0, or -1 after its error line. */
+static int op_row(const char *model, const rf_forest *f, const char *mg, const an_gpu *g,
+                  const double *v, double coverage, char *label, pred_row *r) {
+  feat_vec fv;
+  feat_init(&fv);
+  int bad = 0;
+  for (size_t j = 0; j < OPR_NFEAT && !bad; j++) bad = feat_set(&fv, opr_feature_names[j], v[j]);
+  if (bad) { feat_free(&fv); cli_error("out of memory"); return -1; }
+  int rc = analytic_row(g, &fv, r);
+  int unseen = mg && *mg && !an_gpu_in_list(mg, g->name);
+  if (!rc && f) rc = forest_row(model, f, g->name, unseen, &fv, coverage, label, r);
+  feat_free(&fv);
+  return rc;
+}
+
 static void op_out(int fmt, const char *desc, const opr_launch *l, const char *assumed,
-                   const double *v, const pred_row *r, size_t n, cJSON *arr) {
+                   const double *v, const pred_row *r, size_t n, const opr_launch *per,
+                   cJSON *arr) {
   char *dm = fe_demangle(l->kernel);
   const char *demangled = dm ? dm : l->kernel;
   if (fmt == CLI_FMT_JSON) {
@@ -666,24 +687,39 @@ static void op_out(int fmt, const char *desc, const opr_launch *l, const char *a
       cJSON_AddStringToObject(x, "power_model", r[i].p_model);
       cJSON_AddStringToObject(x, "bound", r[i].bound);
       if (r[i].outside) cJSON_AddStringToObject(x, "outside", r[i].outside);
+      if (per) { /* the kernel assumed on this GPU */
+        cJSON *g2 = cJSON_CreateArray(), *b2 = cJSON_CreateArray();
+        cJSON_AddStringToObject(x, "kernel", per[i].kernel);
+        for (int k = 0; k < 3; k++) {
+          cJSON_AddItemToArray(g2, cJSON_CreateNumber(per[i].grid[k]));
+          cJSON_AddItemToArray(b2, cJSON_CreateNumber(per[i].block[k]));
+        }
+        cJSON_AddItemToObject(x, "grid", g2);
+        cJSON_AddItemToObject(x, "block", b2);
+      }
       cJSON_AddItemToArray(pa, x);
     }
     cJSON_AddItemToArray(arr, o);
   } else if (fmt == CLI_FMT_CSV) {
     for (size_t i = 0; i < n; i++) {
       double w[] = {r[i].t, r[i].t_lo, r[i].t_hi, r[i].p, r[i].p_lo, r[i].p_hi, r[i].e};
+      const opr_launch *li = per ? &per[i] : l;
       cli_csv_field(stdout, desc);
       putchar(',');
-      cli_csv_field(stdout, l->kernel);
-      printf(",%u,%u,%u,%u,%u,%u,%s", l->grid[0], l->grid[1], l->grid[2], l->block[0],
-             l->block[1], l->block[2], r[i].gpu);
+      cli_csv_field(stdout, li->kernel);
+      printf(",%u,%u,%u,%u,%u,%u,%s", li->grid[0], li->grid[1], li->grid[2], li->block[0],
+             li->block[1], li->block[2], r[i].gpu);
       for (int k = 0; k < 7; k++) { putchar(','); num_out(stdout, w[k], "%.6g"); }
       printf(",%s,%s,%s\n", r[i].t_model, r[i].p_model, r[i].bound);
     }
   } else {
-    printf("op %s\nkernel %s\ngrid %u,%u,%u  block %u,%u,%u  (%.0f CTAs; %s)\n", desc, demangled,
-           l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], v[6],
-           assumed[0] ? "assumed where not given" : "as given");
+    if (per)
+      printf("op %s\nkernel per GPU: the fastest predicted of cuBLAS's SGEMM tiles (assumed)\n",
+             desc);
+    else
+      printf("op %s\nkernel %s\ngrid %u,%u,%u  block %u,%u,%u  (%.0f CTAs; %s)\n", desc,
+             demangled, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
+             v[6], assumed[0] ? "assumed where not given" : "as given");
     printf("%-14s %10s %21s %8s %17s %11s  %-8s %s\n", "gpu", "time_us", "band_us", "power_w",
            "band_w", "energy_mj", "bound", "model (time / power)");
     for (size_t i = 0; i < n; i++) {
@@ -697,8 +733,12 @@ static void op_out(int fmt, const char *desc, const opr_launch *l, const char *a
         snprintf(band_p, sizeof band_p, "%.0f..%.0f", r[i].p_lo, r[i].p_hi);
       }
       if (!isnan(r[i].e)) snprintf(e, sizeof e, "%.3g", r[i].e);
-      printf("%-14s %10s %21s %8s %17s %11s  %-8s %s / %s\n", r[i].gpu, t, band_t, p, band_p, e,
+      printf("%-14s %10s %21s %8s %17s %11s  %-8s %s / %s", r[i].gpu, t, band_t, p, band_p, e,
              r[i].bound, r[i].t_model, r[i].p_model);
+      if (per)
+        printf("  %s grid %u,%u,%u block %u", per[i].kernel, per[i].grid[0], per[i].grid[1],
+               per[i].grid[2], per[i].block[0]);
+      putchar('\n');
     }
   }
   free(dm);
@@ -715,7 +755,7 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
   rf_forest *f = NULL;
   pred_row *rows = NULL;
   char *label = NULL;
-  opr_launch *l = malloc(sizeof *l);
+  opr_launch *l = malloc(sizeof *l), *per = NULL;
   cJSON *root = NULL, *arr = NULL;
   char defmodel[4300];
   if (!l) { cli_error("out of memory"); return rc; }
@@ -781,25 +821,46 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
   for (size_t k = 0; k < nops; k++) {
     char assumed[600];
     double v[OPR_NFEAT];
-    if (opr_parse(ops[k], l) || opr_complete(l, assumed, sizeof assumed) || opr_features(l, v)) {
+    if (opr_parse(ops[k], l)) {
       cli_error("--op '%s': %s", ops[k], rf_last_error());
       goto out;
     }
-    if (assumed[0]) fprintf(stderr, "kcast: note: %s: assumed %s\n", ops[k], assumed);
-    feat_vec fv;
-    feat_init(&fv);
-    int bad = 0;
-    for (size_t j = 0; j < OPR_NFEAT && !bad; j++) bad = feat_set(&fv, opr_feature_names[j], v[j]);
-    if (bad) { feat_free(&fv); cli_error("out of memory"); goto out; }
-    for (size_t i = 0; i < ng; i++) {
-      if (analytic_row(gl[i], &fv, &rows[i])) { feat_free(&fv); goto out; }
-      int unseen = mg && *mg && !an_gpu_in_list(mg, gl[i]->name);
-      if (f && forest_row(model, f, gl[i]->name, unseen, &fv, coverage, label, &rows[i])) {
-        feat_free(&fv);
-        goto out;
-      }
+    /* a GEMM without its kernel: on each GPU the candidate tile predicted
+       fastest, as cuBLAS's heuristics choose (model/opr.h) */
+    opr_launch cand[OPR_GEMM_CANDIDATES];
+    size_t nc = opr_gemm_candidates(l, cand, OPR_GEMM_CANDIDATES);
+    if (opr_complete(l, assumed, sizeof assumed) || opr_features(l, v)) {
+      cli_error("--op '%s': %s", ops[k], rf_last_error());
+      goto out;
     }
-    feat_free(&fv);
+    if (nc) {
+      if (!per) per = malloc((ng ? ng : 1) * sizeof *per);
+      if (!per) { cli_error("out of memory"); goto out; }
+      size_t al = (size_t)snprintf(assumed, sizeof assumed,
+                                   "on each GPU the kernel predicted fastest of cuBLAS's %zu SGEMM "
+                                   "tiles:", nc);
+      for (size_t i = 0; i < ng; i++) {
+        int have = 0;
+        for (size_t c = 0; c < nc; c++) {
+          double cv[OPR_NFEAT];
+          pred_row cr;
+          if (opr_features(&cand[c], cv) || op_row(model, f, mg, gl[i], cv, coverage, label, &cr))
+            goto out;
+          if (!have || cr.t < rows[i].t) {
+            rows[i] = cr;
+            per[i] = cand[c];
+            have = 1;
+          }
+        }
+        if (al + 80 < sizeof assumed)
+          al += (size_t)snprintf(assumed + al, sizeof assumed - al, "%s %s %s", i ? "," : "",
+                                 gl[i]->name, per[i].kernel);
+      }
+    } else {
+      for (size_t i = 0; i < ng; i++)
+        if (op_row(model, f, mg, gl[i], v, coverage, label, &rows[i])) goto out;
+    }
+    if (assumed[0]) fprintf(stderr, "kcast: note: %s: assumed %s\n", ops[k], assumed);
     outside_note(ops[k], rows, ng);
     /* tensors larger than a GPU's memory: no such launch runs there */
     {
@@ -818,7 +879,7 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
                 bytes / 1e9, big);
     }
     if (k && fmt == CLI_FMT_TABLE) putchar('\n');
-    op_out(fmt, ops[k], l, assumed, v, rows, ng, arr);
+    op_out(fmt, ops[k], l, assumed, v, rows, ng, nc ? per : NULL, arr);
   }
   if (root) {
     char *s = cJSON_Print(root);
@@ -830,6 +891,7 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
 out:
   cJSON_Delete(root);
   free(rows);
+  free(per);
   free(label);
   free(l);
   rf_free(f);

@@ -455,6 +455,23 @@ static void work_of(const opr_launch *l, work *w) {
    the output's columns) x B (rows), the threads, the K slicing. */
 static const struct { unsigned a, b, threads, slices; } gemm_tiles[] = {
   {128, 128, 256, 1}, {128, 64, 128, 1}, {64, 64, 64, 1}, {32, 32, 128, 4}};
+/* Every SGEMM tile of cuBLAS's kernels that PyTorch's GEMMs ran on the
+   NeuSight data's GPUs (Pascal to Ampere), with its threads as recorded:
+   the candidates of opr_gemm_candidates, and the threads of a kernel=
+   given without block= */
+static const struct { unsigned a, b, threads, slices; } sgemm_kernels[] = {
+  {128, 128, 256, 1}, {128, 64, 128, 1}, {64, 64, 64, 1},  {128, 32, 256, 1},
+  {32, 128, 256, 1},  {32, 32, 128, 4},  {64, 32, 256, 4}, {128, 32, 256, 4}};
+#define N_SGEMM (sizeof sgemm_kernels / sizeof *sgemm_kernels)
+
+/* The threads of a kernel with tile a x b (the name's order) and slices:
+   the recorded ones for cuBLAS's, else by the tile's size. */
+static unsigned tile_threads(unsigned a, unsigned b, unsigned sl) {
+  for (size_t i = 0; i < N_SGEMM; i++)
+    if (sgemm_kernels[i].a == a && sgemm_kernels[i].b == b && sgemm_kernels[i].slices == sl)
+      return sgemm_kernels[i].threads;
+  return a * b >= 128 * 128 ? 256 : a * b >= 128 * 64 ? 128 : 64;
+}
 /* Fewest CTAs a tile must give to be chosen: enough for GPUs of 40-132
    SMs, as cuBLAS's heuristics trade tile efficiency for parallelism. */
 #define MIN_TILES 80
@@ -499,7 +516,7 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
     case OPR_CONV: {
       unsigned tm = 0, tn = 0, sl = 1, th = 0;
       if (have_kernel && opr_kernel_tile(l->kernel, &tm, &tn, &sl)) {
-        th = tm * tn >= 128 * 128 ? 256 : tm * tn >= 128 * 64 ? 128 : 64;
+        th = tile_threads(tn, tm, sl);
       } else {
         size_t t = 0;
         size_t nt = sizeof gemm_tiles / sizeof *gemm_tiles;
@@ -590,6 +607,27 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
   }
   if (!l->nkernels && (!have_kernel || !have_grid)) l->nkernels = 1;
   return 0;
+}
+
+size_t opr_gemm_candidates(const opr_launch *l, opr_launch *out, size_t cap) {
+  if (!l || !l->op || l->op->cls != OPR_GEMM || l->kernel[0] || l->grid[0] || l->block[0] || !out)
+    return 0;
+  /* PyTorch's linear multiplies by the transposed weight (cuBLAS's _tn
+     kernels in every row of the data), its bmm without (_nn) */
+  const char *lay = !strcmp(l->op->name, "linear") ? "tn" : "nn";
+  size_t n = 0;
+  for (size_t i = 0; i < N_SGEMM && n < cap; i++) {
+    opr_launch c = *l;
+    if (sgemm_kernels[i].slices > 1)
+      snprintf(c.kernel, sizeof c.kernel, "sgemm_%ux%u_sliced1x%u_%s", sgemm_kernels[i].a,
+               sgemm_kernels[i].b, sgemm_kernels[i].slices, lay);
+    else
+      snprintf(c.kernel, sizeof c.kernel, "sgemm_%ux%u_%s", sgemm_kernels[i].a, sgemm_kernels[i].b,
+               lay);
+    if (opr_complete(&c, NULL, 0)) continue; /* a grid beyond CUDA's limits */
+    out[n++] = c;
+  }
+  return n;
 }
 
 /* ----------------------------------------------------------- features -- */

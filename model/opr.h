@@ -126,6 +126,17 @@ int opr_parse(const char *text, opr_launch *out);
  * be NULL.
  */
 int opr_complete(opr_launch *l, char *note, size_t cap);
+/*
+ * The launches a GEMM operator without kernel= may be on a GPU: one per
+ * SGEMM tile of cuBLAS's kernels (OPR_GEMM_CANDIDATES at most), each
+ * completed as opr_complete does with that kernel.  cuBLAS's heuristics
+ * pick the fastest for the shape and GPU, which is what `kcast predict
+ * --op` assumes: the candidate its model predicts fastest there.  The
+ * count (0 for another class, or a launch that gives its kernel, grid or
+ * block: opr_complete's assumption then).
+ */
+#define OPR_GEMM_CANDIDATES 8
+size_t opr_gemm_candidates(const opr_launch *l, opr_launch *out, size_t cap);
 
 /* The feature columns opr_features gives: launch.* then opr.*. */
 #define OPR_NFEAT 34

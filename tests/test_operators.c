@@ -651,12 +651,58 @@ static void test_cli_predict_op(void) {
            "--gpu H100", tests_kcast());
   int rc = tests_run(cmd, &out, &err);
   CHECK_MSG("predict --op on the H100 answers", rc == 0 && out && strstr(out, "H100"));
-  CHECK_MSG("... with the kernel it assumed, said on stderr",
-            err && strstr(err, "assumed kernel sgemm_128x128_nn; grid 4,4,8; block 256,1,1"));
+  CHECK_MSG("... with the kernel it assumed on the GPU, said on stderr",
+            err && strstr(err, "predicted fastest of cuBLAS's 8 SGEMM tiles: H100 sgemm_"));
   CHECK_MSG("... by the analytic estimate without an operator model",
             strstr(out, "analytic / analytic") && strstr(err, "no operator model"));
   free(out);
   free(err);
+  {
+    /* the GEMM's assumed kernel on each GPU is the candidate predicted
+       fastest there: no candidate named explicitly is faster */
+    opr_launch gl, cand[OPR_GEMM_CANDIDATES];
+    CU_ASSERT_FATAL(opr_parse("linear B=1 M=178 N=3860 K=1550", &gl) == 0);
+    size_t nc = opr_gemm_candidates(&gl, cand, OPR_GEMM_CANDIDATES);
+    CHECK_MSG("eight candidate kernels for a linear, each _tn and complete",
+              nc == 8 && strstr(cand[5].kernel, "sliced1x4_tn") && cand[5].block[0] == 128 &&
+                  cand[3].block[0] == 256 && cand[0].grid[0] == 13 && cand[0].grid[1] == 2);
+    CHECK_MSG("... none for a launch that names its kernel, nor for a softmax",
+              opr_parse("bmm B=2 M=64 N=64 K=64 kernel=volta_sgemm_64x64_nn", &gl) == 0 &&
+                  opr_gemm_candidates(&gl, cand, 8) == 0 &&
+                  opr_parse("softmax B=2 H=64", &gl) == 0 && opr_gemm_candidates(&gl, cand, 8) == 0);
+    snprintf(cmd, sizeof cmd, "KCAST_OP_MODEL= '%s' predict --op 'linear B=1 M=178 N=3860 K=1550' "
+             "--gpu T4,A100-PCIE --format csv", tests_kcast());
+    rc = tests_run(cmd, &out, &err);
+    double best[2] = {0, 0};
+    char kern[2][64] = {"", ""};
+    for (int g = 0; g < 2 && rc == 0 && out; g++) {
+      const char *row = strstr(out, g ? ",A100-PCIE," : ",T4,");
+      const char *k0 = row;
+      while (k0 && k0 > out && k0[-1] != '\n') k0--;
+      if (row && k0 && sscanf(k0, "linear B=1 M=178 N=3860 K=1550,%63[^,]", kern[g]) == 1)
+        best[g] = atof(row + strlen(g ? ",A100-PCIE," : ",T4,"));
+    }
+    CHECK_MSG("the CSV gives each GPU its own assumed kernel and time",
+              rc == 0 && best[0] > 0 && best[1] > 0 && strstr(kern[0], "sgemm_"));
+    free(out);
+    free(err);
+    int none_faster = 1;
+    for (size_t c = 0; c < nc && best[0] > 0; c++) {
+      snprintf(cmd, sizeof cmd, "KCAST_OP_MODEL= '%s' predict --op 'linear B=1 M=178 N=3860 "
+               "K=1550 kernel=%s' --gpu T4,A100-PCIE --format csv", tests_kcast(), cand[c].kernel);
+      out = err = NULL;
+      if (tests_run(cmd, &out, &err) == 0 && out) {
+        const char *t4 = strstr(out, ",T4,"), *a100 = strstr(out, ",A100-PCIE,");
+        if (t4 && atof(t4 + 4) < best[0] * (1 - 1e-9)) none_faster = 0;
+        if (a100 && atof(a100 + 11) < best[1] * (1 - 1e-9)) none_faster = 0;
+      } else {
+        none_faster = 0;
+      }
+      free(out);
+      free(err);
+    }
+    CHECK_MSG("... the fastest of the candidates named one by one", none_faster);
+  }
   snprintf(cmd, sizeof cmd, "KCAST_OP_MODEL= '%s' predict --op 'add B=2 H=3' --op 'ln B=4 H=1024' "
            "--format json", tests_kcast());
   rc = tests_run(cmd, &out, &err);
