@@ -139,7 +139,8 @@ const char cmd_predict_usage[] =
     "kernels=N as a profiler records them; what is not given is assumed as the\n"
     "libraries choose it and said in a note (a GEMM without kernel, grid and\n"
     "block: on each GPU the one of cuBLAS's SGEMM tiles predicted fastest there,\n"
-    "as cuBLAS's heuristics choose; csv and json give it per GPU) -- predicted\n"
+    "as cuBLAS's heuristics choose; csv gives it per row, json per prediction,\n"
+    "its operator's features being kcast_features_from_op's) -- predicted\n"
     "on the GPUs of --gpu (a\n"
     "list too), or on every GPU (default), one block of rows per --op (csv: one\n"
     "row per operator and GPU; json: {\"operators\": [...]}, each with its\n"
@@ -833,12 +834,17 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
       cli_error("--op '%s': %s", ops[k], rf_last_error());
       goto out;
     }
+    /* the note: what opr_complete assumed (the operator's features, as
+       kcast_features_from_op gives them), or each GPU's kernel */
+    char pergpu[600];
+    const char *note = assumed;
     if (nc) {
       if (!per) per = malloc((ng ? ng : 1) * sizeof *per);
       if (!per) { cli_error("out of memory"); goto out; }
-      size_t al = (size_t)snprintf(assumed, sizeof assumed,
+      size_t al = (size_t)snprintf(pergpu, sizeof pergpu,
                                    "on each GPU the kernel predicted fastest of cuBLAS's %zu SGEMM "
                                    "tiles:", nc);
+      note = pergpu;
       for (size_t i = 0; i < ng; i++) {
         int have = 0;
         for (size_t c = 0; c < nc; c++) {
@@ -852,15 +858,15 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
             have = 1;
           }
         }
-        if (al + 80 < sizeof assumed)
-          al += (size_t)snprintf(assumed + al, sizeof assumed - al, "%s %s %s", i ? "," : "",
+        if (al + 80 < sizeof pergpu)
+          al += (size_t)snprintf(pergpu + al, sizeof pergpu - al, "%s %s %s", i ? "," : "",
                                  gl[i]->name, per[i].kernel);
       }
     } else {
       for (size_t i = 0; i < ng; i++)
         if (op_row(model, f, mg, gl[i], v, coverage, label, &rows[i])) goto out;
     }
-    if (assumed[0]) fprintf(stderr, "kcast: note: %s: assumed %s\n", ops[k], assumed);
+    if (note[0]) fprintf(stderr, "kcast: note: %s: assumed %s\n", ops[k], note);
     outside_note(ops[k], rows, ng);
     /* tensors larger than a GPU's memory: no such launch runs there */
     {
