@@ -263,6 +263,73 @@ out:
 
 /* ----------------------------------------------------- from an operator -- */
 
+/* A set holding the operator features v. */
+static kcast_status op_set(const double *v, const char *who, kcast_features **fs) {
+  kcast_features *out = NULL;
+  kcast_status st = kcast_features_new(&out);
+  if (st) return st;
+  for (size_t k = 0; k < OPR_NFEAT; k++)
+    if (feat_set(&out->v, opr_feature_names[k], v[k])) {
+      kcast_features_free(out);
+      return api_fail(KCAST_E_NOMEM, "%s: out of memory", who);
+    }
+  *fs = out;
+  return KCAST_OK;
+}
+
+kcast_status kcast_features_from_op_gpu(const char *description, const kcast_model *model,
+                                        const char *gpu_name, char *assumed, size_t cap,
+                                        kcast_features **fs) {
+  static const char who[] = "kcast_features_from_op_gpu";
+  if (assumed && cap) assumed[0] = 0;
+  if (!fs) return api_fail(KCAST_E_ARG, "%s: fs out-parameter is NULL", who);
+  *fs = NULL;
+  if (!description) return api_fail(KCAST_E_ARG, "%s: description is NULL", who);
+  if (!gpu_name) return api_fail(KCAST_E_ARG, "%s: gpu_name is NULL", who);
+  opr_launch *l = malloc((1 + OPR_GEMM_CANDIDATES) * sizeof *l);
+  if (!l) return api_fail(KCAST_E_NOMEM, "%s: out of memory", who);
+  opr_launch *cand = l + 1;
+  kcast_status st = KCAST_OK;
+  size_t nc = 0;
+  if (opr_parse(description, l)) st = api_fail(KCAST_E_ARG, "%s: %s", who, rf_last_error());
+  else nc = opr_gemm_candidates(l, cand, OPR_GEMM_CANDIDATES);
+  if (!st && !nc) {
+    free(l);
+    return kcast_features_from_op(description, assumed, cap, fs);
+  }
+  int forest = model && kcast_model_target(model) == KCAST_TARGET_TIME;
+  double best = 0;
+  size_t bi = 0;
+  for (size_t c = 0; c < nc && !st; c++) {
+    double v[OPR_NFEAT];
+    kcast_features *cf = NULL;
+    kcast_prediction p;
+    if (opr_features(&cand[c], v)) st = api_fail(KCAST_E_ARG, "%s: %s", who, rf_last_error());
+    else if (!(st = op_set(v, who, &cf)))
+      st = forest ? kcast_predict_gpu(model, gpu_name, cf, 0.9, &p)
+                  : kcast_predict_analytic(gpu_name, cf, &p, NULL);
+    if (!st && (c == 0 || p.value < best)) {
+      best = p.value;
+      bi = c;
+      kcast_features_free(*fs);
+      *fs = cf;
+      cf = NULL;
+    }
+    kcast_features_free(cf);
+  }
+  if (!st && assumed && cap)
+    snprintf(assumed, cap, "kernel %s (of cuBLAS's %zu SGEMM tiles the fastest predicted on %s); "
+             "grid %u,%u,%u; block %u,%u,%u", cand[bi].kernel, nc, gpu_name, cand[bi].grid[0],
+             cand[bi].grid[1], cand[bi].grid[2], cand[bi].block[0], cand[bi].block[1],
+             cand[bi].block[2]);
+  free(l);
+  if (st) {
+    kcast_features_free(*fs);
+    *fs = NULL;
+  }
+  return st;
+}
+
 kcast_status kcast_features_from_op(const char *description, char *assumed, size_t cap,
                                     kcast_features **fs) {
   if (assumed && cap) assumed[0] = 0;

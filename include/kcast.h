@@ -55,9 +55,9 @@ extern "C" {
 #endif
 
 #define KCAST_VERSION_MAJOR 0
-#define KCAST_VERSION_MINOR 4
-#define KCAST_VERSION_PATCH 1
-#define KCAST_VERSION_STRING "0.4.1"
+#define KCAST_VERSION_MINOR 5
+#define KCAST_VERSION_PATCH 0
+#define KCAST_VERSION_STRING "0.5.0"
 
 /* ------------------------------------------------------------ statuses -- */
 
@@ -88,7 +88,7 @@ const char *kcast_status_name(kcast_status s);
 
 /* ------------------------------------------------------------- version -- */
 
-/* The library's version string ("0.4.1").  Static storage. */
+/* The library's version string ("0.5.0").  Static storage. */
 const char *kcast_version(void);
 
 /*
@@ -381,6 +381,20 @@ kcast_status kcast_features_from_ptx(const char *path, const char *kernel,
  */
 kcast_status kcast_features_from_op(const char *description, char *assumed, size_t cap,
                                     kcast_features **fs);
+/*
+ * kcast_features_from_op for GPU gpu_name: a GEMM (bmm, linear) described
+ * without kernel, grid and block gets the one of cuBLAS's SGEMM tiles that
+ * model predicts fastest on that GPU (its time; the analytic estimate when
+ * model is NULL or predicts no time), as cuBLAS's heuristics choose per
+ * shape and GPU -- one tile for every GPU is 2-4x off for thin linear
+ * layers (docs/accuracy.md).  Other descriptions get kcast_features_from_op's
+ * launch.  assumed as there, naming the kernel chosen.  Errors as
+ * kcast_features_from_op, and kcast_predict_gpu's for the model and GPU
+ * (KCAST_E_NOTFOUND for an unknown GPU).  Thread-safe.  Since 0.5.0
+ */
+kcast_status kcast_features_from_op_gpu(const char *description, const kcast_model *model,
+                                        const char *gpu_name, char *assumed, size_t cap,
+                                        kcast_features **fs);
 
 /* ---------------------------------------------------------- prediction -- */
 

@@ -822,6 +822,49 @@ static void test_api(void) {
   CHECK_MSG("a bad description is KCAST_E_ARG with the reason",
             kcast_features_from_op("softmax B=1", NULL, 0, &fs) == KCAST_E_ARG && !fs &&
                 strstr(kcast_last_error(), "softmax needs H="));
+  /* on one GPU: a GEMM without its kernel gets the candidate predicted
+     fastest there, the one kcast predict --op names */
+  const char *lin = "linear B=1 M=178 N=3860 K=1550";
+  CHECK_MSG("kcast_features_from_op_gpu picks a kernel for a linear on the T4",
+            kcast_features_from_op_gpu(lin, NULL, "T4", assumed, sizeof assumed, &fs) == KCAST_OK &&
+                fs && strstr(assumed, "the fastest predicted on T4"));
+  double best = 0;
+  CHECK_MSG("... no candidate is faster there by the analytic estimate",
+            kcast_predict_analytic("T4", fs, &t, NULL) == KCAST_OK && (best = t.value) > 0);
+  kcast_features_free(fs);
+  opr_launch gl, cand[OPR_GEMM_CANDIDATES];
+  opr_parse(lin, &gl);
+  size_t nc = opr_gemm_candidates(&gl, cand, OPR_GEMM_CANDIDATES);
+  int none_faster = nc == 8;
+  for (size_t c = 0; c < nc; c++) {
+    double cv[OPR_NFEAT];
+    kcast_features *cf = NULL;
+    opr_features(&cand[c], cv);
+    kcast_features_new(&cf);
+    for (size_t k = 0; k < OPR_NFEAT; k++) kcast_features_set(cf, opr_feature_names[k], cv[k]);
+    if (kcast_predict_analytic("T4", cf, &t, NULL) != KCAST_OK || t.value < best) none_faster = 0;
+    kcast_features_free(cf);
+  }
+  CHECK_MSG("... no candidate is faster there by the analytic estimate (each one alone)", none_faster);
+  char cmd[1024], *out = NULL, kname[64] = "", want[80];
+  sscanf(assumed, "kernel %63s", kname);
+  snprintf(want, sizeof want, ",%s,", kname);
+  snprintf(cmd, sizeof cmd, "KCAST_OP_MODEL= '%s' predict --op '%s' --gpu T4 --format csv",
+           tests_kcast(), lin);
+  CHECK_MSG("... the kernel kcast predict --op names on the T4",
+            tests_run(cmd, &out, NULL) == 0 && out && !strncmp(kname, "sgemm_", 6) &&
+                strstr(out, want));
+  free(out);
+  fs = NULL;
+  CHECK_MSG("a softmax gets kcast_features_from_op's set",
+            kcast_features_from_op_gpu("softmax B=127 H=168", NULL, "T4", assumed, sizeof assumed,
+                                       &fs) == KCAST_OK && strstr(assumed, "grid 32,1,1"));
+  kcast_features_free(fs);
+  fs = NULL;
+  CHECK_MSG("an unknown GPU is KCAST_E_NOTFOUND, nothing returned",
+            kcast_features_from_op_gpu(lin, NULL, "NOPE", NULL, 0, &fs) == KCAST_E_NOTFOUND && !fs);
+  CHECK_MSG("a NULL GPU is KCAST_E_ARG",
+            kcast_features_from_op_gpu(lin, NULL, NULL, NULL, 0, &fs) == KCAST_E_ARG && !fs);
 }
 
 TEST_SUITES(register_operators) {

@@ -90,8 +90,8 @@ static const char usage_text[] =
     "                    -n 0 leaves only these in the queue\n"
     "  --op 'OPERATOR NAME=VALUE...'  add an operator launch (a library kernel\n"
     "                    by operator and shape, 'bmm B=8 M=512 N=512 K=64'; kcast\n"
-    "                    predict --op list): its features from\n"
-    "                    kcast_features_from_op; repeat it.  A model trained on\n"
+    "                    predict --op list): its features on each GPU from\n"
+    "                    kcast_features_from_op_gpu; repeat it.  A model trained on\n"
     "                    several GPUs (the operator model of make models) is\n"
     "                    given as --model FILE and answers for every --gpu\n"
     "  --format F        table (default) or csv\n"
@@ -988,9 +988,22 @@ int main(int argc, char **argv) {
   /* Predictions: each launch's stored features, then every GPU. */
   for (size_t i = 0; i < n; i++) {
     kcast_features *fs = NULL;
-    if (q[i].op >= 0) { /* an operator launch: its features are set up */
-      for (size_t g = 0; g < G && !status; g++)
-        status = predict_cell(o.db, &q[i], o.opfs[q[i].op], &o.gpus[g], &cells[i * G + g]);
+    if (q[i].op >= 0) {
+      /* an operator launch: its features on each GPU (a GEMM given
+         without its kernel runs the tile cuBLAS would choose there: the
+         fastest the GPU's time model predicts); else those set up */
+      for (size_t g = 0; g < G && !status; g++) {
+        kcast_features *gf = NULL;
+        const gpu *u = &o.gpus[g];
+        if (kcast_features_from_op_gpu(o.ops[q[i].op], u->time_cross ? u->time_model : NULL,
+                                       u->name, NULL, 0, &gf)) {
+          errorf("--op '%s' on %s: %s", o.ops[q[i].op], u->name, kcast_last_error());
+          status = EXIT_USER;
+          break;
+        }
+        status = predict_cell(o.db, &q[i], gf, u, &cells[i * G + g]);
+        kcast_features_free(gf);
+      }
       if (status) goto out;
       continue;
     }
@@ -1035,7 +1048,7 @@ int main(int argc, char **argv) {
         o.db, o.napps || o.ndatasets ? " matching --app/--dataset" : "", order, G,
         G == 1 ? "" : "s");
   for (size_t k = 0; k < o.nops; k++)
-    notef("  operator: %s: features from its shape (kcast_features_from_op)", o.ops[k]);
+    notef("  operator: %s: features from its shape on each GPU (kcast_features_from_op_gpu)", o.ops[k]);
   for (size_t k = 0; k < o.nunseen; k++) {
     const unseen_launch *u = &o.unseen[k];
     notef("  unseen: %s grid %u,%u,%u block %u,%u,%u: features from %s, no emulation%s%s",

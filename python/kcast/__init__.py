@@ -331,7 +331,8 @@ def features_from_launch(dataset: Union[str, os.PathLike], launch_id: int) -> Fe
     return _kcast.features_from_launch(os.fspath(dataset), int(launch_id))
 
 
-def features_from_op(description: str) -> Tuple[Features, str]:
+def features_from_op(description: str, gpu: Optional[str] = None,
+                     model: Optional["Model"] = None) -> Tuple[Features, str]:
     """The features of an operator launch -- a library kernel described by
     its operator and shape, ``"bmm B=8 M=512 N=512 K=64"``, optionally with
     ``kernel=``, ``grid=``, ``block=`` and ``kernels=`` (``kcast predict --op
@@ -343,10 +344,23 @@ def features_from_op(description: str) -> Tuple[Features, str]:
 
         fs, assumed = kcast.features_from_op("bmm B=8 M=512 N=512 K=64")
         kcast.Model("operators-time.kcm").predict(fs, gpu="H100")
+
+    With ``gpu``, the features on that GPU (kcast_features_from_op_gpu): a
+    GEMM given without its kernel gets the one of cuBLAS's SGEMM tiles that
+    ``model`` (a :class:`Model` predicting time; None: the analytic
+    estimate) predicts fastest there, as ``kcast predict --op`` does.
     """
     if not isinstance(description, str):
         raise TypeError("features_from_op(description): a str such as 'bmm B=8 M=512 N=512 K=64'")
-    return _kcast.features_from_op(description)
+    if gpu is None:
+        if model is not None:
+            raise ValueError("features_from_op: model= chooses a GEMM's kernel on a gpu=; give gpu too")
+        return _kcast.features_from_op(description)
+    if not isinstance(gpu, str):
+        raise TypeError("features_from_op: gpu must be a GPU name (str)")
+    if model is not None and not isinstance(model, Model):
+        raise TypeError("features_from_op: model must be a kcast.Model or None")
+    return _kcast.features_from_op(description, gpu, model._m if model is not None else None)
 
 
 def analytic(features, gpu: str) -> dict:

@@ -681,13 +681,27 @@ static PyObject *py_features_from_launch(PyObject *self, PyObject *args) {
   return features_wrap(fs, NULL);
 }
 
-/* features_from_op(description) -> (Features, assumed) */
+/* features_from_op(description[, gpu[, model]]) -> (Features, assumed);
+   with gpu, kcast_features_from_op_gpu (model a _kcast.Model or None) */
 static PyObject *py_features_from_op(PyObject *self, PyObject *args) {
-  const char *desc;
-  if (!PyArg_ParseTuple(args, "s", &desc)) return NULL;
+  const char *desc, *gpu = NULL;
+  PyObject *mo = Py_None;
+  if (!PyArg_ParseTuple(args, "s|zO", &desc, &gpu, &mo)) return NULL;
+  if (mo != Py_None && !PyObject_TypeCheck(mo, &ModelType)) {
+    PyErr_SetString(PyExc_TypeError, "features_from_op: model must be a kcast.Model or None");
+    return NULL;
+  }
   char assumed[1024];
   kcast_features *fs = NULL;
-  kcast_status st = kcast_features_from_op(desc, assumed, sizeof assumed, &fs);
+  kcast_status st;
+  if (gpu) {
+    const kcast_model *m = mo != Py_None ? ((ModelObject *)mo)->m : NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = kcast_features_from_op_gpu(desc, m, gpu, assumed, sizeof assumed, &fs);
+    Py_END_ALLOW_THREADS
+  } else {
+    st = kcast_features_from_op(desc, assumed, sizeof assumed, &fs);
+  }
   if (st) return raise_status(st);
   PyObject *f = features_wrap(fs, NULL);
   if (!f) return NULL;

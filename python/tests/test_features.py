@@ -76,6 +76,26 @@ def test_features_from_op_equal_kcast_predict_op():
         kcast.features_from_op(8)
 
 
+def test_features_from_op_on_a_gpu_is_kcast_predict_ops_kernel():
+    # a GEMM without its kernel: on a GPU the tile predicted fastest there,
+    # the kernel kcast predict --op names for that GPU (analytic: no model)
+    desc = "linear B=1 M=178 N=3860 K=1550"
+    fs, assumed = kcast.features_from_op(desc, gpu="T4")
+    assert "the fastest predicted on T4" in assumed
+    kernel = assumed.split()[1]
+    r = run_kcast("predict", "--op", desc, "--gpu", "T4", "--format", "json",
+                  env={**os.environ, "KCAST_OP_MODEL": ""})
+    pred = json.loads(r.stdout)["operators"][0]["predictions"][0]
+    assert pred["kernel"] == kernel
+    t = kcast.analytic(fs, "T4")["time_ns"]
+    assert abs(t / 1000 - pred["time_us"]) <= 1e-6 * pred["time_us"]
+    with pytest.raises(kcast.KcastError) as e:
+        kcast.features_from_op(desc, gpu="NOPE")
+    assert e.value.status == "KCAST_E_NOTFOUND"
+    with pytest.raises(ValueError):
+        kcast.features_from_op(desc, model=object())
+
+
 def test_analytic_equals_kcast_predict():
     fs = saxpy_features()
     a = kcast.analytic(fs, "A100")
