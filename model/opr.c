@@ -153,11 +153,13 @@ int opr_kernel_tile(const char *kernel, unsigned *tile_m, unsigned *tile_n, unsi
   if (slices) *slices = 1;
   if (!kernel) return 0;
   /* words between '_' (and the name's ends); the first AxB word is the
-     tile, a word slicedAxB the K slicing */
+     tile (cuBLAS's xmma and CUTLASS kernels: tilesizeAxBxK, as cuBLAS's
+     m x n), a word slicedAxB the K slicing */
   int found = 0;
   for (const char *s = kernel; *s;) {
     size_t l = strcspn(s, "_ <>,()");
     if (!found && tile_word(s, l, &a, &b)) found = 1;
+    if (!found && l > 8 && !strncmp(s, "tilesize", 8) && tile_word(s + 8, l - 8, &a, &b)) found = 1;
     unsigned p, q;
     if (l > 6 && !strncmp(s, "sliced", 6) && tile_word(s + 6, l - 6, &p, &q)) sl = p * q;
     s += l;

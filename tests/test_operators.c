@@ -88,6 +88,11 @@ static void test_kernel_names(void) {
                 n == 32 && s == 4);
   CHECK_MSG("sgemm_32x32x32_NN: the AxBxC form",
             opr_kernel_tile("sgemm_32x32x32_NN", &m, &n, &s) == 1 && m == 32 && n == 32);
+  CHECK_MSG("cuBLAS's xmma kernels: tilesize64x128x8 is cuBLAS's m x n (64 along the output's "
+            "columns), the warp shape after it no tile",
+            opr_kernel_tile("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x128x8_stage3_"
+                            "warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+                            &m, &n, &s) == 1 && n == 64 && m == 128 && s == 1);
   CHECK_MSG("cuDNN's scudnn_128x32 tile",
             opr_kernel_tile("cudnn_infer_volta_scudnn_128x32_relu_small_nn_v1", &m, &n, &s) == 1 &&
                 n == 128 && m == 32);
