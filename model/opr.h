@@ -128,8 +128,9 @@ int opr_parse(const char *text, opr_launch *out);
 int opr_complete(opr_launch *l, char *note, size_t cap);
 /*
  * The launches a GEMM operator without kernel= may be on a GPU: one per
- * SGEMM tile of cuBLAS's kernels (OPR_GEMM_CANDIDATES at most), each
- * completed as opr_complete does with that kernel.  cuBLAS's heuristics
+ * SGEMM tile of cuBLAS's kernels (OPR_GEMM_CANDIDATES at most; the
+ * sliced ones only without a batch), each completed as opr_complete does
+ * with that kernel.  cuBLAS's heuristics
  * pick the fastest for the shape and GPU, which is what `kcast predict
  * --op` assumes: the candidate its model predicts fastest there.  The
  * count (0 for another class, or a launch that gives its kernel, grid or

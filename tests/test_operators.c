@@ -657,7 +657,7 @@ static void test_cli_predict_op(void) {
   int rc = tests_run(cmd, &out, &err);
   CHECK_MSG("predict --op on the H100 answers", rc == 0 && out && strstr(out, "H100"));
   CHECK_MSG("... with the kernel it assumed on the GPU, said on stderr",
-            err && strstr(err, "predicted fastest of cuBLAS's 8 SGEMM tiles: H100 sgemm_"));
+            err && strstr(err, "predicted fastest of cuBLAS's 5 SGEMM tiles: H100 sgemm_"));
   CHECK_MSG("... by the analytic estimate without an operator model",
             strstr(out, "analytic / analytic") && strstr(err, "no operator model"));
   free(out);
@@ -671,6 +671,11 @@ static void test_cli_predict_op(void) {
     CHECK_MSG("eight candidate kernels for a linear, each _tn and complete",
               nc == 8 && strstr(cand[5].kernel, "sliced1x4_tn") && cand[5].block[0] == 128 &&
                   cand[3].block[0] == 256 && cand[0].grid[0] == 13 && cand[0].grid[1] == 2);
+    CHECK_MSG("... five for a batched product: no sliced kernel",
+              opr_parse("bmm B=4 M=178 N=3860 K=1550", &gl) == 0 &&
+                  opr_gemm_candidates(&gl, cand, OPR_GEMM_CANDIDATES) == 5 &&
+                  !strstr(cand[4].kernel, "sliced") && opr_parse("bmm B=1 M=1 N=2 K=3", &gl) == 0 &&
+                  opr_gemm_candidates(&gl, cand, OPR_GEMM_CANDIDATES) == 8);
     CHECK_MSG("... none for a launch that names its kernel, nor for a softmax",
               opr_parse("bmm B=2 M=64 N=64 K=64 kernel=volta_sgemm_64x64_nn", &gl) == 0 &&
                   opr_gemm_candidates(&gl, cand, 8) == 0 &&
