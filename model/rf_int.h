@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "model/model.h"
 
@@ -137,6 +138,9 @@ struct rf_forest {
   int csolo;           /* every one-sample leaf's sample is its mean
                           rounded to float (bit for bit), so the interval
                           may take it from the mean the walk read */
+  int csorted;         /* every leaf's samples in rf__vkey order, so the
+                          quantiles may merge the runs from their ends
+                          (model/rf_calib.c, merge_tails) */
   rf_calib cal;        /* interval calibration (n == 0: none) */
   rf_calib cal_unseen; /* calibration for GPUs the model was not trained on
                           (n == 0: none; file version 3) */
@@ -239,6 +243,18 @@ extern int rf__codes_always;
    their order statistics; rf__sel_scalar: while nonzero, those order
    statistics never take the SSE4.1 tails. */
 extern int rf__sel_runs, rf__sel_keys, rf__sel_scalar;
+/* Test hook: while nonzero, the quantiles of more samples than SEL_COPY
+   never merge the runs from their ends (merge_tails) but take
+   select_runs, which must give the same intervals bit for bit. */
+extern int rf__sel_merge_off;
+
+/* The order key of a leaf sample (its float's bits, negatives flipped):
+   the order of the QRF quantiles, -0 before +0 (model/rf_calib.c). */
+static inline uint32_t rf__vkey(float v) {
+  uint32_t u;
+  memcpy(&u, &v, 4);
+  return u ^ ((uint32_t)-(int32_t)(u >> 31) | 0x80000000u);
+}
 
 /* The 8-byte nodes' keys of x[0..n) (model/rf_predict.c): the order key of
    the smallest float >= x[j], 0 for NaN.  Internal; tested against the

@@ -27,6 +27,7 @@ void rf__free_fast(rf_forest *f) {
   f->cdirect = 0;
   f->cbits = 0;
   f->csolo = 0;
+  f->csorted = 0;
   f->cwide = 0;
 }
 
@@ -177,7 +178,8 @@ int rf__build_fast(rf_forest *f) {
      tree is read anyway: a serial pass over the nodes of 100 trees cost
      1.3 ms after the training had left them out of cache), placement,
      sizes and rounds */
-#pragma omp parallel num_threads(nt) reduction(| : failed, big, notsolo) \
+  int unsorted = 0; /* a leaf whose samples are out of key order (+0 before -0) */
+#pragma omp parallel num_threads(nt) reduction(| : failed, big, notsolo, unsorted) \
     reduction(max : maxc, maxv) reduction(min : minc)
   {
     uint32_t *q = rf__mallocn(max_nodes, sizeof(uint32_t));
@@ -203,6 +205,9 @@ int rf__build_fast(rf_forest *f) {
         float m = (float)nd->v;
         notsolo |= memcmp(&m, &tr->values[a], sizeof m) != 0;
       }
+      for (uint32_t k = 0; k < tr->n_leaves; k++)
+        for (uint32_t s = tr->leaf_off[k] + 1; s < tr->leaf_off[k + 1]; s++)
+          unsorted |= rf__vkey(tr->values[s]) < rf__vkey(tr->values[s - 1]);
       maxv = tr->n_values > maxv ? tr->n_values : maxv;
       node_weights(tr, wt);
       uint32_t nb = place_tree(tr, wt, pos + 2 * pofs[t], q);
@@ -229,6 +234,7 @@ int rf__build_fast(rf_forest *f) {
     f->cdirect = minc >= 1 && cb + ob <= 32 - CSLOT_BITS && !rf__leaf_numbers;
     f->cbits = cb;
     f->csolo = !notsolo;
+    f->csorted = !unsorted;
   }
   /* walk order: by decreasing rounds within each batch (stable) */
   for (size_t t0 = 0; t0 < T; t0 += RF_WALK_BATCH) {

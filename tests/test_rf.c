@@ -1921,6 +1921,65 @@ static void test_few_samples_copy_matches_runs(void) {
 }
 
 /*
+ * More samples than SEL_COPY: the quantiles merge the leaves' runs from
+ * their ends (merge_tails, model/rf_calib.c) where the targets lie near
+ * them, and select on the runs otherwise; both must give select_runs's
+ * intervals bit for bit at every coverage (0.05: targets near the middle,
+ * past the merge's reach).  A leaf out of key order (-0 after +0) turns
+ * the merge off for the forest.
+ */
+static void test_merged_tails_match_runs(void) {
+  rf_data tr, te;
+  make_data(&tr, 1500, 0.3, 41);
+  make_data(&te, 150, 0.3, 42);
+  size_t n = te.n_rows;
+  static const double cov[] = {0.05, 0.5, 0.8, 0.9, 0.95, 0.99};
+  double row[5];
+  rf_params p = params(60);
+  p.extra_trees = 1;
+  p.min_leaf = 6; /* leaves of 6-11 samples: 60 trees vote with ~400 */
+  rf_forest *f = NULL;
+  CU_ASSERT_FATAL(rf_train(&tr, &p, &f) == 0);
+  CHECK_MSG("the forest has the fast layout and sorted leaves", f->cn && f->csorted);
+  size_t same = 0, total = 0, moved = 0;
+  for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < 5; j++) row[j] = te.x[j * n + i];
+    double prev[3] = {NAN, NAN, NAN};
+    for (size_t c = 0; c < sizeof cov / sizeof cov[0]; c++) {
+      double a[3], b[3];
+      CU_ASSERT_FATAL(rf_predict_interval(f, row, cov[c], &a[0], &a[1], &a[2]) == 0);
+      rf__sel_merge_off = 1;
+      CU_ASSERT_FATAL(rf_predict_interval(f, row, cov[c], &b[0], &b[1], &b[2]) == 0);
+      rf__sel_merge_off = 0;
+      same += memcmp(a, b, sizeof a) == 0;
+      moved += c && (a[1] != prev[1] || a[2] != prev[2]);
+      memcpy(prev, a, sizeof a);
+      total++;
+    }
+  }
+  CHECK_MSG("merged tails give select_runs's intervals bit for bit", same == total);
+  CHECK_MSG("the coverages move the bounds (the check sees the quantiles)", moved > n * 4);
+  /* a leaf of several samples given -0 after +0 (equal floats, keys out
+     of order): the rebuilt layout turns the merge off */
+  int done = 0;
+  for (size_t t = 0; t < f->n_trees && !done; t++) {
+    rf_tree *tt = &f->trees[t];
+    for (uint32_t k = 0; k < tt->n_leaves && !done; k++)
+      if (tt->leaf_off[k + 1] - tt->leaf_off[k] >= 2) {
+        tt->values[tt->leaf_off[k]] = 0.0f;
+        tt->values[tt->leaf_off[k] + 1] = -0.0f;
+        done = 1;
+      }
+  }
+  CU_ASSERT_FATAL(done);
+  CU_ASSERT_FATAL(rf__build_fast(f) == 0);
+  CHECK_MSG("a leaf out of key order: no merge", f->cn && !f->csorted);
+  rf_free(f);
+  rf_data_free(&tr);
+  rf_data_free(&te);
+}
+
+/*
  * Thresholds at the limit of float precision: training values 1 and the
  * next double above it can only be split at the float 1.0, and a row of
  * that next double (which rounds to 1.0f to nearest) must still go right.
@@ -2345,6 +2404,7 @@ TEST_SUITES(rf_suites) {
   TEST_ADD(s, test_dedispersion_data);
   TEST_ADD(s, test_fast_prediction_matches_plain_walk);
   TEST_ADD(s, test_few_samples_copy_matches_runs);
+  TEST_ADD(s, test_merged_tails_match_runs);
   TEST_ADD(s, test_row_keys_match_definition);
   TEST_ADD(s, test_cli_feature_families);
   TEST_ADD(s, test_split_exact_at_float_precision);
