@@ -12,6 +12,7 @@
 #include "api/api_int.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,16 +264,27 @@ out:
 
 /* ----------------------------------------------------- from an operator -- */
 
+/* The operator features' names hashed once (a set of them is built for
+   every operator prediction). */
+static size_t op_hash[OPR_NFEAT];
+static pthread_once_t op_hash_once = PTHREAD_ONCE_INIT;
+static void op_hash_init(void) {
+  for (size_t k = 0; k < OPR_NFEAT; k++) op_hash[k] = feat_name_hash(opr_feature_names[k]);
+}
+
 /* A set holding the operator features v. */
 static kcast_status op_set(const double *v, const char *who, kcast_features **fs) {
+  pthread_once(&op_hash_once, op_hash_init);
   kcast_features *out = NULL;
   kcast_status st = kcast_features_new(&out);
   if (st) return st;
-  for (size_t k = 0; k < OPR_NFEAT; k++)
-    if (feat_set(&out->v, opr_feature_names[k], v[k])) {
-      kcast_features_free(out);
-      return api_fail(KCAST_E_NOMEM, "%s: out of memory", who);
-    }
+  int bad = feat_reserve(&out->v, OPR_NFEAT);
+  for (size_t k = 0; k < OPR_NFEAT && !bad; k++)
+    bad = feat_set_hashed(&out->v, opr_feature_names[k], op_hash[k], v[k]);
+  if (bad) {
+    kcast_features_free(out);
+    return api_fail(KCAST_E_NOMEM, "%s: out of memory", who);
+  }
   *fs = out;
   return KCAST_OK;
 }
@@ -344,13 +356,5 @@ kcast_status kcast_features_from_op(const char *description, char *assumed, size
     st = api_fail(KCAST_E_ARG, "kcast_features_from_op: %s", rf_last_error());
   free(l);
   if (st) return st;
-  kcast_features *out = NULL;
-  if ((st = kcast_features_new(&out))) return st;
-  for (size_t k = 0; k < OPR_NFEAT; k++)
-    if (feat_set(&out->v, opr_feature_names[k], v[k])) {
-      kcast_features_free(out);
-      return api_fail(KCAST_E_NOMEM, "kcast_features_from_op: out of memory");
-    }
-  *fs = out;
-  return KCAST_OK;
+  return op_set(v, "kcast_features_from_op", fs);
 }

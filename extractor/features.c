@@ -137,37 +137,62 @@ static char *arena_copy(feat_vec *v, const char *name) {
   return dst;
 }
 
-static long feat_slot(feat_vec *v, const char *name) {
+/* Room for nc names (nc > cap): the arrays and an index of 2 nc slots. */
+static int grow(feat_vec *v, size_t nc) {
+  if (nc > SIZE_MAX / 4 / sizeof(char *)) return -1;
+  char **nn = realloc(v->names, nc * sizeof *nn);
+  if (!nn) return -1;
+  v->names = nn;
+  double *nv = realloc(v->vals, nc * sizeof *nv);
+  if (!nv) return -1;
+  v->vals = nv;
+  /* cap grows only once the index has room for it (load factor <= 1/2). */
+  if (rehash(v, nc * 2)) return -1;
+  v->cap = nc;
+  return 0;
+}
+
+int feat_reserve(feat_vec *v, size_t n) {
+  if (n <= v->cap) return 0;
+  size_t nc = 16;
+  while (nc < n) nc *= 2;
+  return grow(v, nc);
+}
+
+/* Index of name (hash h), inserting it with value 0 when absent; -1 on
+   ENOMEM. */
+static long feat_slot_h(feat_vec *v, const char *name, size_t h) {
   /* One probe finds the name or the empty slot it takes (unless the table
      grows first). */
   size_t s = SIZE_MAX;
   if (v->hcap) {
-    s = hash_slot(v, name);
+    s = hash_slot_h(v, name, h);
     if (v->hash[s]) return (long)(v->hash[s] - 1);
   }
   if (v->n == v->cap) {
     /* 128 first: a kernel's static features (~70 names) fit without
        growing; a launch's dynamic ones grow once or twice. */
-    size_t nc = v->cap ? v->cap * 2 : 128;
-    if (nc > SIZE_MAX / 4 / sizeof(char *)) return -1;
-    char **nn = realloc(v->names, nc * sizeof *nn);
-    if (!nn) return -1;
-    v->names = nn;
-    double *nv = realloc(v->vals, nc * sizeof *nv);
-    if (!nv) return -1;
-    v->vals = nv;
-    /* cap grows only once the index has room for it (load factor <= 1/2). */
-    if (rehash(v, nc * 2)) return -1;
-    v->cap = nc;
+    if (grow(v, v->cap ? v->cap * 2 : 128)) return -1;
     s = SIZE_MAX;
   }
   char *copy = arena_copy(v, name);
   if (!copy) return -1;
   v->names[v->n] = copy;
   v->vals[v->n] = 0.0;
-  if (s == SIZE_MAX) s = hash_slot(v, copy);
+  if (s == SIZE_MAX) s = hash_slot_h(v, copy, h);
   v->hash[s] = v->n + 1;
   return (long)v->n++;
+}
+
+static long feat_slot(feat_vec *v, const char *name) {
+  return feat_slot_h(v, name, feat_name_hash(name));
+}
+
+int feat_set_hashed(feat_vec *v, const char *name, size_t h, double value) {
+  long i = feat_slot_h(v, name, h);
+  if (i < 0) return -1;
+  v->vals[i] = value;
+  return 0;
 }
 
 int feat_set(feat_vec *v, const char *name, double value) {

@@ -43,6 +43,11 @@ long feat_find(const feat_vec *v, const char *name);
    names looked up again and again (a model's features, every prediction). */
 size_t feat_name_hash(const char *name);
 long feat_find_hashed(const feat_vec *v, const char *name, size_t h);
+/* feat_set with h = feat_name_hash(name) computed once by the caller. */
+int feat_set_hashed(feat_vec *v, const char *name, size_t h, double value);
+/* Room for n names without growing (a set whose size is known: an
+   operator launch's 34); 0, or -1 on ENOMEM. */
+int feat_reserve(feat_vec *v, size_t n);
 /* Sort by name (bytewise); keeps the index valid. */
 void feat_sort(feat_vec *v);
 

@@ -112,12 +112,18 @@ static const struct { const char *alias, *dim; } dim_alias[] = {
 
 int opr_dim_index(const opr_info *op, const char *dim) {
   if (!op || !dim) return -1;
-  for (size_t a = 0; a < sizeof dim_alias / sizeof *dim_alias; a++)
-    if (op->cls == OPR_CONV && !strcasecmp(dim, dim_alias[a].alias)) dim = dim_alias[a].dim;
-  char buf[32];
-  for (size_t i = 0, n = opr_ndims(op); i < n; i++)
-    if (!strcasecmp(opr_dim_name(op, i, buf, sizeof buf), dim)) return (int)i;
-  return -1;
+  if (op->cls == OPR_CONV)
+    for (size_t a = 0; a < sizeof dim_alias / sizeof *dim_alias; a++)
+      if (!strcasecmp(dim, dim_alias[a].alias)) dim = dim_alias[a].dim;
+  /* compared where they stand in op->dims: no copy of each name */
+  size_t dl = strlen(dim);
+  const char *s = op->dims;
+  for (int i = 0;; i++) {
+    size_t l = strcspn(s, ",");
+    if (l == dl && !strncasecmp(s, dim, l)) return i;
+    if (!s[l]) return -1;
+    s += l + 1;
+  }
 }
 
 /* ------------------------------------------------------- kernel names -- */
@@ -592,20 +598,27 @@ int opr_complete(opr_launch *l, char *note, size_t cap) {
                    l->op->name, grid[0], grid[1], grid[2], (double)OPR_GRID_X_MAX,
                    (double)OPR_GRID_YZ_MAX);
   char text[200];
+  int noting = note && cap; /* the notes' text only where they are wanted */
   if (!have_kernel && kname[0]) {
     snprintf(l->kernel, sizeof l->kernel, "%s", kname);
-    snprintf(text, sizeof text, "kernel %s", kname);
-    add_note(note, cap, text);
+    if (noting) {
+      snprintf(text, sizeof text, "kernel %s", kname);
+      add_note(note, cap, text);
+    }
   }
   if (!have_grid) {
     for (int k = 0; k < 3; k++) l->grid[k] = (uint32_t)grid[k];
-    snprintf(text, sizeof text, "grid %u,%u,%u", l->grid[0], l->grid[1], l->grid[2]);
-    add_note(note, cap, text);
+    if (noting) {
+      snprintf(text, sizeof text, "grid %u,%u,%u", l->grid[0], l->grid[1], l->grid[2]);
+      add_note(note, cap, text);
+    }
   }
   if (!have_block) {
     memcpy(l->block, block, sizeof block);
-    snprintf(text, sizeof text, "block %u,%u,%u", block[0], block[1], block[2]);
-    add_note(note, cap, text);
+    if (noting) {
+      snprintf(text, sizeof text, "block %u,%u,%u", block[0], block[1], block[2]);
+      add_note(note, cap, text);
+    }
   }
   if (!l->nkernels && (!have_kernel || !have_grid)) l->nkernels = 1;
   return 0;
