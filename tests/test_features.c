@@ -38,6 +38,38 @@ static void test_vec_basic(void) {
   feat_free(NULL);                                    /* NULL is accepted */
 }
 
+/* A reserved vector takes that many names without growing; names set
+   with their hash computed once read back like any other, and the vector
+   still grows past the reservation. */
+static void test_vec_reserve_hashed(void) {
+  feat_vec v;
+  feat_init(&v);
+  CU_ASSERT_EQUAL(feat_reserve(&v, 34), 0);
+  size_t cap = v.cap;
+  CU_ASSERT(cap >= 34 && cap < 128); /* sized for them, not the default 128 */
+  CU_ASSERT_EQUAL(feat_reserve(&v, 10), 0); /* smaller: nothing changes */
+  CU_ASSERT_EQUAL(v.cap, cap);
+  char name[32];
+  for (int i = 0; i < 34; i++) {
+    snprintf(name, sizeof name, "opr.x%d", i);
+    CU_ASSERT_EQUAL(feat_set_hashed(&v, name, feat_name_hash(name), i), 0);
+  }
+  CU_ASSERT_EQUAL(v.cap, cap); /* no growth within the reservation */
+  CU_ASSERT_EQUAL(feat_set_hashed(&v, "opr.x3", feat_name_hash("opr.x3"), 30.5), 0);
+  CU_ASSERT_EQUAL(v.n, 34); /* an overwrite, not a new name */
+  for (int i = 34; i < 300; i++) {
+    snprintf(name, sizeof name, "opr.x%d", i);
+    CU_ASSERT_EQUAL_FATAL(feat_set(&v, name, i), 0);
+  }
+  int ok = 1;
+  for (int i = 0; i < 300; i++) {
+    snprintf(name, sizeof name, "opr.x%d", i);
+    ok &= feat_get(&v, name, -1) == (i == 3 ? 30.5 : i);
+  }
+  ASSERT_MSG("names set hashed and plain read back after growing", ok && v.n == 300);
+  feat_free(&v);
+}
+
 static void test_vec_many_and_sort(void) {
   feat_vec v;
   feat_init(&v);
@@ -390,6 +422,7 @@ static void test_static_memory(void) {
 TEST_SUITES(features_suites) {
   CU_pSuite s = tests_suite("features");
   TEST_ADD(s, test_vec_basic);
+  TEST_ADD(s, test_vec_reserve_hashed);
   TEST_ADD(s, test_vec_many_and_sort);
   TEST_ADD(s, test_class_table);
   TEST_ADD(s, test_class_untyped_spelling);
