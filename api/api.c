@@ -430,6 +430,7 @@ kcast_status kcast_predict_check(const kcast_model *model, const char *gpu_name,
       if (feature) *feature = info->features[j];
     }
     if (unseen) *flags |= KCAST_CHECK_UNSEEN_GPU;
+    if (rf_base_stale(model->f, NULL, 0)) *flags |= KCAST_CHECK_OTHER_ESTIMATE;
   }
   free(row);
   return st;

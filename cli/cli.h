@@ -176,6 +176,11 @@ int cli_rf_option(cli_opts *o, int id, struct rf_params *p, cli_rf_input *in);
 /* Load the matrix (CSV or dataset), its derived columns, and choose the
    target transform and base column into *p; -1 after printing the error. */
 int cli_rf_load(const char *cmd, cli_rf_input *in, struct rf_data *d, struct rf_params *p);
+/* rf_load of a model that answers, and a note on stderr when its base
+   comes from another analytic estimate than this build's (rf_base_stale);
+   rf_load's status. */
+struct rf_forest;
+int cli_model_load(const char *path, struct rf_forest **f);
 /* Progress on stderr ("trees 40/100") once a job has run for a second. */
 typedef struct cli_progress { const char *label; double start, last; int shown; } cli_progress;
 void cli_progress_init(cli_progress *p, const char *label);

@@ -208,3 +208,10 @@ void cli_progress_fn(void *ctx, unsigned done, unsigned total) {
   }
   fflush(stderr);
 }
+
+int cli_model_load(const char *path, rf_forest **f) {
+  if (rf_load(path, f)) return -1;
+  char why[512];
+  if (rf_base_stale(*f, why, sizeof why)) fprintf(stderr, "kcast: warning: %s: %s\n", path, why);
+  return 0;
+}

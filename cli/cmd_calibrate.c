@@ -85,7 +85,7 @@ int cmd_calibrate(int argc, char **argv) {
     return KCAST_EXIT_USER;
   }
   rf_forest *f = NULL;
-  if (rf_load(mpath, &f)) {
+  if (cli_model_load(mpath, &f)) {
     cli_error("%s", rf_last_error());
     return KCAST_EXIT_USER;
   }

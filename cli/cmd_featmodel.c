@@ -729,7 +729,7 @@ static int featmodel_validate(int argc, char **argv) {
   rf_forest *f = NULL;
   int rc = KCAST_EXIT_USER;
   if (model) {
-    if (rf_load(model, &f)) {
+    if (cli_model_load(model, &f)) {
       cli_error("%s", rf_last_error());
       return rc;
     }

@@ -68,6 +68,14 @@ static void print_info(const char *path, const rf_info *in) {
            in->features[p->base_feature]);
   else
     printf("target       %s (%s)\n", in->target, in->transform == RF_TRANSFORM_LOG ? "log" : "none");
+  if (p->base_feature >= 0 && !strncmp(in->features[p->base_feature], "an.", 3)) {
+    if (in->an_version)
+      printf("estimate     the base from version %u of the analytic estimate (this kcast: %u)\n",
+             in->an_version, AN_VERSION);
+    else
+      printf("estimate     the base from an analytic estimate of unrecorded version (this "
+             "kcast: %u)\n", AN_VERSION);
+  }
   printf("gpu%s         %s\n", strchr(in->gpu, ',') ? "s" : " ", in->gpu[0] ? in->gpu : "(unknown)");
   printf("features     %zu\n", in->n_features);
   printf("forest       %s, %zu trees, %zu nodes, %zu leaves, %zu leaf samples\n",
@@ -176,6 +184,9 @@ static int json_info(const char *path, const rf_info *in) {
   cJSON_AddStringToObject(o, "transform", in->transform == RF_TRANSFORM_LOG ? "log" : "none");
   if (p->base_feature >= 0) cJSON_AddStringToObject(o, "base", in->features[p->base_feature]);
   else cJSON_AddNullToObject(o, "base");
+  /* the analytic estimate's version of an an.* base (null: none recorded) */
+  if (in->an_version) cJSON_AddNumberToObject(o, "an_version", in->an_version);
+  else cJSON_AddNullToObject(o, "an_version");
   cJSON *g = cJSON_AddArrayToObject(o, "gpus");
   for (const char *q = in->gpu; q && *q;) {
     size_t l = strcspn(q, ",");
@@ -296,7 +307,7 @@ int cmd_model(int argc, char **argv) {
                              : cli_usage_error("model", "give info MODEL or importance MODEL");
   path = CLI_OPERANDS(&o)[0];
   rf_forest *f = NULL;
-  if (rf_load(path, &f)) {
+  if (cli_model_load(path, &f)) {
     cli_error("%s", rf_last_error());
     return KCAST_EXIT_USER;
   }

@@ -491,7 +491,7 @@ static int predict_kernel(cli_launch *L, const char *model, const char *gpu, dou
   gpu_target tg[MAX_TARGETS];
   size_t nt = 0;
   if (model) {
-    if (rf_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
+    if (cli_model_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
     size_t ll = strlen(model) + 8;
     label = malloc(ll);
     if (!label) { cli_error("out of memory"); goto out; }
@@ -773,7 +773,7 @@ static int predict_ops(char **ops, size_t nops, const char *model, const char *g
   }
   const char *mg = NULL;
   if (model && *model) {
-    if (rf_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
+    if (cli_model_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
     mg = rf_get_info(f)->gpu;
     size_t ll = strlen(model) + 8;
     if (!(label = malloc(ll))) { cli_error("out of memory"); goto out; }
@@ -1008,7 +1008,7 @@ static int predict_featmodel(cli_launch *L, const char *fmpath, const char *mode
   int all = gpu && !strcasecmp(gpu, "all");
   if (all && model) { rc = cli_usage_error("predict", "--gpu all goes without --model"); goto out; }
   if (model) {
-    if (rf_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
+    if (cli_model_load(model, &f)) { cli_error("%s", rf_last_error()); goto out; }
     size_t ll = strlen(model) + 8;
     if (!(label = malloc(ll))) { cli_error("out of memory"); goto out; }
     snprintf(label, ll, "forest:%s", model);
@@ -1718,7 +1718,7 @@ int cmd_predict(int argc, char **argv) {
   if (gpu_column) return cli_usage_error("predict", "--gpu-column goes without --model (give --gpu G)");
   if (!csv) return cli_usage_error("predict", "give --features CSV or an input FILE");
   rf_forest *f = NULL;
-  if (rf_load(model, &f)) {
+  if (cli_model_load(model, &f)) {
     cli_error("%s", rf_last_error());
     return KCAST_EXIT_USER;
   }

@@ -254,7 +254,7 @@ int cmd_report(int argc, char **argv) {
   memset(&in, 0, sizeof in);
   char *src = NULL;
   int rc = KCAST_EXIT_USER;
-  if (model && rf_load(model, &f)) {
+  if (model && cli_model_load(model, &f)) {
     cli_error("%s", rf_last_error());
     goto done;
   }

@@ -456,7 +456,12 @@ enum {
   KCAST_CHECK_OUT_OF_RANGE = 1u << 0, /* a feature the forest splits on lies
                                          outside its training values: the
                                          answer extrapolates */
-  KCAST_CHECK_UNSEEN_GPU = 1u << 1    /* the model was not trained on the GPU */
+  KCAST_CHECK_UNSEEN_GPU = 1u << 1,   /* the model was not trained on the GPU */
+  KCAST_CHECK_OTHER_ESTIMATE = 1u << 2 /* the model's base is another version of
+                                         the analytic estimate than this
+                                         library computes (a model trained
+                                         by an older kcast): its corrections
+                                         may not fit; train it again */
 };
 /*
  * What kcast_predict_gpu's answer for the launch fs on the GPU called

@@ -35,12 +35,13 @@ extern "C" {
 #endif
 
 /* Newest version of the .kcm format this build reads and writes (it reads
-   1 to 8; 2 adds the calibration table, 3 the base feature and the
+   1 to 9; 2 adds the calibration table, 3 the base feature and the
    unseen-GPU table, 4 the features' training ranges, 5 the adapted GPUs, 6
    the extrapolation median of a model with a base, 7 the tables' shrinks
-   for unseen groups, 8 their shrinks per class of rows; a model with none
-   of these is written as version 4). */
-#define RF_FORMAT_VERSION 8
+   for unseen groups, 8 their shrinks per class of rows, 9 the analytic
+   estimate's version of an an.* base; a model with none of these is
+   written as version 4). */
+#define RF_FORMAT_VERSION 9
 /* Largest number of histogram bins per feature. */
 #define RF_MAX_BINS 256
 
@@ -299,7 +300,18 @@ typedef struct rf_info {
   const int *cal_key_toward, *cal_unseen_key_toward;
   size_t n_adapt;            /* GPUs adapted with measured shots (rf_set_adapt) */
   const rf_adapt *adapt;
+  unsigned an_version;       /* the AN_VERSION of the analytic estimate its base
+                                (an.*) was computed with at training; 0: no
+                                analytic base, or a file from before it was
+                                recorded (version < 9) */
 } rf_info;
+
+/* Does the model's base come from another analytic estimate than this
+   build's (an.* base, trained with another AN_VERSION or before it was
+   recorded)?  Its forest corrects an estimate this build no longer
+   computes, so its answers may be off by what changed.  With buf (cap >
+   0): a sentence saying so, for a note. */
+int rf_base_stale(const rf_forest *f, char *buf, size_t cap);
 
 /* Fit the factors of a model to k shots on one GPU: its predictions
    pred[i] (positive) of launches measured y[i] (positive), whose overhead
@@ -619,6 +631,17 @@ const char *an_gpu_match(const char *name, const char *const *names, size_t n);
 /* The table's short names, ", "-separated, into buf (cap > 0; cut short
    when it does not fit); for "unknown GPU" messages. */
 void an_gpu_names(char *buf, size_t cap);
+
+/*
+ * The analytic estimate's version: raised by every change that moves its
+ * answer (an.time_us, an.energy_mj, the other an.* terms) for any launch.
+ * A time model learns the measured time over this estimate; one trained
+ * on another version corrects an estimate this build no longer computes,
+ * so models record it (file version 9) and predictions from another say
+ * so (rf_base_stale).  tests/test_analytic.c pins the estimate's answers
+ * for a few launches: when that test fails, raise this and the figures.
+ */
+#define AN_VERSION 1
 
 /* Lower and upper factors of the analytic bands (documented in docs/gpus.md). */
 #define AN_TIME_BAND_LO 0.5

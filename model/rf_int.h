@@ -138,6 +138,7 @@ struct rf_forest {
   int csolo;           /* every one-sample leaf's sample is its mean
                           rounded to float (bit for bit), so the interval
                           may take it from the mean the walk read */
+  unsigned an_version; /* rf_info.an_version */
   int csorted;         /* every leaf's samples in rf__vkey order, so the
                           quantiles may merge the runs from their ends
                           (model/rf_calib.c, merge_tails) */

@@ -13,13 +13,17 @@
  *               unseen-GPU calibration table (version 3), the features'
  *               training ranges (version 4), adapted GPUs (version 5),
  *               the extrapolation median (version 6), the tables'
- *               shrinks (version 7), their class shrinks (version 8)
+ *               shrinks (version 7), their class shrinks (version 8),
+ *               the analytic estimate's version (version 9)
  *   24+L     4  u32 CRC-32 (zlib) of bytes 0 .. 24+L-1
  *
  * Numbers are in the writer's byte order; the marker lets a reader on the
  * other order refuse the file by name instead of misreading it.
  *
- * Versions: 8 appends, after them, per table (same order) u32 n_keyed
+ * Versions: 9 appends, after them, u32 the AN_VERSION of the analytic
+ * estimate an an.* base was computed with at training (>= 1); written
+ * for every model with such a base and a log target (so with versions 6
+ * to 8's fields, zero where unused).  8 appends, after them, per table (same order) u32 n_keyed
  * <= RF_SHRINK_CLASSES, and when above 0 u32 the class column (an index
  * of the features) and n_keyed x (f64 class value, f64 shrink in [0, 1],
  * u32 target): a shrink per class of rows (rf_calib.c); written only when
@@ -121,9 +125,11 @@ int rf_save(const rf_forest *f, const char *path) {
   int v6 = isfinite(f->base_med);
   /* version 8 only for a model whose tables shrink by class
      (rf_calib.n_keyed), 7 for one whose tables shrink (rf_calib.shrink) */
-  int v8 = v6 && (f->cal.n_keyed || f->cal_unseen.n_keyed);
+  /* version 9 for a model whose base is the analytic estimate */
+  int v9 = v6 && f->an_version;
+  int v8 = v9 || (v6 && (f->cal.n_keyed || f->cal_unseen.n_keyed));
   int v7 = v8 || (v6 && (f->cal.shrink > 0 || f->cal_unseen.shrink > 0));
-  put_u32(&b, v8 ? 8 : v7 ? 7 : v6 ? 6 : f->n_adapt ? 5 : 4);
+  put_u32(&b, v9 ? 9 : v8 ? 8 : v7 ? 7 : v6 ? 6 : f->n_adapt ? 5 : 4);
   put_u32(&b, KCM_ENDIAN);
   put_u64(&b, 0); /* payload length, patched below */
   put_str(&b, f->target);
@@ -210,6 +216,7 @@ int rf_save(const rf_forest *f, const char *path) {
       }
     }
   }
+  if (v9) put_u32(&b, f->an_version); /* version 9: the estimate of the base */
   if (b.failed) {
     rf__free(b.p);
     return rf__nomem();
@@ -633,6 +640,13 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
         tab[k]->n_keyed = nk;
       }
     }
+    if (version >= 9) {
+      uint32_t av = get_u32(r, "analytic estimate version");
+      if (r->failed) return -1;
+      if (!av || p->base_feature < 0 || strncmp(f->features[p->base_feature], "an.", 3))
+        return bad(r, "analytic estimate version %u (at least 1, and only for a base an.*)", av);
+      f->an_version = av;
+    }
     if (r->pos != r->len)
       return bad(r, "%zu bytes left over after the calibration table", r->len - r->pos);
   } else {
@@ -641,6 +655,25 @@ static int parse(rd *r, rf_forest *f, uint32_t version) {
       return bad(r, "%zu bytes left over after the last tree", r->len - r->pos);
   }
   return 0;
+}
+
+int rf_base_stale(const rf_forest *f, char *buf, size_t cap) {
+  if (buf && cap) buf[0] = 0;
+  int b = f->params.base_feature;
+  if (b < 0 || (size_t)b >= f->n_features || strncmp(f->features[b], "an.", 3) ||
+      f->an_version == AN_VERSION)
+    return 0;
+  if (buf && cap) {
+    if (f->an_version)
+      snprintf(buf, cap, "its base %s comes from version %u of the analytic estimate, this "
+               "kcast computes version %u: its corrections may not fit (train it again)",
+               f->features[b], f->an_version, AN_VERSION);
+    else
+      snprintf(buf, cap, "its base %s comes from an analytic estimate of a kcast before "
+               "estimate versions were recorded (this kcast computes version %u): its "
+               "corrections may not fit (train it again)", f->features[b], AN_VERSION);
+  }
+  return 1;
 }
 
 int rf_load(const char *path, rf_forest **out) {

@@ -2010,6 +2010,7 @@ void rf__fill_info(rf_forest *f) {
   in->perm = f->perm;
   in->n_adapt = f->n_adapt;
   in->adapt = f->adapt;
+  in->an_version = f->an_version;
   rf__calib_info(f);
 }
 
@@ -2248,6 +2249,9 @@ int rf_train(const rf_data *d, const rf_params *pin, rf_forest **out) {
     qsort(y, n, sizeof *y, rf__cmp_double);
     f->base_med = n % 2 ? y[n / 2] : 0.5 * (y[n / 2 - 1] + y[n / 2]);
   }
+  /* the estimate an analytic base was computed with (rf_base_stale) */
+  if (prm.base_feature >= 0 && !strncmp(f->features[prm.base_feature], "an.", 3))
+    f->an_version = AN_VERSION;
   rf__fill_info(f);
   *out = f;
   f = NULL;

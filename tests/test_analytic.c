@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
+#include "include/kcast.h"
 #include "model/model.h"
 #include "tests.h"
 
@@ -349,6 +352,197 @@ static void test_cli_predict_model(void) {
   free(out), free(err);
 }
 
+/* ------------------------------------------------- the pinned answers -- */
+
+/*
+ * The estimate's answers for 16 fixed launches (tests/analytic/
+ * launches.csv: ten suite launches as `kcast run` recorded them, six
+ * operator launches as kcast_features_from_op builds them) on nine GPUs,
+ * against tests/analytic/estimates.csv, written by the estimate of
+ * version AN_VERSION.  A model trained on one version corrects that
+ * version's answers (rf_base_stale): a change that moves them must raise
+ * AN_VERSION.  When this test fails: raise AN_VERSION in model/model.h if
+ * the change is meant, then rewrite the figures with
+ * KCAST_PIN_WRITE=1 build/kcast-tests analytic.
+ */
+#define PIN_LAUNCHES "tests/analytic/launches.csv"
+#define PIN_ESTIMATES "tests/analytic/estimates.csv"
+#define PIN_MAX 24
+#define PIN_FEATS 256
+static const char *const pin_gpus[] = {"K80", "P4", "T4", "V100", "A100-PCIE", "A4000",
+                                       "L4", "H100", "H200"};
+#define PIN_NGPUS (sizeof pin_gpus / sizeof pin_gpus[0])
+
+typedef struct pin_launch {
+  char name[32];
+  char *names[PIN_FEATS];
+  double vals[PIN_FEATS];
+  size_t n;
+} pin_launch;
+
+static size_t pin_read(pin_launch *L) {
+  FILE *f = fopen(PIN_LAUNCHES, "r");
+  CU_ASSERT_FATAL(f != NULL);
+  char line[512];
+  size_t nl = 0;
+  while (fgets(line, sizeof line, f)) {
+    char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+    if (!c2) continue;
+    *c1 = *c2 = 0;
+    if (!nl || strcmp(L[nl - 1].name, line)) {
+      CU_ASSERT_FATAL(nl < PIN_MAX);
+      memset(&L[nl], 0, sizeof L[nl]);
+      snprintf(L[nl].name, sizeof L[nl].name, "%.31s", line);
+      nl++;
+    }
+    pin_launch *p = &L[nl - 1];
+    CU_ASSERT_FATAL(p->n < PIN_FEATS);
+    p->names[p->n] = strdup(c1 + 1);
+    p->vals[p->n++] = strtod(c2 + 1, NULL);
+  }
+  fclose(f);
+  return nl;
+}
+
+static void test_estimate_pinned(void) {
+  static pin_launch L[PIN_MAX];
+  size_t nl = pin_read(L);
+  CHECK_MSG("the pinned launches are read (16)", nl == 16);
+  int writing = getenv("KCAST_PIN_WRITE") != NULL;
+  FILE *f = fopen(PIN_ESTIMATES, writing ? "w" : "r");
+  CU_ASSERT_FATAL(f != NULL);
+  unsigned ver = 0;
+  if (writing) fprintf(f, "# written by the analytic estimate of AN_VERSION %u\n", AN_VERSION);
+  else CU_ASSERT_FATAL(fscanf(f, "# written by the analytic estimate of AN_VERSION %u\n", &ver) == 1);
+  size_t checked = 0, moved = 0;
+  char first[160] = "";
+  for (size_t i = 0; i < nl; i++)
+    for (size_t k = 0; k < PIN_NGPUS; k++) {
+      an_estimate e;
+      const an_gpu *g = an_gpu_find(pin_gpus[k]);
+      CU_ASSERT_FATAL(g != NULL);
+      int rc = an_estimate_launch(g, (const char *const *)L[i].names, L[i].vals, L[i].n, &e);
+      if (rc) printf("\n  %s on %s: %s ", L[i].name, pin_gpus[k], rf_last_error());
+      CU_ASSERT_FATAL(rc == 0);
+      if (writing) {
+        fprintf(f, "%s,%s,%.17g,%.17g\n", L[i].name, pin_gpus[k], e.time_us, e.power_w);
+        continue;
+      }
+      char ln[64], gn[32];
+      double t = 0, w = 0;
+      CU_ASSERT_FATAL(fscanf(f, "%63[^,],%31[^,],%lf,%lf\n", ln, gn, &t, &w) == 4);
+      CU_ASSERT_FATAL(!strcmp(ln, L[i].name) && !strcmp(gn, pin_gpus[k]));
+      checked++;
+      if (fabs(e.time_us - t) > 1e-9 * t || fabs(e.power_w - w) > 1e-9 * w) {
+        if (!moved++)
+          snprintf(first, sizeof first, "%.31s on %.15s: %.6g us %.6g W, pinned %.6g us %.6g W",
+                   L[i].name, pin_gpus[k], e.time_us, e.power_w, t, w);
+      }
+    }
+  fclose(f);
+  for (size_t i = 0; i < nl; i++)
+    for (size_t j = 0; j < L[i].n; j++) free(L[i].names[j]);
+  if (writing) {
+    printf("\n  wrote %s for AN_VERSION %u ", PIN_ESTIMATES, AN_VERSION);
+    return;
+  }
+  if (moved)
+    printf("\n  the estimate moved on %zu of %zu (first: %s): raise AN_VERSION (model/model.h) "
+           "and rewrite the figures (KCAST_PIN_WRITE=1 build/kcast-tests analytic) ", moved,
+           checked, first);
+  CHECK_MSG("the estimate gives the pinned answers of its version (else: raise AN_VERSION and "
+            "rewrite tests/analytic/estimates.csv)", ver == AN_VERSION && moved == 0);
+  CHECK_MSG("every launch on every GPU was compared", checked == nl * PIN_NGPUS);
+}
+
+/*
+ * A time model records the version of the estimate its base came from
+ * (file version 9); one from another version (a model trained by another
+ * kcast) still answers, with a warning from the CLI, a line in `kcast
+ * model info` and KCAST_CHECK_OTHER_ESTIMATE from kcast_predict_check.
+ */
+static void test_model_estimate_version(void) {
+  char dir[1024], csv[1200], model[1200], old[1200], args[4096], *out = NULL, *err = NULL;
+  CU_ASSERT_FATAL(tests_tmpdir(dir, sizeof dir, "anversion") != NULL);
+  snprintf(csv, sizeof csv, "%s/t.csv", dir);
+  snprintf(model, sizeof model, "%s/t.kcm", dir);
+  snprintf(old, sizeof old, "%s/old.kcm", dir);
+  FILE *f = fopen(csv, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "launch.ctas,launch.block_x,class.fp32,gpu,time\n");
+  for (int i = 1; i <= 60; i++)
+    fprintf(f, "%d,256,%d,%s,%d\n", i * 100, i * 25600, i % 2 ? "H100" : "A100-PCIE", 1000 + 50 * i);
+  fclose(f);
+  snprintf(args, sizeof args, "train --csv %s --target time --trees 10 -o %s", csv, model);
+  int rc = run(args, &out, &err);
+  CHECK_MSG("a time model of two GPUs is trained", rc == 0);
+  if (rc) fprintf(stderr, "\n%s", err ? err : "");
+  free(out), free(err), out = err = NULL;
+  size_t len = 0;
+  unsigned char *img = (unsigned char *)tests_read_file(model, &len);
+  CU_ASSERT_FATAL(img != NULL && len > 32);
+  uint32_t ver = 0, av = 0;
+  memcpy(&ver, img + 8, 4);
+  memcpy(&av, img + len - 8, 4);
+  CHECK_MSG("its file is version 9, the estimate's version last", ver == 9 && av == AN_VERSION);
+  snprintf(args, sizeof args, "model info %s", model);
+  CU_ASSERT(run(args, &out, &err) == 0);
+  char want[160];
+  snprintf(want, sizeof want, "version %u of the analytic estimate (this kcast: %u)", AN_VERSION,
+           AN_VERSION);
+  CHECK_MSG("model info says which estimate the base came from", out && strstr(out, want));
+  CHECK_MSG("... and warns of nothing", err && !strstr(err, "warning"));
+  free(out), free(err), out = err = NULL;
+
+  /* the same model as if trained by a kcast of the next version */
+  uint32_t next = AN_VERSION + 1;
+  memcpy(img + len - 8, &next, 4);
+  uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), img, (uInt)(len - 4));
+  memcpy(img + len - 4, &crc, 4);
+  CU_ASSERT_FATAL(tests_write_file(old, img, len) == 0);
+  snprintf(args, sizeof args, SAXPY " --model %s --gpu H100 --format csv", old);
+  rc = run(args, &out, &err);
+  CHECK_MSG("a model of another estimate still answers (exit 0)", rc == 0);
+  snprintf(want, sizeof want, "version %u of the analytic estimate, this kcast computes version %u",
+           next, AN_VERSION);
+  CHECK_MSG("... with a warning naming both versions", err && strstr(err, "warning") &&
+                                                           strstr(err, want) && strstr(err, old));
+  free(out), free(err), out = err = NULL;
+  snprintf(args, sizeof args, SAXPY " --model %s --gpu H100 --format csv", model);
+  CU_ASSERT(run(args, &out, &err) == 0);
+  CHECK_MSG("the model of this estimate: no warning", err && !strstr(err, "warning"));
+  free(out), free(err), out = err = NULL;
+
+  kcast_model *m = NULL, *mo = NULL;
+  kcast_features *fs = NULL;
+  CU_ASSERT_FATAL(kcast_model_load(model, &m) == KCAST_OK &&
+                  kcast_model_load(old, &mo) == KCAST_OK && kcast_features_new(&fs) == KCAST_OK);
+  kcast_features_set(fs, "launch.ctas", 1000);
+  kcast_features_set(fs, "launch.block_x", 256);
+  kcast_features_set(fs, "class.fp32", 256000);
+  unsigned fl = 0, flo = 0;
+  CU_ASSERT(kcast_predict_check(m, "H100", fs, &fl, NULL) == KCAST_OK);
+  CU_ASSERT(kcast_predict_check(mo, "H100", fs, &flo, NULL) == KCAST_OK);
+  CHECK_MSG("kcast_predict_check: KCAST_CHECK_OTHER_ESTIMATE for the other estimate's model only",
+            !(fl & KCAST_CHECK_OTHER_ESTIMATE) && (flo & KCAST_CHECK_OTHER_ESTIMATE));
+  kcast_features_free(fs);
+  kcast_model_free(m);
+  kcast_model_free(mo);
+
+  /* version 0 is no version: refused by name */
+  uint32_t zero = 0;
+  memcpy(img + len - 8, &zero, 4);
+  crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), img, (uInt)(len - 4));
+  memcpy(img + len - 4, &crc, 4);
+  CU_ASSERT_FATAL(tests_write_file(old, img, len) == 0);
+  snprintf(args, sizeof args, "model info %s", old);
+  rc = run(args, &out, &err);
+  CHECK_MSG("a recorded estimate version 0 is refused, naming it",
+            rc != 0 && err && strstr(err, "analytic estimate version 0"));
+  free(out), free(err);
+  free(img);
+}
+
 /* ------------------------------------------------- the table as data -- */
 
 static void test_table_names(void) {
@@ -524,6 +718,8 @@ TEST_SUITES(register_analytic) {
   TEST_ADD(s, test_table);
   TEST_ADD(s, test_table_names);
   TEST_ADD(s, test_estimate_shape);
+  TEST_ADD(s, test_estimate_pinned);
+  TEST_ADD(s, test_model_estimate_version);
   TEST_ADD(s, test_estimate_monotone);
   TEST_ADD(s, test_estimate_waves);
   TEST_ADD(s, test_estimate_tensor);

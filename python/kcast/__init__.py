@@ -191,11 +191,14 @@ class Model:
         (a dict or Features) a dict -- ``out_of_range`` (a feature the forest
         splits on lies outside its training values: the answer extrapolates,
         ``feature`` names the most important such one), ``unseen_gpu`` (the
-        model was not trained on the GPU); for a DataFrame or an array one
+        model was not trained on the GPU), ``other_estimate`` (its base is
+        another version of the analytic estimate than this kcast's: trained
+        by an older kcast, train it again); for a DataFrame or an array one
         row of those per launch (a DataFrame with pandas)."""
         def one(fs):
             flags, feat = self._m.check_features(fs, gpu)
             return {"out_of_range": bool(flags & 1), "unseen_gpu": bool(flags & 2),
+                    "other_estimate": bool(flags & 4),
                     "feature": feat}
         if isinstance(X, Features):
             return one(X)

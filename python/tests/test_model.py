@@ -124,7 +124,8 @@ def test_bad_input_raises_with_kcasts_message(synth_model, tmp_path):
 def test_check_flags_extrapolation(synth_model):
     m = kcast.Model(synth_model)
     inside = m.check({"a": 50.0, "b": 3.0, "c": 0.1})
-    assert inside == {"out_of_range": False, "unseen_gpu": False, "feature": None}
+    assert inside == {"out_of_range": False, "unseen_gpu": False, "other_estimate": False,
+                      "feature": None}
     outside = m.check({"a": 5000.0, "b": 3.0, "c": 0.1})
     assert outside["out_of_range"] and outside["feature"] == "a"
     df = pd.DataFrame({"a": [50.0, 5000.0], "b": [3.0, 3.0], "c": [0.1, 0.1]})
