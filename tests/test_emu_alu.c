@@ -831,6 +831,66 @@ static void test_setp(void) {
   CHECK(run_all(24) == 0 && lanes_eq("%p1", want, "setp.lt.ftz"), "setp.ftz compares flushed subnormals as zero");
 }
 
+/* setp of one destination and no boolean operand takes a handler of its
+   own per comparison (emu_alu.c, pick_setp1): every integer comparison on
+   every 32- and 64-bit type, signed and unsigned views, against plain C,
+   and the same p as the general handler of setp p|q; partial masks. */
+static void test_setp_single(void) {
+  static const char *const cmps[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"};
+  static const char *const types[] = {"s32", "u32", "b32", "s64", "u64", "b64"};
+  char body[16384];
+  size_t n = 0;
+  for (unsigned t = 0; t < 6; t++)
+    for (unsigned c = 0; c < 10; c++) {
+      int wide = t >= 3;
+      const char *a = wide ? "%rd2" : "%r2", *b = wide ? "%rd3" : "%r3";
+      n += (size_t)snprintf(body + n, sizeof body - n, "setp.%s.%s %%p1, %s, %s;\n", cmps[c],
+                            types[t], a, b);
+      n += (size_t)snprintf(body + n, sizeof body - n, "setp.%s.%s %%p4|%%p5, %s, %s;\n", cmps[c],
+                            types[t], a, b);
+    }
+  CU_ASSERT_FATAL(load(body) == 0);
+  for (unsigned l = 0; l < 32; l++) {
+    uint32_t x = v32(l, 40), y = (l % 5 == 0) ? x : v32(l, 41);
+    uint64_t X = v64(l, 4), Y = (l % 7 == 0) ? X : v64(l, 5);
+    set("%r2", l, x); set("%r3", l, y); set("%rd2", l, X); set("%rd3", l, Y);
+  }
+  int ok = 1, same = 1, masked = 1;
+  for (unsigned t = 0; t < 6; t++)
+    for (unsigned c = 0; c < 10; c++) {
+      uint64_t want[32];
+      for (unsigned l = 0; l < 32; l++) {
+        int wide = t >= 3, sgn = (t == 0 || t == 3) && c < 6;
+        uint64_t ua = wide ? get("%rd2", l) : (uint32_t)get("%r2", l);
+        uint64_t ub = wide ? get("%rd3", l) : (uint32_t)get("%r3", l);
+        int64_t sa = wide ? (int64_t)ua : (int32_t)(uint32_t)ua;
+        int64_t sb = wide ? (int64_t)ub : (int32_t)(uint32_t)ub;
+        unsigned k = c < 6 ? c : c - 4; /* lo ls hi hs: lt le gt ge, unsigned */
+        int v;
+        switch (k) {
+        case 0: v = ua == ub; break;
+        case 1: v = ua != ub; break;
+        case 2: v = sgn ? sa < sb : ua < ub; break;
+        case 3: v = sgn ? sa <= sb : ua <= ub; break;
+        case 4: v = sgn ? sa > sb : ua > ub; break;
+        default: v = sgn ? sa >= sb : ua >= ub; break;
+        }
+        want[l] = (uint64_t)v;
+      }
+      unsigned idx = 2 * (t * 10 + c);
+      ok &= run_all(idx) == 0 && lanes_eq("%p1", want, "setp single");
+      same &= run_all(idx + 1) == 0 && lanes_eq("%p4", want, "setp p|q");
+      /* a partial mask: lanes outside keep what they held */
+      for (unsigned l = 0; l < 32; l++) set("%p1", l, 7);
+      uint64_t part[32];
+      for (unsigned l = 0; l < 32; l++) part[l] = (0x5A5A5A5Au >> l & 1) ? want[l] : 7;
+      masked &= run(idx, 0x5A5A5A5Au) == 0 && lanes_eq("%p1", part, "setp single masked");
+    }
+  CHECK(ok, "setp.CMP.T p (one destination) for eq..hs on s32 u32 b32 s64 u64 b64 equals plain C");
+  CHECK(same, "... and the general setp p|q gives the same p");
+  CHECK(masked, "... and a partial mask writes its lanes only");
+}
+
 /* ------------------------------------------------------------ fp32/64 -- */
 
 static void test_fp_rn(void) {
@@ -1540,6 +1600,7 @@ TEST_SUITES(register_emu_alu_tests) {
   TEST_ADD(s, test_dot);
   TEST_ADD(s, test_moves);
   TEST_ADD(s, test_setp);
+  TEST_ADD(s, test_setp_single);
   TEST_ADD(s, test_fp_rn);
   TEST_ADD(s, test_fp_ftz_sat_minmax);
   TEST_ADD(s, test_fp_directed);
