@@ -1023,6 +1023,45 @@ static int exec_ldm(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
       return -1;
     }
   }
+  /* the rows in one pass, each matrix's words straight between its
+     register and the 16-byte rows: matrix j's row rr, word q is lane
+     4 rr + q's register (.trans: the halves of column pairs); make bench's
+     ldmatrix + mma.sync loop spent a third of its time going through
+     emu_x_access per matrix */
+  {
+    uint64_t ad[EMU_LANES];
+    uint32_t rw[4 * EMU_LANES];
+    for (unsigned l = 0; l < rows; l++) ad[l] = lane_addr(r, x->addr, x->off, l);
+    for (unsigned j = 0; st && j < x->nmat; j++) {
+      const uint64_t *dreg = r + (size_t)x->d[j] * EMU_LANES;
+      uint32_t *m = rw + 32 * j;
+      if (!x->trans) {
+        for (unsigned l = 0; l < EMU_LANES; l++) m[l] = (uint32_t)dreg[l];
+        continue;
+      }
+      memset(m, 0, 32 * sizeof *m);
+      for (unsigned l = 0; l < EMU_LANES; l++) {
+        uint32_t v = (uint32_t)dreg[l];
+        unsigned col = l / 4, q = col / 2, sh = 16 * (col % 2);
+        for (unsigned h = 0; h < 2; h++) m[4 * (2 * (l % 4) + h) + q] |= ((v >> (16 * h)) & 0xFFFF) << sh;
+      }
+    }
+    if (!emu_x_shared_rows(ctx, ad, rows, rw, st)) {
+      for (unsigned j = 0; !st && j < x->nmat; j++) {
+        uint64_t *dreg = r + (size_t)x->d[j] * EMU_LANES;
+        const uint32_t *m = rw + 32 * j;
+        if (!x->trans) {
+          for (unsigned l = 0; l < EMU_LANES; l++) dreg[l] = m[l];
+          continue;
+        }
+        for (unsigned l = 0; l < EMU_LANES; l++) {
+          unsigned col = l / 4, q = col / 2, sh = 16 * (col % 2), r0 = 2 * (l % 4);
+          dreg[l] = ((m[4 * r0 + q] >> sh) & 0xFFFF) | ((m[4 * (r0 + 1) + q] >> sh) & 0xFFFF) << 16;
+        }
+      }
+      return 0;
+    }
+  }
   uint64_t *sa = r + (size_t)x->scratch * EMU_LANES;
   uint64_t *w[4];
   for (unsigned q = 0; q < 4; q++) w[q] = r + (size_t)(x->scratch + 2 + q) * EMU_LANES;

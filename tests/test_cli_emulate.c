@@ -470,6 +470,42 @@ static void test_cu_input(void) {
   free(err);
 }
 
+/* ldmatrix and stmatrix move their rows in one pass (emu_x_shared_rows);
+   under --racecheck every row goes through the general shared path.
+   Both must give the same data, shared accesses and bank replays, on
+   rows that conflict (tests/ptx/ldmatrix_banks.ptx). */
+static double json_num(const char *json, const char *key) {
+  char k[128];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = json ? strstr(json, k) : NULL;
+  return p ? strtod(p + strlen(k), NULL) : -1;
+}
+
+static void test_ldmatrix_rows(void) {
+  char args[2048], d1[1200], d2[1200], *o1 = NULL, *o2 = NULL, *err = NULL;
+  snprintf(d1, sizeof d1, "%s/ldm-fast.bin", tests_build());
+  snprintf(d2, sizeof d2, "%s/ldm-race.bin", tests_build());
+  const char *common = "tests/ptx/ldmatrix_banks.ptx --kernel k --grid 2 --block 32 "
+                       "--arg buf:256 --threads 1 --format json";
+  snprintf(args, sizeof args, "%s --dump 0=%s", common, d1);
+  CU_ASSERT_FATAL(emulate(args, &o1, &err) == 0);
+  free(err), err = NULL;
+  snprintf(args, sizeof args, "%s --dump 0=%s --racecheck", common, d2);
+  CU_ASSERT_FATAL(emulate(args, &o2, &err) == 0);
+  free(err);
+  static const char *const keys[] = {"mem.shared_accesses", "mem.shared_bank_replays",
+                                     "mem.shared_bytes"};
+  int same = 1;
+  for (int k = 0; k < 3; k++) same &= json_num(o1, keys[k]) == json_num(o2, keys[k]);
+  ASSERT_MSG("rows in one pass and through the general path: the same shared accesses, "
+             "bytes and bank replays", same && json_num(o1, keys[0]) == 42);
+  ASSERT_MSG("... on rows that conflict (replays counted)", json_num(o1, keys[1]) > 0);
+  size_t n1 = 0, n2 = 0;
+  char *b1 = tests_read_file(d1, &n1), *b2 = tests_read_file(d2, &n2);
+  ASSERT_MSG("... and the same data", b1 && b2 && n1 == 256 && n1 == n2 && !memcmp(b1, b2, n1));
+  free(b1), free(b2), free(o1), free(o2);
+}
+
 /* --racecheck on the corpus's racing kernels (tests/kernels/races.cu):
    the first race on stderr, the count in the JSON and as emu.races, exit
    status 1; a correct kernel under the check: exit 0, "races 0". */
@@ -529,6 +565,7 @@ TEST_SUITES(register_cli_emulate) {
   TEST_ADD(s, test_launch_errors);
   TEST_ADD(s, test_oob_warn);
   TEST_ADD(s, test_racecheck);
+  TEST_ADD(s, test_ldmatrix_rows);
   TEST_ADD(s, test_sample_and_literals);
   TEST_ADD(s, test_negative_default_kernel_help);
   TEST_ADD(s, test_cu_input);
