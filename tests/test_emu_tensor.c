@@ -400,6 +400,33 @@ static void body_mma(kfix *f, int threads, feat_vec *fv) {
   FEAT_EQ(f, fv, "packed/tensor.flops", 2 * 16 * 8 * 16);
   FEAT_EQ(f, fv, "packed/class.tensor", 32);
 
+  /* every A element through the product exactly: B picks column c0 + n
+     of A (ones on a shifted diagonal), C is 0, so D is A's halves as
+     floats -- subnormals, zeros of both signs, the largest finite, 1 ulp
+     off 1 -- whatever converts them (a table, F16C) */
+  static const unsigned short spec[] = {0x0001, 0x8001, 0x03FF, 0x83FF, 0x0400, 0x0000,
+                                        0x8000, 0x7BFF, 0xFBFF, 0x3C01, 0x3BFF, 0x0200};
+  static unsigned short As[256], Bi[128];
+  static float Cz[128], Ds[128], Ws[128];
+  for (int i = 0; i < 256; i++)
+    As[i] = i % 3 ? spec[(i * 7) % (sizeof spec / sizeof spec[0])] : small_half(&s, F16);
+  for (int c0 = 0; c0 <= 8; c0 += 8) {
+    memset(Bi, 0, sizeof Bi);
+    for (int n = 0; n < 8; n++) Bi[(c0 + n) * 8 + n] = 0x3C00;
+    for (int m = 0; m < 16; m++)
+      for (int n = 0; n < 8; n++) Ws[m * 8 + n] = q2f(ref_decode(As[m * 16 + c0 + n], F16));
+    if (fix_kernel(f, MMA_PACKED)) return;
+    fix_buf(f, 0, As, sizeof As);
+    fix_buf(f, 1, Bi, sizeof Bi);
+    fix_buf(f, 2, Cz, sizeof Cz);
+    dd = fix_buf(f, 3, NULL, 128 * 4);
+    if (fix_launch_tagged(f, &d32, threads, fv, c0 ? "spec8" : "spec0", NULL)) return;
+    fix_get(f, Ds, dd, sizeof Ds);
+    WORDS_EQ(f, c0 ? "A's special halves, columns 8-15, exactly through mma.m16n8k16"
+                   : "A's special halves, columns 0-7, exactly through mma.m16n8k16",
+             Ds, Ws, 128);
+  }
+
   if (fix_kernel(f, MMA_LDM)) return;
   fix_buf(f, 0, A, sizeof A);
   fix_buf(f, 1, B, sizeof B);
