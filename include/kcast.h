@@ -55,9 +55,9 @@ extern "C" {
 #endif
 
 #define KCAST_VERSION_MAJOR 0
-#define KCAST_VERSION_MINOR 5
+#define KCAST_VERSION_MINOR 6
 #define KCAST_VERSION_PATCH 0
-#define KCAST_VERSION_STRING "0.5.0"
+#define KCAST_VERSION_STRING "0.6.0"
 
 /* ------------------------------------------------------------ statuses -- */
 
@@ -88,7 +88,7 @@ const char *kcast_status_name(kcast_status s);
 
 /* ------------------------------------------------------------- version -- */
 
-/* The library's version string ("0.5.0").  Static storage. */
+/* The library's version string ("0.6.0").  Static storage. */
 const char *kcast_version(void);
 
 /*
