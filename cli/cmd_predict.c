@@ -71,7 +71,10 @@ const char cmd_predict_usage[] =
     "rows within; json: \"outside\", and \"unseen_gpu\": true for a GPU the\n"
     "model was not trained on) and a note counts them.  A model with a base\n"
     "answers such a row shrunk toward the median ratio of its training rows to\n"
-    "their base (docs/formats.md, version 6).\n"
+    "their base (docs/formats.md, version 6).  A model whose base is another\n"
+    "version of the analytic estimate than this kcast's (trained by another\n"
+    "kcast) answers with a warning and, in json, \"other_estimate\": true\n"
+    "(docs/formats.md, version 9).\n"
     "\n"
     "With --gpu G[,G...] (or --gpu-column COL, each row's GPU) and --features\n"
     "but no model: the analytic estimate of every row on each GPU: time (us)\n"
@@ -184,6 +187,8 @@ typedef struct pred_row {
   const char *outside;       /* the forest's most important feature of the
                                 launch outside its training range (owned by
                                 the model), NULL when none or no forest */
+  int other_estimate;        /* the forest corrects another version of the
+                                analytic estimate (rf_base_stale) */
 } pred_row;
 
 /*
@@ -250,7 +255,8 @@ static int rows_out(int fmt, const char *kernel, const unsigned grid[3], const u
       ok = ok && cJSON_AddStringToObject(o, "time_model", r[i].t_model) &&
            cJSON_AddStringToObject(o, "power_model", r[i].p_model) &&
            cJSON_AddStringToObject(o, "bound", r[i].bound) &&
-           (!r[i].outside || cJSON_AddStringToObject(o, "outside", r[i].outside));
+           (!r[i].outside || cJSON_AddStringToObject(o, "outside", r[i].outside)) &&
+           (!r[i].other_estimate || cJSON_AddTrueToObject(o, "other_estimate"));
     }
     char *s = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
@@ -444,6 +450,7 @@ static int forest_row(const char *path, const rf_forest *f, const char *gpu, int
   int rc = rf_predict_interval_on(f, row, coverage, unseen, &pr, &lo, &hi);
   long out = rc ? -1 : rf_outside(f, row, NULL);
   r->outside = out >= 0 ? info->features[out] : NULL;
+  r->other_estimate = rf_base_stale(f, NULL, 0);
   free(row);
   if (rc) { cli_error("%s: %s", path, rf_last_error()); return -1; }
   /* a model adapted to this GPU with measured shots (kcast calibrate) */
@@ -688,6 +695,7 @@ static void op_out(int fmt, const char *desc, const opr_launch *l, const char *a
       cJSON_AddStringToObject(x, "power_model", r[i].p_model);
       cJSON_AddStringToObject(x, "bound", r[i].bound);
       if (r[i].outside) cJSON_AddStringToObject(x, "outside", r[i].outside);
+      if (r[i].other_estimate) cJSON_AddTrueToObject(x, "other_estimate");
       if (per) { /* the kernel assumed on this GPU */
         cJSON *g2 = cJSON_CreateArray(), *b2 = cJSON_CreateArray();
         cJSON_AddStringToObject(x, "kernel", per[i].kernel);
@@ -1920,6 +1928,8 @@ int cmd_predict(int argc, char **argv) {
     cJSON_AddStringToObject(root, "target", info->target);
     cJSON_AddStringToObject(root, "unit", unit);
     cJSON_AddNumberToObject(root, "coverage", coverage);
+    /* the model corrects another version of the analytic estimate */
+    if (rf_base_stale(f, NULL, 0)) cJSON_AddTrueToObject(root, "other_estimate");
     cJSON *arr = cJSON_AddArrayToObject(root, "predictions");
     for (size_t i = 0; i < n; i++)
       for (size_t g = 0; g < nt; g++) {

@@ -508,6 +508,15 @@ static void test_model_estimate_version(void) {
   CHECK_MSG("... with a warning naming both versions", err && strstr(err, "warning") &&
                                                            strstr(err, want) && strstr(err, old));
   free(out), free(err), out = err = NULL;
+  snprintf(args, sizeof args, SAXPY " --model %s --gpu H100 --format json", old);
+  CU_ASSERT(run(args, &out, &err) == 0);
+  CHECK_MSG("... and its JSON says \"other_estimate\": true",
+            out && strstr(out, "\"other_estimate\":\ttrue"));
+  free(out), free(err), out = err = NULL;
+  snprintf(args, sizeof args, SAXPY " --model %s --gpu H100 --format json", model);
+  CU_ASSERT(run(args, &out, &err) == 0);
+  CHECK_MSG("(the model of this estimate's JSON does not)", out && !strstr(out, "other_estimate"));
+  free(out), free(err), out = err = NULL;
   snprintf(args, sizeof args, SAXPY " --model %s --gpu H100 --format csv", model);
   CU_ASSERT(run(args, &out, &err) == 0);
   CHECK_MSG("the model of this estimate: no warning", err && !strstr(err, "warning"));
