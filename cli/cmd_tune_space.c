@@ -354,7 +354,7 @@ int cmd_tune_space(int argc, char **argv) {
     cli_error("%s", kcast_last_error());
     goto out;
   }
-  size_t n = kcast_tunespace_count(ts), nok = 0, nout = 0;
+  size_t n = kcast_tunespace_count(ts), nok = 0, nout = 0, other = 0;
   const char *out_feat = NULL; /* the first answer's feature outside the model's range */
   tn = malloc((n + 1) * sizeof *tn);
   tlo = malloc((n + 1) * sizeof *tlo);
@@ -373,9 +373,14 @@ int cmd_tune_space(int argc, char **argv) {
          range (an operator model on a PTX kernel has every opr.* at 0) */
       unsigned fl = 0;
       const char *feat = NULL;
-      if (model && !kcast_predict_check(model, o.gpu, fs, &fl, &feat) &&
-          (fl & KCAST_CHECK_OUT_OF_RANGE)) {
-        if (!nout++) out_feat = feat;
+      if (model && !kcast_predict_check(model, o.gpu, fs, &fl, &feat)) {
+        if ((fl & KCAST_CHECK_OUT_OF_RANGE) && !nout++) out_feat = feat;
+        /* a model of another analytic estimate: said once (as kcast
+           predict says it) */
+        if ((fl & KCAST_CHECK_OTHER_ESTIMATE) && !other++)
+          fprintf(stderr, "kcast: warning: %s: its base comes from another version of the "
+                  "analytic estimate than this kcast's: its corrections may not fit (train it "
+                  "again)\n", o.model);
       }
       tn[i] = p.value;
       tlo[i] = p.lo;
