@@ -1743,47 +1743,17 @@ static int x_shared_vec(worker *W, uint64_t *r, const emu_xacc *a, uint32_t m) {
   return 0;
 }
 
-int emu_x_shared_rows(emu_xctx *x, const uint64_t *addr, unsigned nrows, uint32_t *buf,
-                      int write) {
-  worker *W = x->W;
-  if (W->racing || nrows > EMU_LANES || nrows % 8) return 1;
-  uint64_t shs = W->L->shsize, bad = 0, off[EMU_LANES];
-  for (unsigned q = 0; q < nrows; q++) {
-    uint64_t ad = addr[q];
-    uint64_t o = ad - EMU_SHARED_WIN < EMU_WIN_SIZE ? ad - EMU_SHARED_WIN : ad;
-    bad |= (ad & 15) | (uint64_t)(o > shs || 16 > shs - o);
-    off[q] = o;
-  }
-  if (bad) return 1;
-  if (write)
-    for (unsigned q = 0; q < nrows; q++) memcpy(W->sh + off[q], buf + 4 * q, 16);
-  else
-    for (unsigned q = 0; q < nrows; q++) memcpy(buf + 4 * q, W->sh + off[q], 16);
-  /* each matrix as x_shared_vec counts its 8 lanes of 16 bytes: a row's
-     four banks are those of every row at the same (offset / 16) % 8, and
-     each group serves its distinct rows one after the other */
-  for (unsigned j = 0; j < nrows; j += 8) {
-    uint64_t k[8];
-    unsigned per[8] = {0}, mx = 0, groups = 0;
-    for (unsigned q = 0; q < 8; q++) {
-      k[q] = off[j + q] >> 4;
-      groups |= 1u << (k[q] & 7);
-    }
-    if (groups == 0xFF) { /* eight groups: eight distinct rows, no replay */
-      mx = 1;
-    } else { /* branch-free: a row counts in its group unless seen before */
-      _Pragma("GCC unroll 8") for (unsigned q = 0; q < 8; q++) {
-        unsigned dup = 0;
-        _Pragma("GCC unroll 8") for (unsigned p = 0; p < q; p++) dup |= k[p] == k[q];
-        per[k[q] & 7] += !dup;
-      }
-      for (unsigned g = 0; g < 8; g++) mx = per[g] > mx ? per[g] : mx;
-    }
-    W->st[S_SBYTES] += 8 * 16;
-    W->st[S_SACC]++;
-    if (mx > 1) W->st[S_SREPLAY] += mx - 1;
-  }
-  return 0;
+uint8_t *emu_x_shared(emu_xctx *x, uint64_t *size) {
+  if (x->W->racing) return NULL; /* the accesses go where race_mem sees them */
+  *size = x->W->L->shsize;
+  return x->W->sh;
+}
+
+void emu_x_shared_count(emu_xctx *x, uint64_t bytes, uint64_t accesses, uint64_t replays) {
+  uint64_t *st = x->W->st;
+  st[S_SBYTES] += bytes;
+  st[S_SACC] += accesses;
+  st[S_SREPLAY] += replays;
 }
 
 int emu_x_access(emu_xctx *x, uint64_t *r, const emu_xacc *a, uint32_t m) {

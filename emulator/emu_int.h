@@ -151,14 +151,14 @@ typedef struct emu_xacc {
 } emu_xacc;
 /* 0, or -1 when the access failed (reported, as an ld/st failure is). */
 int emu_x_access(emu_xctx *x, uint64_t *r, const emu_xacc *a, uint32_t mask);
-/* ldmatrix's rows (stmatrix's with write): nrows (a multiple of 8, at most
-   32) rows of 16 bytes, row q at shared address addr[q], to or from words
-   buf[4 q .. 4 q + 3]; counted as emu_x_access counts the 8 rows of each
-   matrix.  0 when done; 1 (nothing read or written) when the rows must go
-   through emu_x_access: the race check, a row misaligned or outside the
-   CTA's window. */
-int emu_x_shared_rows(emu_xctx *x, const uint64_t *addr, unsigned nrows, uint32_t *buf,
-                      int write);
+/* The CTA's shared memory (size bytes: its window) for an instruction that
+   moves rows itself (ldmatrix, stmatrix), or NULL when its accesses must go
+   through emu_x_access (the race check is on). */
+uint8_t *emu_x_shared(emu_xctx *x, uint64_t *size);
+/* Count what such an instruction moved, as emu_x_access counts a shared
+   access: bytes, accesses (one a matrix of 8 rows) and bank-conflict
+   replays. */
+void emu_x_shared_count(emu_xctx *x, uint64_t bytes, uint64_t accesses, uint64_t replays);
 /* Fail the launch naming the instruction and lane (-1: the warp). */
 void emu_x_fail(emu_xctx *x, int lane, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Run x for the lanes in mask on register file r: 0 or -1 (failed). */
@@ -389,5 +389,10 @@ uint32_t emu__cached_warps(const struct emu_module *em);
    thread, and a comparison of 1 and 2 threads would compare one thread
    with itself).  Process-wide; returns the previous setting. */
 int emu__team_always(int on);
+
+/* Test hook (tests/test_emu_tensor.c): != 0 sends every mma.sync through
+   the general path (a gather map, then the product), never the vector path
+   of the half-precision forms (emu_mma.c, mma_half_fast). */
+extern int emu__mma_general;
 
 #endif

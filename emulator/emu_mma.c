@@ -104,6 +104,8 @@ struct emu_xop {
   uint8_t srcmode;           /* cp.async: 0 full, 1 src-size slot, 2 ignore-src predicate */
   uint8_t srcneg;            /* the predicate written !p */
   uint8_t nd, na, nb, nc;    /* fragment registers */
+  uint8_t fast;              /* mma.sync m16n8k16/k8 .f16/.bf16 into .f32:
+                                mma_half_fast's form */
   uint32_t d[MAXFRAG], a[MAXFRAG], b[MAXFRAG], c[MAXFRAG];
   uint32_t addr, addr2;      /* address base slots (cp.async: dst, src) */
   int64_t off, off2;         /* their offsets */
@@ -333,6 +335,8 @@ static int prep_mma(const emu_xprep *p, const ptx_insn *in, emu_xop *x, char **t
     }
     rc = mma_form(x, why);
     if (rc) return rc;
+    x->fast = (uint8_t)(m == 16 && n == 8 && (k == 16 || k == 8) &&
+                        (x->at == T_F16 || x->at == T_BF16) && x->ct == T_F32 && x->dt == T_F32);
     return mma_map(x);
   }
   x->kind = X_WMMA;
@@ -808,6 +812,40 @@ __attribute__((MMA_CONTRACT target("avx2,fma"))) static void mma_n8_avx2(
     for (unsigned j = 0; j < 8; j++) D[i * 8 + j] = d[j];
   }
 }
+/* mma_n8_avx2 for m = 16 with a row of D in one 512-bit register: eight
+   rows at a time, each A element broadcast into its fused multiply-add
+   from memory -- half the instructions, the same sums in the same order
+   (bit for bit mma_n8_avx2's). */
+__attribute__((MMA_CONTRACT target("avx512f"))) static void mma_n8_avx512(
+    unsigned K, const double *restrict A, const double *restrict B, const double *restrict C,
+    double *restrict D) {
+  for (unsigned i = 0; i < 16; i += 8) {
+    __m512d d0 = _mm512_loadu_pd(C + i * 8), d1 = _mm512_loadu_pd(C + (i + 1) * 8);
+    __m512d d2 = _mm512_loadu_pd(C + (i + 2) * 8), d3 = _mm512_loadu_pd(C + (i + 3) * 8);
+    __m512d d4 = _mm512_loadu_pd(C + (i + 4) * 8), d5 = _mm512_loadu_pd(C + (i + 5) * 8);
+    __m512d d6 = _mm512_loadu_pd(C + (i + 6) * 8), d7 = _mm512_loadu_pd(C + (i + 7) * 8);
+    const double *a = A + i * K;
+    for (unsigned q = 0; q < K; q++) {
+      __m512d b = _mm512_loadu_pd(B + q * 8);
+      d0 = _mm512_fmadd_pd(_mm512_set1_pd(a[q]), b, d0);
+      d1 = _mm512_fmadd_pd(_mm512_set1_pd(a[K + q]), b, d1);
+      d2 = _mm512_fmadd_pd(_mm512_set1_pd(a[2 * K + q]), b, d2);
+      d3 = _mm512_fmadd_pd(_mm512_set1_pd(a[3 * K + q]), b, d3);
+      d4 = _mm512_fmadd_pd(_mm512_set1_pd(a[4 * K + q]), b, d4);
+      d5 = _mm512_fmadd_pd(_mm512_set1_pd(a[5 * K + q]), b, d5);
+      d6 = _mm512_fmadd_pd(_mm512_set1_pd(a[6 * K + q]), b, d6);
+      d7 = _mm512_fmadd_pd(_mm512_set1_pd(a[7 * K + q]), b, d7);
+    }
+    _mm512_storeu_pd(D + i * 8, d0);
+    _mm512_storeu_pd(D + (i + 1) * 8, d1);
+    _mm512_storeu_pd(D + (i + 2) * 8, d2);
+    _mm512_storeu_pd(D + (i + 3) * 8, d3);
+    _mm512_storeu_pd(D + (i + 4) * 8, d4);
+    _mm512_storeu_pd(D + (i + 5) * 8, d5);
+    _mm512_storeu_pd(D + (i + 6) * 8, d6);
+    _mm512_storeu_pd(D + (i + 7) * 8, d7);
+  }
+}
 #ifdef __clang__
 #pragma clang fp contract(off)
 #endif
@@ -904,6 +942,111 @@ static inline void gather(const uint64_t *r, const uint32_t *regs, unsigned nreg
   }
 }
 
+int emu__mma_general;
+
+#ifdef MMA_AVX2
+/* mma.sync m16n8k16 / m16n8k8 with .f16 or .bf16 A and B and .f32 C and
+   D -- the GEMM loop of half-precision programs -- straight between the
+   fragment registers and the dense matrices, eight elements at a time:
+   the layouts of the table at the top put a row of A, of C and of D (and
+   a column of B) in four consecutive lanes, so no gather map is needed.
+   The halves convert exactly (F16C; bf16 is the top half of a float) and
+   the product is mma_n8_avx2's, so the bits are those of the general path
+   (gather, mma_compute, put); tests/test_emu_tensor.c compares the two on
+   random bit patterns.  make bench's tensor loop: the gather and the
+   write-back took 37 % of its time. */
+
+/* Eight halves (f16 or bf16, in the low 128 bits) as four + four doubles. */
+__attribute__((target("avx2,f16c"))) static inline void halves8(__m128i h, int bf, double *out) {
+  __m256 f = bf ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16))
+                : _mm256_cvtph_ps(h);
+  _mm256_storeu_pd(out, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+  _mm256_storeu_pd(out + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void mma_half_fast(const emu_xop *x, uint64_t *r) {
+  const unsigned K = x->k;
+  const int bf = x->at == T_BF16;
+  double A[16 * 16], B[16 * 8], C[16 * 8], D[16 * 8];
+  /* A: register j holds rows 8 (j & 1) + g, columns 8 (j >> 1) + 2t, +1:
+     lanes 4g..4g+3 are eight consecutive halves of one row */
+  for (unsigned j = 0; j < x->na; j++) {
+    const uint64_t *w = r + (size_t)x->a[j] * EMU_LANES;
+    unsigned rb = 8 * (j & 1), cb = 8 * (j >> 1);
+    for (unsigned g = 0; g < 8; g++) { /* the low words of four lanes, read
+                                          16 bytes at a time as ldmatrix
+                                          wrote them (a 32-byte read of two
+                                          16-byte writes waits for both) */
+      __m128 p = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(w + 4 * g)));
+      __m128 q = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(w + 4 * g + 2)));
+      halves8(_mm_castps_si128(_mm_shuffle_ps(p, q, _MM_SHUFFLE(2, 0, 2, 0))), bf, A + (rb + g) * K + cb);
+    }
+  }
+  /* B: register j, lane 4g + t holds rows 8j + 2t, +1 of column g: lanes
+     t, t + 4, ..., t + 28 are two rows */
+  for (unsigned j = 0; j < x->nb; j++) {
+    const int *w = (const int *)(r + (size_t)x->b[j] * EMU_LANES);
+    for (unsigned t = 0; t < 4; t++) {
+      __m256i idx = _mm256_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56);
+      __m256i v = _mm256_i32gather_epi32(w, _mm256_add_epi32(idx, _mm256_set1_epi32((int)(2 * t))), 4);
+      double *row = B + (8 * j + 2 * t) * 8;
+      if (bf) {
+        __m256 lo = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+        __m256 hi = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32((int)0xFFFF0000u)));
+        _mm256_storeu_pd(row, _mm256_cvtps_pd(_mm256_castps256_ps128(lo)));
+        _mm256_storeu_pd(row + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1)));
+        _mm256_storeu_pd(row + 8, _mm256_cvtps_pd(_mm256_castps256_ps128(hi)));
+        _mm256_storeu_pd(row + 12, _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1)));
+      } else {
+        __m256i lo = _mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)), hi = _mm256_srli_epi32(v, 16);
+        __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xD8);
+        halves8(_mm256_castsi256_si128(p), 0, row);
+        halves8(_mm256_extracti128_si256(p, 1), 0, row + 8);
+      }
+    }
+  }
+  /* C: registers 2h, 2h + 1 hold columns 2t, 2t + 1 of rows 8h + g */
+  for (unsigned h = 0; h < 2; h++) {
+    const uint64_t *c0 = r + (size_t)x->c[2 * h] * EMU_LANES, *c1 = r + (size_t)x->c[2 * h + 1] * EMU_LANES;
+    for (unsigned g = 0; g < 8; g++) {
+      __m256i v0 = _mm256_loadu_si256((const __m256i *)(c0 + 4 * g));
+      __m256i v1 = _mm256_slli_epi64(_mm256_loadu_si256((const __m256i *)(c1 + 4 * g)), 32);
+      __m256 f = _mm256_castsi256_ps(_mm256_blend_epi32(v0, v1, 0xAA));
+      double *row = C + (8 * h + g) * 8;
+      _mm256_storeu_pd(row, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+      _mm256_storeu_pd(row + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
+    }
+  }
+  static int avx512 = -1;
+  if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512 && emu__mma_general != 2) mma_n8_avx512(K, A, B, C, D);
+  else mma_n8_avx2(16, K, A, B, C, D);
+  /* D as C, each float rounded to nearest even, a NaN canonical */
+  const __m256 qnan = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256i lo32 = _mm256_set1_epi64x(0xFFFFFFFFll);
+  for (unsigned h = 0; h < 2; h++) {
+    uint64_t *d0 = r + (size_t)x->d[2 * h] * EMU_LANES, *d1 = r + (size_t)x->d[2 * h + 1] * EMU_LANES;
+    for (unsigned g = 0; g < 8; g++) {
+      const double *row = D + (8 * h + g) * 8;
+      __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd(row + 4)),
+                                 _mm256_cvtpd_ps(_mm256_loadu_pd(row)));
+      f = _mm256_blendv_ps(f, qnan, _mm256_cmp_ps(f, f, _CMP_UNORD_Q));
+      __m256i v = _mm256_castps_si256(f);
+      _mm256_storeu_si256((__m256i *)(d0 + 4 * g), _mm256_and_si256(v, lo32));
+      _mm256_storeu_si256((__m256i *)(d1 + 4 * g), _mm256_srli_epi64(v, 32));
+    }
+  }
+}
+
+static int mma_fast_cpu(void) {
+  static int ok = -1;
+  if (ok < 0)
+    ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("f16c");
+  return ok;
+}
+#endif
+
 static int need_warp(emu_xctx *ctx, uint32_t mask, const char *what) {
   if (mask == 0xFFFFFFFFu) return 0;
   emu_x_fail(ctx, -1, "%s executed by lanes 0x%08x: every lane of the warp must execute it "
@@ -913,6 +1056,12 @@ static int need_warp(emu_xctx *ctx, uint32_t mask, const char *what) {
 
 static int exec_mma(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask) {
   if (need_warp(ctx, mask, "mma.sync")) return -1;
+#ifdef MMA_AVX2
+  if (x->fast && !emu__mma_general && mma_fast_cpu()) {
+    mma_half_fast(x, r);
+    return 0;
+  }
+#endif
   double A[16 * 32], B[32 * 8], C[16 * 8], D[16 * 8];
   unsigned ea = (unsigned)x->na * per_reg(x->at), eb = (unsigned)x->nb * per_reg(x->bt);
   unsigned ec = (unsigned)x->nc * per_reg(x->ct), ed = (unsigned)x->nd * per_reg(x->dt);
@@ -1005,6 +1154,189 @@ static int exec_wldst(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mas
   return 0;
 }
 
+/* The bank conflicts of one matrix's eight 16-byte rows (k: offset / 16):
+   a row's four banks are those of every row with the same k % 8, and each
+   such group serves its distinct rows one after the other.  The passes
+   the warp's access takes: the most distinct rows of a group (1..8).  The
+   counts go in the nibbles of one register (counters in an array cost a
+   store-forwarding stall on every read). */
+static unsigned rows_passes(const uint32_t *k) {
+  unsigned groups = 0;
+  for (unsigned q = 0; q < 8; q++) groups |= 1u << (k[q] & 7);
+  if (groups == 0xFF) return 1; /* eight groups: eight distinct rows */
+  uint32_t per = 0;
+  _Pragma("GCC unroll 8") for (unsigned q = 0; q < 8; q++) {
+    unsigned dup = 0;
+    _Pragma("GCC unroll 8") for (unsigned p = 0; p < q; p++) dup |= k[p] == k[q];
+    per += (uint32_t)!dup << (4 * (k[q] & 7));
+  }
+  unsigned mx = 0;
+  for (unsigned g = 0; g < 8; g++) {
+    unsigned c = (per >> (4 * g)) & 15;
+    mx = c > mx ? c : mx;
+  }
+  return mx;
+}
+
+#ifdef MMA_AVX2
+/* rows_passes with the eight keys in one register: a row is a group's new
+   row unless one of the rows before it has its key (seven rotations). */
+__attribute__((target("avx2"))) static unsigned rows_passes_avx2(const uint32_t *kp) {
+  static const int32_t rot[7][8] = {
+      {7, 0, 1, 2, 3, 4, 5, 6}, {6, 7, 0, 1, 2, 3, 4, 5}, {5, 6, 7, 0, 1, 2, 3, 4},
+      {4, 5, 6, 7, 0, 1, 2, 3}, {3, 4, 5, 6, 7, 0, 1, 2}, {2, 3, 4, 5, 6, 7, 0, 1},
+      {1, 2, 3, 4, 5, 6, 7, 0}};
+  static const int32_t before[7][8] = {
+      {0, -1, -1, -1, -1, -1, -1, -1}, {0, 0, -1, -1, -1, -1, -1, -1}, {0, 0, 0, -1, -1, -1, -1, -1},
+      {0, 0, 0, 0, -1, -1, -1, -1},    {0, 0, 0, 0, 0, -1, -1, -1},    {0, 0, 0, 0, 0, 0, -1, -1},
+      {0, 0, 0, 0, 0, 0, 0, -1}};
+  __m256i k = _mm256_loadu_si256((const __m256i *)kp), dup = _mm256_setzero_si256();
+  for (unsigned s = 0; s < 7; s++) {
+    __m256i o = _mm256_permutevar8x32_epi32(k, _mm256_loadu_si256((const __m256i *)rot[s]));
+    dup = _mm256_or_si256(dup, _mm256_and_si256(_mm256_cmpeq_epi32(k, o),
+                                                _mm256_loadu_si256((const __m256i *)before[s])));
+  }
+  __m256i cnt = _mm256_sllv_epi32(_mm256_andnot_si256(dup, _mm256_set1_epi32(1)),
+                                  _mm256_slli_epi32(_mm256_and_si256(k, _mm256_set1_epi32(7)), 2));
+  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(cnt), _mm256_extracti128_si256(cnt, 1));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+  /* the largest nibble: bytes of the low nibbles against the high ones */
+  __m128i m = _mm_and_si128(h, _mm_set1_epi8(15));
+  m = _mm_max_epu8(m, _mm_and_si128(_mm_srli_epi32(h, 4), _mm_set1_epi8(15)));
+  m = _mm_max_epu8(m, _mm_srli_epi32(m, 16));
+  m = _mm_max_epu8(m, _mm_srli_epi32(m, 8));
+  return (unsigned)_mm_cvtsi128_si32(m) & 0xFF;
+}
+#endif
+
+#ifdef MMA_AVX2
+/* ldm_rows' first pass four rows at a time: each row's offset in the
+   window (off) and its key (offset / 16); != 0 when a row is misaligned or
+   past lim = the window's size - 16.  The window lies below 2^18 bytes
+   (EMU_MAX_SHARED), so an offset with a bit above 17 is out. */
+_Static_assert(EMU_MAX_SHARED < (1u << 18) && EMU_WIN_SIZE == 1ull << 40,
+               "rows_offsets_avx2's bounds");
+__attribute__((target("avx2"))) static uint64_t rows_offsets_avx2(const uint64_t *areg, int64_t aoff,
+                                                                  unsigned nrows, uint64_t lim,
+                                                                  uint64_t *off, uint32_t *k) {
+  const __m256i win = _mm256_set1_epi64x((long long)EMU_SHARED_WIN), zero = _mm256_setzero_si256();
+  const __m256i vo = _mm256_set1_epi64x(aoff), vlim = _mm256_set1_epi64x((long long)lim);
+  const __m256i low = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  __m256i bad = zero;
+  for (unsigned q = 0; q < nrows; q += 4) {
+    __m256i ad = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(areg + q)), vo);
+    __m256i t = _mm256_sub_epi64(ad, win);
+    __m256i o = _mm256_blendv_epi8(ad, t, _mm256_cmpeq_epi64(_mm256_srli_epi64(t, 40), zero));
+    bad = _mm256_or_si256(bad, _mm256_and_si256(ad, _mm256_set1_epi64x(15)));
+    bad = _mm256_or_si256(bad, _mm256_srli_epi64(o, 18));
+    bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(o, vlim));
+    _mm256_storeu_si256((__m256i *)(off + q), o);
+    __m256i kk = _mm256_permutevar8x32_epi32(_mm256_srli_epi64(o, 4), low);
+    _mm_storeu_si128((__m128i *)(k + q), _mm256_castsi256_si128(kk));
+  }
+  return !_mm256_testz_si256(bad, bad);
+}
+#endif
+
+/* ldmatrix's rows (stmatrix's with write): nrows (8, 16 or 32) rows of 16
+   bytes, row q at shared address areg[q] + aoff, to or from words
+   buf[4q .. 4q + 3] -- or, reading with rows given, rows[q] pointed at the
+   row in the CTA's shared memory -- counted as emu_x_access counts the 8
+   rows of each matrix.  0 when done; 1 (nothing read, written or counted)
+   when the rows must go through emu_x_access: the race check, a row
+   misaligned or outside the CTA's window. */
+static int ldm_rows(emu_xctx *ctx, const uint64_t *areg, int64_t aoff, unsigned nrows,
+                    uint32_t *buf, const uint8_t **rows, int write) {
+  uint64_t shs, bad = 0, off[EMU_LANES];
+  uint32_t k[EMU_LANES];
+  uint8_t *sh = emu_x_shared(ctx, &shs);
+  if (!sh || nrows > EMU_LANES || nrows % 8 || shs < 16) return 1;
+#ifdef MMA_AVX2
+  static int avx2 = -1;
+  if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2");
+  if (avx2 && !emu__mma_general)
+    bad = rows_offsets_avx2(areg, aoff, nrows, shs - 16, off, k);
+  else
+#endif
+    for (unsigned q = 0; q < nrows; q++) { /* one pass: address, window, bounds */
+      uint64_t ad = areg[q] + (uint64_t)aoff;
+      uint64_t o = ad - EMU_SHARED_WIN < EMU_WIN_SIZE ? ad - EMU_SHARED_WIN : ad;
+      bad |= (ad & 15) | (uint64_t)(o > shs - 16);
+      off[q] = o;
+      k[q] = (uint32_t)(o >> 4);
+    }
+  if (bad) return 1;
+  if (write)
+    for (unsigned q = 0; q < nrows; q++) memcpy(sh + off[q], buf + 4 * q, 16);
+  else if (rows)
+    for (unsigned q = 0; q < nrows; q++) rows[q] = sh + off[q];
+  else
+    for (unsigned q = 0; q < nrows; q++) memcpy(buf + 4 * q, sh + off[q], 16);
+  uint64_t replays = 0;
+#ifdef MMA_AVX2
+  if (avx2 && !emu__mma_general)
+    for (unsigned j = 0; j < nrows; j += 8) replays += rows_passes_avx2(k + j) - 1;
+  else
+#endif
+    for (unsigned j = 0; j < nrows; j += 8) replays += rows_passes(k + j) - 1;
+  emu_x_shared_count(ctx, 16ull * nrows, nrows / 8, replays);
+  return 0;
+}
+
+/* One 8x8 matrix of halves from its eight rows (16 bytes each, rows[rr])
+   into the warp's register d: lane 4 rr + q gets word q of row rr; with
+   .trans lane 4 c + t gets the halves (2t, c) and (2t + 1, c) -- row c of
+   the transposed matrix is the four words of lanes 4c..4c+3.  SSE2 (every
+   x86-64) does the transpose in registers: the scalar one read each word
+   back from the rows' copy, a store-forwarding stall each (make bench's
+   tensor loop, ldmatrix half its time). */
+static void ldm_matrix(const uint8_t *const *rows, int trans, uint64_t *d) {
+#ifdef MMA_AVX2 /* x86-64: SSE2 */
+  const __m128i z = _mm_setzero_si128();
+  if (!trans) {
+    for (unsigned rr = 0; rr < 8; rr++) {
+      __m128i v = _mm_loadu_si128((const __m128i *)rows[rr]);
+      _mm_storeu_si128((__m128i *)(d + 4 * rr), _mm_unpacklo_epi32(v, z));
+      _mm_storeu_si128((__m128i *)(d + 4 * rr + 2), _mm_unpackhi_epi32(v, z));
+    }
+    return;
+  }
+  __m128i u[4][2]; /* u[t][h]: words (row 2t | row 2t+1 << 16) of columns 4h..4h+3 */
+  for (unsigned t = 0; t < 4; t++) {
+    __m128i a = _mm_loadu_si128((const __m128i *)rows[2 * t]);
+    __m128i b = _mm_loadu_si128((const __m128i *)rows[2 * t + 1]);
+    u[t][0] = _mm_unpacklo_epi16(a, b);
+    u[t][1] = _mm_unpackhi_epi16(a, b);
+  }
+  for (unsigned h = 0; h < 2; h++) { /* 4x4 transpose of words: column c's t = 0..3 */
+    __m128i p0 = _mm_unpacklo_epi32(u[0][h], u[1][h]), p1 = _mm_unpacklo_epi32(u[2][h], u[3][h]);
+    __m128i p2 = _mm_unpackhi_epi32(u[0][h], u[1][h]), p3 = _mm_unpackhi_epi32(u[2][h], u[3][h]);
+    __m128i c[4] = {_mm_unpacklo_epi64(p0, p1), _mm_unpackhi_epi64(p0, p1),
+                    _mm_unpacklo_epi64(p2, p3), _mm_unpackhi_epi64(p2, p3)};
+    for (unsigned k = 0; k < 4; k++) {
+      uint64_t *o = d + 4 * (4 * h + k);
+      _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi32(c[k], z));
+      _mm_storeu_si128((__m128i *)(o + 2), _mm_unpackhi_epi32(c[k], z));
+    }
+  }
+#else
+  for (unsigned l = 0; l < EMU_LANES; l++) {
+    if (!trans) {
+      uint32_t w;
+      memcpy(&w, rows[l / 4] + 4 * (l % 4), 4);
+      d[l] = w;
+      continue;
+    }
+    unsigned c = l / 4, t = l % 4;
+    uint16_t lo, hi;
+    memcpy(&lo, rows[2 * t] + 2 * c, 2);
+    memcpy(&hi, rows[2 * t + 1] + 2 * c, 2);
+    d[l] = (uint32_t)lo | (uint32_t)hi << 16;
+  }
+#endif
+}
+
 /* ldmatrix / stmatrix .m8n8 .b16, x1/x2/x4, .trans: per matrix j one
    shared access by lanes 0..7, lane r moving the 16 bytes of row r (the
    address lane 8j + r supplies) -- 128 bytes, as the hardware serves each
@@ -1015,6 +1347,18 @@ static int exec_ldm(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
   int st = x->kind == X_STM;
   if (need_warp(ctx, mask, st ? "stmatrix" : "ldmatrix")) return -1;
   unsigned rows = 8u * x->nmat;
+  const uint64_t *areg = r + (size_t)x->addr * EMU_LANES;
+  /* the rows in one pass, each matrix's words straight between its
+     register and the 16-byte rows: matrix j's row rr, word q is lane
+     4 rr + q's register (.trans: the halves of column pairs); make bench's
+     ldmatrix + mma.sync loop spent a third of its time going through
+     emu_x_access per matrix */
+  const uint8_t *rp[EMU_LANES];
+  if (!st && !ldm_rows(ctx, areg, x->off, rows, NULL, rp, 0)) {
+    for (unsigned j = 0; j < x->nmat; j++)
+      ldm_matrix(rp + 8 * j, x->trans, r + (size_t)x->d[j] * EMU_LANES);
+    return 0;
+  }
   for (unsigned l = 0; l < rows; l++) {
     uint64_t a = lane_addr(r, x->addr, x->off, l);
     if (a & 15) {
@@ -1023,16 +1367,9 @@ static int exec_ldm(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
       return -1;
     }
   }
-  /* the rows in one pass, each matrix's words straight between its
-     register and the 16-byte rows: matrix j's row rr, word q is lane
-     4 rr + q's register (.trans: the halves of column pairs); make bench's
-     ldmatrix + mma.sync loop spent a third of its time going through
-     emu_x_access per matrix */
-  {
-    uint64_t ad[EMU_LANES];
+  if (st) {
     uint32_t rw[4 * EMU_LANES];
-    for (unsigned l = 0; l < rows; l++) ad[l] = lane_addr(r, x->addr, x->off, l);
-    for (unsigned j = 0; st && j < x->nmat; j++) {
+    for (unsigned j = 0; j < x->nmat; j++) {
       const uint64_t *dreg = r + (size_t)x->d[j] * EMU_LANES;
       uint32_t *m = rw + 32 * j;
       if (!x->trans) {
@@ -1046,21 +1383,7 @@ static int exec_ldm(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
         for (unsigned h = 0; h < 2; h++) m[4 * (2 * (l % 4) + h) + q] |= ((v >> (16 * h)) & 0xFFFF) << sh;
       }
     }
-    if (!emu_x_shared_rows(ctx, ad, rows, rw, st)) {
-      for (unsigned j = 0; !st && j < x->nmat; j++) {
-        uint64_t *dreg = r + (size_t)x->d[j] * EMU_LANES;
-        const uint32_t *m = rw + 32 * j;
-        if (!x->trans) {
-          for (unsigned l = 0; l < EMU_LANES; l++) dreg[l] = m[l];
-          continue;
-        }
-        for (unsigned l = 0; l < EMU_LANES; l++) {
-          unsigned col = l / 4, q = col / 2, sh = 16 * (col % 2), r0 = 2 * (l % 4);
-          dreg[l] = ((m[4 * r0 + q] >> sh) & 0xFFFF) | ((m[4 * (r0 + 1) + q] >> sh) & 0xFFFF) << 16;
-        }
-      }
-      return 0;
-    }
+    if (!ldm_rows(ctx, areg, x->off, rows, rw, NULL, 1)) return 0;
   }
   uint64_t *sa = r + (size_t)x->scratch * EMU_LANES;
   uint64_t *w[4];

@@ -470,7 +470,7 @@ static void test_cu_input(void) {
   free(err);
 }
 
-/* ldmatrix and stmatrix move their rows in one pass (emu_x_shared_rows);
+/* ldmatrix and stmatrix move their rows in one pass (ldm_rows, emulator/emu_mma.c);
    under --racecheck every row goes through the general shared path.
    Both must give the same data, shared accesses and bank replays, on
    rows that conflict (tests/ptx/ldmatrix_banks.ptx). */

@@ -435,7 +435,12 @@ static void test_ldmatrix_banks(void) {
   CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 160 * 4, &out, E.err, sizeof E.err), 0);
   static const uint32_t stride[] = {16, 48, 32, 128, 0}, mstride[] = {128, 512, 256, 1024, 16};
   static const uint32_t replays[] = {0, 0, 1, 7, 0};
-  for (size_t c = 0; c < sizeof stride / sizeof stride[0]; c++) {
+  /* the vector rows (emu_mma.c, ldm_rows) and, emu__mma_general set, the
+     scalar ones */
+  const size_t nc = sizeof stride / sizeof stride[0];
+  for (size_t cc = 0; cc < 2 * nc; cc++) {
+    size_t c = cc % nc;
+    emu__mma_general = cc >= nc;
     feat_vec fv;
     feat_init(&fv);
     int rc = run_ldm(&E, out, stride[c], mstride[c], &fv);
@@ -457,6 +462,7 @@ static void test_ldmatrix_banks(void) {
     CU_ASSERT_EQUAL(feat_get(&fv, "mem.shared_bytes", -1), 64 * 128 + 4 * 128 + 128);
     feat_free(&fv);
   }
+  emu__mma_general = 0;
   /* a row past the window, and one not 16-byte aligned, are refused */
   for (int bad = 0; bad < 2; bad++) {
     feat_vec fv;

@@ -16,6 +16,7 @@
  */
 #include "tests.h"
 #include "tests/emu_fix.h"
+#include "emulator/emu_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -448,6 +449,70 @@ static void body_mma(kfix *f, int threads, feat_vec *fv) {
 
 static void test_mma(void) { for_each_compiler("tensor", body_mma); }
 
+/* The vector path of mma.sync's half-precision forms (emulator/emu_mma.c,
+   mma_half_fast, with the AVX-512 or the AVX2 product) against the general
+   one (a gather map, mma_compute, put) on random bit patterns: halves of
+   every exponent (subnormals, infinities and NaNs among them), sums that
+   round, accumulators of every sign.  Where the host has no AVX2 the three
+   runs are one path, and agree trivially. */
+static unsigned short rand_half(uint64_t *s, int bf) {
+  unsigned short h = (unsigned short)rng_next(s);
+  unsigned short inf = bf ? 0x7F80 : 0x7C00;
+  if ((h & inf) == inf && rng_next(s) % 2) h ^= (unsigned short)(bf ? 0x0080 : 0x0400);
+  return h;
+}
+static void body_mma_paths(kfix *f, int threads, feat_vec *fv) {
+  static unsigned short A[256], B[128], Abf[256], Bbf[128];
+  static float C[128], D[3][4 * 128];
+  uint64_t s = 77 + (uint64_t)threads;
+  for (int i = 0; i < 256; i++) A[i] = rand_half(&s, 0), Abf[i] = rand_half(&s, 1);
+  for (int i = 0; i < 128; i++) B[i] = rand_half(&s, 0), Bbf[i] = rand_half(&s, 1);
+  for (int i = 0; i < 128; i++) {
+    uint32_t u = (uint32_t)rng_next(&s);
+    if ((u & 0x7F800000u) == 0x7F800000u && i % 16) u ^= 0x00800000u;
+    memcpy(&C[i], &u, 4);
+  }
+  dims d32 = {{1, 1, 1}, {32, 1, 1}, 0};
+  static const int mode[3] = {0, 2, 1}; /* fast, fast with AVX2's product, general */
+  static const char *const tag[3] = {"fast", "avx2", "general"};
+  feat_vec kept[3];
+  for (int m = 0; m < 3; m++) {
+    feat_init(&kept[m]);
+    emu__mma_general = mode[m];
+    int bad = fix_kernel(f, MMA_LDM);
+    if (!bad) {
+      fix_buf(f, 0, A, sizeof A);
+      fix_buf(f, 1, B, sizeof B);
+      fix_buf(f, 2, C, sizeof C);
+      uint64_t dd = fix_buf(f, 3, NULL, sizeof D[m]);
+      fix_buf(f, 4, Abf, sizeof Abf);
+      fix_buf(f, 5, Bbf, sizeof Bbf);
+      bad = fix_launch_tagged(f, &d32, threads, fv, tag[m], &kept[m]);
+      if (!bad) fix_get(f, D[m], dd, sizeof D[m]);
+    }
+    emu__mma_general = 0;
+    if (bad) {
+      for (int j = 0; j <= m; j++) feat_free(&kept[j]);
+      return;
+    }
+  }
+  WORDS_EQ(f, "mma.m16n8k16 f16 / bf16 and m16n8k8 on random halves: the vector path (512-bit "
+              "product) gives the general path's bits", D[0], D[2], 4 * 128);
+  WORDS_EQ(f, "... and with the 256-bit product", D[1], D[2], 4 * 128);
+  size_t differ = 0;
+  for (size_t i = 0; i < kept[2].n; i++)
+    for (int m = 0; m < 2; m++) differ += !(feat_get(&kept[m], kept[2].names[i], NAN) == kept[2].vals[i]);
+  CHECK(differ == 0 && kept[0].n == kept[2].n && kept[2].n > 0,
+        "the three paths count the same features (%zu differ)", differ);
+  size_t nan = 0;
+  for (int i = 0; i < 4 * 128; i++) nan += D[2][i] != D[2][i];
+  CHECK(nan > 0 && nan < 4 * 128 * 3 / 4, "the random halves give NaNs and numbers (%zu NaN of 512)",
+        nan);
+  for (int m = 0; m < 3; m++) feat_free(&kept[m]);
+}
+
+static void test_mma_paths(void) { for_each_compiler("tensor", body_mma_paths); }
+
 static unsigned tf32_of(float x) { uint32_t u; memcpy(&u, &x, 4); return u & 0xFFFFE000u; }
 static quad tf32q(float x) { uint32_t u = tf32_of(x); float g; memcpy(&g, &u, 4); return g; }
 
@@ -783,6 +848,7 @@ TEST_SUITES(register_emu_tensor_tests) {
   TEST_ADD(s, test_half);
   TEST_ADD(s, test_half_cvt);
   TEST_ADD(s, test_mma);
+  TEST_ADD(s, test_mma_paths);
   TEST_ADD(s, test_mma_forms);
   TEST_ADD(s, test_wmma);
   TEST_ADD(s, test_async_copy);
