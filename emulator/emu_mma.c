@@ -964,22 +964,24 @@ __attribute__((target("avx2,f16c"))) static inline void halves8(__m128i h, int b
   _mm256_storeu_pd(out + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
 }
 
+static int simd_level(void);
+
 __attribute__((target("avx2,fma,f16c"))) static void mma_half_fast(const emu_xop *x, uint64_t *r) {
   const unsigned K = x->k;
   const int bf = x->at == T_BF16;
+  const __m256i low = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   double A[16 * 16], B[16 * 8], C[16 * 8], D[16 * 8];
   /* A: register j holds rows 8 (j & 1) + g, columns 8 (j >> 1) + 2t, +1:
      lanes 4g..4g+3 are eight consecutive halves of one row */
   for (unsigned j = 0; j < x->na; j++) {
     const uint64_t *w = r + (size_t)x->a[j] * EMU_LANES;
     unsigned rb = 8 * (j & 1), cb = 8 * (j >> 1);
-    for (unsigned g = 0; g < 8; g++) { /* the low words of four lanes, read
-                                          16 bytes at a time as ldmatrix
-                                          wrote them (a 32-byte read of two
-                                          16-byte writes waits for both) */
-      __m128 p = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(w + 4 * g)));
-      __m128 q = _mm_castsi128_ps(_mm_loadu_si128((const __m128i *)(w + 4 * g + 2)));
-      halves8(_mm_castps_si128(_mm_shuffle_ps(p, q, _MM_SHUFFLE(2, 0, 2, 0))), bf, A + (rb + g) * K + cb);
+    for (unsigned g = 0; g < 8; g++) { /* the low words of four lanes (32
+                                          bytes, as ldm_matrix_avx2 writes
+                                          them: a read spanning two writes
+                                          waits for both) */
+      __m256i v = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(w + 4 * g)), low);
+      halves8(_mm256_castsi256_si128(v), bf, A + (rb + g) * K + cb);
     }
   }
   /* B: register j, lane 4g + t holds rows 8j + 2t, +1 of column g: lanes
@@ -1017,9 +1019,7 @@ __attribute__((target("avx2,fma,f16c"))) static void mma_half_fast(const emu_xop
       _mm256_storeu_pd(row + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
     }
   }
-  static int avx512 = -1;
-  if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512 && emu__mma_general != 2) mma_n8_avx512(K, A, B, C, D);
+  if (simd_level() >= 2) mma_n8_avx512(K, A, B, C, D);
   else mma_n8_avx2(16, K, A, B, C, D);
   /* D as C, each float rounded to nearest even, a NaN canonical */
   const __m256 qnan = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
@@ -1038,12 +1038,18 @@ __attribute__((target("avx2,fma,f16c"))) static void mma_half_fast(const emu_xop
   }
 }
 
-static int mma_fast_cpu(void) {
-  static int ok = -1;
-  if (ok < 0)
-    ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
-  return ok;
+/* What the host's vector units allow, capped by the test hook: 0 the
+   general paths, 1 AVX2 + FMA + F16C, 2 and AVX-512 (emu__mma_general: 1
+   caps at 0, 2 at 1). */
+static int simd_level(void) {
+  static int lv = -1;
+  if (lv < 0) {
+    int a2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+    lv = a2 ? (__builtin_cpu_supports("avx512f") ? 2 : 1) : 0;
+  }
+  int cap = emu__mma_general == 1 ? 0 : emu__mma_general == 2 ? 1 : 2;
+  return lv < cap ? lv : cap;
 }
 #endif
 
@@ -1057,7 +1063,7 @@ static int need_warp(emu_xctx *ctx, uint32_t mask, const char *what) {
 static int exec_mma(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask) {
   if (need_warp(ctx, mask, "mma.sync")) return -1;
 #ifdef MMA_AVX2
-  if (x->fast && !emu__mma_general && mma_fast_cpu()) {
+  if (x->fast && simd_level() >= 1) {
     mma_half_fast(x, r);
     return 0;
   }
@@ -1253,9 +1259,8 @@ static int ldm_rows(emu_xctx *ctx, const uint64_t *areg, int64_t aoff, unsigned 
   uint8_t *sh = emu_x_shared(ctx, &shs);
   if (!sh || nrows > EMU_LANES || nrows % 8 || shs < 16) return 1;
 #ifdef MMA_AVX2
-  static int avx2 = -1;
-  if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && !emu__mma_general)
+  int avx2 = simd_level() >= 1;
+  if (avx2)
     bad = rows_offsets_avx2(areg, aoff, nrows, shs - 16, off, k);
   else
 #endif
@@ -1275,7 +1280,7 @@ static int ldm_rows(emu_xctx *ctx, const uint64_t *areg, int64_t aoff, unsigned 
     for (unsigned q = 0; q < nrows; q++) memcpy(buf + 4 * q, sh + off[q], 16);
   uint64_t replays = 0;
 #ifdef MMA_AVX2
-  if (avx2 && !emu__mma_general)
+  if (avx2)
     for (unsigned j = 0; j < nrows; j += 8) replays += rows_passes_avx2(k + j) - 1;
   else
 #endif
@@ -1337,6 +1342,35 @@ static void ldm_matrix(const uint8_t *const *rows, int trans, uint64_t *d) {
 #endif
 }
 
+#ifdef MMA_AVX2
+/* ldm_matrix writing each four lanes in one 32-byte store, which mma.sync's
+   vector path reads back in one load (AVX2). */
+__attribute__((target("avx2"))) static void ldm_matrix_avx2(const uint8_t *const *rows, int trans,
+                                                            uint64_t *d) {
+  if (!trans) {
+    for (unsigned rr = 0; rr < 8; rr++)
+      _mm256_storeu_si256((__m256i *)(d + 4 * rr),
+                          _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)rows[rr])));
+    return;
+  }
+  __m128i u[4][2];
+  for (unsigned t = 0; t < 4; t++) {
+    __m128i a = _mm_loadu_si128((const __m128i *)rows[2 * t]);
+    __m128i b = _mm_loadu_si128((const __m128i *)rows[2 * t + 1]);
+    u[t][0] = _mm_unpacklo_epi16(a, b);
+    u[t][1] = _mm_unpackhi_epi16(a, b);
+  }
+  for (unsigned h = 0; h < 2; h++) {
+    __m128i p0 = _mm_unpacklo_epi32(u[0][h], u[1][h]), p1 = _mm_unpacklo_epi32(u[2][h], u[3][h]);
+    __m128i p2 = _mm_unpackhi_epi32(u[0][h], u[1][h]), p3 = _mm_unpackhi_epi32(u[2][h], u[3][h]);
+    __m128i c[4] = {_mm_unpacklo_epi64(p0, p1), _mm_unpackhi_epi64(p0, p1),
+                    _mm_unpacklo_epi64(p2, p3), _mm_unpackhi_epi64(p2, p3)};
+    for (unsigned k = 0; k < 4; k++)
+      _mm256_storeu_si256((__m256i *)(d + 4 * (4 * h + k)), _mm256_cvtepu32_epi64(c[k]));
+  }
+}
+#endif
+
 /* ldmatrix / stmatrix .m8n8 .b16, x1/x2/x4, .trans: per matrix j one
    shared access by lanes 0..7, lane r moving the 16 bytes of row r (the
    address lane 8j + r supplies) -- 128 bytes, as the hardware serves each
@@ -1355,6 +1389,13 @@ static int exec_ldm(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
      emu_x_access per matrix */
   const uint8_t *rp[EMU_LANES];
   if (!st && !ldm_rows(ctx, areg, x->off, rows, NULL, rp, 0)) {
+#ifdef MMA_AVX2
+    if (simd_level() >= 1) {
+      for (unsigned j = 0; j < x->nmat; j++)
+        ldm_matrix_avx2(rp + 8 * j, x->trans, r + (size_t)x->d[j] * EMU_LANES);
+      return 0;
+    }
+#endif
     for (unsigned j = 0; j < x->nmat; j++)
       ldm_matrix(rp + 8 * j, x->trans, r + (size_t)x->d[j] * EMU_LANES);
     return 0;
