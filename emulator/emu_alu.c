@@ -791,6 +791,14 @@ GEN_SETP1(setp1_le_f32, float, LF32, a_ <= b_)
 GEN_SETP1(setp1_gt_f32, float, LF32, a_ > b_)
 GEN_SETP1(setp1_ge_f32, float, LF32, a_ >= b_)
 GEN_SETP1(setp1_neu_f32, float, LF32, a_ != b_)
+/* the other unordered ones: the ordered complement (false with a NaN) negated */
+GEN_SETP1(setp1_equ_f32, float, LF32, !(a_ < b_ || a_ > b_))
+GEN_SETP1(setp1_ltu_f32, float, LF32, !(a_ >= b_))
+GEN_SETP1(setp1_leu_f32, float, LF32, !(a_ > b_))
+GEN_SETP1(setp1_gtu_f32, float, LF32, !(a_ <= b_))
+GEN_SETP1(setp1_geu_f32, float, LF32, !(a_ < b_))
+GEN_SETP1(setp1_num_f32, float, LF32, a_ == a_ && b_ == b_)
+GEN_SETP1(setp1_nan_f32, float, LF32, a_ != a_ || b_ != b_)
 
 /* The single-destination setp of comparison cmp on type t (w bits,
    signed sgn), or NULL where the general one is needed. */
@@ -807,7 +815,17 @@ static emu_alu_fn pick_setp1(unsigned t, unsigned w, int sgn, unsigned cmp) {
   }
   if (t == PTX_T_F32) {
     SIX(f32)
-    return cmp == PTX_CMP_NEU ? setp1_neu_f32 : NULL;
+    switch (cmp) {
+    case PTX_CMP_EQU: return setp1_equ_f32;
+    case PTX_CMP_NEU: return setp1_neu_f32;
+    case PTX_CMP_LTU: return setp1_ltu_f32;
+    case PTX_CMP_LEU: return setp1_leu_f32;
+    case PTX_CMP_GTU: return setp1_gtu_f32;
+    case PTX_CMP_GEU: return setp1_geu_f32;
+    case PTX_CMP_NUM: return setp1_num_f32;
+    case PTX_CMP_NAN: return setp1_nan_f32;
+    default: return NULL;
+    }
   }
   if (t == PTX_T_F16 || t == PTX_T_BF16 || t == PTX_T_F64 || (w != 32 && w != 64)) return NULL;
   /* lo/ls/hi/hs: the unsigned view whatever the type's sign */
