@@ -1019,9 +1019,11 @@ static int mem_uniform_ld(worker *W, warp *w, uint64_t *r, const eop *e, uint64_
   ac.g = -1;
   if (resolve(W, w, 0, e->space, a, n, 0, &ac) != E_OK || ac.perlane || ac.rs == R_SHARED)
     return 1;
-  uint64_t v = extend(load_n(ac.p, n), n, e->sext, e->dw[0]);
-  uint64_t *dst = r + (size_t)e->o.d[0] * EMU_LANES;
-  for (uint32_t l = 0; l < EMU_LANES; l++) dst[l] = v;
+  for (unsigned k = 0; k < e->vec; k++) { /* .v2 / .v4: each element to its register */
+    uint64_t v = extend(load_n(ac.p + (size_t)k * e->size, e->size), e->size, e->sext, e->dw[k]);
+    uint64_t *dst = r + (size_t)e->o.d[k] * EMU_LANES;
+    for (uint32_t l = 0; l < EMU_LANES; l++) dst[l] = v;
+  }
   if (ac.rs == R_CONST && const_indexed(w, e)) W->st[S_CACC]++;
   if (ac.rs != R_GLOBAL) return 0;
   uint64_t bytes = (uint64_t)EMU_LANES * e->mbytes;
@@ -1404,7 +1406,7 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
      addresses (lane l at addr[0] + l * n), the coalesced case; its lanes
      are checked, copied and counted as one block below */
   int unit = 0;
-  if (m == UINT32_MAX && e->vec == 1 && e->k != K_ATOM) {
+  if (m == UINT32_MAX && e->k != K_ATOM && (e->vec == 1 || e->k == K_LD)) {
     uint64_t a0 = base[0] + (uint64_t)e->aoff, bad = 0, same = 0;
     if (e->a32) a0 = (uint32_t)a0;
     for (uint32_t l = 0; l < EMU_LANES; l++) {
@@ -1414,8 +1416,9 @@ static int mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       bad |= a ^ (a0 + (uint64_t)l * n);
       same |= a ^ a0;
     }
-    if (!bad) unit = 1, lo = orv = a0, hi = addr[EMU_LANES - 1];
-    /* a full warp loading one address (a parameter, a constant) */
+    if (!bad && e->vec == 1) unit = 1, lo = orv = a0, hi = addr[EMU_LANES - 1];
+    /* a full warp loading one address (a parameter, a constant; .v2 and
+       .v4 too, as pnpoly reads its polygon's vertices) */
     if (!same && e->k == K_LD) {
       int rc = mem_uniform_ld(W, w, r, e, a0, n);
       if (rc <= 0) return rc;
