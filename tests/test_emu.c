@@ -409,6 +409,73 @@ static const char *ldm_ptx = HDR
     "  add.s64 %rd4, %rd3, 512;\n  st.global.v4.u32 [%rd4], {%r24, %r25, %r26, %r27};\n"
     "DONE:\n  ret;\n}\n";
 
+/* A full warp's vector load of one address (a constant, a global word
+   pair, a parameter) takes the uniform path (emu.c, mem_uniform_ld): each
+   element to its register in every lane, counted as the general path
+   counts it -- which the race check forces, so the two runs compare. */
+static const char *uniform_vec_ptx = HDR
+    ".const .align 16 .b32 cv[8] = {11, 12, 13, 14, 15, 16, 17, 18};\n"
+    ".visible .entry k(.param .u64 buf)\n{\n"
+    "  .reg .b32 %r<16>;\n  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd1, [buf];\n  cvta.to.global.u64 %rd1, %rd1;\n  mov.u32 %r1, %tid.x;\n"
+    "  ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd1];\n"
+    "  ld.global.v2.u32 {%r6, %r7}, [%rd1+8];\n"
+    "  ld.const.v2.u32 {%r8, %r9}, [cv+8];\n"
+    "  mov.u64 %rd4, cv;\n  ld.const.v4.u32 {%r10, %r11, %r12, %r13}, [%rd4+16];\n"
+    "  ld.param.v2.u32 {%r14, %r15}, [buf];\n"
+    "  mul.wide.u32 %rd2, %r1, 64;\n  add.s64 %rd3, %rd1, %rd2;\n"
+    "  st.global.v4.u32 [%rd3+64], {%r2, %r3, %r4, %r5};\n"
+    "  st.global.v2.u32 [%rd3+80], {%r6, %r7};\n"
+    "  st.global.v2.u32 [%rd3+88], {%r8, %r9};\n"
+    "  st.global.v4.u32 [%rd3+96], {%r10, %r11, %r12, %r13};\n"
+    "  st.global.v2.u32 [%rd3+112], {%r14, %r15};\n"
+    "  ret;\n}\n";
+
+static void test_uniform_vector_load(void) {
+  env E;
+  CU_ASSERT_EQUAL_FATAL(env_load(&E, uniform_vec_ptx), 0);
+  uint64_t buf;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 64 + 32 * 64, &buf, E.err, sizeof E.err), 0);
+  uint32_t in[4] = {0xA0, 0xA1, 0xA2, 0xA3};
+  uint32_t out[2][32 * 16];
+  feat_vec fv[2];
+  for (int race = 0; race < 2; race++) {
+    CU_ASSERT_EQUAL_FATAL(emu_memcpy_htod(E.d, buf, in, sizeof in, E.err, sizeof E.err), 0);
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    cfg.racecheck = race;
+    feat_init(&fv[race]);
+    int rc = run1(&E, "k", 1, 32, buf, &cfg, &fv[race]);
+    if (rc) fprintf(stderr, "\n%s\n", E.err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    emu_memcpy_dtoh(E.d, out[race], buf + 64, sizeof out[race], E.err, sizeof E.err);
+  }
+  int ok = 1;
+  for (unsigned l = 0; l < 32; l++) {
+    const uint32_t *o = out[0] + 16 * l;
+    static const uint32_t want[12] = {0xA0, 0xA1, 0xA2, 0xA3, 0xA2, 0xA3, 13, 14, 15, 16, 17, 18};
+    for (unsigned k = 0; k < 12; k++) ok &= o[k] == want[k];
+    ok &= o[12] == (uint32_t)buf && o[13] == (uint32_t)(buf >> 32);
+  }
+  CHECK(ok, "every lane gets each element of the one address's vector (global, constant "
+            "direct and indexed, parameter)");
+  CHECK(!memcmp(out[0], out[1], sizeof out[0]), "... as the general path gives them");
+  static const char *const keys[] = {"mem.global_bytes", "mem.global_load_bytes", "mem.global_sectors",
+                                     "mem.global_accesses", "mem.footprint_bytes",
+                                     "mem.global_load_sectors", "mem.const_accesses",
+                                     "mem.const_replays"};
+  int same = 1;
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+    same &= feat_get(&fv[0], keys[k], -1) == feat_get(&fv[1], keys[k], -1);
+  CHECK(same && feat_get(&fv[0], "mem.global_accesses", -1) > 0 &&
+            feat_get(&fv[0], "mem.const_accesses", -1) > 0,
+        "... and counted as the general path counts them (bytes, sectors, accesses, footprint, "
+        "constant accesses)");
+  feat_free(&fv[0]);
+  feat_free(&fv[1]);
+  env_free(&E);
+}
+
 /* ldm_ptx's k on one warp with the row and matrix strides s and ms. */
 static int run_ldm(env *E, uint64_t out, uint32_t s, uint32_t ms, feat_vec *fv) {
   struct {
@@ -2404,6 +2471,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_bank_conflicts);
   TEST_ADD(s, test_shared_load_banks);
   TEST_ADD(s, test_ldmatrix_banks);
+  TEST_ADD(s, test_uniform_vector_load);
   TEST_ADD(s, test_worker_cache_and_features);
   TEST_ADD(s, test_out_of_bounds);
   TEST_ADD(s, test_map_external);
