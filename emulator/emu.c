@@ -2250,9 +2250,30 @@ static int check_limits(worker *W, const warp *w, const ptx_insn *in, int inside
   return 0;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* guard_mask's bits four lanes a step: bit 0 of each lane to the sign,
+   then movemask (a guarded instruction's mask was a third of run_warp's
+   time emulating pnpoly's loop, perf) */
+__attribute__((target("avx2"))) static uint32_t guard_bits_avx2(const uint64_t *p) {
+  uint32_t m = 0;
+  for (unsigned i = 0; i < EMU_LANES / 4; i++) {
+    __m256i v = _mm256_slli_epi64(_mm256_loadu_si256((const __m256i *)(p + 4 * i)), 63);
+    m |= (uint32_t)_mm256_movemask_pd(_mm256_castsi256_pd(v)) << (4 * i);
+  }
+  return m;
+}
+#define GUARD_AVX2 1
+#endif
+
 static inline uint32_t guard_mask(const uint64_t *p, int neg) {
   uint32_t m = 0;
-  for (uint32_t l = 0; l < EMU_LANES; l++) m |= (uint32_t)(p[l] & 1) << l;
+#ifdef GUARD_AVX2
+  if (__builtin_cpu_supports("avx2"))
+    m = guard_bits_avx2(p);
+  else
+#endif
+    for (uint32_t l = 0; l < EMU_LANES; l++) m |= (uint32_t)(p[l] & 1) << l;
   return neg ? ~m : m;
 }
 
