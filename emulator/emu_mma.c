@@ -987,10 +987,27 @@ __attribute__((target("avx2,fma,f16c"))) static void mma_half_fast(const emu_xop
   /* B: register j, lane 4g + t holds rows 8j + 2t, +1 of column g: lanes
      t, t + 4, ..., t + 28 are two rows */
   for (unsigned j = 0; j < x->nb; j++) {
-    const int *w = (const int *)(r + (size_t)x->b[j] * EMU_LANES);
+    /* the low words as an 8 x 4 matrix M[g][t] (lane 4g + t), transposed
+       in registers: cols[t] = M[0..7][t] (a gather of each waited on the
+       loads behind it) */
+    const uint64_t *w = r + (size_t)x->b[j] * EMU_LANES;
+    __m256 pr[4];
+    for (unsigned q = 0; q < 4; q++) /* rows 2q, 2q + 1: M[2q][0], M[2q][1], M[2q+1][0], M[2q+1][1] | t 2, 3 */
+      pr[q] = _mm256_shuffle_ps(_mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(w + 8 * q))),
+                                _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(w + 8 * q + 4))),
+                                _MM_SHUFFLE(2, 0, 2, 0));
+    __m256i a = _mm256_castps_si256(_mm256_unpacklo_ps(pr[0], pr[1])); /* M0t0 M2t0 M0t1 M2t1 | t2 t3 */
+    __m256i b = _mm256_castps_si256(_mm256_unpackhi_ps(pr[0], pr[1])); /* M1, M3 */
+    __m256i c = _mm256_castps_si256(_mm256_unpacklo_ps(pr[2], pr[3])); /* M4, M6 */
+    __m256i d = _mm256_castps_si256(_mm256_unpackhi_ps(pr[2], pr[3])); /* M5, M7 */
+    __m256i ev0 = _mm256_unpacklo_epi64(a, c), od0 = _mm256_unpacklo_epi64(b, d); /* t0 | t2 */
+    __m256i ev1 = _mm256_unpackhi_epi64(a, c), od1 = _mm256_unpackhi_epi64(b, d); /* t1 | t3 */
+    __m256i f0 = _mm256_unpacklo_epi32(ev0, od0), f1 = _mm256_unpackhi_epi32(ev0, od0);
+    __m256i f2 = _mm256_unpacklo_epi32(ev1, od1), f3 = _mm256_unpackhi_epi32(ev1, od1);
+    __m256i cols[4] = {_mm256_permute2x128_si256(f0, f1, 0x20), _mm256_permute2x128_si256(f2, f3, 0x20),
+                       _mm256_permute2x128_si256(f0, f1, 0x31), _mm256_permute2x128_si256(f2, f3, 0x31)};
     for (unsigned t = 0; t < 4; t++) {
-      __m256i idx = _mm256_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56);
-      __m256i v = _mm256_i32gather_epi32(w, _mm256_add_epi32(idx, _mm256_set1_epi32((int)(2 * t))), 4);
+      __m256i v = cols[t];
       double *row = B + (8 * j + 2 * t) * 8;
       if (bf) {
         __m256 lo = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
