@@ -1533,10 +1533,11 @@ static int exec_cpa(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
     sa[l] = lane_addr(r, x->addr, x->off, l);
     sb[l] = lane_addr(r, x->addr2, x->off2, l);
   }
-  /* data words: zero, then what the lanes read */
-  for (unsigned w = 0; w < words; w++) {
+  /* data words: zero, then what the lanes read (a lane that reads all
+     cp-size bytes overwrites every word: only the others need the zeros) */
+  for (unsigned w = 0; w < words && (mask & ~full); w++) {
     uint64_t *dw = r + (size_t)(x->scratch + 2 + w) * EMU_LANES;
-    for (uint32_t mm = mask; mm; mm &= mm - 1) dw[__builtin_ctz(mm)] = 0;
+    for (uint32_t mm = mask & ~full; mm; mm &= mm - 1) dw[__builtin_ctz(mm)] = 0;
   }
   emu_xacc ld = {0, PTX_SP_GLOBAL, 4, (uint8_t)words, x->scratch + 1,
                  {x->scratch + 2, x->scratch + 3, x->scratch + 4, x->scratch + 5}};
