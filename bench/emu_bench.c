@@ -13,6 +13,9 @@
  *              ldmatrix.x2.trans and mma.sync.m16n8k16 per trip, one warp
  *              per CTA (512 CTAs, 256 trips); the target is 1 G
  *              thread-instructions/s on one thread
+ *   wmma       a WMMA GEMM's inner loop: wmma.load.a / .b of row-major
+ *              half tiles from global memory and wmma.mma.m16n16k16 into
+ *              f32, one warp per CTA (256 CTAs, 64 trips), then wmma.store
  *   texture    tex1Dfetch of a linear float texture in a loop, as Rodinia
  *              kmeans reads its points (each thread 64 fetches of a
  *              strided element and an add)
@@ -144,6 +147,33 @@ static const char MMA_PTX[] =
     "  cvta.to.global.u64 %rd2, %rd1;\n  mul.wide.u32 %rd3, %r16, 4;\n"
     "  add.s64 %rd2, %rd2, %rd3;\n  st.global.f32 [%rd2], %f1;\n  ret;\n}\n";
 
+/* A WMMA GEMM's inner loop as nvcuda::wmma compiles it, one warp per CTA:
+   per trip wmma.load.a and wmma.load.b of 16x16 row-major half tiles from
+   global memory and wmma.mma into an f32 accumulator; at the end
+   wmma.store.d of the CTA's 16x16 result. */
+static const char WMMA_PTX[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry wmma_loop(.param .u64 out, .param .u32 trips)\n{\n"
+    "  .reg .pred %p<2>;\n  .reg .b32 %r<24>;\n  .reg .f32 %f<10>;\n  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [trips];\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n  add.s64 %rd2, %rd1, 512;\n"
+    "  mov.f32 %f1, 0f00000000;\n  mov.f32 %f2, 0f00000000;\n  mov.f32 %f3, 0f00000000;\n"
+    "  mov.f32 %f4, 0f00000000;\n  mov.f32 %f5, 0f00000000;\n  mov.f32 %f6, 0f00000000;\n"
+    "  mov.f32 %f7, 0f00000000;\n  mov.f32 %f8, 0f00000000;\n  mov.u32 %r2, 0;\n"
+    "$L_loop:\n"
+    "  wmma.load.a.sync.aligned.row.m16n16k16.global.f16 "
+    "{%r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11}, [%rd1];\n"
+    "  wmma.load.b.sync.aligned.row.m16n16k16.global.f16 "
+    "{%r12, %r13, %r14, %r15, %r16, %r17, %r18, %r19}, [%rd2];\n"
+    "  wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, "
+    "{%r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11}, {%r12, %r13, %r14, %r15, %r16, %r17, %r18, %r19}, "
+    "{%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};\n"
+    "  add.s32 %r2, %r2, 1;\n  setp.lt.u32 %p1, %r2, %r1;\n  @%p1 bra $L_loop;\n"
+    "  mov.u32 %r3, %ctaid.x;\n  mul.wide.u32 %rd3, %r3, 1024;\n"
+    "  add.s64 %rd4, %rd1, %rd3;\n  add.s64 %rd4, %rd4, 1024;\n"
+    "  wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd4], "
+    "{%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8};\n  ret;\n}\n";
+
 /* A kmeans-style read loop: 64 tex.1d fetches of element (i * 64 + k) of a
    linear float texture, summed. */
 static const char TEX_PTX[] =
@@ -168,17 +198,18 @@ typedef struct bench {
   const char *kernel;
   unsigned grid, block;
   int kind;            /* 0 compute, 1 memory, 2 divergent, 3 tensor cores,
-                          4 texture, 5 small launches */
+                          4 texture, 5 small launches, 6 wmma */
 } bench;
 
 enum { FMA_TRIPS = 32, TRIAD_N = 4 << 20, MANDEL_W = 512, MMA_TRIPS = 256, TEX_CTAS = 256,
-       SMALL_LAUNCHES = 2000, SMALL_TRIPS = 4 };
+       SMALL_LAUNCHES = 2000, SMALL_TRIPS = 4, WMMA_CTAS = 256, WMMA_TRIPS = 64 };
 
 static const bench BENCHES[] = {
     {"compute (256 fma.rn.f32/thread)", COMPUTE_PTX, "fma_loop", 1024, 256, 0},
     {"memory (triad, 4M floats)", TRIAD_PTX, "triad", TRIAD_N / 256, 256, 1},
     {"divergent (mandelbrot 512x512)", MANDEL_PTX, "mandel", MANDEL_W * MANDEL_W / 256, 256, 2},
     {"tensor (ldmatrix + mma.sync loop)", MMA_PTX, "mma_loop", 512, 32, 3},
+    {"wmma (load + mma loop, global)", WMMA_PTX, "wmma_loop", WMMA_CTAS, 32, 6},
     {"texture (tex1Dfetch loop, kmeans)", TEX_PTX, "tex_loop", TEX_CTAS, 256, 4},
     {"small launches (2 CTAs x 64, 2000)", COMPUTE_PTX, "fma_loop", 2, 64, 5},
 };
@@ -279,6 +310,17 @@ static double run_bench(const bench *b, int threads, uint64_t *insns) {
     }
     memcpy(params + off[0], &a0, 8);
     memcpy(params + off[1], &h, 8);
+  } else if (b->kind == 6) {
+    size_t bytes = 1024 + (size_t)WMMA_CTAS * 1024; /* A, B, then each CTA's D */
+    if (emu_malloc(d, bytes, &a0, err, sizeof err)) {
+      fprintf(stderr, "emu_bench: %s\n", err);
+      goto out;
+    }
+    uint16_t *hh = emu_host_ptr(d, a0, 1024);
+    for (unsigned i = 0; hh && i < 512; i++) hh[i] = (uint16_t)(0x3800 + (i & 255)); /* 0.5 .. ~1 */
+    uint32_t trips = WMMA_TRIPS;
+    memcpy(params + off[0], &a0, 8);
+    memcpy(params + off[1], &trips, 4);
   } else {
     if (emu_malloc(d, threads_total * 4, &a0, err, sizeof err)) {
       fprintf(stderr, "emu_bench: %s\n", err);
@@ -333,7 +375,7 @@ int main(int argc, char **argv) {
       continue;
     }
     char target[96] = "";
-    if (b->kind == 0 || b->kind == 1 || b->kind == 4 || b->kind == 5)
+    if (b->kind == 0 || b->kind == 1 || b->kind == 4 || b->kind == 5 || b->kind == 6)
       snprintf(target, sizeof target, ">= %.0f M/s per core: %s", TARGET_MIPS_PER_CORE,
                r1 / 1e6 >= TARGET_MIPS_PER_CORE ? "met" : "NOT met");
     if (b->kind == 3)

@@ -38,7 +38,9 @@
  * a second copy; wmma.mma reads the first.  wmma.load and wmma.store map
  * each element to memory by the instruction's layout and stride (row-major
  * element (r, c) at r * ldm + c, column-major at c * ldm + r; ldm defaults
- * to the packed leading dimension).
+ * to the packed leading dimension), and move them as a GPU's vector loads
+ * and stores where a lane's elements are 16-byte runs at aligned addresses
+ * (a row-major tile), else element by element (docs/features.md).
  *
  * Arithmetic.  D = A * B + C element by element: for .f16, .bf16 and
  * .tf32 operands (a .tf32 operand is the .b32 register with its 13 low
@@ -851,6 +853,17 @@ __attribute__((MMA_CONTRACT target("avx512f"))) static void mma_n8_avx512(
 #endif
 #endif
 
+/* mma_n8 on the widest vector unit the host has (the same bits). */
+static void mma_n8_any(unsigned M, unsigned K, const double *restrict A, const double *restrict B,
+                       const double *restrict C, double *restrict D) {
+#ifdef MMA_AVX2
+  static int avx2 = -1;
+  if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2) { mma_n8_avx2(M, K, A, B, C, D); return; }
+#endif
+  mma_n8(M, K, A, B, C, D);
+}
+
 /* D = A * B + C on dense matrices (row-major, at most 32 x 32). */
 static void mma_compute(const emu_xop *x, const double *restrict A, const double *restrict B,
                         const double *restrict C, double *restrict D) {
@@ -868,12 +881,7 @@ static void mma_compute(const emu_xop *x, const double *restrict A, const double
      that the innermost one (over j) vectorises without reordering a sum;
      n = 8 (every m16n8 shape) with the width known to the compiler */
   if (N == 8) {
-#ifdef MMA_AVX2
-    static int avx2 = -1;
-    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (avx2) { mma_n8_avx2(M, K, A, B, C, D); return; }
-#endif
-    mma_n8(M, K, A, B, C, D);
+    mma_n8_any(M, K, A, B, C, D);
     return;
   }
   for (unsigned i = 0; i < M; i++) {
@@ -1114,8 +1122,73 @@ static int exec_mma(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
 }
 
 /* wmma fragments: lane and element of logical element p (the first copy). */
+/* A wmma fragment of a floating type as its dense matrix: the layout at the
+   top puts element e of lane l at index l * E + e (the first n). */
+#define WMMA_DENSE(BODY)                                                    \
+  for (unsigned j = 0; j < E / pr; j++) {                                   \
+    const uint64_t *wr = r + (size_t)regs[j] * EMU_LANES;                   \
+    for (unsigned l = 0; l * E < n; l++) {                                  \
+      uint32_t w = (uint32_t)wr[l];                                         \
+      double *o = M + l * E + j * pr;                                       \
+      BODY;                                                                 \
+    }                                                                       \
+  }
+static void wmma_dense(const uint64_t *r, const uint32_t *regs, int t, unsigned E, unsigned n,
+                       double *M) {
+  unsigned pr = per_reg(t);
+  switch (t) { /* the type outside the loops */
+  case T_F16: WMMA_DENSE(o[0] = h2f_tab[w & 0xFFFF]; o[1] = h2f_tab[w >> 16]) break;
+  case T_BF16: WMMA_DENSE(o[0] = (double)u2f(w << 16); o[1] = (double)u2f(w & 0xFFFF0000u)) break;
+  case T_TF32: WMMA_DENSE(o[0] = (double)u2f(w & 0xFFFFE000u)) break;
+  default: WMMA_DENSE(o[0] = (double)u2f(w)) break; /* f32 */
+  }
+}
+#undef WMMA_DENSE
+
+/* wmma.mma of .f16, .bf16 and .tf32 (n a multiple of 8): the fragments
+   dense without a per-element switch, the product by 8-column slices
+   (each (i, j) sums alone in k order: a slice is mma_n8's, the same bits
+   as mma_compute's loop), D back as put() writes it (the suite's gemm_wmma spent
+   45 % of its emulation in the general path). */
+static void wmma_fast(const emu_xop *x, uint64_t *r) {
+  unsigned M = x->m, N = x->n, K = x->k;
+  unsigned ea = (unsigned)x->na * per_reg(x->at), eb = (unsigned)x->nb * per_reg(x->bt);
+  unsigned ec = (unsigned)x->nc * per_reg(x->ct), ed = (unsigned)x->nd * per_reg(x->dt);
+  double A[32 * 16], B[16 * 32], C[32 * 32], D[32 * 32], Bs[16 * 8], Cs[32 * 8], Ds[32 * 8];
+  if (!__atomic_load_n(&h2f_ready, __ATOMIC_ACQUIRE)) {
+    pthread_once(&h2f_once, h2f_build);
+    __atomic_store_n(&h2f_ready, 1, __ATOMIC_RELEASE);
+  }
+  wmma_dense(r, x->a, x->at, ea, M * K, A);
+  wmma_dense(r, x->b, x->bt, eb, K * N, B);
+  wmma_dense(r, x->c, x->ct, ec, M * N, C);
+  for (unsigned s0 = 0; s0 < N; s0 += 8) {
+    for (unsigned q = 0; q < K; q++) memcpy(Bs + q * 8, B + q * N + s0, 8 * sizeof *B);
+    for (unsigned i = 0; i < M; i++) memcpy(Cs + i * 8, C + i * N + s0, 8 * sizeof *C);
+    mma_n8_any(M, K, A, Bs, Cs, Ds);
+    for (unsigned i = 0; i < M; i++) memcpy(D + i * N + s0, Ds + i * 8, 8 * sizeof *D);
+  }
+  if (x->dt == T_F32) { /* put()'s f32 case, a register at a time */
+    for (unsigned e = 0; e < ed; e++) {
+      uint64_t *w = r + (size_t)x->d[e] * EMU_LANES;
+      for (unsigned l = 0; l < EMU_LANES; l++) {
+        float f = (float)D[(l * ed + e) & (M * N - 1)]; /* M N: a power of two */
+        w[l] = f != f ? 0x7FFFFFFFu : f2u(f);
+      }
+    }
+    return;
+  }
+  for (unsigned l = 0; l < EMU_LANES; l++)
+    for (unsigned e = 0; e < ed; e++) put(r, x->d, x->dt, e, l, D[(l * ed + e) % (M * N)], x->sat);
+}
+
 static int exec_wmma(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask) {
   if (need_warp(ctx, mask, "wmma.mma")) return -1;
+  if ((x->at == T_F16 || x->at == T_BF16 || x->at == T_TF32) && x->n % 8 == 0 &&
+      emu__mma_general != 1) {
+    wmma_fast(x, r);
+    return 0;
+  }
   static const unsigned MAXE = 32 * 32;
   double A[32 * 16], B[16 * 32], C[32 * 32], D[32 * 32];
   unsigned M = x->m, N = x->n, K = x->k;
@@ -1139,7 +1212,52 @@ static inline uint64_t lane_addr(const uint64_t *r, uint32_t s, int64_t off, uns
   return r[(size_t)s * EMU_LANES + l] + (uint64_t)off;
 }
 
-/* wmma.load / wmma.store: element by element through the engine. */
+/* Memory address of element e of lane l's wmma fragment (E elements a
+   lane, es bytes each; the layout at the top). */
+static inline uint64_t wmma_addr(const emu_xop *x, const uint64_t *r, unsigned rows, unsigned cols,
+                                 unsigned E, unsigned es, unsigned l, unsigned e) {
+  /* every wmma shape's sides are powers of two (wmma_shape_ok) */
+  unsigned p = (l * E + e) & (rows * cols - 1), row = p >> __builtin_ctz(cols), col = p & (cols - 1);
+  uint64_t ldm = x->stride != EMU_NOSLOT ? (uint32_t)r[(size_t)x->stride * EMU_LANES + l]
+                                         : (x->colmaj ? rows : cols);
+  uint64_t idx = x->colmaj ? (uint64_t)col * ldm + row : (uint64_t)row * ldm + col;
+  return lane_addr(r, x->addr, x->off, l) + idx * es;
+}
+
+/* wmma.load / wmma.store as the vector accesses a GPU makes where each
+   lane's elements lie in runs of 16 bytes (8 or 4 for smaller fragments)
+   at consecutive, aligned addresses -- a row-major tile read by a
+   row-major fragment and the like: one access per run, its words straight
+   to or from the fragment's registers.  1 when the layout is not so (the
+   caller goes element by element), 0 done, -1 failed. */
+static int wldst_vector(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask, int st,
+                        const uint32_t *regs, unsigned E, unsigned es, unsigned pr, unsigned rows,
+                        unsigned cols) {
+  unsigned bytes = E * es, chunk = bytes >= 16 ? 16 : bytes;
+  if (es > 4 || emu__mma_general == 1 || (chunk != 4 && chunk != 8 && chunk != 16) || bytes % chunk)
+    return 1;
+  unsigned K = chunk / es, nch = E / K, RC = rows * cols;
+  /* runs of K elements never cross a row of a row-major tile: p of a
+     run's first element is a multiple of K (E, RC and cols are) */
+  if (x->colmaj || nch > 16 || E % K || RC % K || cols % K) return 1;
+  uint64_t ca[16][EMU_LANES];
+  for (unsigned l = 0; l < EMU_LANES; l++) {
+    uint64_t ldm = x->stride != EMU_NOSLOT ? (uint32_t)r[(size_t)x->stride * EMU_LANES + l] : cols;
+    if ((lane_addr(r, x->addr, x->off, l) | ldm * es) % chunk) return 1;
+    for (unsigned c = 0; c < nch; c++) ca[c][l] = wmma_addr(x, r, rows, cols, E, es, l, c * K);
+  }
+  uint64_t *sa = r + (size_t)x->scratch * EMU_LANES;
+  for (unsigned c = 0; c < nch; c++) {
+    emu_xacc acc = {(uint8_t)st, x->space, 4, (uint8_t)(chunk / 4), x->scratch, {0, 0, 0, 0}};
+    for (unsigned j = 0; j < chunk / 4; j++) acc.data[j] = regs[c * K / pr + j];
+    memcpy(sa, ca[c], sizeof ca[c]);
+    if (emu_x_access(ctx, r, &acc, mask)) return -1;
+  }
+  return 0;
+}
+
+/* wmma.load / wmma.store: as vector accesses where the layout allows
+   (wldst_vector), else element by element through the engine. */
 static int exec_wldst(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask) {
   int st = x->kind == X_WST;
   if (need_warp(ctx, mask, st ? "wmma.store" : "wmma.load")) return -1;
@@ -1149,15 +1267,13 @@ static int exec_wldst(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mas
   unsigned rows, cols;
   wmma_dims(x, x->frag, &rows, &cols);
   unsigned E = nregs * per_reg(t), es = esize(t), pr = per_reg(t);
+  int v = wldst_vector(ctx, x, r, mask, st, regs, E, es, pr, rows, cols);
+  if (v <= 0) return v;
   uint64_t *sa = r + (size_t)x->scratch * EMU_LANES, *sd = r + (size_t)(x->scratch + 2) * EMU_LANES;
   emu_xacc acc = {(uint8_t)st, x->space, (uint8_t)es, 1, x->scratch, {x->scratch + 2, 0, 0, 0}};
   for (unsigned e = 0; e < E; e++) {
     for (unsigned l = 0; l < EMU_LANES; l++) {
-      unsigned p = (l * E + e) % (rows * cols), row = p / cols, col = p % cols;
-      uint64_t ldm = x->stride != EMU_NOSLOT ? (uint32_t)r[(size_t)x->stride * EMU_LANES + l]
-                                             : (x->colmaj ? rows : cols);
-      uint64_t idx = x->colmaj ? (uint64_t)col * ldm + row : (uint64_t)row * ldm + col;
-      sa[l] = lane_addr(r, x->addr, x->off, l) + idx * es;
+      sa[l] = wmma_addr(x, r, rows, cols, E, es, l, e);
       if (st) {
         uint64_t w = r[(size_t)regs[e / pr] * EMU_LANES + l];
         sd[l] = es == 8 ? w : (w >> ((e % pr) * 8 * es)) & ((1ull << (8 * es)) - 1);

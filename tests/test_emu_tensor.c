@@ -513,6 +513,57 @@ static void body_mma_paths(kfix *f, int threads, feat_vec *fv) {
 
 static void test_mma_paths(void) { for_each_compiler("tensor", body_mma_paths); }
 
+/* wmma.load / wmma.store as vector accesses where each lane's elements are
+   16-byte runs at aligned addresses (emulator/emu_mma.c, wldst_vector),
+   and wmma.mma without the general path's per-element switch (wmma_fast),
+   against the general paths (emu__mma_general = 1): the same results and
+   bytes; fewer accesses by what the layouts give.  In wmma_f16 the
+   row-major A (16 elements a lane: 16 accesses -> 2), the row-major f32 C
+   (8 -> 2), m32n8k16's row-major B (16 -> 2) and the row-major f16 store
+   (8 -> 1) go as vectors; the column-major B, A and store stay element by
+   element: 41 accesses fewer. */
+static void body_wmma_paths(kfix *f, int threads, feat_vec *fv) {
+  static unsigned short a[512], b[512], ch[2][256];
+  static float c0[512], c[2][512];
+  uint64_t s = 4321;
+  for (int i = 0; i < 512; i++) a[i] = rand_half(&s, 0), b[i] = rand_half(&s, 0);
+  for (int i = 0; i < 512; i++) c0[i] = unit_float(&s) * 100.0f;
+  dims d32 = {{1, 1, 1}, {32, 1, 1}, 0};
+  feat_vec kept[2];
+  for (int m = 0; m < 2; m++) {
+    feat_init(&kept[m]);
+    emu__mma_general = m;
+    int bad = fix_kernel(f, WMMA_F16);
+    if (!bad) {
+      fix_buf(f, 0, a, sizeof a);
+      fix_buf(f, 1, b, sizeof b);
+      uint64_t cd = fix_buf(f, 2, c0, sizeof c0), hd = fix_buf(f, 3, NULL, sizeof ch[m]);
+      bad = fix_launch_tagged(f, &d32, threads, fv, m ? "general" : "vector", &kept[m]);
+      if (!bad) fix_get(f, c[m], cd, sizeof c[m]), fix_get(f, ch[m], hd, sizeof ch[m]);
+    }
+    emu__mma_general = 0;
+    if (bad) {
+      for (int j = 0; j <= m; j++) feat_free(&kept[j]);
+      return;
+    }
+  }
+  WORDS_EQ(f, "wmma f16 on random halves: vector loads and stores and the fast product give "
+              "the general paths' f32 results", c[0], c[1], 512);
+  WORDS_EQ(f, "... and f16 results", ch[0], ch[1], 256);
+  double acc0 = feat_get(&kept[0], "mem.global_accesses", -1);
+  double acc1 = feat_get(&kept[1], "mem.global_accesses", -1);
+  double by0 = feat_get(&kept[0], "mem.global_bytes", -1), by1 = feat_get(&kept[1], "mem.global_bytes", -1);
+  CHECK(acc1 - acc0 == 41 && by0 == by1 && by0 > 0,
+        "the vector layouts make 41 global accesses fewer, the same bytes (%g vs %g accesses, "
+        "%g vs %g bytes)", acc0, acc1, by0, by1);
+  CHECK(feat_get(&kept[0], "mem.global_sectors", -1) < feat_get(&kept[1], "mem.global_sectors", -1),
+        "... and fewer sector requests (a row's 32 bytes once, not once an element)");
+  feat_free(&kept[0]);
+  feat_free(&kept[1]);
+}
+
+static void test_wmma_paths(void) { for_each_compiler("tensor", body_wmma_paths); }
+
 static unsigned tf32_of(float x) { uint32_t u; memcpy(&u, &x, 4); return u & 0xFFFFE000u; }
 static quad tf32q(float x) { uint32_t u = tf32_of(x); float g; memcpy(&g, &u, 4); return g; }
 
@@ -851,6 +902,7 @@ TEST_SUITES(register_emu_tensor_tests) {
   TEST_ADD(s, test_mma_paths);
   TEST_ADD(s, test_mma_forms);
   TEST_ADD(s, test_wmma);
+  TEST_ADD(s, test_wmma_paths);
   TEST_ADD(s, test_async_copy);
   TEST_ADD(s, test_collectives);
   TEST_ADD(s, test_refused_families);
