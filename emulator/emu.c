@@ -970,10 +970,20 @@ static __attribute__((noinline)) uint64_t atom_do(const eop *e, uint8_t *p, uint
 
 /* Distinct values in v[0..n) (small n); sorts v. */
 static unsigned count_distinct(uint64_t *v, unsigned n) {
-  int sorted = 1;
+  unsigned cut = 0; /* the first descent, 0 when ascending */
   for (unsigned i = 1; i < n; i++)
-    if (v[i] < v[i - 1]) { sorted = 0; break; }
-  if (!sorted)
+    if (v[i] < v[i - 1]) { cut = i; break; }
+  int two = cut > 0 && n <= 2 * EMU_LANES;
+  for (unsigned i = cut + 1; two && i < n; i++) two = v[i] >= v[i - 1];
+  if (two) { /* two ascending runs (a warp whose halves read the same
+                rows, as a wmma fragment's do): merged */
+    uint64_t t[2 * EMU_LANES];
+    unsigned a = 0, b = cut, o = 0;
+    while (a < cut && b < n) t[o++] = v[b] < v[a] ? v[b++] : v[a++];
+    while (a < cut) t[o++] = v[a++];
+    while (b < n) t[o++] = v[b++];
+    memcpy(v, t, n * sizeof *v);
+  } else if (cut)
     for (unsigned i = 1; i < n; i++) {
       uint64_t x = v[i];
       unsigned j = i;
