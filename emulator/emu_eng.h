@@ -138,7 +138,7 @@ struct emu_module {
                               launches (launches of a device never overlap) */
 };
 
-/* Free the calling thread's cached worker buffers (emu.c). */
+/* Free the calling thread's cached worker buffers (emu_launch.c). */
 void emu__wcache_free(struct wcache *c);
 
 static inline int is_clock_sreg(uint32_t s) {

@@ -140,7 +140,7 @@ unsigned emu_xop_slots(const emu_xop *x, int defs, uint32_t *out, unsigned cap);
    mma and wmma.mma, 0 for everything else (tensor.flops). */
 double emu_key_tensor_flops(const char *key);
 
-/* The engine's side, during a launch (emu.c). */
+/* The engine's side, during a launch (emu_access.c). */
 typedef struct emu_xctx emu_xctx;
 /* One access by every lane of the mask: lane l's address in slot addr,
    vec elements of size bytes to or from slots data[0..vec). */
@@ -379,13 +379,13 @@ int emu_printf_format(emu_strbuf *out, uint64_t fmt_addr, uint64_t args,
                       emu_read_fn rd, void *ctx, char *err, size_t cap);
 
 /* Test hook (tests/test_emu.c): the warps whose buffers em keeps for the
-   calling thread's next launch (emu.c's worker cache); 0 when none. */
+   calling thread's next launch (emu_launch.c's worker cache); 0 when none. */
 uint32_t emu__cached_warps(const struct emu_module *em);
 
 /* Test hook (tests/emu_fix.c, tests/test_emu.c): on != 0 makes every
    later launch with cfg.threads > 1 (or OpenMP's default above 1) and two
    CTAs or more run them on a team from its first CTA, whatever the work
-   (emu.c, "Scheduling": small launches otherwise stay on the calling
+   (emu_launch.c, "Scheduling": small launches otherwise stay on the calling
    thread, and a comparison of 1 and 2 threads would compare one thread
    with itself).  Process-wide; returns the previous setting. */
 int emu__team_always(int on);

@@ -1,7 +1,7 @@
 /*
  * emu_mem.c -- the emulated device's memory: the allocation table (global
  * allocations and external mappings in one emulated 64-bit space), copies,
- * fills and host pointers.  emu.c's launches look addresses up here.
+ * fills and host pointers.  emu_access.c looks addresses up here.
  *
  * The address windows are drawn in emu.c's header; emu_int.h names them.
  * Global allocations are 256-aligned, never reused, with at least 256

@@ -24,7 +24,7 @@
  * global memory.  Not plain, so never racing: atomics (atom, red) and the
  * strong accesses (.volatile, .relaxed, .acquire, .release, .mmio), which
  * the PTX memory model does not count as data races among themselves
- * (emu.c leaves them out, and mixed pairs too: no false report).
+ * (emu_access.c leaves them out, and mixed pairs too: no false report).
  *
  * Byte, not word.  A store of one byte is its own memory location in
  * CUDA's model: Parboil histo's byte-packed counts and a byte array whose
@@ -98,7 +98,7 @@
  * first read), for the message.  A window of W bytes takes 8 W (1.8 MiB
  * at the 227 KiB most a CTA may have).  An access decides a word at once
  * when its four entries agree (they do unless its bytes were used apart),
- * and emu.c skips a lane at the bytes of the lane before it (a broadcast).
+ * and emu_access.c skips a lane at the bytes of the lane before it (a broadcast).
  *
  * Cost (kcast run of the suite's programs at their second size, best of
  * two, emulation seconds): 1.7x unchecked in all, median 1.8x a program,

@@ -1,7 +1,7 @@
 /*
  * emu_race.h -- the race check of a launch (emu_launch_cfg.racecheck;
- * emu_race.c has the design).  Internal to the emulator: emu.c calls it
- * from its memory path and names what it finds.
+ * emu_race.c has the design).  Internal to the emulator: emu_access.c calls it
+ * from its memory path and emu_launch.c names what it finds.
  *
  * Two shadows, both by byte, never by word:
  *   global  one per launch, shared by the workers (OpenMP threads): for

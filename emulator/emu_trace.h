@@ -4,7 +4,7 @@
  * Internal to the emulator.
  *
  * A worker traces the global loads and stores of the CTAs the launch picks
- * (emu.c: at most EMU_TRACE_CTAS spread over the grid, plus the grid
+ * (emu_launch.c: at most EMU_TRACE_CTAS spread over the grid, plus the grid
  * neighbours of one or two of them), one CTA at a time: every warp-level
  * access appends its 128-byte lines with a mask of the 32-byte sectors it
  * touched, tagged with the warp's count of memory instructions so far.  At
