@@ -664,6 +664,14 @@ static int run_warp(worker *W, warp *w) {
         step = end - pc > BLOCK_STEP ? pc + BLOCK_STEP : end;
       }
       const eop *e = &ops[pc];
+      if (e->arun > 1) {
+        /* a run of plain ALU ops (emu_load.c, alu_runs): every lane active */
+        const eop *x = e, *xe = e + (e->arun < step - pc ? e->arun : step - pc);
+        do x->o.alu(r, &x->o, active);
+        while (++x < xe);
+        pc += (uint32_t)(xe - e);
+        continue;
+      }
       uint32_t m = active;
       if (e->guard != NONE) m &= guard_mask(r + (size_t)e->guard * EMU_LANES, e->gneg);
       switch (e->k) {

@@ -83,6 +83,9 @@ typedef struct eop {
     emu_xop *xop;         /* eop_is_xop: its operands (owned; NULL: refused) */
   };
   uint32_t mbytes;     /* bytes per lane for mem.* counts */
+  uint32_t arun;       /* K_ALU: plain ALU ops (unguarded, no clock) from
+                          this one to the end of the run in its block,
+                          which run_warp calls back to back; else 0 */
   ecall *call;         /* K_CALL / K_PRINTF */
 } eop;
 

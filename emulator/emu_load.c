@@ -223,6 +223,25 @@ static int flatten(prep *P, const ptx_insn *in, eop *e, int first_is_dst,
   return 0;
 }
 
+/* eop.arun of every instruction of fn: the plain ALU ops (unguarded, no
+   clock-like slot, not an emu_mma.c op) from it to the first other
+   instruction or its block's end.  run_warp calls such a run's handlers
+   back to back, without the guard test and dispatch of each (pnpoly's
+   loop is blocks of 120 such ops). */
+static void alu_runs(efunc *fn) {
+  const ptx_cfg *g = fn->f->cfg;
+  for (uint32_t b = 0; b < g->nblocks; b++) {
+    const ptx_block *bl = &g->blocks[b];
+    uint32_t next = 0;
+    for (uint32_t i = bl->first + bl->count; i-- > bl->first;) {
+      eop *e = &fn->ops[i];
+      int plain = e->k == K_ALU && e->guard == NONE && !e->clock && e->o.alu;
+      next = plain ? next + 1 : 0;
+      e->arun = next;
+    }
+  }
+}
+
 /* The loader's services to emu_xop_prepare (emu_int.h, emu_xprep). */
 static int xp_value(void *ctx, const ptx_operand *o, uint32_t *slot, const char **why) {
   if (!o) { *why = "missing operand"; return 1; }
@@ -1231,6 +1250,7 @@ int emu_module_load_ex(emu_device *d, ptx_module *m, unsigned flags, emu_module 
     P.cs = NULL;
     P.capcs = 0;
     if (!P.fn_nbad && (!P.nbad || (flags & EMU_LOAD_PARTIAL)) && zero_plan(fn) != 0) goto nomem;
+    alu_runs(fn);
     for (uint32_t c = 0; c < fn->ncs; c++)
       if (fn->cs[c].kind == CS_SREG && is_clock_sreg((uint32_t)fn->cs[c].v)) fn->nclock++;
     if (fn->nclock) {

@@ -2273,6 +2273,75 @@ static void test_unwritten_registers(void) {
   env_free(&E);
 }
 
+/* ---------------------------------------------------------- ALU runs -- */
+
+/* One block of 6,000 ALU instructions (more than a limit-check step of
+   4,096): plain adds, every seventh guarded by "thread is odd", every
+   500th a %clock read.  run_warp calls the plain ones back to back
+   (emu_load.c, alu_runs): a guarded instruction taken into a run would
+   change the even threads' sums. */
+static char *alu_runs_ptx(unsigned n, unsigned *plain, unsigned *guarded) {
+  size_t cap = 128 * (size_t)n + 4096, len = 0;
+  char *s = malloc(cap);
+  if (!s) return NULL;
+  len += (size_t)snprintf(s + len, cap - len,
+                          HDR ".visible .entry k(.param .u64 out)\n{\n"
+                              "  .reg .pred %%p<2>;\n  .reg .b32 %%r<8>;\n  .reg .b64 %%rd<4>;\n"
+                              "  ld.param.u64 %%rd1, [out];\n  cvta.to.global.u64 %%rd1, %%rd1;\n"
+                              "  mov.u32 %%r1, %%tid.x;\n  and.b32 %%r4, %%r1, 1;\n"
+                              "  setp.eq.u32 %%p1, %%r4, 1;\n  mov.u32 %%r2, 0;\n  bra.uni L;\nL:\n");
+  *plain = *guarded = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (i % 500 == 250)
+      len += (size_t)snprintf(s + len, cap - len, "  mov.u32 %%r5, %%clock;\n");
+    else if (i % 7 == 3)
+      len += (size_t)snprintf(s + len, cap - len, "  @%%p1 add.u32 %%r2, %%r2, 1;\n"), (*guarded)++;
+    else
+      len += (size_t)snprintf(s + len, cap - len, "  add.u32 %%r1, %%r1, 3;\n"), (*plain)++;
+  }
+  snprintf(s + len, cap - len,
+           "  mov.u32 %%r6, %%tid.x;\n  mul.wide.u32 %%rd2, %%r6, 8;\n  add.s64 %%rd3, %%rd1, %%rd2;\n"
+           "  st.global.v2.u32 [%%rd3], {%%r1, %%r2};\n  ret;\n}\n");
+  return s;
+}
+
+static void test_alu_runs(void) {
+  unsigned plain = 0, guarded = 0;
+  char *ptx = alu_runs_ptx(6000, &plain, &guarded);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(ptx);
+  env E;
+  int rc = env_load(&E, ptx);
+  free(ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  enum { BLOCK = 64 };
+  uint64_t out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, BLOCK * 8, &out, E.err, sizeof E.err), 0);
+  for (int threads = 1; threads <= 2; threads++) {
+    emu_launch_cfg cfg;
+    emu_launch_cfg_init(&cfg);
+    cfg.threads = threads;
+    emu_stats st;
+    rc = run1s(&E, "k", 2, BLOCK, out, &cfg, NULL, &st);
+    if (rc) fprintf(stderr, "\n%s\n", E.err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    uint32_t h[2 * BLOCK];
+    emu_memcpy_dtoh(E.d, h, out, sizeof h, E.err, sizeof E.err);
+    int ok = 1;
+    for (unsigned t = 0; t < BLOCK; t++) {
+      uint32_t want1 = t + 3 * plain, want2 = t % 2 ? guarded : 0;
+      if (h[2 * t] != want1 || h[2 * t + 1] != want2) {
+        if (ok)
+          fprintf(stderr, "\nthreads=%d thread %u: got %u %u, want %u %u\n", threads, t,
+                  h[2 * t], h[2 * t + 1], want1, want2);
+        ok = 0;
+      }
+    }
+    CHECK(ok, "a run of plain ALU ops skips neither a guard nor a clock read, past a check step");
+  }
+  env_free(&E);
+}
+
 /* ---------------------------------------------------- broadcast load -- */
 
 /* Every lane loads the u32 at in + off (one address for the warp) and
@@ -2497,6 +2566,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_unsupported_partial);
   TEST_ADD(s, test_param_layout);
   TEST_ADD(s, test_unwritten_registers);
+  TEST_ADD(s, test_alu_runs);
   TEST_ADD(s, test_lazy_fill);
   TEST_ADD(s, test_broadcast_load);
 }
