@@ -92,6 +92,9 @@ F32_3X4(fma_f32, fmaf(a, b, c))
    a library call per lane, same results. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ALU_FMA_TARGET 1
+#pragma push_macro("ALU_CLONES")
+#undef ALU_CLONES
+#define ALU_CLONES
 #define F32_3F(name, FTZ, SAT, EXPR) __attribute__((target("fma"))) F32_3(name, FTZ, SAT, EXPR)
 F32_3F(fma_f32_n_hw, 0, 0, fmaf(a, b, c))
 F32_3F(fma_f32_f_hw, 1, 0, fmaf(a, b, c))
@@ -102,6 +105,7 @@ __attribute__((target("fma"))) ALU_FN(fma_f64_hw) {
   uint64_t *d = DST(0);
   LANES(mask, d[l] = alu_d2u(fma(alu_u2d(pa[l]), alu_u2d(pb[l]), alu_u2d(pc[l]))));
 }
+#pragma pop_macro("ALU_CLONES")
 #endif
 
 /* div{.rn,.approx,.full}{.ftz}.f32: the IEEE quotient */
