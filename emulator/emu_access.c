@@ -29,6 +29,7 @@
 #include "emulator/emu_run.h"
 
 #define OOB_SLACK 4096 /* bytes around an allocation that count as out of bounds, not unmapped */
+#define SPAN_WORDS 32 /* a global access's lanes within 2 KiB: sectors and footprint by bitmap */
 
 /* ------------------------------------------------------------ memory -- */
 
@@ -970,13 +971,20 @@ int eng_mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
     /* .v2 / .v4 of 32-bit elements, zero-extended (ld.shared.v4.f32, the
        four words an ldmatrix.x4 row gives): extend() without its cases
        and no switch an element (make bench's tensor loop 105 -> 125 M
-       thread-insns/s, one thread) */
-    for (uint32_t mm = m; mm; mm &= mm - 1) {
-      uint32_t l = (uint32_t)__builtin_ctz(mm);
-      for (unsigned k = 0; k < e->vec; k++) {
-        uint32_t v;
-        memcpy(&v, p[l] + 4 * k, 4);
-        r[(size_t)e->o.d[k] * EMU_LANES + l] = v;
+       thread-insns/s, one thread); the registers' rows looked up once */
+    uint64_t *d0 = r + (size_t)e->o.d[0] * EMU_LANES, *d1 = r + (size_t)e->o.d[1] * EMU_LANES;
+    if (e->vec == 4) {
+      uint64_t *d2 = r + (size_t)e->o.d[2] * EMU_LANES, *d3 = r + (size_t)e->o.d[3] * EMU_LANES;
+      for (uint32_t mm = m; mm; mm &= mm - 1) {
+        uint32_t l = (uint32_t)__builtin_ctz(mm), v[4];
+        memcpy(v, p[l], 16);
+        d0[l] = v[0], d1[l] = v[1], d2[l] = v[2], d3[l] = v[3];
+      }
+    } else {
+      for (uint32_t mm = m; mm; mm &= mm - 1) {
+        uint32_t l = (uint32_t)__builtin_ctz(mm), v[2];
+        memcpy(v, p[l], 8);
+        d0[l] = v[0], d1[l] = v[1];
       }
     }
   } else if (e->k == K_LD) {
@@ -1026,6 +1034,33 @@ int eng_mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       }
       return 0;
     }
+    /* lanes within SPAN_WORDS x 64 bytes of one allocation (a gather from
+       a tile, a strided or permuted access): their bytes as a bitmap from
+       a 64-byte boundary, whose nonzero 32-bit halves are the distinct
+       sectors and whose words go to the footprint as they are */
+    emu_device *dv = d_of(W);
+    uint64_t gb = g1 >= 0 ? dv->a[g1].base : 0, sb = (lo - gb) & ~63ull;
+    if (g1 >= 0 && !W->tracing && !((drop | slack) & gl) && !(gb & 63) &&
+        hi + n - gb - sb <= 64 * SPAN_WORDS) {
+      uint64_t map[SPAN_WORDS + 1] = {0};
+      uint64_t bits = (2ull << (n - 1)) - 1; /* n <= 32 bytes */
+      for (uint32_t mm = gl; mm; mm &= mm - 1) {
+        uint64_t o = addr[__builtin_ctz(mm)] - gb - sb;
+        unsigned b = (unsigned)(o & 63);
+        map[o >> 6] |= bits << b;
+        if (b + n > 64) map[(o >> 6) + 1] |= bits >> (64 - b);
+      }
+      unsigned nw = (unsigned)((hi + n - 1 - gb - sb) >> 6) + 1, nd = 0;
+      for (unsigned i = 0; i < nw; i++) nd += ((uint32_t)map[i] != 0) + ((map[i] >> 32) != 0);
+      W->st[S_GSECT] += nd;
+      if (e->k == K_LD) W->st[S_GSECT_LD] += nd;
+      if (emu_touch_map(dv, g1, sb, map, nw, &W->tc)) {
+        W->oom = 1;
+        eng_fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
+        return -1;
+      }
+      goto global_done;
+    }
     /* distinct 32-byte sectors; ascending addresses need no sort */
     uint64_t sec[2 * EMU_LANES];
     unsigned ns = 0;
@@ -1044,6 +1079,7 @@ int eng_mem_op(worker *W, warp *w, uint64_t *r, const eop *e, uint32_t m) {
       eng_fail(W, w, -1, e->o.insn, 1, "out of memory for the footprint bitmap");
       return -1;
     }
+  global_done:;
   }
   if (sl) {
     unsigned cnt = emu_popc32(sl);

@@ -292,6 +292,10 @@ typedef struct emu_tcache {
  * words set with atomic OR, skipped when already set.  0, or -1 on ENOMEM.
  */
 int emu_touch(struct emu_device *d, long gi, uint64_t off, uint64_t len, emu_tcache *tc);
+/* The same for the bytes set in map[0..nw): bit j of map[i] is byte
+   off + 64 i + j of allocation gi (off a multiple of 64). */
+int emu_touch_map(struct emu_device *d, long gi, uint64_t off, const uint64_t *map, unsigned nw,
+                  emu_tcache *tc);
 /* Free every allocation's footprint bitmap (before and after a launch). */
 void emu_touch_clear(struct emu_device *d);
 

@@ -440,6 +440,28 @@ int emu_touch(emu_device *d, long gi, uint64_t off, uint64_t len, emu_tcache *tc
   return 0;
 }
 
+int emu_touch_map(emu_device *d, long gi, uint64_t off, const uint64_t *map, unsigned nw,
+                  emu_tcache *tc) {
+  galloc *g = &d->a[gi];
+  const uint64_t cmask = (1ull << EMU_TCHUNK_SHIFT) - 1;
+  for (unsigned i = 0; i < nw; i++, off += 64) {
+    uint64_t mask = map[i];
+    if (!mask) continue;
+    uint64_t c = off >> EMU_TCHUNK_SHIFT;
+    if (tc->gi != gi || tc->chunk != c) {
+      uint64_t *p = tchunk(d, g, c);
+      if (!p) return -1;
+      tc->gi = gi;
+      tc->chunk = c;
+      tc->p = p;
+    }
+    uint64_t *w = &tc->p[(off & cmask) >> 6];
+    if ((__atomic_load_n(w, __ATOMIC_RELAXED) & mask) != mask)
+      __atomic_fetch_or(w, mask, __ATOMIC_RELAXED);
+  }
+  return 0;
+}
+
 void emu_foot_scan(const galloc *g, emu_foot *f) {
   memset(f->hist, 0, sizeof f->hist);
   f->bytes = f->sectors = 0;

@@ -2404,6 +2404,80 @@ static void test_broadcast_load(void) {
   env_free(&E);
 }
 
+/* ------------------------------------------------------ gather counts -- */
+
+/* Lane l of each warp loads the 8 bytes at in + ((l * 7) % 32) * stride
+   (the lanes out of address order), or with dup the 8 bytes of lane l & ~1
+   (pairs reading one address), and stores their sum to out[tid]. */
+static const char *gather_ptx = HDR
+    ".visible .entry k(.param .u64 in, .param .u64 out, .param .u32 stride, .param .u32 dup)\n"
+    "{\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n"
+    "  ld.param.u32 %r1, [stride];\n  ld.param.u32 %r2, [dup];\n"
+    "  mov.u32 %r3, %tid.x;\n  and.b32 %r4, %r3, 31;\n"
+    "  not.b32 %r5, %r2;\n  or.b32 %r5, %r5, -2;\n  and.b32 %r4, %r4, %r5;\n"
+    "  mul.lo.u32 %r4, %r4, 7;\n  and.b32 %r4, %r4, 31;\n  mul.lo.u32 %r4, %r4, %r1;\n"
+    "  cvt.u64.u32 %rd3, %r4;\n  add.s64 %rd3, %rd1, %rd3;\n"
+    "  ld.global.v2.u32 {%r6, %r7}, [%rd3];\n  add.u32 %r8, %r6, %r7;\n"
+    "  mul.wide.u32 %rd4, %r3, 4;\n  add.s64 %rd5, %rd2, %rd4;\n"
+    "  st.global.u32 [%rd5], %r8;\n  ret;\n}\n";
+
+/* The warp's load sectors and bytes, counted here from the addresses: the
+   same for lanes a 2 KiB bitmap holds (mem_op's span path) and for wider
+   ones (its sector list). */
+static void test_gather_counts(void) {
+  env E;
+  int rc = env_load(&E, gather_ptx);
+  if (rc) fprintf(stderr, "\n%s\n", E.err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  enum { BLOCK = 64, GRID = 48 };
+  uint64_t in, out;
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, 32 * 200, &in, E.err, sizeof E.err), 0);
+  CU_ASSERT_EQUAL_FATAL(emu_malloc(E.d, BLOCK * 4, &out, E.err, sizeof E.err), 0);
+  static const uint32_t strides[] = {8, 24, 40, 64, 72, 136, 200};
+  for (size_t s = 0; s < sizeof strides / sizeof strides[0]; s++)
+    for (uint32_t dup = 0; dup <= 1; dup++) {
+      unsigned char params[24];
+      memcpy(params, &in, 8);
+      memcpy(params + 8, &out, 8);
+      memcpy(params + 16, &strides[s], 4);
+      memcpy(params + 20, &dup, 4);
+      emu_launch_cfg cfg;
+      emu_launch_cfg_init(&cfg);
+      cfg.block[0] = BLOCK;
+      cfg.grid[0] = GRID; /* most CTAs untraced: the trace keeps its own count */
+      cfg.params = params;
+      cfg.params_size = sizeof params;
+      feat_vec fv;
+      feat_init(&fv);
+      CU_ASSERT_EQUAL_FATAL(emu_launch(E.em, "k", &cfg, &fv, NULL, E.err, sizeof E.err), 0);
+      /* the reference: distinct sectors and bytes of one warp's lanes */
+      uint64_t sec[64], byte[32];
+      unsigned nsec = 0, nbyte = 0;
+      for (uint32_t l = 0; l < 32; l++) {
+        uint64_t o = (uint64_t)((((dup ? l & ~1u : l) * 7) % 32) * strides[s]);
+        uint64_t ss[2] = {(in + o) >> 5, (in + o + 7) >> 5};
+        for (int k = 0; k < 2; k++) {
+          int seen = 0;
+          for (unsigned i = 0; i < nsec; i++) seen |= sec[i] == ss[k];
+          if (!seen) sec[nsec++] = ss[k];
+        }
+        int seen = 0;
+        for (unsigned i = 0; i < nbyte; i++) seen |= byte[i] == o;
+        if (!seen) byte[nbyte++] = o;
+      }
+      double ls = feat_get(&fv, "mem.global_load_sectors", -1);
+      double fb = feat_get(&fv, "mem.footprint_bytes", -1);
+      CHECKF(ls == 2.0 * GRID * nsec && fb == 8.0 * nbyte + BLOCK * 4,
+             "stride %u%s: load sectors %g (want %u), footprint %g (want %u)", strides[s],
+             dup ? ", pairs" : "", ls, 2 * GRID * nsec, fb, 8 * nbyte + BLOCK * 4);
+      feat_free(&fv);
+    }
+  env_free(&E);
+}
+
 /* ------------------------------------------------------ lazy fills -- */
 
 /* Thread i reads in[i * stride] into out[i] and writes that value + 1 to
@@ -2567,6 +2641,7 @@ TEST_SUITES(register_emu) {
   TEST_ADD(s, test_param_layout);
   TEST_ADD(s, test_unwritten_registers);
   TEST_ADD(s, test_alu_runs);
+  TEST_ADD(s, test_gather_counts);
   TEST_ADD(s, test_lazy_fill);
   TEST_ADD(s, test_broadcast_load);
 }
