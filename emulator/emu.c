@@ -288,8 +288,12 @@ static int push_frame(worker *W, warp *w, efunc *fn, uint64_t lbase,
   if (need > w->rcap) {
     size_t nc = w->rcap ? w->rcap : 1024;
     while (nc < need) nc *= 2;
-    uint64_t *n = realloc(w->ra, nc * sizeof *n);
+    /* 64-byte aligned, so a slot's 256 bytes start a cache line: the
+       handlers' and emu_mma.c's 32-byte accesses never straddle two */
+    uint64_t *n = aligned_alloc(64, nc * sizeof *n);
     if (!n) return -1;
+    if (w->ra) memcpy(n, w->ra, w->rcap * sizeof *n);
+    free(w->ra);
     /* defined contents: lanes a frame never writes are still read (and
        discarded) by whole-warp loops such as compares */
     memset(n + w->rcap, 0, (nc - w->rcap) * sizeof *n);
