@@ -1133,9 +1133,35 @@ static int exec_mma(emu_xctx *ctx, const emu_xop *x, uint64_t *r, uint32_t mask)
       BODY;                                                                 \
     }                                                                       \
   }
+#ifdef MMA_AVX2
+/* wmma_dense of f16 / bf16 fragments whose lanes hold a multiple of eight
+   halves: a lane's four registers at a time as eight halves to eight
+   doubles (F16C, exact like h2f_tab; the suite's gemm_wmma and make
+   bench's wmma row converted element by element through the table). */
+__attribute__((target("avx2,f16c"))) static void wmma_dense_halves(const uint64_t *r,
+                                                                    const uint32_t *regs, int bf,
+                                                                    unsigned E, unsigned n,
+                                                                    double *M) {
+  for (unsigned l = 0; l * E < n; l++)
+    for (unsigned j = 0; j < E / 2; j += 4) {
+      __m128i v = _mm_setr_epi32((int)(uint32_t)r[(size_t)regs[j] * EMU_LANES + l],
+                                 (int)(uint32_t)r[(size_t)regs[j + 1] * EMU_LANES + l],
+                                 (int)(uint32_t)r[(size_t)regs[j + 2] * EMU_LANES + l],
+                                 (int)(uint32_t)r[(size_t)regs[j + 3] * EMU_LANES + l]);
+      halves8(v, bf, M + l * E + 2 * j);
+    }
+}
+#endif
+
 static void wmma_dense(const uint64_t *r, const uint32_t *regs, int t, unsigned E, unsigned n,
                        double *M) {
   unsigned pr = per_reg(t);
+#ifdef MMA_AVX2
+  if ((t == T_F16 || t == T_BF16) && E % 8 == 0 && simd_level() >= 1) {
+    wmma_dense_halves(r, regs, t == T_BF16, E, n, M);
+    return;
+  }
+#endif
   switch (t) { /* the type outside the loops */
   case T_F16: WMMA_DENSE(o[0] = h2f_tab[w & 0xFFFF]; o[1] = h2f_tab[w >> 16]) break;
   case T_BF16: WMMA_DENSE(o[0] = (double)u2f(w << 16); o[1] = (double)u2f(w & 0xFFFF0000u)) break;
