@@ -814,14 +814,14 @@ __attribute__((MMA_CONTRACT target("avx2,fma"))) static void mma_n8_avx2(
     for (unsigned j = 0; j < 8; j++) D[i * 8 + j] = d[j];
   }
 }
-/* mma_n8_avx2 for m = 16 with a row of D in one 512-bit register: eight
-   rows at a time, each A element broadcast into its fused multiply-add
+/* mma_n8_avx2 for m a multiple of 8 with a row of D in one 512-bit
+   register: eight rows at a time, each A element broadcast into its fused multiply-add
    from memory -- half the instructions, the same sums in the same order
    (bit for bit mma_n8_avx2's). */
 __attribute__((MMA_CONTRACT target("avx512f"))) static void mma_n8_avx512(
-    unsigned K, const double *restrict A, const double *restrict B, const double *restrict C,
+    unsigned M, unsigned K, const double *restrict A, const double *restrict B, const double *restrict C,
     double *restrict D) {
-  for (unsigned i = 0; i < 16; i += 8) {
+  for (unsigned i = 0; i < M; i += 8) {
     __m512d d0 = _mm512_loadu_pd(C + i * 8), d1 = _mm512_loadu_pd(C + (i + 1) * 8);
     __m512d d2 = _mm512_loadu_pd(C + (i + 2) * 8), d3 = _mm512_loadu_pd(C + (i + 3) * 8);
     __m512d d4 = _mm512_loadu_pd(C + (i + 4) * 8), d5 = _mm512_loadu_pd(C + (i + 5) * 8);
@@ -854,9 +854,13 @@ __attribute__((MMA_CONTRACT target("avx512f"))) static void mma_n8_avx512(
 #endif
 
 /* mma_n8 on the widest vector unit the host has (the same bits). */
+#ifdef MMA_AVX2
+static int simd_level(void);
+#endif
 static void mma_n8_any(unsigned M, unsigned K, const double *restrict A, const double *restrict B,
                        const double *restrict C, double *restrict D) {
 #ifdef MMA_AVX2
+  if (M % 8 == 0 && simd_level() >= 2) { mma_n8_avx512(M, K, A, B, C, D); return; }
   static int avx2 = -1;
   if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (avx2) { mma_n8_avx2(M, K, A, B, C, D); return; }
@@ -1044,7 +1048,7 @@ __attribute__((target("avx2,fma,f16c"))) static void mma_half_fast(const emu_xop
       _mm256_storeu_pd(row + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
     }
   }
-  if (simd_level() >= 2) mma_n8_avx512(K, A, B, C, D);
+  if (simd_level() >= 2) mma_n8_avx512(16, K, A, B, C, D);
   else mma_n8_avx2(16, K, A, B, C, D);
   /* D as C, each float rounded to nearest even, a NaN canonical */
   const __m256 qnan = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
@@ -1151,6 +1155,19 @@ __attribute__((target("avx2,f16c"))) static void wmma_dense_halves(const uint64_
       halves8(v, bf, M + l * E + 2 * j);
     }
 }
+
+/* The same for f32 fragments, four registers at a time. */
+__attribute__((target("avx2"))) static void wmma_dense_f32(const uint64_t *r, const uint32_t *regs,
+                                                            unsigned E, unsigned n, double *M) {
+  for (unsigned l = 0; l * E < n; l++)
+    for (unsigned j = 0; j < E; j += 4) {
+      __m128i v = _mm_setr_epi32((int)(uint32_t)r[(size_t)regs[j] * EMU_LANES + l],
+                                 (int)(uint32_t)r[(size_t)regs[j + 1] * EMU_LANES + l],
+                                 (int)(uint32_t)r[(size_t)regs[j + 2] * EMU_LANES + l],
+                                 (int)(uint32_t)r[(size_t)regs[j + 3] * EMU_LANES + l]);
+      _mm256_storeu_pd(M + l * E + j, _mm256_cvtps_pd(_mm_castsi128_ps(v)));
+    }
+}
 #endif
 
 static void wmma_dense(const uint64_t *r, const uint32_t *regs, int t, unsigned E, unsigned n,
@@ -1159,6 +1176,10 @@ static void wmma_dense(const uint64_t *r, const uint32_t *regs, int t, unsigned 
 #ifdef MMA_AVX2
   if ((t == T_F16 || t == T_BF16) && E % 8 == 0 && simd_level() >= 1) {
     wmma_dense_halves(r, regs, t == T_BF16, E, n, M);
+    return;
+  }
+  if (t == T_F32 && E % 4 == 0 && simd_level() >= 1) {
+    wmma_dense_f32(r, regs, E, n, M);
     return;
   }
 #endif
